@@ -1,0 +1,20 @@
+"""The model constants of the Hull-White trinomial tree, defined once for Python.
+
+The same numbers are defined once in Futhark (``fut/constants.fut``) and once in CUDA
+(``cuda/trinom_constants.h``); ``tests/test_constants.py`` checks that the three agree.
+"""
+
+from typing import Final
+
+#: Days in a year: a term unit of 365 days means yearly terms (``ceil(DAYS_IN_YEAR / term_unit)``).
+DAYS_IN_YEAR: Final[int] = 365
+#: Hull-White's bound on the tree's half width: ``jmax = int(JMAX_FACTOR / M) + 1``, ``M = exp(-a dt) - 1``.
+JMAX_FACTOR: Final[float] = -0.184
+#: Face value of the zero-coupon bond: every node of the last level starts at this price.
+FACE_VALUE: Final[float] = 100.0
+#: Option types, as in the thesis' files (``Type`` array).
+CALL: Final[int] = 0
+PUT: Final[int] = 1
+OPTION_TYPES: Final[dict[str, int]] = {"call": CALL, "put": PUT}
+#: Default limit on a tree's width (``2 jmax + 1``); wider trees are rejected as bad input.
+DEFAULT_MAX_WIDTH: Final[int] = 65535

@@ -1,0 +1,84 @@
+"""The yield curve: continuously compounded zero rates at times in days."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+
+import numpy as np
+import numpy.typing as npt
+
+from .errors import InputError
+
+
+@dataclass(frozen=True, eq=False)
+class YieldCurve:
+    """A zero curve: ``rates[k]`` (continuously compounded) holds at ``days[k]`` days.
+
+    Between points the rate is linear in days; before the first point and after the last it
+    is flat, as in the thesis (see :meth:`rate_at`).
+
+    >>> curve = YieldCurve(rates=[0.05, 0.06], days=[365, 730])
+    >>> float(curve.rate_at(np.array([1.5]), 365)[0])
+    0.055
+    """
+
+    rates: npt.NDArray[np.float64]
+    days: npt.NDArray[np.int64]
+
+    def __init__(self, rates: npt.ArrayLike, days: npt.ArrayLike):
+        r = np.asarray(rates, dtype=np.float64).reshape(-1) if np.size(rates) else np.zeros(0)
+        d_raw = np.asarray(days, dtype=np.float64).reshape(-1) if np.size(days) else np.zeros(0)
+        problems: list[tuple[int | None, str, str]] = []
+        if r.size == 0:
+            problems.append((None, "rates", "yield curve is empty"))
+        if r.size != d_raw.size:
+            problems.append((None, "days", f"yield curve has {r.size} rates but {d_raw.size} days"))
+        for k in np.flatnonzero(~np.isfinite(r)):
+            problems.append((None, "rates", f"yield curve point {k}: rate must be finite, got {r[k]}"))
+        for k in np.flatnonzero(~np.isfinite(d_raw) | (d_raw != np.round(d_raw))):
+            problems.append((None, "days", f"yield curve point {k}: days must be a whole number, got {d_raw[k]}"))
+        if not problems:
+            for k in np.flatnonzero(np.diff(d_raw) <= 0):
+                problems.append((None, "days", f"yield curve days must be strictly increasing: "
+                                 f"point {k + 1} has {int(d_raw[k + 1])} after {int(d_raw[k])}"))
+        if problems:
+            raise InputError(problems)
+        object.__setattr__(self, "rates", r)
+        object.__setattr__(self, "days", d_raw.astype(np.int64))
+        r.setflags(write=False)
+        self.days.setflags(write=False)
+
+    @classmethod
+    def thesis(cls) -> YieldCurve:
+        """The thesis' 15-point curve (Hull, Example 30.1), shipped with the package."""
+        from .io import read_yield_curve
+
+        with resources.as_file(resources.files("trinom") / "data" / "thesis-yield.in") as path:
+            return read_yield_curve(path)
+
+    def __len__(self) -> int:
+        return int(self.rates.size)
+
+    def __repr__(self) -> str:
+        return f"YieldCurve({len(self)} points, days {self.days[0]}..{self.days[-1]})"
+
+    def rate_at(self, t_years: npt.ArrayLike, term_unit: npt.ArrayLike, dtype: npt.DTypeLike = np.float64) -> np.ndarray:
+        """Interpolated zero rate at ``t_years * term_unit`` days (the thesis' ``getYieldAtYear``).
+
+        The time is rounded to whole days half away from zero (C's ``round``), computed in
+        ``dtype`` as the thesis does in its ``real`` type.
+        """
+        dt = np.dtype(dtype)
+        t = np.asarray(t_years, dtype=dt)
+        days_f = t * np.asarray(term_unit).astype(dt)
+        t_days = (np.sign(days_f) * np.floor(np.abs(days_f) + dt.type(0.5))).astype(np.int64)
+        rates = self.rates.astype(dt)
+        second = np.searchsorted(self.days, t_days, side="left")
+        first = np.maximum(second - 1, 0)
+        inner = np.clip(second, 1, len(self) - 1) if len(self) > 1 else np.zeros_like(second)
+        t1 = self.days[first]
+        t2 = self.days[inner]
+        coefficient = (t_days - t1).astype(dt) / np.maximum(t2 - t1, 1).astype(dt)
+        interpolated = rates[first] + coefficient * (rates[inner] - rates[first])
+        return np.where(second == 0, rates[0], np.where(second >= len(self), rates[-1], interpolated)).astype(dt)

@@ -1,0 +1,220 @@
+"""The portfolio of European options on zero-coupon bonds (the thesis' eight fields)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .constants import CALL, DEFAULT_MAX_WIDTH, OPTION_TYPES, PUT
+from .errors import InputError
+from .model import TreeGeometry, tree_geometry
+
+#: The fields in the thesis' file order, with their meaning.
+FIELDS: dict[str, str] = {
+    "strike": "strike price X of the option on the bond (face value 100)",
+    "maturity": "bond maturity T in years (the tree runs to it)",
+    "expiry": "option expiry t in years (the payoff applies at step int(t/dt))",
+    "term_unit": "days per term unit (365: yearly terms)",
+    "term_steps": "tree steps per term unit",
+    "a": "Hull-White mean reversion a",
+    "sigma": "Hull-White volatility sigma",
+    "option_type": "0 = call, 1 = put",
+}
+
+
+@dataclass(frozen=True, eq=False)
+class Portfolio:
+    """A batch of European calls/puts on zero-coupon bonds, as a struct of NumPy arrays.
+
+    Arrays are float64 (``option_type`` int8); ``term_unit`` and ``term_steps`` are kept as
+    float64 so that a bad value is reported by :meth:`validate` instead of being truncated.
+    Construction checks only shape (one length for all fields); values are checked by
+    :meth:`validate`, which :func:`trinom.price` calls once.
+
+    >>> p = Portfolio(strike=[63.0], maturity=[9.0], expiry=[3.0], term_unit=[365],
+    ...               term_steps=[12], a=[0.1], sigma=[0.01], option_type=["put"])
+    >>> len(p), int(p.widths()[0]), int(p.heights()[0])
+    (1, 47, 109)
+    """
+
+    strike: np.ndarray
+    maturity: np.ndarray
+    expiry: np.ndarray
+    term_unit: np.ndarray
+    term_steps: np.ndarray
+    a: np.ndarray
+    sigma: np.ndarray
+    option_type: np.ndarray
+
+    def __init__(self, **fields: npt.ArrayLike):
+        missing = [f for f in FIELDS if f not in fields]
+        unknown = [f for f in fields if f not in FIELDS]
+        if missing or unknown:
+            raise InputError([(None, f, f"missing field '{f}'") for f in missing]
+                             + [(None, f, f"unknown field '{f}' (fields: {', '.join(FIELDS)})") for f in unknown])
+        arrays = {name: _as_column(name, fields[name]) for name in FIELDS}
+        lengths = {name: arr.size for name, arr in arrays.items()}
+        if len(set(lengths.values())) > 1:
+            detail = ", ".join(f"{k}={v}" for k, v in lengths.items())
+            raise InputError([(None, "length", f"all fields must have the same length, got {detail}")])
+        for name, arr in arrays.items():
+            arr.setflags(write=False)
+            object.__setattr__(self, name, arr)
+
+    # --- construction -------------------------------------------------------------------
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, npt.ArrayLike] | list | tuple) -> Portfolio:
+        """From a mapping of field name to array, or from the eight arrays in file order."""
+        if isinstance(arrays, Mapping):
+            return cls(**arrays)
+        arrays = list(arrays)
+        if len(arrays) != len(FIELDS):
+            raise InputError([(None, "arrays", f"expected {len(FIELDS)} arrays ({', '.join(FIELDS)}), got {len(arrays)}")])
+        return cls(**dict(zip(FIELDS, arrays)))
+
+    @classmethod
+    def from_dataframe(cls, frame: Any) -> Portfolio:
+        """From a pandas DataFrame with one column per field (extra columns are an error)."""
+        return cls(**{str(c): frame[c].to_numpy() for c in frame.columns})
+
+    def to_dataframe(self) -> Any:
+        """As a pandas DataFrame (needs pandas)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.as_dict())
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> Portfolio:
+        """Read a thesis ``.in``, Futhark 10-array ``.in`` or ``.csv`` file (see :mod:`trinom.io`)."""
+        from .io import read_portfolio
+
+        return read_portfolio(path)
+
+    # --- container protocol ---------------------------------------------------------------
+    def __len__(self) -> int:
+        return int(self.strike.size)
+
+    def __getitem__(self, index: int | slice | npt.ArrayLike) -> Portfolio:
+        """A sub-portfolio (an int gives a portfolio of one option)."""
+        if isinstance(index, (int, np.integer)):
+            index = slice(int(index), int(index) + 1 if int(index) != -1 else None)
+        return Portfolio(**{name: getattr(self, name)[index] for name in FIELDS})
+
+    def __iter__(self) -> Iterator[dict[str, float]]:
+        for k in range(len(self)):
+            yield {name: getattr(self, name)[k].item() for name in FIELDS}
+
+    def __repr__(self) -> str:
+        return f"Portfolio({len(self)} options)"
+
+    def as_dict(self) -> dict[str, np.ndarray]:
+        """The eight arrays by field name, in file order."""
+        return {name: getattr(self, name) for name in FIELDS}
+
+    # --- derived quantities ---------------------------------------------------------------
+    def geometry(self, dtype: npt.DTypeLike = np.float64) -> TreeGeometry:
+        """Per-option tree constants in the working precision (see :func:`trinom.model.tree_geometry`)."""
+        return tree_geometry(self.maturity, self.expiry, self.term_unit, self.term_steps,
+                             self.a, self.sigma, dtype)
+
+    def widths(self, dtype: npt.DTypeLike = np.float64) -> np.ndarray:
+        """Tree width ``2 jmax + 1`` of each option."""
+        return self.geometry(dtype).width
+
+    def heights(self, dtype: npt.DTypeLike = np.float64) -> np.ndarray:
+        """Tree height (levels, ``n + 1``) of each option."""
+        return self.geometry(dtype).height
+
+    def stats(self) -> dict[str, dict[str, float]]:
+        """Min, max, mean, std and skewness of the widths and heights (as the thesis reports)."""
+        return {"width": describe(self.widths()), "height": describe(self.heights())}
+
+    # --- validation -------------------------------------------------------------------------
+    def validate(self, max_width: int = DEFAULT_MAX_WIDTH) -> list[tuple[int, str, str]]:
+        """Every problem as ``(row, field, message)``, in row order; empty when all is well."""
+        problems: list[tuple[int, str, str]] = []
+
+        def bad(mask: np.ndarray, field: str, text: str) -> None:
+            values = getattr(self, field)
+            for row in np.flatnonzero(mask):
+                problems.append((int(row), field, f"{field} {text}, got {_show(values[row])}"))
+
+        for field in ("strike", "maturity", "expiry", "term_unit", "term_steps", "a", "sigma"):
+            bad(~np.isfinite(getattr(self, field)), field, "must be a finite number")
+        with np.errstate(invalid="ignore"):
+            bad(self.strike < 0, "strike", "must be >= 0")
+            bad(self.maturity <= 0, "maturity", "must be > 0")
+            bad(self.expiry < 0, "expiry", "must be >= 0")
+            for field in ("term_unit", "term_steps"):
+                values = getattr(self, field)
+                bad((values <= 0) | (values != np.round(values)) | (values > 65535), field,
+                    "must be a whole number in 1..65535")
+            bad(self.a <= 0, "a", "must be > 0")
+            bad(self.sigma <= 0, "sigma", "must be > 0")
+        bad((self.option_type != CALL) & (self.option_type != PUT), "option_type",
+            f"must be {CALL} (call) or {PUT} (put)")
+        seen = {row for row, _f, _m in problems}
+        geometry = self.geometry()
+        for row in range(len(self)):
+            if row in seen:
+                continue
+            n, width = int(geometry.n[row]), int(geometry.width[row])
+            if n < 1:
+                problems.append((row, "maturity", f"maturity gives a tree with no time steps "
+                                 f"(maturity {_show(self.maturity[row])} years at {_show(self.term_steps[row])} steps per term)"))
+            elif width < 3 or width > max_width:
+                problems.append((row, "a", f"a gives a tree of width {width}, outside 3..{max_width} "
+                                 f"(a={_show(self.a[row])}; raise max_width to allow it)"))
+        problems.sort(key=lambda p: p[0])
+        return problems
+
+
+def _as_column(name: str, values: npt.ArrayLike) -> np.ndarray:
+    """One field as a 1-D array of its dtype; option types may be 'call'/'put' strings."""
+    arr = np.asarray(values)
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    if arr.ndim != 1:
+        raise InputError([(None, name, f"{name} must be one-dimensional, got shape {arr.shape}")])
+    if name == "option_type":
+        return _option_types(arr)
+    try:
+        return np.array(arr, dtype=np.float64)
+    except (TypeError, ValueError):
+        for row, value in enumerate(arr):
+            try:
+                float(value)
+            except (TypeError, ValueError):
+                raise InputError([(row, name, f"row {row}: {name} must be a number, got {value!r}")]) from None
+        raise
+
+
+def _option_types(arr: np.ndarray) -> np.ndarray:
+    """Map 0/1 or 'call'/'put' (any case) to int8; anything else becomes -1 for validate()."""
+    out = np.full(arr.size, -1, dtype=np.int8)
+    for row, value in enumerate(arr.tolist()):
+        if isinstance(value, str):
+            out[row] = OPTION_TYPES.get(value.strip().lower(), -1)
+        elif isinstance(value, (int, float, np.number)) and value in (CALL, PUT):
+            out[row] = int(value)
+    return out
+
+
+def _show(value: Any) -> str:
+    v = value.item() if hasattr(value, "item") else value
+    return repr(v) if not isinstance(v, float) or not v.is_integer() else str(int(v)) if abs(v) < 1e15 else repr(v)
+
+
+def describe(values: np.ndarray) -> dict[str, float]:
+    """Min, max, mean, (population) std and skewness of a sample."""
+    x = np.asarray(values, dtype=np.float64)
+    if x.size == 0:
+        return {"min": float("nan"), "max": float("nan"), "mean": float("nan"), "std": float("nan"), "skewness": float("nan")}
+    mean, std = x.mean(), x.std()
+    skew = float(((x - mean) ** 3).mean() / std**3) if std > 0 else 0.0
+    return {"min": float(x.min()), "max": float(x.max()), "mean": float(mean), "std": float(std), "skewness": skew}
