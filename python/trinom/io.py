@@ -43,19 +43,23 @@ def read_arrays(path: str | Path) -> list[np.ndarray]:
     return arrays
 
 
-def format_array(values: np.ndarray, integer: bool = False) -> str:
-    """One array in Futhark's textual syntax (floats always carry a decimal point or exponent)."""
+def format_array(values: np.ndarray, integer: bool = False, digits17: bool = False) -> str:
+    """One array in Futhark's textual syntax (floats always carry a decimal point or exponent).
+
+    Floats are written in the shortest form that reads back exactly, or with 17 significant
+    digits when ``digits17`` (the thesis' price files).
+    """
     if integer:
         return "[" + ", ".join(str(int(v)) for v in values) + "]"
-    return "[" + ", ".join(_format_float(float(v)) for v in values) + "]"
+    return "[" + ", ".join(_format_float(float(v), digits17) for v in values) + "]"
 
 
-def _format_float(v: float) -> str:
+def _format_float(v: float, digits17: bool = False) -> str:
     if v != v:
         return "f64.nan"
     if v in (float("inf"), float("-inf")):
         return "f64.inf" if v > 0 else "-f64.inf"
-    text = f"{v:.17g}"
+    text = f"{v:.17g}" if digits17 else repr(v)
     return text if any(c in text for c in ".eEn") else text + ".0"
 
 
@@ -104,7 +108,7 @@ def read_csv_portfolio(path: str | Path) -> Portfolio:
             try:
                 parsed.append(float(v))
             except ValueError:
-                raise InputError([(k, f, f"row {k}: {f} must be a number, got {v!r}")]) from None
+                raise InputError([(k, f, f"{f} must be a number, got {v!r}")]) from None
         fields[f] = parsed
     return Portfolio(**fields)
 
@@ -119,7 +123,7 @@ def write_portfolio(portfolio: Portfolio, path: str | Path, curve: YieldCurve | 
             columns = [portfolio.as_dict()[f] for f in FIELDS]
             for k in range(len(portfolio)):
                 writer.writerow([int(c[k]) if f in _INT_FIELDS else _format_float(float(c[k]))
-                                 for f, c in zip(FIELDS, columns)])
+                                 for f, c in zip(FIELDS, columns, strict=True)])
         return
     lines = [format_array(getattr(portfolio, f), integer=f in _INT_FIELDS) for f in FIELDS]
     if curve is not None:
@@ -153,7 +157,7 @@ def write_yield_curve(curve: YieldCurve, path: str | Path) -> None:
         with open(path, "w", newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(["days", "rate"])
-            writer.writerows([int(d), _format_float(float(r))] for d, r in zip(curve.days, curve.rates))
+            writer.writerows([int(d), _format_float(float(r))] for d, r in zip(curve.days, curve.rates, strict=True))
         return
     path.write_text(format_array(curve.rates) + "\n" + format_array(curve.days, integer=True) + "\n")
 
@@ -181,6 +185,6 @@ def write_prices(path: str | Path, prices: np.ndarray, errors: Sequence[str] | N
             writer.writerow(["id", "price", "error"])
             for k, p in enumerate(prices):
                 message = errors[k] if errors is not None else ""
-                writer.writerow([k, "" if np.isnan(p) else f"{p:.17g}", message])
+                writer.writerow([k, "" if np.isnan(p) else _format_float(float(p), digits17=True), message])
         return
-    path.write_text(format_array(prices) + "\n")
+    path.write_text(format_array(prices, digits17=True) + "\n")

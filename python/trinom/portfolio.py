@@ -57,7 +57,9 @@ class Portfolio:
         if missing or unknown:
             raise InputError([(None, f, f"missing field '{f}'") for f in missing]
                              + [(None, f, f"unknown field '{f}' (fields: {', '.join(FIELDS)})") for f in unknown])
-        arrays = {name: _as_column(name, fields[name]) for name in FIELDS}
+        arrays = {name: _as_column(name, fields[name]) for name in FIELDS if name != "option_type"}
+        arrays["option_type"], unknown_types = _option_types(_as_array("option_type", fields["option_type"]))
+        object.__setattr__(self, "_unknown_types", unknown_types)
         lengths = {name: arr.size for name, arr in arrays.items()}
         if len(set(lengths.values())) > 1:
             detail = ", ".join(f"{k}={v}" for k, v in lengths.items())
@@ -75,7 +77,7 @@ class Portfolio:
         arrays = list(arrays)
         if len(arrays) != len(FIELDS):
             raise InputError([(None, "arrays", f"expected {len(FIELDS)} arrays ({', '.join(FIELDS)}), got {len(arrays)}")])
-        return cls(**dict(zip(FIELDS, arrays)))
+        return cls(**dict(zip(FIELDS, arrays, strict=True)))
 
     @classmethod
     def from_dataframe(cls, frame: Any) -> Portfolio:
@@ -156,8 +158,9 @@ class Portfolio:
                     "must be a whole number in 1..65535")
             bad(self.a <= 0, "a", "must be > 0")
             bad(self.sigma <= 0, "sigma", "must be > 0")
-        bad((self.option_type != CALL) & (self.option_type != PUT), "option_type",
-            f"must be {CALL} (call) or {PUT} (put)")
+        for row in np.flatnonzero((self.option_type != CALL) & (self.option_type != PUT)):
+            shown = getattr(self, "_unknown_types", {}).get(int(row), str(int(self.option_type[row])))
+            problems.append((int(row), "option_type", f"option_type must be {CALL} (call) or {PUT} (put), got {shown}"))
         seen = {row for row, _f, _m in problems}
         geometry = self.geometry()
         for row in range(len(self)):
@@ -174,35 +177,45 @@ class Portfolio:
         return problems
 
 
-def _as_column(name: str, values: npt.ArrayLike) -> np.ndarray:
-    """One field as a 1-D array of its dtype; option types may be 'call'/'put' strings."""
-    arr = np.asarray(values)
+def _as_array(name: str, values: npt.ArrayLike) -> np.ndarray:
+    """One field as a 1-D array (a scalar becomes one element)."""
+    arr = np.asarray(values, dtype=object if isinstance(values, (list, tuple)) and name == "option_type" else None)
     if arr.ndim == 0:
         arr = arr.reshape(1)
     if arr.ndim != 1:
         raise InputError([(None, name, f"{name} must be one-dimensional, got shape {arr.shape}")])
-    if name == "option_type":
-        return _option_types(arr)
+    return arr
+
+
+def _as_column(name: str, values: npt.ArrayLike) -> np.ndarray:
+    """One numeric field as a 1-D float64 array."""
+    arr = _as_array(name, values)
     try:
         return np.array(arr, dtype=np.float64)
     except (TypeError, ValueError):
-        for row, value in enumerate(arr):
+        for row, value in enumerate(arr.tolist()):
             try:
                 float(value)
             except (TypeError, ValueError):
-                raise InputError([(row, name, f"row {row}: {name} must be a number, got {value!r}")]) from None
+                raise InputError([(row, name, f"{name} must be a number, got {value!r}")]) from None
         raise
 
 
-def _option_types(arr: np.ndarray) -> np.ndarray:
-    """Map 0/1 or 'call'/'put' (any case) to int8; anything else becomes -1 for validate()."""
+def _option_types(arr: np.ndarray) -> tuple[np.ndarray, dict[int, str]]:
+    """Map 0/1 or 'call'/'put' (any case) to int8; anything else becomes -1, its text kept for messages."""
     out = np.full(arr.size, -1, dtype=np.int8)
+    unknown: dict[int, str] = {}
     for row, value in enumerate(arr.tolist()):
-        if isinstance(value, str):
-            out[row] = OPTION_TYPES.get(value.strip().lower(), -1)
-        elif isinstance(value, (int, float, np.number)) and value in (CALL, PUT):
-            out[row] = int(value)
-    return out
+        key = value.strip().lower() if isinstance(value, str) else value
+        if isinstance(key, str) and key in ("0", "1"):
+            key = int(key)
+        if isinstance(key, str) and key in OPTION_TYPES:
+            out[row] = OPTION_TYPES[key]
+        elif isinstance(key, (int, float)) and not isinstance(key, bool) and key in (CALL, PUT):
+            out[row] = int(key)
+        else:
+            unknown[row] = repr(value)
+    return out, unknown
 
 
 def _show(value: Any) -> str:

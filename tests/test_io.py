@@ -1,0 +1,87 @@
+"""File formats: thesis arrays, Futhark 10-array input, CSV, price files; round trips."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import trinom
+from conftest import load_thesis
+from trinom import InputError, io
+
+
+def same_portfolio(a: trinom.Portfolio, b: trinom.Portfolio) -> None:
+    for field in trinom.FIELDS:
+        np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
+
+
+@pytest.mark.parametrize("suffix", [".in", ".csv"])
+def test_portfolio_round_trip(tmp_path, suffix):
+    portfolio, _ = load_thesis("1_RAND_1000")
+    io.write_portfolio(portfolio, tmp_path / f"p{suffix}")
+    same_portfolio(io.read_portfolio(tmp_path / f"p{suffix}"), portfolio)
+
+
+def test_futhark_input_holds_portfolio_and_curve(tmp_path, thesis_curve):
+    portfolio, _ = load_thesis("book")
+    io.write_portfolio(portfolio, tmp_path / "book.in", thesis_curve)
+    arrays = io.read_arrays(tmp_path / "book.in")
+    assert len(arrays) == 10
+    text = (tmp_path / "book.in").read_text().splitlines()
+    assert text[3] == "[365, 365, 365, 365, 365]" and text[5].startswith("[0.1, ")  # i32 and f64 literals
+    read_back, curve = io.read_input(tmp_path / "book.in")
+    same_portfolio(read_back, portfolio)
+    np.testing.assert_array_equal(curve.days, thesis_curve.days)
+
+
+def test_futhark_typed_literals_and_futhark_data(tmp_path):
+    """Typed literals (63.0f64, 365i32) read; our output parses with futhark-data too."""
+    (tmp_path / "t.in").write_text("[1.5f64, 2f64]\n[3i32, 4i32]\n")
+    a, b = io.read_arrays(tmp_path / "t.in")
+    np.testing.assert_array_equal(a, [1.5, 2.0])
+    np.testing.assert_array_equal(b, [3, 4])
+    futhark_data = pytest.importorskip("futhark_data")
+    io.write_prices(tmp_path / "p.out", np.array([1.0, 2.5, 1e-300]))
+    with open(tmp_path / "p.out") as handle:
+        values = list(futhark_data.load(handle))
+    assert values[0].tolist() == [1.0, 2.5, 1e-300]
+    io.write_prices(tmp_path / "nan.out", np.array([np.nan, 1.0]))  # Futhark's own spelling of NaN
+    assert (tmp_path / "nan.out").read_text() == "[f64.nan, 1.0]\n"
+    assert np.isnan(io.read_prices(tmp_path / "nan.out")[0])
+
+
+def test_yield_curve_formats(tmp_path, thesis_curve):
+    for name in ("y.in", "y.csv"):
+        io.write_yield_curve(thesis_curve, tmp_path / name)
+        curve = io.read_yield_curve(tmp_path / name)
+        np.testing.assert_array_equal(curve.rates, thesis_curve.rates)
+        np.testing.assert_array_equal(curve.days, thesis_curve.days)
+
+
+def test_prices_csv_with_errors(tmp_path):
+    io.write_prices(tmp_path / "p.csv", np.array([1.25, np.nan]), ["", "sigma must be > 0, got -1"])
+    lines = (tmp_path / "p.csv").read_text().splitlines()
+    assert lines == ["id,price,error", "0,1.25,", "1,,\"sigma must be > 0, got -1\""]
+    np.testing.assert_array_equal(io.read_prices(tmp_path / "p.csv"), [1.25, np.nan])
+
+
+def test_prices_out_has_17_significant_digits(tmp_path):
+    io.write_prices(tmp_path / "p.out", np.array([1.8799573149849829, 100.0]))
+    assert (tmp_path / "p.out").read_text() == "[1.8799573149849829, 100.0]\n"
+
+
+def test_bad_files_name_the_problem(tmp_path):
+    (tmp_path / "three.in").write_text("[1.0]\n[2.0]\n[3.0]\n")
+    with pytest.raises(InputError, match=r"expected 8 arrays .* found 3"):
+        io.read_portfolio(tmp_path / "three.in")
+    with pytest.raises(InputError, match="no such file"):
+        io.read_portfolio(tmp_path / "missing.in")
+    (tmp_path / "bad.csv").write_text("strike,maturity\n1,2\n")
+    with pytest.raises(InputError, match="CSV header lacks column 'expiry'"):
+        io.read_portfolio(tmp_path / "bad.csv")
+    header = ",".join(trinom.FIELDS)
+    (tmp_path / "text.csv").write_text(f"{header}\n63,9,3,365,12,0.1,0.01,put\n63,nine,3,365,12,0.1,0.01,put\n")
+    with pytest.raises(InputError, match="row 1: maturity must be a number, got 'nine'"):
+        io.read_portfolio(tmp_path / "text.csv")
+    (tmp_path / "words.in").write_text("[1.0, abc]\n")
+    with pytest.raises(InputError, match="not numeric"):
+        io.read_arrays(tmp_path / "words.in")

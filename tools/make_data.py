@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Write data/NAME.in (the Futhark programs' 10-array input) and data/NAME.out (reference prices).
+
+From the thesis datasets in SHARED/thesis: each input is converted, and its prices are
+computed by trinom's reference pricer and checked against the thesis' float64 outputs (within
+1e-12). The 65536-option datasets take minutes to price on two cores, so for those the
+thesis' outputs are copied instead (the reference tests check them against our pricer).
+Without SHARED, datasets of the same shapes are generated with ``trinom.generator``.
+Files that are newer than their sources are left alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import trinom
+from trinom import io
+
+#: Priced here and checked against the thesis' outputs.
+SMALL = ["book", "options-1000", "0_UNIFORM_1000", "1_RAND_1000", "2_RANDCONSTHEIGHT_1000", "3_RANDCONSTWIDTH_1000"]
+#: Copied with the thesis' outputs (benchmarks).
+LARGE = ["0_UNIFORM", "1_RAND", "2_RANDCONSTHEIGHT", "3_RANDCONSTWIDTH", "4_SKEWED", "5_SKEWEDCONSTHEIGHT",
+         "6_SKEWEDCONSTWIDTH", "options-60000"]
+TOLERANCE = 1e-12
+
+
+def up_to_date(target: Path, *sources: Path) -> bool:
+    return target.exists() and all(target.stat().st_mtime >= s.stat().st_mtime for s in sources)
+
+
+def from_shared(thesis: Path, out_dir: Path) -> None:
+    curve = io.read_yield_curve(thesis / "yield.in")
+    for name in SMALL + LARGE:
+        source, reference = thesis / f"{name}.in", thesis / "out" / f"{name}.out"
+        target_in, target_out = out_dir / f"{name}.in", out_dir / f"{name}.out"
+        if not source.exists():
+            print(f"  {name:24s} skipped: {source} missing")
+            continue
+        if up_to_date(target_in, source) and up_to_date(target_out, reference):
+            print(f"  {name:24s} up to date")
+            continue
+        portfolio = io.read_portfolio(source)
+        io.write_portfolio(portfolio, target_in, curve)
+        expected = io.read_prices(reference)
+        if name in SMALL:
+            prices = trinom.price(portfolio, curve, backend="reference")
+            error = float(np.max(np.abs(prices - expected)))
+            if error > TOLERANCE:
+                sys.exit(f"make_data: {name}: reference pricer differs from the thesis output by {error:.3g}")
+            io.write_prices(target_out, prices)
+            print(f"  {name:24s} written, priced here (max |diff| to thesis {error:.1e})")
+        else:
+            io.write_prices(target_out, expected)
+            print(f"  {name:24s} written, thesis prices copied")
+
+
+def generated(out_dir: Path) -> None:
+    from trinom.generator import generate
+
+    curve = trinom.YieldCurve.thesis()
+    for distribution in ("uniform", "random", "random-const-height", "random-const-width"):
+        name = f"generated_{distribution}_1000"
+        target_in, target_out = out_dir / f"{name}.in", out_dir / f"{name}.out"
+        if target_in.exists() and target_out.exists():
+            print(f"  {name:32s} up to date")
+            continue
+        portfolio = generate(distribution, 1000, seed=1)
+        io.write_portfolio(portfolio, target_in, curve)
+        io.write_prices(target_out, trinom.price(portfolio, curve, backend="reference"))
+        print(f"  {name:32s} written")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--shared", type=Path, default=Path("../shared/data"), help="folder holding thesis/")
+    parser.add_argument("--out", type=Path, default=Path("data"))
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    print(f"data: writing {args.out}/")
+    if (args.shared / "thesis" / "yield.in").exists():
+        from_shared(args.shared / "thesis", args.out)
+    else:
+        print(f"  {args.shared}/thesis not found: generating datasets instead")
+        generated(args.out)
+
+
+if __name__ == "__main__":
+    main()
