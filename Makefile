@@ -18,7 +18,7 @@ export TRINOM_SHARED_DATA ?= $(abspath $(SHARED_DATA))
 # PoCL 3.1 miscompiles some of Futhark's reductions unless optimisation is off (toolchain notes §2.3).
 export POCL_EXTRA_BUILD_FLAGS ?= -cl-opt-disable
 
-.PHONY: help setup setup-apt setup-futhark setup-venv lib test test-fast test-full test-gpu run bench bench-gpu \
+.PHONY: help setup setup-apt setup-futhark setup-venv lib test test-fast test-full test-gpu run bench bench-gpu bench-peers \
         data futhark-test futhark-bench lint clean
 
 help:
@@ -28,6 +28,7 @@ help:
 	@echo "make lib         compile fut/ and cuda/ into python/trinom/_lib (only what changed)"
 	@echo "make data        data/*.in (Futhark 10-array inputs) and data/*.out (reference prices)"
 	@echo "make test-gpu    GPU tests (needs an NVIDIA GPU); make bench / bench-gpu: benchmarks"
+	@echo "make bench-peers QuantLib and FinancePy against trinom (installs requirements-bench.txt)"
 	@echo "make test-full   every full 65536-option dataset on the CPU (slow: about an hour)"
 	@echo "make futhark-test, make futhark-bench BACKEND=cuda, make lint, make clean"
 
@@ -89,6 +90,10 @@ bench: $(SETUP) lib data
 
 bench-gpu: $(SETUP) lib data
 	$(PYTHON) -m pytest benches -m gpu --benchmark-enable --benchmark-json=benches/gpu.json $(PYTEST_ARGS)
+
+bench-peers: $(SETUP)
+	@$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements-bench.txt 2>&1 | grep -v "^WARNING: Location" || true
+	$(PYTHON) benches/peers.py
 
 futhark-bench: $(SETUP) data
 	futhark bench --backend=$(BACKEND) --json=benches/futhark-$(BACKEND).json fut/trinom-basic.fut fut/trinom-flat.fut
