@@ -11,10 +11,10 @@ DATASETS = ["book", "options-1000", "0_UNIFORM_1000", "1_RAND_1000", "2_RANDCONS
 
 
 @pytest.mark.parametrize("precision", ["f64", "f32"])
-@pytest.mark.parametrize("name", DATASETS)
-def test_reference(benchmark, name, precision):
-    portfolio, curve, expected = dataset(name)
-    rounds = 1 if name.startswith(("1_", "3_")) else 3
+@pytest.mark.parametrize("data", DATASETS)
+def test_reference(benchmark, data, precision):
+    portfolio, curve, expected = dataset(data)
+    rounds = 1 if data.startswith(("1_", "3_")) else 3
     prices = benchmark.pedantic(trinom.price, args=(portfolio, curve),
                                 kwargs={"backend": "reference", "precision": precision}, rounds=rounds, iterations=1)
     record(benchmark, portfolio, precision)
