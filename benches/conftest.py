@@ -35,3 +35,15 @@ def record(benchmark, portfolio: trinom.Portfolio, precision: str) -> None:
     benchmark.extra_info["node_updates"] = node_updates(portfolio, precision)
     benchmark.extra_info["gnodes_per_s"] = node_updates(portfolio, precision) / median / 1e9
     benchmark.extra_info["options_per_s"] = len(portfolio) / median
+
+
+def pytest_benchmark_update_machine_info(config, machine_info: dict) -> None:
+    """Name the GPU (if any) in the JSON's machine_info, so reports say what ran."""
+    import shutil
+    import subprocess
+
+    if shutil.which("nvidia-smi"):
+        query = ["nvidia-smi", "--query-gpu=name,clocks.max.sm,memory.total", "--format=csv,noheader"]
+        result = subprocess.run(query, capture_output=True, text=True)
+        if result.returncode == 0:
+            machine_info["gpu"] = result.stdout.strip().splitlines()[0]

@@ -36,7 +36,8 @@ def parse_params(bench: dict) -> dict[str, str]:
 def machine_label(info: dict) -> str:
     cpu = info.get("cpu", {}).get("brand_raw") or info.get("processor") or "?"
     cores = info.get("cpu", {}).get("count", "?")
-    return f"{info.get('node', '?')}: {cpu}, {cores} cores, Python {info.get('python_version', '?')}"
+    gpu = f", GPU {info['gpu']}" if info.get("gpu") else ""
+    return f"{cpu}, {cores} cores{gpu}, Python {info.get('python_version', '?')}"
 
 
 def rows_of(path: Path) -> tuple[str, str, list[dict]]:
