@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Plots for the README (matplotlib PNGs in benches/plots/).
+
+    python benches/plots.py [JSON ...]     # pytest-benchmark files, e.g. benches/gpu.json benches/cpu.json
+
+* time.png        median time per dataset and backend (log scale), float64 and float32
+* gnodes.png      throughput in Gnode/s (anchors.md's work metric)
+* speedup.png     speed-up of each GPU backend over the thesis' best H100 kernel (anchors.md)
+* convergence.png |tree - closed form| of the book option against steps per year
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import trinom
+from report import THESIS_H100_MS, parse_params
+from trinom.closed_form import zero_coupon_bond_option
+
+OUT = Path(__file__).resolve().parent / "plots"
+DATASETS = ["0_UNIFORM", "1_RAND", "2_RANDCONSTHEIGHT", "3_RANDCONSTWIDTH", "4_SKEWED", "5_SKEWEDCONSTHEIGHT",
+            "6_SKEWEDCONSTWIDTH"]
+
+
+def load(paths: list[Path]) -> list[dict]:
+    rows = []
+    for path in paths:
+        for bench in json.loads(path.read_text())["benchmarks"]:
+            row = parse_params(bench)
+            row["label"] = row["backend"] + ("" if row["target"] == "-" else f"/{row['target']}")
+            row["median_s"] = bench["stats"]["median"]
+            row["gnodes"] = bench.get("extra_info", {}).get("gnodes_per_s")
+            rows.append(row)
+    return rows
+
+
+def grouped_bars(ax, rows: list[dict], value: str, precision: str, datasets: list[str]) -> None:
+    labels = sorted({r["label"] for r in rows if r["precision"] == precision and r["dataset"] in datasets})
+    width = 0.8 / max(len(labels), 1)
+    x = np.arange(len(datasets))
+    for k, label in enumerate(labels):
+        values = []
+        for d in datasets:
+            match = [r[value] for r in rows if r["label"] == label and r["precision"] == precision and r["dataset"] == d]
+            values.append(match[0] if match and match[0] else np.nan)
+        ax.bar(x + k * width - 0.4 + width / 2, values, width, label=label)
+    ax.set_xticks(x, [d.split("_", 1)[1] if d[0].isdigit() else d for d in datasets], rotation=30, ha="right", fontsize=8)
+    ax.set_title(precision)
+
+
+def plot_times(rows: list[dict], datasets: list[str]) -> None:
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.5), sharey=True)
+    for ax, precision in zip(axes, ("f64", "f32"), strict=True):
+        grouped_bars(ax, [dict(r, ms=r["median_s"] * 1e3) for r in rows], "ms", precision, datasets)
+        ax.set_yscale("log")
+    axes[0].set_ylabel("median time, ms (log scale)")
+    axes[1].legend(fontsize=7, ncol=2)
+    fig.suptitle("Time per dataset (65536 options each), end to end from Python")
+    fig.tight_layout()
+    fig.savefig(OUT / "time.png", dpi=110)
+
+
+def plot_gnodes(rows: list[dict], datasets: list[str]) -> None:
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.5), sharey=True)
+    for ax, precision in zip(axes, ("f64", "f32"), strict=True):
+        grouped_bars(ax, rows, "gnodes", precision, datasets)
+    axes[0].set_ylabel("Gnode/s (node updates per second, both passes)")
+    axes[1].legend(fontsize=7, ncol=2)
+    fig.suptitle("Throughput")
+    fig.tight_layout()
+    fig.savefig(OUT / "gnodes.png", dpi=110)
+
+
+def plot_speedup(rows: list[dict]) -> None:
+    on_gpu = [r["backend"].startswith("cuda") or r["target"] in ("cuda", "opencl") for r in rows]
+    gpu = [r for r, g in zip(rows, on_gpu, strict=True) if g and r["dataset"] in THESIS_H100_MS]
+    if not gpu:
+        return
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.5), sharey=True)
+    for ax, precision in zip(axes, ("f64", "f32"), strict=True):
+        speed = [dict(r, speedup=THESIS_H100_MS[r["dataset"]][0 if precision == "f32" else 1] / (r["median_s"] * 1e3))
+                 for r in gpu]
+        grouped_bars(ax, speed, "speedup", precision, DATASETS)
+        ax.axhline(5, color="k", linestyle="--", linewidth=1, label="target: 5x")
+        ax.axhline(1, color="grey", linewidth=0.8)
+        ax.set_yscale("log")
+    axes[0].set_ylabel("speed-up over the thesis' best H100 kernel (log)")
+    axes[1].legend(fontsize=7, ncol=2)
+    fig.suptitle("Speed-up over the thesis (its kernel time; ours end to end)")
+    fig.tight_layout()
+    fig.savefig(OUT / "speedup.png", dpi=110)
+
+
+def plot_convergence() -> None:
+    steps = np.array([1, 2, 3, 5, 10, 25, 50, 100, 200, 365])
+    curve = trinom.YieldCurve.thesis()
+    fig, ax = plt.subplots(figsize=(6.5, 4.5))
+    for kind in ("put", "call"):
+        portfolio = trinom.Portfolio(strike=np.full(steps.size, 63.0), maturity=np.full(steps.size, 9.0),
+                                     expiry=np.full(steps.size, 3.0), term_unit=np.full(steps.size, 365),
+                                     term_steps=steps, a=np.full(steps.size, 0.1), sigma=np.full(steps.size, 0.01),
+                                     option_type=[kind] * steps.size)
+        error = np.abs(trinom.price(portfolio, curve, backend="reference") - zero_coupon_bond_option(portfolio, curve))
+        ax.loglog(steps, error, "o-" if kind == "put" else "s--", label=kind, markersize=6 if kind == "put" else 4)
+    ax.set_xlabel("tree steps per year")
+    ax.set_ylabel("|tree - closed form|")
+    ax.set_title("Book option (3y on a 9y bond, X=63): convergence\n"
+                 "(put and call errors coincide: the tree keeps put-call parity)", fontsize=9)
+    ax.legend()
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(OUT / "convergence.png", dpi=110)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("json", nargs="*", type=Path)
+    args = parser.parse_args()
+    OUT.mkdir(exist_ok=True)
+    rows = load([p for p in args.json if p.exists()])
+    if rows:
+        datasets = [d for d in DATASETS if any(r["dataset"] == d for r in rows)] or sorted({r["dataset"] for r in rows})
+        plot_times(rows, datasets)
+        plot_gnodes(rows, datasets)
+        plot_speedup(rows)
+    plot_convergence()
+    print(f"plots written to {OUT}")
+
+
+if __name__ == "__main__":
+    main()
