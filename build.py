@@ -27,6 +27,7 @@ import os
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -162,19 +163,30 @@ def build_futhark_pyopencl(tools: Toolchain, program: str, force: bool) -> str:
 
 
 def build_cuda_kernels(tools: Toolchain, force: bool) -> str:
-    """nvcc: every ``cuda/*.cu`` -> ``_lib/libtrinom_cuda.so`` (sm_90 + PTX), header copied beside it."""
+    """nvcc: every ``cuda/*.cu`` -> ``_lib/libtrinom_cuda.so`` (sm_90 + PTX), header copied beside it.
+
+    The sources are compiled in parallel (one nvcc per file; the f64 kernels take minutes alone),
+    then linked into one shared library.
+    """
     sources = sorted(CUDA_DIR.glob("*.cu"))
     if not sources:
         return "skipped (no cuda/*.cu sources yet)"
     output = LIB_DIR / "libtrinom_cuda.so"
-    command = [tools.nvcc or "nvcc", "-O3", "-std=c++17", "-Xcompiler", "-fPIC", "-shared",
-               f"-gencode=arch=compute_{CUDA_ARCH},code=[sm_{CUDA_ARCH},compute_{CUDA_ARCH}]",
-               *[str(s) for s in sources], "-o", str(output)]
+    flags = [tools.nvcc or "nvcc", "-O3", "-std=c++17", "-Xcompiler", "-fPIC",
+             f"-gencode=arch=compute_{CUDA_ARCH},code=[sm_{CUDA_ARCH},compute_{CUDA_ARCH}]"]
     headers = sorted(CUDA_DIR.glob("*.h")) + sorted(CUDA_DIR.glob("*.cuh"))
-    fresh, stamp, digest = _stamp_ok("libtrinom_cuda", sources + headers, command, [output])
+    fresh, stamp, digest = _stamp_ok("libtrinom_cuda", sources + headers, flags, [output])
     if fresh and not force:
         return "up to date"
-    _run(command, ROOT, "nvcc on cuda/*.cu")
+    objects = BUILD_DIR / "cuda"
+    shutil.rmtree(objects, ignore_errors=True)
+    objects.mkdir(parents=True)
+    jobs = [([*flags, "-c", str(src), "-o", str(objects / f"{src.stem}.o")], f"nvcc on {src.name}") for src in sources]
+    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
+        for future in [pool.submit(_run, command, ROOT, what) for command, what in jobs]:
+            future.result()
+    _run([tools.nvcc or "nvcc", "-shared", *sorted(str(o) for o in objects.glob("*.o")), "-o", str(output)],
+         ROOT, "nvcc link of libtrinom_cuda.so")
     shutil.copy2(CUDA_DIR / "trinom_cuda.h", LIB_DIR / "trinom_cuda.h")
     stamp.parent.mkdir(parents=True, exist_ok=True)
     stamp.write_text(digest)

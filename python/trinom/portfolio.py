@@ -161,19 +161,17 @@ class Portfolio:
         for row in np.flatnonzero((self.option_type != CALL) & (self.option_type != PUT)):
             shown = getattr(self, "_unknown_types", {}).get(int(row), str(int(self.option_type[row])))
             problems.append((int(row), "option_type", f"option_type must be {CALL} (call) or {PUT} (put), got {shown}"))
-        seen = {row for row, _f, _m in problems}
+        checked = np.ones(len(self), dtype=bool)
+        checked[[row for row, _f, _m in problems]] = False
         geometry = self.geometry()
-        for row in range(len(self)):
-            if row in seen:
-                continue
-            n, width = int(geometry.n[row]), int(geometry.width[row])
-            if n < 1:
-                problems.append((row, "maturity", f"maturity gives a tree with no time steps "
-                                 f"(maturity {_show(self.maturity[row])} years at {_show(self.term_steps[row])} steps per term)"))
-            elif width < 3 or width > max_width:
-                problems.append((row, "a", f"a gives a tree of width {width}, outside 3..{max_width} "
-                                 f"(a={_show(self.a[row])}; raise max_width to allow it)"))
-        problems.sort(key=lambda p: p[0])
+        n, width = geometry.n, geometry.width
+        for row in np.flatnonzero(checked & (n < 1)):
+            problems.append((int(row), "maturity", f"maturity gives a tree with no time steps (maturity "
+                             f"{_show(self.maturity[row])} years at {_show(self.term_steps[row])} steps per term)"))
+        for row in np.flatnonzero(checked & (n >= 1) & ((width < 3) | (width > max_width))):
+            problems.append((int(row), "a", f"a gives a tree of width {int(width[row])}, outside 3..{max_width} "
+                             f"(a={_show(self.a[row])}; raise max_width to allow it)"))
+        problems.sort(key=lambda p: p[0])  # stable: a row's problems keep their order
         return problems
 
 
@@ -203,8 +201,12 @@ def _as_column(name: str, values: npt.ArrayLike) -> np.ndarray:
 
 def _option_types(arr: np.ndarray) -> tuple[np.ndarray, dict[int, str]]:
     """Map 0/1 or 'call'/'put' (any case) to int8; anything else becomes -1, its text kept for messages."""
+    if arr.dtype.kind in "biuf":  # numeric: vectorised
+        good = (arr == CALL) | (arr == PUT)
+        unknown = {int(row): repr(arr[row].item()) for row in np.flatnonzero(~good)}
+        return np.where(good, arr, -1).astype(np.int8), unknown
     out = np.full(arr.size, -1, dtype=np.int8)
-    unknown: dict[int, str] = {}
+    unknown = {}
     for row, value in enumerate(arr.tolist()):
         key = value.strip().lower() if isinstance(value, str) else value
         if isinstance(key, str) and key in ("0", "1"):

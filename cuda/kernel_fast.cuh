@@ -1,0 +1,300 @@
+// cuda (fast): each option is a segment of L lanes of a warp, each lane holding K consecutive
+// nodes of a tree level in registers; neighbours cross lanes by shuffles, so there are no block
+// barriers and no global or shared memory traffic in the time loops.
+//
+// The thesis' recursions are rewritten exactly (same model, different rounding):
+//   * exp(-(alpha_i + j dr) dt) = exp(-alpha_i dt) * exp(-j dr dt), and the node factor
+//     exp(-j dr dt) is folded into per-node weights (probability times node discount);
+//   * exp(-alpha_i dt) = P_i / s_i (the alpha formula), and since it is the same for every node
+//     of a level it factors out of both linear recursions: with D_m = prod_{i<m} exp(-alpha_i dt),
+//     the scaled forward level T_m = Q_m exp(-j dr dt) / D_m satisfies T_{m+1} = W T_m without
+//     any alpha, and D_{m+1} = P_m / sum_j T_m[j]. The backward pass runs the undiscounted
+//     recursion U_i = B U_{i+1} and applies D_n / D_e at the payoff step e and D_e at the root.
+//   * So only two level sums (steps e-1 and n-1) and two curve look-ups are needed per option.
+//   * Nodes with |j| > n are never reached and never reach the root: a segment holds the window
+//     |j| <= min(jmax, n) only (the tree edges are in it only when jmax <= n).
+//   * Values are kept in range by exact power-of-two rescaling every 16 steps.
+#pragma once
+
+#include "trinom_internal.cuh"
+
+namespace trinom {
+
+namespace {
+
+constexpr unsigned kFull = 0xffffffffu;
+
+template <typename real> struct Limits;
+template <> struct Limits<float> {
+    static constexpr float big = 18446744073709551616.0f;  // 2^64
+};
+template <> struct Limits<double> {
+    static constexpr double big = 18446744073709551616.0;
+};
+
+__device__ __forceinline__ int ilogb_(float x) { return ilogbf(x); }
+__device__ __forceinline__ int ilogb_(double x) { return ilogb(x); }
+
+// Divides the segment's values by a power of two when their largest magnitude passes 2^64;
+// the exponent goes to `scale` (the values are exact multiples: no rounding).
+template <typename real, int L, int K>
+__device__ __forceinline__ void rescale(real (&v)[K], int &scale) {
+    real largest = 0;
+#pragma unroll
+    for (int k = 0; k < K; ++k) largest = fmax(largest, fabs(v[k]));
+#pragma unroll
+    for (int off = L / 2; off >= 1; off /= 2) largest = fmax(largest, __shfl_xor_sync(kFull, largest, off, L));
+    if (largest > Limits<real>::big && largest < real(INFINITY)) {
+        const int shift = ilogb_(largest) - 32;
+#pragma unroll
+        for (int k = 0; k < K; ++k) v[k] = Rn<real>::ldexp_(v[k], -shift);
+        scale += shift;
+    }
+}
+
+template <typename real, int L, int K>
+__device__ __forceinline__ real segment_sum(const real (&v)[K]) {
+    real s = 0;
+#pragma unroll
+    for (int k = 0; k < K; ++k) s += v[k];
+#pragma unroll
+    for (int off = L / 2; off >= 1; off /= 2) s += __shfl_xor_sync(kFull, s, off, L);
+    return s;
+}
+
+// m * 2^e without overflow in the intermediate (m is first normalised).
+template <typename real> __device__ __forceinline__ real scaled(real mantissa, real value, int exponent) {
+    int e2 = 0;
+    const real m = frexp(mantissa, &e2);
+    return Rn<real>::ldexp_(m * value, exponent + e2);
+}
+
+template <typename real, int L, int K>
+__global__ void __launch_bounds__(128) fast_kernel(Params<real> p, DeviceCurve<real> curve,
+                                                   const int *__restrict__ perm, int begin, int count,
+                                                   real *__restrict__ out) {
+    using R = Rn<real>;
+    constexpr int G = 32 / L;  // options per warp
+    const int lane = threadIdx.x & 31;
+    const int sl = lane & (L - 1);  // lane within the segment
+    const int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if (warp * G >= count) return;  // whole warp idle
+    const int slot = warp * G + lane / L;
+    const bool valid = slot < count;
+    // Segments past the end mirror the warp's first option and write nothing.
+    const int o = perm[begin + (valid ? slot : warp * G)];
+    const int n = p.n[o], jmax = p.jmax[o], expiry_step = p.expiry_step[o];
+    const real dt = p.dt[o], dr = p.dr[o], M = p.M[o];
+    const int n_max = __reduce_max_sync(kFull, n);
+    // Nodes beyond |j| = n are never reached (forward) and never reach the root (backward): the
+    // segment holds the window |j| <= half only. When half < jmax the edges are not in it.
+    const int half = min(jmax, n);
+    const bool edges = half == jmax;
+    const int base = sl * K - half;  // j of this lane's slot 0
+
+    real v[K], w_left[K], w_mid[K], w_right[K], w_far[K];
+
+    // ---- forward weights, indexed by the target node j: sources j-1, j, j+1 and j+2 ----------
+    // (the bottom node's branch to -jmax+2 is the scalar `bottom`, applied in lane 0)
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        const int j = base + k;
+        w_left[k] = w_mid[k] = w_right[k] = w_far[k] = 0;
+        v[k] = (j == 0) ? real(1) : real(0);
+        if (j <= half) {
+            const real ej = R::exp_(-R::mul(R::mul(real(j), dr), dt));
+            const Probs<real> pj = probabilities(j, jmax, M);
+            w_mid[k] = (j == -jmax ? pj.pd : (j == jmax ? pj.pu : pj.pm)) * ej;
+            // Sources outside the window (only when it is truncated) hold zero: zero weight.
+            if (j > -jmax && j - 1 >= -half) {
+                const Probs<real> pk = probabilities(j - 1, jmax, M);
+                w_left[k] = (j - 1 == -jmax ? pk.pm : pk.pu) * ej;
+            }
+            if (j < jmax && j + 1 <= half) {
+                const Probs<real> pk = probabilities(j + 1, jmax, M);
+                w_right[k] = (j + 1 == jmax ? pk.pm : pk.pd) * ej;
+            }
+            if (j + 2 == jmax && edges) w_far[k] = probabilities(jmax, jmax, M).pd * ej;
+        }
+    }
+    const real bottom =
+        edges ? probabilities(-jmax, jmax, M).pu * R::exp_(-R::mul(R::mul(real(2 - jmax), dr), dt)) : real(0);
+
+    // ---- forward: T_m = W T_{m-1}; keep the level sums at m = n-1 and m = e-1 -----------------
+    const int m_n = n - 1;
+    const int m_e = (expiry_step >= 1 && expiry_step <= n - 1) ? expiry_step - 1 : -1;
+    real sum_n = 1, sum_e = 1;  // level 0 sums to 1
+    int scale = 0, scale_n = 0, scale_e = 0;
+    for (int m = 1; m < n_max; ++m) {
+        // Halo from the neighbour lanes. At the segment's ends the shuffles return the lane's own
+        // values: finite, and multiplied by zero weights or feeding only nodes that never matter.
+        real left = 0, right0 = 0, right1 = 0;
+        if (L > 1) {
+            left = __shfl_up_sync(kFull, v[K - 1], 1, L);
+            right0 = __shfl_down_sync(kFull, v[0], 1, L);
+            right1 = __shfl_down_sync(kFull, v[1], 1, L);
+        }
+        if (m <= m_n) {
+            const real first = v[0];
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                const real cur = v[k];
+                const real r1 = (k + 1 < K) ? v[k + 1] : right0;
+                const real r2 = (k + 2 < K) ? v[k + 2] : (k + 2 == K ? right0 : right1);
+                v[k] = w_left[k] * left + w_mid[k] * cur + w_right[k] * r1 + w_far[k] * r2;
+                left = cur;
+            }
+            if (sl == 0) v[2] += bottom * first;
+        }
+        if ((m & 15) == 0) rescale<real, L, K>(v, scale);
+        const bool at_n = m == m_n, at_e = m == m_e;
+        if (__any_sync(kFull, at_n || at_e)) {
+            const real s = segment_sum<real, L, K>(v);
+            if (at_n) {
+                sum_n = s;
+                scale_n = scale;
+            }
+            if (at_e) {
+                sum_e = s;
+                scale_e = scale;
+            }
+        }
+    }
+
+    // D_n = P_{n-1} / sum_n and D_e = P_{e-1} / sum_e, as mantissa and power-of-two exponent.
+    const int term_unit = p.term_unit[o];
+    const real d_n = discount_at(n, dt, term_unit, curve.rates, curve.days, curve.count) / sum_n;
+    const int d_n_exp = -scale_n;
+    real d_e = 1;
+    int d_e_exp = 0;
+    if (m_e >= 0) {
+        d_e = discount_at(expiry_step, dt, term_unit, curve.rates, curve.days, curve.count) / sum_e;
+        d_e_exp = -scale_e;
+    }
+
+    // ---- backward weights, indexed by the node j: reads j+1, j, j-1 and j-2 -------------------
+    // (the bottom node's read of -jmax+2 is the scalar `bottom`, applied in lane 0)
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        const int j = base + k;
+        w_left[k] = w_mid[k] = w_right[k] = w_far[k] = 0;
+        v[k] = real(FACE_VALUE);
+        if (j <= half) {
+            const real ej = R::exp_(-R::mul(R::mul(real(j), dr), dt));
+            const Probs<real> pj = probabilities(j, jmax, M);
+            if (j == -jmax) {
+                w_right[k] = pj.pm * ej;
+                w_mid[k] = pj.pd * ej;
+            } else if (j == jmax) {
+                w_mid[k] = pj.pu * ej;
+                w_left[k] = pj.pm * ej;
+                w_far[k] = pj.pd * ej;
+            } else {  // in a truncated window the nodes +-half read nothing outside it
+                w_right[k] = j + 1 <= half ? pj.pu * ej : real(0);
+                w_mid[k] = pj.pm * ej;
+                w_left[k] = j - 1 >= -half ? pj.pd * ej : real(0);
+            }
+        }
+    }
+    const real bottom_b =
+        edges ? probabilities(-jmax, jmax, M).pu * R::exp_(-R::mul(R::mul(real(-jmax), dr), dt)) : real(0);
+    const real X = p.strike[o];
+    const int type = p.type[o];
+    const real ratio = d_n / d_e;  // D_n / D_e mantissa
+    const int ratio_exp = d_n_exp - d_e_exp;
+    scale = 0;
+    for (int i = n_max - 1; i >= 0; --i) {
+        real left1 = 0, left2 = 0, right = 0;
+        if (L > 1) {
+            left1 = __shfl_up_sync(kFull, v[K - 1], 1, L);
+            left2 = __shfl_up_sync(kFull, v[K - 2], 1, L);
+            right = __shfl_down_sync(kFull, v[0], 1, L);
+        }
+        if (i < n) {
+            const real third = v[2];
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                const real cur = v[k];
+                const real r1 = (k + 1 < K) ? v[k + 1] : right;
+                v[k] = w_right[k] * r1 + w_mid[k] * cur + w_left[k] * left1 + w_far[k] * left2;
+                left2 = left1;
+                left1 = cur;
+            }
+            if (sl == 0) v[0] += bottom_b * third;
+            if (i == expiry_step) {
+                // C_e = (D_n / D_e) * U * 2^scale; the payoff restarts the scaling at 1.
+#pragma unroll
+                for (int k = 0; k < K; ++k) {
+                    const real c = scaled(ratio, v[k], ratio_exp + scale);
+                    v[k] = type == PUT ? fmax(X - c, real(0)) : fmax(c - X, real(0));
+                }
+                scale = 0;
+            }
+        }
+        if ((i & 15) == 0) rescale<real, L, K>(v, scale);
+    }
+
+    // Root value (j = 0 sits in lane half / K of the segment, slot half % K).
+    real mine = 0;
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+        if (base + k == 0) mine = v[k];
+    const real root = __shfl_sync(kFull, mine, half / K, L);
+    if (valid && sl == 0) {
+        const bool paid = expiry_step >= 0 && expiry_step <= n - 1;
+        out[o] = paid ? scaled(d_e, root, d_e_exp + scale) : scaled(d_n, root, d_n_exp + scale);
+    }
+}
+
+template <typename real, int L, int K>
+void launch_class(const Params<real> &params, DeviceCurve<real> curve, const int *perm, int begin, int count,
+                  real *out, int block_size, cudaStream_t stream) {
+    constexpr int G = 32 / L;
+    const int warps = (count + G - 1) / G;
+    const int warps_per_block = block_size / 32;
+    const int blocks = (warps + warps_per_block - 1) / warps_per_block;
+    fast_kernel<real, L, K><<<blocks, warps_per_block * 32, 0, stream>>>(params, curve, perm, begin, count, out);
+}
+
+template <typename real, int L>
+void launch_lanes(int k_index, const Params<real> &params, DeviceCurve<real> curve, const int *perm, int begin,
+                  int count, real *out, int block_size, cudaStream_t stream) {
+    switch (k_index) {
+    case 0: launch_class<real, L, 10>(params, curve, perm, begin, count, out, block_size, stream); break;
+    case 1: launch_class<real, L, 12>(params, curve, perm, begin, count, out, block_size, stream); break;
+    case 2: launch_class<real, L, 14>(params, curve, perm, begin, count, out, block_size, stream); break;
+    default: launch_class<real, L, 16>(params, curve, perm, begin, count, out, block_size, stream); break;
+    }
+}
+
+}  // namespace
+
+template <typename real>
+void launch_fast(int cls, const Params<real> &params, DeviceCurve<real> curve, const int *perm, int begin, int count,
+                 real *out, int block_size, cudaStream_t stream) {
+    if (count <= 0) return;
+    if (block_size < 32 || block_size > 128 || block_size % 32 != 0) block_size = 128;
+    if (cls < 7) {
+        switch (cls) {
+        case 0: launch_class<real, 1, 4>(params, curve, perm, begin, count, out, block_size, stream); break;
+        case 1: launch_class<real, 1, 6>(params, curve, perm, begin, count, out, block_size, stream); break;
+        case 2: launch_class<real, 1, 8>(params, curve, perm, begin, count, out, block_size, stream); break;
+        case 3: launch_class<real, 1, 10>(params, curve, perm, begin, count, out, block_size, stream); break;
+        case 4: launch_class<real, 1, 12>(params, curve, perm, begin, count, out, block_size, stream); break;
+        case 5: launch_class<real, 1, 14>(params, curve, perm, begin, count, out, block_size, stream); break;
+        default: launch_class<real, 1, 16>(params, curve, perm, begin, count, out, block_size, stream); break;
+        }
+    } else {
+        const int lanes_index = (cls - 7) / 4, k_index = (cls - 7) % 4;
+        switch (lanes_index) {
+        case 0: launch_lanes<real, 2>(k_index, params, curve, perm, begin, count, out, block_size, stream); break;
+        case 1: launch_lanes<real, 4>(k_index, params, curve, perm, begin, count, out, block_size, stream); break;
+        case 2: launch_lanes<real, 8>(k_index, params, curve, perm, begin, count, out, block_size, stream); break;
+        case 3: launch_lanes<real, 16>(k_index, params, curve, perm, begin, count, out, block_size, stream); break;
+        default: launch_lanes<real, 32>(k_index, params, curve, perm, begin, count, out, block_size, stream); break;
+        }
+    }
+    TRINOM_CHECK(cudaGetLastError());
+}
+
+}  // namespace trinom

@@ -1,0 +1,213 @@
+// Internal declarations shared by the CUDA sources: device math in the thesis' operation order,
+// the per-option parameters, and the launchers of the three pricing kernels.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include <string>
+#include <vector>
+
+#include "trinom_constants.h"
+#include "trinom_cuda.h"
+
+namespace trinom {
+
+// ---------------------------------------------------------------------------------------------
+// Rounded arithmetic that the compiler may not contract into FMAs, so that the tree geometry
+// (integers derived from truncation) and the probabilities follow python/trinom/model.py.
+template <typename real> struct Rn;
+template <> struct Rn<float> {
+    static __device__ __forceinline__ float mul(float a, float b) { return __fmul_rn(a, b); }
+    static __device__ __forceinline__ float add(float a, float b) { return __fadd_rn(a, b); }
+    static __device__ __forceinline__ float sub(float a, float b) { return __fsub_rn(a, b); }
+    static __device__ __forceinline__ float div(float a, float b) { return __fdiv_rn(a, b); }
+    static __device__ __forceinline__ float sqrt_(float a) { return __fsqrt_rn(a); }
+    static __device__ __forceinline__ float exp_(float a) { return expf(a); }
+    static __device__ __forceinline__ float log_(float a) { return logf(a); }
+    static __device__ __forceinline__ float ceil_(float a) { return ceilf(a); }
+    static __device__ __forceinline__ float floor_(float a) { return floorf(a); }
+    static __device__ __forceinline__ float ldexp_(float a, int e) { return scalbnf(a, e); }
+};
+template <> struct Rn<double> {
+    static __device__ __forceinline__ double mul(double a, double b) { return __dmul_rn(a, b); }
+    static __device__ __forceinline__ double add(double a, double b) { return __dadd_rn(a, b); }
+    static __device__ __forceinline__ double sub(double a, double b) { return __dsub_rn(a, b); }
+    static __device__ __forceinline__ double div(double a, double b) { return __ddiv_rn(a, b); }
+    static __device__ __forceinline__ double sqrt_(double a) { return __dsqrt_rn(a); }
+    static __device__ __forceinline__ double exp_(double a) { return exp(a); }
+    static __device__ __forceinline__ double log_(double a) { return log(a); }
+    static __device__ __forceinline__ double ceil_(double a) { return ceil(a); }
+    static __device__ __forceinline__ double floor_(double a) { return floor(a); }
+    static __device__ __forceinline__ double ldexp_(double a, int e) { return scalbn(a, e); }
+};
+
+// C's (int)x as model.py's _trunc_int: truncation; non-finite or huge values give -1
+// (a huge positive expiry step saturates instead: it is never reached either way).
+template <typename real> __device__ __forceinline__ int trunc_int(real x, bool saturate = false) {
+    if (!(x == x) || !(x < real(2147483647.0) && x > real(-2147483647.0))) {
+        return (saturate && x > real(0)) ? 2147483647 : -1;
+    }
+    return static_cast<int>(x);
+}
+
+// Branching probabilities (pu, pm, pd) of node j, model spec §1.4 / model.py `probabilities`.
+// Case B at j == -jmax (to j+2, j+1, j), case C at j == jmax (to j, j-1, j-2), else case A.
+// The constants 1/6, 2/3, -1/3 and 7/6 are IEEE quotients folded by the compiler in `real`,
+// as NumPy computes them; the rest follows model.py's operation order without contraction.
+template <typename real> struct Probs { real pu, pm, pd; };
+template <typename real> struct Sixths {
+    static constexpr real one_sixth = real(1) / real(6);
+    static constexpr real two_thirds = real(2) / real(3);
+    static constexpr real minus_third = real(-1) / real(3);
+    static constexpr real seven_sixths = real(7) / real(6);
+};
+template <typename real> __device__ __forceinline__ Probs<real> probabilities(int j, int jmax, real M) {
+    using R = Rn<real>;
+    using C = Sixths<real>;
+    const real jjMM = R::mul(R::mul(real(j * j), M), M);
+    const real jM = R::mul(real(j), M);
+    const real half = real(0.5);
+    Probs<real> p;
+    if (j == -jmax) {
+        p.pu = R::add(C::one_sixth, R::mul(R::sub(jjMM, jM), half));
+        p.pm = R::add(R::sub(C::minus_third, jjMM), R::mul(real(2), jM));
+        p.pd = R::add(C::seven_sixths, R::mul(R::sub(jjMM, R::mul(real(3), jM)), half));
+    } else if (j == jmax) {
+        p.pu = R::add(C::seven_sixths, R::mul(R::add(jjMM, R::mul(real(3), jM)), half));
+        p.pm = R::sub(R::sub(C::minus_third, jjMM), R::mul(real(2), jM));
+        p.pd = R::add(C::one_sixth, R::mul(R::add(jjMM, jM), half));
+    } else {
+        p.pu = R::add(C::one_sixth, R::mul(R::add(jjMM, jM), half));
+        p.pm = R::sub(C::two_thirds, jjMM);
+        p.pd = R::add(C::one_sixth, R::mul(R::sub(jjMM, jM), half));
+    }
+    return p;
+}
+
+// Probability of the branch from node k to node j of the next level (0 if j is not one of
+// k's destinations); only that one probability is computed. Same arithmetic as above.
+template <typename real> __device__ __forceinline__ real branch(int k, int j, int jmax, real M) {
+    using R = Rn<real>;
+    using C = Sixths<real>;
+    const int d = j - k;
+    const real jjMM = R::mul(R::mul(real(k * k), M), M);
+    const real jM = R::mul(real(k), M);
+    const real half = real(0.5);
+    if (k == -jmax) {
+        if (d == 2) return R::add(C::one_sixth, R::mul(R::sub(jjMM, jM), half));
+        if (d == 1) return R::add(R::sub(C::minus_third, jjMM), R::mul(real(2), jM));
+        if (d == 0) return R::add(C::seven_sixths, R::mul(R::sub(jjMM, R::mul(real(3), jM)), half));
+        return real(0);
+    }
+    if (k == jmax) {
+        if (d == 0) return R::add(C::seven_sixths, R::mul(R::add(jjMM, R::mul(real(3), jM)), half));
+        if (d == -1) return R::sub(R::sub(C::minus_third, jjMM), R::mul(real(2), jM));
+        if (d == -2) return R::add(C::one_sixth, R::mul(R::add(jjMM, jM), half));
+        return real(0);
+    }
+    if (d == 1) return R::add(C::one_sixth, R::mul(R::add(jjMM, jM), half));
+    if (d == 0) return R::sub(C::two_thirds, jjMM);
+    if (d == -1) return R::add(C::one_sixth, R::mul(R::sub(jjMM, jM), half));
+    return real(0);
+}
+
+// Zero rate at t years (curve.py `rate_at`): days = round-half-away(t * term_unit) in the working
+// precision; flat before the first and after the last point; linear in days between.
+template <typename real>
+__device__ __forceinline__ real rate_at(real t, int term_unit, const real *rates, const int *days, int count) {
+    using R = Rn<real>;
+    const real x = R::mul(t, real(term_unit));
+    real rounded = R::floor_(R::add(fabs(x), real(0.5)));
+    if (x < real(0)) rounded = -rounded;
+    const long long t_days = static_cast<long long>(rounded);
+    int second = 0;
+    while (second < count && days[second] < t_days) ++second;
+    if (second == 0) return rates[0];
+    if (second >= count) return rates[count - 1];
+    const int first = second - 1;
+    const long long span = days[second] - days[first];
+    const real coefficient = R::div(real(t_days - days[first]), real(span > 1 ? span : 1));
+    return R::add(rates[first], R::mul(coefficient, R::sub(rates[second], rates[first])));
+}
+
+// Zero-coupon bond price exp(-R(t) t) at t = steps * dt.
+template <typename real>
+__device__ __forceinline__ real discount_at(int steps, real dt, int term_unit, const real *rates, const int *days,
+                                            int count) {
+    using R = Rn<real>;
+    const real t = R::mul(real(steps), dt);
+    return R::exp_(-R::mul(rate_at(t, term_unit, rates, days, count), t));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-option tree constants (struct of device arrays, input order within a chunk).
+template <typename real> struct Params {
+    real *strike, *dt, *dr, *M;
+    int *n, *jmax, *expiry_step, *term_unit, *type, *key;
+};
+
+// The yield curve on the device, in the working precision.
+template <typename real> struct DeviceCurve {
+    const real *rates;
+    const int *days;
+    int count;
+};
+
+// Fast kernel classes: L lanes per option, K nodes per lane (L*K >= width). Widths up to 16 take
+// one lane with K in {4, 6, ..., 16} (classes 0-6); wider trees take the fewest lanes L in
+// {2, 4, ..., 32} with 16 L >= width, and K in {10, 12, 14, 16} (classes 7 + 4 log2(L/2) + (K-10)/2).
+constexpr int kFastClasses = 7 + 5 * 4;  // 27 classes; class kFastClasses is the fallback
+constexpr int kFastMaxWidth = 32 * 16;
+constexpr int kFastBuckets = 256;        // height buckets per class (for sorting)
+
+// Class of a tree width for the fast kernel (kFastClasses for trees wider than 512).
+__host__ __device__ inline int fast_class(int width) {
+    if (width <= 16) {
+        const int k = width <= 4 ? 4 : (width + 1) / 2 * 2;
+        return (k - 4) / 2;
+    }
+    int lane_index = 0;
+    for (int L = 2; L <= 32; L *= 2, ++lane_index) {
+        if (L * 16 >= width) {
+            const int per_lane = (width + L - 1) / L;
+            const int k = per_lane <= 10 ? 10 : (per_lane + 1) / 2 * 2;
+            return 7 + lane_index * 4 + (k - 10) / 2;
+        }
+    }
+    return kFastClasses;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Launchers (host side). All work is enqueued on `stream`; errors are thrown as CudaFailure.
+struct CudaFailure {
+    int code;
+    std::string message;
+};
+void check_cuda(cudaError_t err, const char *what);
+#define TRINOM_CHECK(call) ::trinom::check_cuda((call), #call)
+
+// Layout of cuda-option's expanded arrays for the options perm[0..count) of one launch.
+struct OptionLayout {
+    int granularity = 32;            // options per padding group (32, block size or count)
+    std::vector<long long> q_offset; // per group: start of its width-sized arrays
+    std::vector<long long> a_offset; // per group: start of its alpha arrays
+    long long q_total = 0, a_total = 0;
+};
+OptionLayout option_layout(const int *widths, const int *heights, int count, int granularity);
+
+template <typename real>
+void launch_option(const Params<real> &params, DeviceCurve<real> curve, const int *perm, int count,
+                   const long long *q_offset, const long long *a_offset, int granularity, real *workspace,
+                   long long q_total, real *out, int block_size, cudaStream_t stream);
+
+template <typename real>
+void launch_multi(const Params<real> &params, DeviceCurve<real> curve, const int *perm, const int *bin_ends,
+                  int bins, const long long *alpha_offset, real *alphas, real *out, int block_size,
+                  cudaStream_t stream);
+
+template <typename real>
+void launch_fast(int cls, const Params<real> &params, DeviceCurve<real> curve, const int *perm, int begin, int count,
+                 real *out, int block_size, cudaStream_t stream);
+
+}  // namespace trinom

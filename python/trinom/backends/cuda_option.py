@@ -1,0 +1,52 @@
+"""``cuda-option``: one option per GPU thread (the thesis' CUDA-option, the papers' GPU-OUTER).
+
+Qs, QsCopy and the alphas are expanded into global memory, padded per group of options
+(``padding``: ``"global"``, ``"block"`` or ``"warp"``, the thesis' versions 2-4) in the
+transposed, coalesced layout; options are sorted by tree width, widest first (``sort``), and
+the prices are scattered back to input order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..curve import YieldCurve
+from ..portfolio import Portfolio
+from . import _cuda_lib
+
+NAME = "cuda-option"
+TARGETS: tuple[str, ...] = ("cuda",)
+
+
+def available(target: str | None = None) -> tuple[bool, str]:
+    """Usable where the CUDA library is built and a GPU exists."""
+    return _cuda_lib.available(target)
+
+
+def price(
+    portfolio: Portfolio,
+    curve: YieldCurve,
+    precision: str = "f64",
+    *,
+    target: str | None = None,
+    block_size: int = 128,
+    padding: str = "warp",
+    sort: bool = True,
+    chunk_size: int | None = None,
+    memory_limit: int | None = None,
+    timing: dict[str, float] | None = None,
+) -> np.ndarray:
+    """Prices in input order (float32 for ``"f32"``, float64 for ``"f64"``).
+
+    ``block_size``: threads per block (32..1024); ``padding``: ``"global"``, ``"block"`` or
+    ``"warp"``; ``sort``: widest trees first; ``chunk_size``: most options per chunk;
+    ``memory_limit``: bytes the expanded arrays may take (default: the free GPU memory; larger
+    portfolios are priced in pieces); ``timing``: a dict filled with ``kernel_ms``,
+    ``device_ms`` and ``library_ms`` (see :func:`trinom.backends._cuda_lib.price`).
+    """
+    ok, why = available(target)
+    if not ok:
+        raise _cuda_lib.BackendUnavailable(why)
+    return _cuda_lib.price(portfolio, curve, precision, variant="option", block_size=block_size,
+                           padding=padding, sort=sort, chunk_size=chunk_size, memory_limit=memory_limit,
+                           timing=timing)

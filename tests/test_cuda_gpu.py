@@ -1,0 +1,199 @@
+"""The three CUDA backends against the thesis' reference outputs (needs an NVIDIA GPU).
+
+Tolerances are absolute, as in the thesis' validation: 1e-11 in float64 (``out/``) and 1.2e-4
+in float32 (``out32/``).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+import trinom
+from conftest import load_thesis, shared_data_dir
+from trinom import backends
+from trinom.backends import _cuda_lib
+
+pytestmark = pytest.mark.gpu
+
+CUDA_BACKENDS = ("cuda-option", "cuda-multi", "cuda")
+TOLERANCE = {"f64": 1e-11, "f32": 1.2e-4}
+DATASETS = (
+    "book", "options-1000", "options-60000",
+    "0_UNIFORM", "1_RAND", "2_RANDCONSTHEIGHT", "3_RANDCONSTWIDTH", "4_SKEWED", "5_SKEWEDCONSTHEIGHT",
+    "6_SKEWEDCONSTWIDTH",
+    *(f"{name}_{size}" for name in ("0_UNIFORM", "1_RAND", "2_RANDCONSTHEIGHT", "3_RANDCONSTWIDTH")
+      for size in (1000, 10000, 30000)),
+)
+
+
+@functools.cache
+def _load(name: str, precision: str) -> tuple[trinom.Portfolio, np.ndarray] | str:
+    thesis = shared_data_dir() / "thesis"
+    needed = (thesis / f"{name}.in", thesis / ("out" if precision == "f64" else "out32") / f"{name}.out")
+    missing = [str(path) for path in needed if not path.exists()]
+    if missing:
+        return f"dataset {name} ({precision}) not found: {', '.join(missing)}"
+    return load_thesis(name, precision)
+
+
+def dataset(name: str, precision: str) -> tuple[trinom.Portfolio, np.ndarray]:
+    """A thesis dataset and its reference prices; skips the test if its files are not here."""
+    loaded = _load(name, precision)
+    if isinstance(loaded, str):
+        pytest.skip(loaded)
+    return loaded
+
+
+def check(got: np.ndarray, expected: np.ndarray, precision: str, what: str) -> None:
+    assert got.dtype == (np.float32 if precision == "f32" else np.float64), what
+    assert got.shape == expected.shape, what
+    assert np.all(np.isfinite(got)), f"{what}: non-finite prices"
+    error = np.abs(got.astype(np.float64) - expected)
+    worst = int(np.argmax(error))
+    assert error[worst] <= TOLERANCE[precision], (
+        f"{what}: max error {error[worst]:.3e} at row {worst} (got {got[worst]!r}, expected {expected[worst]!r})")
+
+
+@pytest.mark.parametrize("precision", ["f64", "f32"])
+@pytest.mark.parametrize("name", DATASETS)
+@pytest.mark.parametrize("backend", CUDA_BACKENDS)
+def test_matches_thesis_reference(backend: str, name: str, precision: str, thesis_curve: trinom.YieldCurve):
+    portfolio, expected = dataset(name, precision)
+    got = backends.get(backend).price(portfolio, thesis_curve, precision)
+    check(got, expected, precision, f"{backend} {name} {precision}")
+
+
+@pytest.mark.parametrize("precision", ["f64", "f32"])
+@pytest.mark.parametrize("padding", ["global", "block", "warp"])
+@pytest.mark.parametrize("sort", [True, False])
+def test_cuda_option_padding_and_sorting(padding: str, sort: bool, precision: str, thesis_curve):
+    for name in ("options-1000", "4_SKEWED"):
+        portfolio, expected = dataset(name, precision)
+        got = backends.get("cuda-option").price(portfolio, thesis_curve, precision, padding=padding, sort=sort,
+                                                block_size=64)
+        check(got, expected, precision, f"cuda-option {name} padding={padding} sort={sort}")
+
+
+@pytest.mark.parametrize("backend", CUDA_BACKENDS)
+def test_unsorted_and_other_block_sizes(backend: str, thesis_curve):
+    portfolio, expected = dataset("1_RAND_1000", "f64")
+    block = {"cuda-option": 256, "cuda-multi": 512, "cuda": 64}[backend]
+    got = backends.get(backend).price(portfolio, thesis_curve, "f64", sort=False, block_size=block)
+    check(got, expected, "f64", f"{backend} unsorted block {block}")
+
+
+def wide_portfolio() -> trinom.Portfolio:
+    """Trees of width 515-1601 (wider than the fast kernel's 512 and than a 512-thread block), 360
+    steps deep so that the tree edges are reached where jmax < 360."""
+    a = np.array([0.0086, 0.0070, 0.0050, 0.0040, 0.0030, 0.0028])
+    count = a.size
+    return trinom.Portfolio(strike=np.linspace(40, 90, count), maturity=np.full(count, 30.0),
+                            expiry=np.full(count, 2.0), term_unit=np.full(count, 365),
+                            term_steps=np.full(count, 12), a=a, sigma=np.full(count, 0.01),
+                            option_type=np.arange(count) % 2)
+
+
+def random_portfolio(rng: np.random.Generator, count: int) -> trinom.Portfolio:
+    """Fresh random options: three term units, calls and puts, expiries at 0, inside the tree and
+    past the bond's maturity (no payoff: the bond price)."""
+    maturity = rng.uniform(1.0, 12.0, count)  # at least one step
+    expiry = np.where(rng.random(count) < 0.15, 0.0, rng.uniform(0.0, 1.2, count) * maturity)
+    return trinom.Portfolio(strike=rng.uniform(0.0, 110.0, count), maturity=maturity, expiry=expiry,
+                            term_unit=rng.choice([365, 360, 120], count), term_steps=rng.integers(1, 25, count),
+                            a=rng.uniform(0.03, 0.6, count), sigma=rng.uniform(0.002, 0.04, count),
+                            option_type=rng.integers(0, 2, count))
+
+
+@pytest.mark.parametrize("precision", ["f64", "f32"])
+@pytest.mark.parametrize("backend", CUDA_BACKENDS)
+def test_random_portfolio_matches_the_reference_backend(backend: str, precision: str, thesis_curve):
+    seed = int(np.random.SeedSequence().entropy % 2**32)
+    portfolio = random_portfolio(np.random.default_rng(seed), 300)
+    assert not portfolio.validate()
+    expected = backends.get("reference").price(portfolio, thesis_curve, precision).astype(np.float64)
+    got = backends.get(backend).price(portfolio, thesis_curve, precision).astype(np.float64)
+    tolerance = 1e-11 if precision == "f64" else 2e-4
+    error = np.abs(got - expected)
+    worst = int(np.argmax(error))
+    assert error[worst] <= tolerance, (f"seed {seed}: {backend} {precision} row {worst}: {got[worst]!r} vs "
+                                       f"{expected[worst]!r} ({dict(next(iter(portfolio[worst])))})")
+
+
+@pytest.mark.parametrize("precision", ["f64", "f32"])
+@pytest.mark.parametrize("backend", CUDA_BACKENDS)
+def test_wide_trees_take_the_fallback(backend: str, precision: str, thesis_curve):
+    portfolio = wide_portfolio()
+    widths = portfolio.widths()
+    assert widths.min() > 512 and widths.max() > 1024 and (portfolio.heights() > widths // 2).any()
+    expected = backends.get("reference").price(portfolio, thesis_curve, precision)
+    timing: dict = {}
+    options = {"block_size": 512} if backend == "cuda-multi" else {}
+    got = backends.get(backend).price(portfolio, thesis_curve, precision, timing=timing, **options)
+    tolerance = TOLERANCE[precision] if precision == "f64" else 2e-4
+    assert np.abs(got.astype(np.float64) - expected).max() <= tolerance
+    if backend != "cuda-option":
+        assert timing["fallback"] == len(portfolio)
+
+
+@pytest.mark.parametrize("backend", CUDA_BACKENDS)
+def test_chunks_give_the_same_prices(backend: str, thesis_curve):
+    portfolio, expected = dataset("options-1000", "f64")
+    whole = backends.get(backend).price(portfolio, thesis_curve, "f64")
+    timing: dict = {}
+    chunked = backends.get(backend).price(portfolio, thesis_curve, "f64", chunk_size=97, timing=timing)
+    assert timing["chunks"] >= 11
+    if backend == "cuda-multi":  # other bins: other summation orders in the alpha sums
+        np.testing.assert_allclose(chunked, whole, rtol=0, atol=1e-12)
+    else:
+        np.testing.assert_array_equal(chunked, whole)
+    check(chunked, expected, "f64", f"{backend} chunked")
+
+
+@pytest.mark.parametrize("backend", ["cuda-option", "cuda-multi"])
+def test_workspace_larger_than_memory_is_split(backend: str, thesis_curve):
+    portfolio, expected = dataset("1_RAND_1000", "f64")
+    timing: dict = {}
+    options = {"padding": "global"} if backend == "cuda-option" else {}
+    got = backends.get(backend).price(portfolio, thesis_curve, "f64", memory_limit=2_000_000, timing=timing,
+                                      **options)
+    assert timing["chunks"] > 1
+    check(got, expected, "f64", f"{backend} with a 2 MB workspace")
+
+
+@pytest.mark.parametrize("backend", CUDA_BACKENDS)
+def test_prices_come_back_in_input_order(backend: str, thesis_curve):
+    portfolio, expected = dataset("4_SKEWED", "f64")
+    order = np.random.default_rng(7).permutation(len(portfolio))[:5000]
+    got = backends.get(backend).price(portfolio[order], thesis_curve, "f64")
+    check(got, expected[order], "f64", f"{backend} permuted subset")
+
+
+@pytest.mark.parametrize("backend", CUDA_BACKENDS)
+def test_through_trinom_price(backend: str, thesis_curve):
+    portfolio, expected = dataset("book", "f64")
+    check(trinom.price(portfolio, thesis_curve, backend=backend), expected, "f64", backend)
+
+
+def test_timing_is_reported(thesis_curve):
+    portfolio, _ = dataset("options-1000", "f32")
+    timing: dict = {}
+    backends.get("cuda").price(portfolio, thesis_curve, "f32", timing=timing)
+    assert 0 < timing["kernel_ms"] <= timing["device_ms"] <= timing["library_ms"]
+
+
+def test_available_names_the_device():
+    usable, reason = backends.get("cuda").available()
+    assert usable, reason
+    assert reason.startswith("CUDA on")
+
+
+def test_library_errors_carry_the_row(thesis_curve):
+    # Bypass validation: a negative a (no valid tree) reaches the library, which refuses the row.
+    bad = trinom.Portfolio(strike=[63.0, 63.0], maturity=[9.0, 9.0], expiry=[3.0, 3.0], term_unit=[365, 365],
+                           term_steps=[12, 12], a=[0.1, -0.1], sigma=[0.01, 0.01], option_type=[1, 1])
+    with pytest.raises(_cuda_lib.CudaError, match="row 1"):
+        _cuda_lib.price(bad, thesis_curve, "f64", variant="fast")
+    # The context survives the error.
+    assert np.isfinite(_cuda_lib.price(bad[:1], thesis_curve, "f64", variant="fast")).all()
