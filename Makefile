@@ -95,8 +95,10 @@ bench-peers: $(SETUP)
 	@$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements-bench.txt 2>&1 | grep -v "^WARNING: Location" || true
 	$(PYTHON) benches/peers.py
 
+# opencl on a GPU machine: BACKEND=opencl FUTHARK_BENCH_ARGS=--pass-option=--platform=NVIDIA (PoCL may be platform 0)
 futhark-bench: $(SETUP) data
-	futhark bench --backend=$(BACKEND) --json=benches/futhark-$(BACKEND).json fut/trinom-basic.fut fut/trinom-flat.fut
+	futhark bench --backend=$(BACKEND) --runs=5 --json=benches/futhark-$(BACKEND).json $(FUTHARK_BENCH_ARGS) \
+	    fut/bench-basic.fut fut/bench-flat.fut
 
 clean:
 	rm -rf build python/trinom/_lib data/*.in data/*.out .pytest_cache

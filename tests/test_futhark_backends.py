@@ -1,0 +1,164 @@
+"""The Futhark backends (futhark-basic, futhark-flat) against the thesis' reference prices.
+
+CPU targets c and multicore: float64 within 1e-11 of ``out/`` and float32 within 1.2e-4 of
+``out32/`` on book, options-1000, the four ``_1000`` sets and the first options of the three
+skewed 65536-option sets.  OpenCL (PoCL, with -cl-opt-disable) and pyopencl: small data
+only.  The libraries are built by ``make lib`` beforehand; each context is made once per
+session (the backends cache them).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+import trinom
+from conftest import load_thesis
+from trinom.backends import BackendUnavailable, _futhark, futhark_basic, futhark_flat
+
+F64_TOLERANCE = 1e-11
+F32_TOLERANCE = 1.2e-4
+BACKENDS = {"futhark-basic": futhark_basic, "futhark-flat": futhark_flat}
+#: (dataset, number of leading options used; None = all).
+CPU_DATASETS = [("book", None), ("options-1000", None), ("0_UNIFORM_1000", None), ("1_RAND_1000", None),
+                ("2_RANDCONSTHEIGHT_1000", None), ("3_RANDCONSTWIDTH_1000", None), ("4_SKEWED", 500),
+                ("5_SKEWEDCONSTHEIGHT", 500), ("6_SKEWEDCONSTWIDTH", 500)]
+SMALL_DATASETS = [("book", None), ("options-1000", 100)]
+
+_loaded: dict[tuple[str, str], tuple[trinom.Portfolio, np.ndarray]] = {}
+
+
+def dataset(name: str, count: int | None, precision: str) -> tuple[trinom.Portfolio, np.ndarray]:
+    """The first ``count`` options of a thesis dataset and their reference prices (cached)."""
+    if (name, precision) not in _loaded:
+        _loaded[(name, precision)] = load_thesis(name, precision)
+    portfolio, expected = _loaded[(name, precision)]
+    if count is None:
+        return portfolio, expected
+    return portfolio[:count], expected[:count]
+
+
+def require(backend: str, target: str) -> None:
+    """Skip only where the target cannot be built here; a missing CPU library is a failure."""
+    module = BACKENDS[backend]
+    if target in ("opencl", "pyopencl"):
+        if target == "pyopencl" and importlib.util.find_spec("pyopencl") is None:
+            pytest.skip("pyopencl is not installed")
+        if not _futhark.opencl_platforms():
+            pytest.skip("no OpenCL platform here")
+    usable, why = module.available(target)
+    assert usable, f"{backend} on {target} should be usable here: {why}"
+
+
+def check(backend: str, target: str, name: str, count: int | None, precision: str, curve: trinom.YieldCurve) -> None:
+    portfolio, expected = dataset(name, count, precision)
+    prices = BACKENDS[backend].price(portfolio, curve, precision, target=target)
+    dtype = np.float64 if precision == "f64" else np.float32
+    assert prices.dtype == dtype and prices.shape == expected.shape
+    tolerance = F64_TOLERANCE if precision == "f64" else F32_TOLERANCE
+    error = np.abs(prices.astype(np.float64) - expected)
+    worst = int(np.argmax(error))
+    assert error[worst] <= tolerance, (f"{backend}/{target} {name} {precision}: option {worst} priced "
+                                       f"{prices[worst]!r}, reference {expected[worst]!r}")
+
+
+@pytest.mark.parametrize("precision", ["f64", "f32"])
+@pytest.mark.parametrize("name,count", CPU_DATASETS, ids=[n for n, _ in CPU_DATASETS])
+@pytest.mark.parametrize("target", ["c", "multicore"])
+@pytest.mark.parametrize("backend", list(BACKENDS))
+def test_cpu_targets_match_reference(backend, target, name, count, precision, thesis_curve):
+    require(backend, target)
+    check(backend, target, name, count, precision, thesis_curve)
+
+
+@pytest.mark.parametrize("precision", ["f64", "f32"])
+@pytest.mark.parametrize("name,count", SMALL_DATASETS, ids=[n for n, _ in SMALL_DATASETS])
+@pytest.mark.parametrize("target", ["opencl", "pyopencl"])
+@pytest.mark.parametrize("backend", list(BACKENDS))
+def test_opencl_targets_on_small_data(backend, target, name, count, precision, thesis_curve):
+    require(backend, target)
+    check(backend, target, name, count, precision, thesis_curve)
+
+
+# --- futhark-flat's chunking ---------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def mixed() -> tuple[trinom.Portfolio, np.ndarray]:
+    """300 options of random widths (7..511) and heights (13..1201), some with maturity <= expiry."""
+    portfolio, expected = dataset("1_RAND_1000", None, "f64")
+    shallow = np.flatnonzero(portfolio.heights() < 120)[:150]  # cheap to price, widths still vary
+    rows = np.concatenate([shallow, np.flatnonzero(portfolio.maturity <= portfolio.expiry)[:5]])
+    return portfolio[rows], expected[rows]
+
+
+@pytest.mark.parametrize("options", [{"chunk_width": 1}, {"chunk_width": 64}, {"chunk_width": 100},
+                                     {"chunk_width": 1024}, {"whole_portfolio": True}],
+                         ids=["w1", "w64", "w100", "w1024", "whole"])
+def test_flat_chunkings_agree(mixed, options, thesis_curve):
+    """Every option alone (w=1), narrow chunks (many options wider than w), wide chunks and one
+    chunk all price exactly."""
+    portfolio, expected = mixed
+    prices = futhark_flat.price(portfolio, thesis_curve, "f64", target="c", **options)
+    assert np.max(np.abs(prices - expected)) <= F64_TOLERANCE
+
+
+def test_prices_come_back_in_input_order(mixed, thesis_curve):
+    portfolio, expected = mixed
+    order = np.random.default_rng(7).permutation(len(portfolio))
+    for module in BACKENDS.values():
+        prices = module.price(portfolio[order], thesis_curve, "f64", target="c")
+        assert np.max(np.abs(prices - expected[order])) <= F64_TOLERANCE, module.NAME
+
+
+# --- interface --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("backend", list(BACKENDS))
+def test_interface(backend):
+    module = BACKENDS[backend]
+    assert module.NAME == backend
+    assert module.TARGETS == ("c", "multicore", "opencl", "cuda", "pyopencl")
+    for target in (*module.TARGETS, None):
+        usable, why = module.available(target)
+        assert isinstance(usable, bool) and isinstance(why, str) and why
+    assert module.available("no-such-target")[0] is False
+
+
+@pytest.mark.parametrize("backend", list(BACKENDS))
+def test_default_target_is_the_best_built_one(backend):
+    target = _futhark.default_target(BACKENDS[backend].PROGRAM)
+    if not _futhark.nvidia_gpu_present():
+        assert target in ("multicore", "c")
+    assert BACKENDS[backend].available(None)[0]
+
+
+def test_bad_options_are_refused(thesis_curve):
+    portfolio, _ = dataset("book", None, "f64")
+    with pytest.raises(TypeError, match="chunk_size"):
+        futhark_flat.price(portfolio, thesis_curve, target="c", chunk_size=4)
+    with pytest.raises(TypeError, match="chunk_width"):
+        futhark_basic.price(portfolio, thesis_curve, target="c", chunk_width=4)
+    for bad in (0, -3, 2.5, True, 1 << 21):
+        with pytest.raises(ValueError, match="chunk_width"):
+            futhark_flat.price(portfolio, thesis_curve, target="c", chunk_width=bad)
+    with pytest.raises(ValueError, match="precision"):
+        futhark_basic.price(portfolio, thesis_curve, "f16", target="c")
+    with pytest.raises(ValueError, match="target"):
+        futhark_basic.price(portfolio, thesis_curve, target="gpu")
+
+
+def test_unbuildable_cuda_is_reported(thesis_curve):
+    if _futhark.nvidia_gpu_present():
+        pytest.skip("a GPU is present: the GPU tests cover cuda")
+    usable, why = futhark_basic.available("cuda")
+    assert not usable and why
+    portfolio, _ = dataset("book", None, "f64")
+    with pytest.raises(BackendUnavailable):
+        futhark_basic.price(portfolio, thesis_curve, target="cuda")
+
+
+def test_input_arrays_match_the_entry_contract(thesis_curve):
+    portfolio, _ = dataset("book", None, "f64")
+    for precision, real in (("f64", np.float64), ("f32", np.float32)):
+        arrays = _futhark.input_arrays(portfolio, thesis_curve, precision)
+        assert [a.dtype for a in arrays] == [real, real, real, np.int32, np.int32, real, real, np.int32, real, np.int32]
+        assert all(a.flags.c_contiguous for a in arrays)
+        assert list(arrays[4]) == [1, 2, 3, 4, 5] and list(arrays[9][:2]) == [3, 31]
