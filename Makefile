@@ -63,7 +63,7 @@ data: $(SETUP)
 
 # --- tests -----------------------------------------------------------------------------------------------
 test: $(SETUP) lib data futhark-test
-	$(PYTHON) -m pytest -m "not gpu and not slow" $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -m "not slow" $(PYTEST_ARGS)
 
 test-fast: $(SETUP)
 	$(PYTHON) -m pytest -m "not gpu and not slow" -x -q $(PYTEST_ARGS)

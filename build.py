@@ -204,35 +204,41 @@ def plan(tools: Toolchain) -> list[tuple[str, str | None]]:
     return rows
 
 
+def build_one(tools: Toolchain, name: str, force: bool) -> str:
+    """Build one planned target; returns its status line."""
+    if name.startswith("cuda kernels"):
+        return build_cuda_kernels(tools, force)
+    program, target = name.removeprefix("futhark-").split("/")
+    if target == "pyopencl":
+        return build_futhark_pyopencl(tools, program, force)
+    return build_futhark_ffi(tools, program, target, force)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--force", action="store_true", help="rebuild even when up to date")
     parser.add_argument("--list", action="store_true", help="show what would be built and why others are skipped")
     parser.add_argument("--only", help="build only targets whose name contains this text (e.g. 'multicore')")
+    parser.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1), help="targets built at once")
     args = parser.parse_args(argv)
     tools = Toolchain.detect()
     LIB_DIR.mkdir(parents=True, exist_ok=True)
     (LIB_DIR / "__init__.py").write_text('"""Compiled libraries (made by build.py)."""\n')
-    failures = 0
-    for name, reason in plan(tools):
-        if args.only and args.only not in name:
-            continue
+    chosen = [(name, reason) for name, reason in plan(tools) if not args.only or args.only in name]
+    for name, reason in chosen:
         if reason or args.list:
             print(f"  {name:40s} {'skipped: ' + reason if reason else 'would build'}")
-            continue
-        try:
-            if name.startswith("cuda kernels"):
-                result = build_cuda_kernels(tools, args.force)
-            else:
-                program, target = name.removeprefix("futhark-").split("/")
-                if target == "pyopencl":
-                    result = build_futhark_pyopencl(tools, program, args.force)
-                else:
-                    result = build_futhark_ffi(tools, program, target, args.force)
-        except BuildError as err:
-            failures += 1
-            result = f"FAILED\n{err}"
-        print(f"  {name:40s} {result}", flush=True)
+    todo = [] if args.list else [name for name, reason in chosen if not reason]
+    failures = 0
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futures = {name: pool.submit(build_one, tools, name, args.force) for name in todo}
+        for name, future in futures.items():  # report in plan order
+            try:
+                result = future.result()
+            except BuildError as err:
+                failures += 1
+                result = f"FAILED\n{err}"
+            print(f"  {name:40s} {result}", flush=True)
     return 1 if failures else 0
 
 
