@@ -56,20 +56,26 @@ def price(
     if problems and errors == "raise":
         raise InputError(problems)
     bad = np.zeros(len(portfolio), dtype=bool)
-    messages = np.full(len(portfolio), "", dtype=object)
+    messages: dict[int, str] = {}
     for row, _field, message in problems:
         bad[row] = True
-        messages[row] = message if not messages[row] else f"{messages[row]}; {message}"
+        messages[row] = f"{messages[row]}; {message}" if row in messages else message
     dtype = np.float32 if precision == "f32" else np.float64
     prices = np.full(len(portfolio), np.nan, dtype=dtype)
-    good = np.flatnonzero(~bad)
-    if good.size:
-        chosen = choose_backend(portfolio, precision) if backend == "auto" else backend
-        module = backends.get(chosen)
-        subset = portfolio if good.size == len(portfolio) else portfolio[good]
-        prices[good] = module.price(subset, curve, precision, **options)
+    if not problems:  # the common case: no masking, no copies
+        if len(portfolio):
+            module = backends.get(choose_backend(portfolio, precision) if backend == "auto" else backend)
+            prices = np.asarray(module.price(portfolio, curve, precision, **options), dtype=dtype)
+    else:
+        good = np.flatnonzero(~bad)
+        if good.size:
+            module = backends.get(choose_backend(portfolio, precision) if backend == "auto" else backend)
+            prices[good] = module.price(portfolio[good], curve, precision, **options)
     if errors == "mask":
-        return prices, messages.astype(str)
+        text = np.full(len(portfolio), "", dtype=object)
+        for row, message in messages.items():
+            text[row] = message
+        return prices, text.astype(str)
     return prices
 
 

@@ -73,8 +73,10 @@ def tree_geometry(
 def _trunc_int(x: np.ndarray) -> np.ndarray:
     """C's ``(int)x``: truncation toward zero; non-finite or huge values become -1."""
     x = np.asarray(x)
-    ok = np.isfinite(x) & (np.abs(x) < 2**62)
-    return np.where(ok, np.trunc(np.where(ok, x, 0)), -1).astype(np.int64)
+    ok = np.abs(x) < 2**62  # False for NaN and inf too
+    if ok.all():
+        return x.astype(np.int64)  # a cast truncates toward zero
+    return np.where(ok, np.where(ok, x, 0).astype(np.int64), -1)
 
 
 def probabilities(j: np.ndarray, M: np.ndarray, jmax: np.ndarray, dtype: npt.DTypeLike = np.float64):

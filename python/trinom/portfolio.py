@@ -67,6 +67,8 @@ class Portfolio:
         for name, arr in arrays.items():
             arr.setflags(write=False)
             object.__setattr__(self, name, arr)
+        # The arrays are private read-only copies, so derived results can be cached safely.
+        object.__setattr__(self, "_cache", {})
 
     # --- construction -------------------------------------------------------------------
     @classmethod
@@ -120,9 +122,12 @@ class Portfolio:
 
     # --- derived quantities ---------------------------------------------------------------
     def geometry(self, dtype: npt.DTypeLike = np.float64) -> TreeGeometry:
-        """Per-option tree constants in the working precision (see :func:`trinom.model.tree_geometry`)."""
-        return tree_geometry(self.maturity, self.expiry, self.term_unit, self.term_steps,
-                             self.a, self.sigma, dtype)
+        """Per-option tree constants in the working precision (see :func:`trinom.model.tree_geometry`); cached."""
+        key = ("geometry", np.dtype(dtype).name)
+        if key not in self._cache:
+            self._cache[key] = tree_geometry(self.maturity, self.expiry, self.term_unit, self.term_steps,
+                                             self.a, self.sigma, dtype)
+        return self._cache[key]
 
     def widths(self, dtype: npt.DTypeLike = np.float64) -> np.ndarray:
         """Tree width ``2 jmax + 1`` of each option."""
@@ -138,7 +143,13 @@ class Portfolio:
 
     # --- validation -------------------------------------------------------------------------
     def validate(self, max_width: int = DEFAULT_MAX_WIDTH) -> list[tuple[int, str, str]]:
-        """Every problem as ``(row, field, message)``, in row order; empty when all is well."""
+        """Every problem as ``(row, field, message)``, in row order; empty when all is well (cached)."""
+        key = ("problems", int(max_width))
+        if key not in self._cache:
+            self._cache[key] = self._find_problems(int(max_width))
+        return list(self._cache[key])
+
+    def _find_problems(self, max_width: int) -> list[tuple[int, str, str]]:
         problems: list[tuple[int, str, str]] = []
 
         def bad(mask: np.ndarray, field: str, text: str) -> None:
