@@ -16,14 +16,17 @@ from trinom import backends
 SMALL = ["book", "options-1000", "0_UNIFORM_1000", "1_RAND_1000", "2_RANDCONSTHEIGHT_1000", "3_RANDCONSTWIDTH_1000"]
 LARGE = ["0_UNIFORM", "1_RAND", "2_RANDCONSTHEIGHT", "3_RANDCONSTWIDTH", "4_SKEWED", "5_SKEWEDCONSTHEIGHT",
          "6_SKEWEDCONSTWIDTH", "options-60000"]
-CPU = [("futhark-basic", "c"), ("futhark-basic", "multicore"), ("futhark-flat", "c"), ("futhark-flat", "multicore")]
+CPU = [("futhark-basic", "c"), ("futhark-basic", "multicore"), ("futhark-flat", "c"), ("futhark-flat", "multicore"),
+       ("auto", None)]
 GPU = [("futhark-basic", "cuda"), ("futhark-flat", "cuda"), ("futhark-basic", "opencl"), ("futhark-flat", "opencl"),
-       ("cuda-option", None), ("cuda-multi", None), ("cuda", None)]
+       ("cuda-option", None), ("cuda-multi", None), ("cuda", None), ("auto", None), ("futhark-basic", "c")]
 #: Prices are checked against data/*.out (float64); float32 only for gross errors (tests check it tightly).
 TOLERANCE = {"f64": 1e-11, "f32": 1e-2}
 
 
 def usable(name: str, target: str | None) -> None:
+    if name == "auto":
+        return
     try:
         module = backends.get(name)
     except backends.BackendUnavailable as err:

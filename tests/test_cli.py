@@ -77,4 +77,4 @@ def test_backends_lists_every_backend_and_why():
     assert result.returncode == 0
     for name in ("reference", "futhark-basic", "futhark-flat", "cuda-option", "cuda-multi", "cuda"):
         assert f"\n{name} " in "\n" + result.stdout
-    assert "auto picks:" in result.stdout and "OpenCL platforms" in result.stdout
+    assert "auto picks, for 1000 options" in result.stdout and "OpenCL platforms" in result.stdout

@@ -6,7 +6,7 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
-from . import backends
+from . import auto, backends
 from .constants import DEFAULT_MAX_WIDTH
 from .curve import YieldCurve
 from .errors import InputError
@@ -64,13 +64,14 @@ def price(
     prices = np.full(len(portfolio), np.nan, dtype=dtype)
     if not problems:  # the common case: no masking, no copies
         if len(portfolio):
-            module = backends.get(choose_backend(portfolio, precision) if backend == "auto" else backend)
+            module, options = _resolve(backend, portfolio, precision, options)
             prices = np.asarray(module.price(portfolio, curve, precision, **options), dtype=dtype)
     else:
         good = np.flatnonzero(~bad)
         if good.size:
-            module = backends.get(choose_backend(portfolio, precision) if backend == "auto" else backend)
-            prices[good] = module.price(portfolio[good], curve, precision, **options)
+            subset = portfolio[good]
+            module, options = _resolve(backend, subset, precision, options)
+            prices[good] = module.price(subset, curve, precision, **options)
     if errors == "mask":
         text = np.full(len(portfolio), "", dtype=object)
         for row, message in messages.items():
@@ -79,13 +80,15 @@ def price(
     return prices
 
 
+def _resolve(backend: str, portfolio: Portfolio, precision: str, options: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The backend module to run and its options (``auto`` asks :mod:`trinom.auto`)."""
+    if backend != "auto":
+        return backends.get(backend), options
+    name, chosen = auto.choose(portfolio, precision)
+    return backends.get(name), {**options, **chosen}
+
+
 def choose_backend(portfolio: Portfolio, precision: str = "f64") -> str:
-    """The backend ``auto`` runs: the first usable one in order of expected speed."""
-    for name in ("cuda", "futhark-flat", "futhark-basic"):
-        try:
-            module = backends.get(name)
-        except backends.BackendUnavailable:
-            continue
-        if module.available(None)[0]:
-            return name
-    return "reference"
+    """The backend ``auto`` runs for ``portfolio`` (with its target, e.g. ``futhark-basic/c``)."""
+    name, options = auto.choose(portfolio, precision)
+    return f"{name}/{options['target']}" if options.get("target") else name

@@ -9,13 +9,14 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__, backends, io
+from . import __version__, auto, backends, io
 from .api import choose_backend, price
 from .constants import DEFAULT_MAX_WIDTH, PUT
 from .curve import YieldCurve
 from .errors import InputError
+from .generator import generate
 from .model import work
-from .portfolio import FIELDS, Portfolio
+from .portfolio import Portfolio
 
 
 class ProgressBar:
@@ -66,8 +67,12 @@ def _price_with_progress(portfolio: Portfolio, curve: YieldCurve, backend: str, 
 def cmd_price(args: argparse.Namespace) -> int:
     portfolio, file_curve = io.read_input(args.portfolio)
     curve = io.read_yield_curve(args.yield_file) if args.yield_file else file_curve or YieldCurve.thesis()
-    backend = choose_backend(portfolio, args.precision) if args.backend == "auto" else args.backend
-    options = {"target": args.target} if args.target else {}
+    backend, options = args.backend, {"target": args.target} if args.target else {}
+    if backend == "auto":  # resolve once, so every slice of the progress bar runs the same backend
+        valid = portfolio.validate(args.max_width)
+        rows = np.setdiff1d(np.arange(len(portfolio)), [row for row, _f, _m in valid])
+        backend, chosen = auto.choose(portfolio[rows] if len(valid) else portfolio, args.precision)
+        options = {**chosen, **options}
     start = time.perf_counter()
     result = _price_with_progress(portfolio, curve, backend, precision=args.precision, errors=args.errors,
                                   max_width=args.max_width, **options)
@@ -80,7 +85,8 @@ def cmd_price(args: argparse.Namespace) -> int:
             print(f"{p:.17g}" + (f"\t{messages[k]}" if messages is not None and messages[k] else ""))
     bad = 0 if messages is None else int(sum(1 for m in messages if m))
     where = f" -> {args.out}" if args.out else ""
-    print(f"trinom: {len(portfolio)} options priced on {backend} ({args.precision}) in {elapsed:.3f} s"
+    label = backend + (f"/{options['target']}" if options.get("target") else "")
+    print(f"trinom: {len(portfolio)} options priced on {label} ({args.precision}) in {elapsed:.3f} s"
           f"{f', {bad} rows with errors' if bad else ''}{where}", file=sys.stderr)
     return 0
 
@@ -102,15 +108,13 @@ def cmd_info(args: argparse.Namespace) -> int:
                   f"std {s['std']:.2f}  skewness {s['skewness']:.2f}")
         g = sub.geometry()
         print(f"  work  : {float(work(g.n, g.jmax).sum()):.4g} node updates (both passes)")
-        print(f"  auto backend: {choose_backend(sub)}")
+        print(f"  auto backend: {auto.describe_choice(sub)}")
     for row, _field, message in problems[:20]:
         print(f"  row {row}: {message}")
     return 0
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from .generator import generate
-
     portfolio = generate(args.distribution, args.size, skew_percent=args.skew, seed=args.seed)
     curve = YieldCurve.thesis() if args.with_curve else None
     io.write_portfolio(portfolio, args.out, curve)
@@ -125,7 +129,9 @@ def cmd_backends(args: argparse.Namespace) -> int:
     print(f"{'backend':15s} {'target':10s} {'usable':7s} details")
     for name, target, usable, reason in backends.status():
         print(f"{name:15s} {target or '-':10s} {'yes' if usable else 'no':7s} {reason}")
-    print(f"auto picks: {choose_backend(Portfolio(**{field: [] for field in FIELDS}))}")
+    sample = generate("uniform", 1000)
+    print(f"auto picks, for 1000 options of width 47 and height 109: {choose_backend(sample)}; "
+          f"for 5 of them: {choose_backend(sample[:5])}")
     print("\nOpenCL platforms (pyopencl):")
     for line in opencl_devices():
         print(f"  {line}")
@@ -152,12 +158,10 @@ def opencl_devices() -> list[str]:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from .generator import generate
-
     portfolio = generate("skewed", args.size, seed=1)
-    backend = choose_backend(portfolio)
+    backend = choose_backend(portfolio, args.precision)
     start = time.perf_counter()
-    prices = price(portfolio, backend=backend, precision=args.precision)
+    prices = price(portfolio, backend="auto", precision=args.precision)
     elapsed = time.perf_counter() - start
     g = portfolio.geometry()
     nodes = float(work(g.n, g.jmax).sum())
