@@ -48,7 +48,5 @@ def test_rule(monkeypatch):
     assert auto.choose(book) == ("futhark-basic", {"target": "c"})  # tiny: the CPU beats a GPU call
     available |= {("cuda", None)}
     assert auto.choose(big) == ("cuda", {})
-    assert auto.choose(book) == ("futhark-basic", {"target": "c"})
-    available -= {("futhark-basic", "c")}
-    assert auto.choose(book) == ("cuda", {})
+    assert auto.choose(book) == ("cuda", {})  # on the H100 cuda beat the c target even on the book
     assert "cuda" in auto.describe_choice(big) and "node updates" in auto.describe_choice(big)

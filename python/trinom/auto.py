@@ -5,23 +5,26 @@ in node updates, the widest tree, the spread and skewness of widths and heights)
 (:func:`choose`) maps them to a backend and target. The rule was derived from the benchmarks
 in benches/RESULTS.md (H100 and the 2-core CPU, float32 and float64):
 
-1. A portfolio with less work than :data:`TINY_WORK` node updates (a handful of small trees)
-   goes to the CPU's single-threaded Futhark ``c`` target: a GPU call costs about half a
-   millisecond of launches and copies however small the job (the 5-option book: 0.39 ms on
-   ``c`` against 0.56 ms on ``cuda``).
-2. Otherwise, with a usable NVIDIA GPU: ``cuda``. It was the fastest backend on every thesis
-   dataset in both precisions, uniform, random and skewed alike, by 2x to 300x over the
-   others; its warp-segment packing absorbs width and height skew, which is what decides
-   between the thesis' CUDA-option and CUDA-multi. Trees wider than :data:`CUDA_FAST_MAX_WIDTH`
-   are priced by its one-option-per-thread fallback: still correct, and still on the GPU.
-3. Without a GPU: Futhark ``futhark-basic`` on the ``multicore`` target, which beat ``c``,
-   ``futhark-flat`` and the NumPy reference on every CPU dataset measured (flat pays for its
-   flattened arrays in memory traffic; on 4_SKEWED it took 2.4x basic's time).
+1. With a usable NVIDIA GPU: ``cuda``. On the H100 it was the fastest backend on every thesis
+   dataset in both precisions, uniform, random and skewed alike, by 2x to 300x over the other
+   backends, and even on the 5-option book (0.18 ms against 0.33 ms for Futhark's ``c``
+   target): its warp-segment packing absorbs the width and height skew that decides between
+   the thesis' CUDA-option and CUDA-multi. Trees wider than :data:`CUDA_FAST_MAX_WIDTH` are
+   priced by its one-option-per-thread fallback: still correct, and still on the GPU.
+2. Without a GPU, a portfolio with less work than :data:`TINY_WORK` node updates goes to
+   Futhark's single-threaded ``c`` target (the book: 0.39 ms against 0.54 ms on
+   ``multicore``, whose thread pool costs more than the work).
+3. Otherwise ``futhark-basic`` on the ``multicore`` target, which beat ``c``, ``futhark-flat``
+   and the NumPy reference on every CPU dataset measured (flat pays for its flattened arrays
+   in memory traffic: on 4_SKEWED it took 2.4x basic's time).
 4. Without compiled libraries: the NumPy ``reference``.
+
+Availability is probed once per process (:func:`usable` is cached).
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,7 +33,7 @@ from . import backends
 from .model import work
 from .portfolio import Portfolio, describe
 
-#: Below this much work (node updates, both passes) the CPU beats a GPU call's fixed cost.
+#: Below this much work (node updates, both passes) one CPU thread beats the multicore thread pool.
 TINY_WORK = 20_000
 #: Widest tree the ``cuda`` backend's fast kernel holds in registers (wider ones use its fallback).
 CUDA_FAST_MAX_WIDTH = 512
@@ -50,18 +53,24 @@ class Profile:
 
 
 def inspect(portfolio: Portfolio, precision: str = "f64") -> Profile:
-    """Cheap statistics of a validated portfolio (one pass over its geometry)."""
+    """Cheap statistics of a validated portfolio (one pass over its geometry; cached on the portfolio)."""
+    key = ("profile", precision)
+    if key in portfolio._cache:
+        return portfolio._cache[key]
     g = portfolio.geometry(np.float32 if precision == "f32" else np.float64)
     if len(portfolio) == 0:
         return Profile(0, 0.0, 0, 0.0, 0.0, 0.0, 0.0)
     widths, heights = describe(g.width), describe(g.height)
-    return Profile(options=len(portfolio), work=float(work(g.n, g.jmax).sum()), widest=int(g.width.max()),
-                   width_skewness=widths["skewness"], height_skewness=heights["skewness"],
-                   width_std=widths["std"], height_std=heights["std"])
+    profile = Profile(options=len(portfolio), work=float(work(g.n, g.jmax).sum()), widest=int(g.width.max()),
+                      width_skewness=widths["skewness"], height_skewness=heights["skewness"],
+                      width_std=widths["std"], height_std=heights["std"])
+    portfolio._cache[key] = profile
+    return profile
 
 
+@functools.cache
 def usable(name: str, target: str | None = None) -> bool:
-    """Can ``name`` (on ``target``) run here?"""
+    """Can ``name`` (on ``target``) run here? (asked once per process)"""
     try:
         return bool(backends.get(name).available(target)[0])
     except backends.BackendUnavailable:
@@ -70,11 +79,10 @@ def usable(name: str, target: str | None = None) -> bool:
 
 def choose(portfolio: Portfolio, precision: str = "f64") -> tuple[str, dict[str, str]]:
     """The backend (and its options, e.g. the Futhark target) that ``auto`` runs for ``portfolio``."""
-    profile = inspect(portfolio, precision)
-    if profile.work < TINY_WORK and usable("futhark-basic", "c"):
-        return "futhark-basic", {"target": "c"}
     if usable("cuda"):
         return "cuda", {}
+    if inspect(portfolio, precision).work < TINY_WORK and usable("futhark-basic", "c"):
+        return "futhark-basic", {"target": "c"}
     for target in ("multicore", "c"):
         if usable("futhark-basic", target):
             return "futhark-basic", {"target": target}
