@@ -121,6 +121,7 @@ def price(
     precision: str = "f64",
     *,
     variant: str,
+    target: str | None = None,
     block_size: int | None = None,
     padding: str = "global",
     sort: bool = True,
@@ -130,10 +131,15 @@ def price(
 ) -> np.ndarray:
     """Prices in input order from the CUDA library (see the backend modules for the options).
 
+    Raises :class:`BackendUnavailable` ("no CUDA device: ...") where the library or a GPU is
+    missing: opening the context is the check, so no separate probe runs per call.
+
     ``timing``, if given, is filled with ``kernel_ms`` (pricing kernels, cudaEvent), ``device_ms``
     (first upload to last download), ``library_ms`` (wall clock inside the library), ``chunks``
     and ``fallback`` (options priced by the wide-tree fallback).
     """
+    if target not in (None, "cuda"):
+        raise BackendUnavailable(f"unknown target {target!r} (the CUDA backends run on target 'cuda')")
     if precision not in _PRECISIONS:
         raise ValueError(f"precision must be 'f32' or 'f64', got {precision!r}")
     if padding not in PADDINGS:

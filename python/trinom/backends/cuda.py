@@ -47,8 +47,6 @@ def price(
     ``block_size``: threads per block (32, 64, 96 or 128); ``sort``: tallest trees first inside
     a width class; ``chunk_size``, ``memory_limit`` and ``timing`` as for ``cuda-option``.
     """
-    ok, why = available(target)
-    if not ok:
-        raise _cuda_lib.BackendUnavailable(why)
-    return _cuda_lib.price(portfolio, curve, precision, variant="fast", block_size=block_size, sort=sort,
+    return _cuda_lib.price(portfolio, curve, precision, target=target,
+                           variant="fast", block_size=block_size, sort=sort,
                            chunk_size=chunk_size, memory_limit=memory_limit, timing=timing)

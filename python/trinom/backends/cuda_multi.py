@@ -40,8 +40,6 @@ def price(
     ``block_size``: threads per block, the packing capacity (32..1024); ``sort``: tallest trees
     first; ``chunk_size``, ``memory_limit`` and ``timing`` as for ``cuda-option``.
     """
-    ok, why = available(target)
-    if not ok:
-        raise _cuda_lib.BackendUnavailable(why)
-    return _cuda_lib.price(portfolio, curve, precision, variant="multi", block_size=block_size, sort=sort,
+    return _cuda_lib.price(portfolio, curve, precision, target=target,
+                           variant="multi", block_size=block_size, sort=sort,
                            chunk_size=chunk_size, memory_limit=memory_limit, timing=timing)

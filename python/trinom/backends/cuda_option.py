@@ -44,9 +44,5 @@ def price(
     portfolios are priced in pieces); ``timing``: a dict filled with ``kernel_ms``,
     ``device_ms`` and ``library_ms`` (see :func:`trinom.backends._cuda_lib.price`).
     """
-    ok, why = available(target)
-    if not ok:
-        raise _cuda_lib.BackendUnavailable(why)
-    return _cuda_lib.price(portfolio, curve, precision, variant="option", block_size=block_size,
-                           padding=padding, sort=sort, chunk_size=chunk_size, memory_limit=memory_limit,
-                           timing=timing)
+    return _cuda_lib.price(portfolio, curve, precision, target=target, variant="option", block_size=block_size,
+                           padding=padding, sort=sort, chunk_size=chunk_size, memory_limit=memory_limit, timing=timing)
