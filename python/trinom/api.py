@@ -55,27 +55,23 @@ def price(
     problems = portfolio.validate(max_width=max_width)
     if problems and errors == "raise":
         raise InputError(problems)
-    bad = np.zeros(len(portfolio), dtype=bool)
-    messages: dict[int, str] = {}
-    for row, _field, message in problems:
-        bad[row] = True
-        messages[row] = f"{messages[row]}; {message}" if row in messages else message
     dtype = np.float32 if precision == "f32" else np.float64
-    prices = np.full(len(portfolio), np.nan, dtype=dtype)
     if not problems:  # the common case: no masking, no copies
+        prices = np.empty(0, dtype=dtype)
         if len(portfolio):
             module, options = _resolve(backend, portfolio, precision, options)
             prices = np.asarray(module.price(portfolio, curve, precision, **options), dtype=dtype)
     else:
-        good = np.flatnonzero(~bad)
+        prices = np.full(len(portfolio), np.nan, dtype=dtype)
+        good = portfolio.good_rows(max_width)
         if good.size:
             subset = portfolio[good]
             module, options = _resolve(backend, subset, precision, options)
             prices[good] = module.price(subset, curve, precision, **options)
     if errors == "mask":
         text = np.full(len(portfolio), "", dtype=object)
-        for row, message in messages.items():
-            text[row] = message
+        for row, _field, message in problems:  # a row with several problems gets them all, joined
+            text[row] = f"{text[row]}; {message}" if text[row] else message
         return prices, text.astype(str)
     return prices
 

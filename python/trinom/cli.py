@@ -69,9 +69,8 @@ def cmd_price(args: argparse.Namespace) -> int:
     curve = io.read_yield_curve(args.yield_file) if args.yield_file else file_curve or YieldCurve.thesis()
     backend, options = args.backend, {"target": args.target} if args.target else {}
     if backend == "auto":  # resolve once, so every slice of the progress bar runs the same backend
-        valid = portfolio.validate(args.max_width)
-        rows = np.setdiff1d(np.arange(len(portfolio)), [row for row, _f, _m in valid])
-        backend, chosen = auto.choose(portfolio[rows] if len(valid) else portfolio, args.precision)
+        rows = portfolio.good_rows(args.max_width)
+        backend, chosen = auto.choose(portfolio[rows] if rows.size < len(portfolio) else portfolio, args.precision)
         options = {**chosen, **options}
     start = time.perf_counter()
     result = _price_with_progress(portfolio, curve, backend, precision=args.precision, errors=args.errors,
@@ -94,7 +93,7 @@ def cmd_price(args: argparse.Namespace) -> int:
 def cmd_info(args: argparse.Namespace) -> int:
     portfolio, file_curve = io.read_input(args.portfolio)
     problems = portfolio.validate(args.max_width)
-    good = np.setdiff1d(np.arange(len(portfolio)), [row for row, _f, _m in problems])
+    good = portfolio.good_rows(args.max_width)
     sub = portfolio[good] if good.size < len(portfolio) else portfolio
     print(f"{args.portfolio}: {len(portfolio)} options ({int((portfolio.option_type == PUT).sum())} puts), "
           f"{len(problems)} problems")
@@ -106,8 +105,7 @@ def cmd_info(args: argparse.Namespace) -> int:
             s = stats[what]
             print(f"  {what:6s}: min {s['min']:.0f}  max {s['max']:.0f}  mean {s['mean']:.2f}  "
                   f"std {s['std']:.2f}  skewness {s['skewness']:.2f}")
-        g = sub.geometry()
-        print(f"  work  : {float(work(g.n, g.jmax).sum()):.4g} node updates (both passes)")
+        print(f"  work  : {auto.inspect(sub).work:.4g} node updates (both passes)")
         print(f"  auto backend: {auto.describe_choice(sub)}")
     for row, _field, message in problems[:20]:
         print(f"  row {row}: {message}")

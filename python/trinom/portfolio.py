@@ -149,6 +149,10 @@ class Portfolio:
             self._cache[key] = self._find_problems(int(max_width))
         return list(self._cache[key])
 
+    def good_rows(self, max_width: int = DEFAULT_MAX_WIDTH) -> np.ndarray:
+        """Indices of the rows :meth:`validate` finds no problem in, ascending."""
+        return np.setdiff1d(np.arange(len(self)), [row for row, _field, _message in self.validate(max_width)])
+
     def _find_problems(self, max_width: int) -> list[tuple[int, str, str]]:
         problems: list[tuple[int, str, str]] = []
 
