@@ -44,12 +44,14 @@ class ProgressBar:
 def _price_with_progress(portfolio: Portfolio, curve: YieldCurve, backend: str, **kwargs) -> tuple:
     """Price in slices of about equal work so the bar can move, whatever the backend."""
     bar = ProgressBar(f"pricing on {backend}")
+    if backend == "reference":  # it reports its own chunks to the bar
+        return price(portfolio, curve, backend=backend, progress=bar, **kwargs)
     geometry = portfolio.geometry()
     ok = (geometry.n > 0) & (geometry.jmax > 0)
     node_work = np.where(ok, work(np.maximum(geometry.n, 0), np.maximum(geometry.jmax, 0)), 0)
-    slices = 1 if node_work.sum() < 2e8 or backend.startswith("cuda") else 20
-    if backend == "reference":
-        return price(portfolio, curve, backend=backend, progress=bar, **kwargs)
+    if node_work.sum() < 2e8 or backend.startswith("cuda"):  # quick enough for no bar: one call, no copies
+        return price(portfolio, curve, backend=backend, **kwargs)
+    slices = 20
     bounds = np.searchsorted(np.cumsum(node_work), np.linspace(0, node_work.sum(), slices + 1)[1:-1])
     parts = np.split(np.arange(len(portfolio)), bounds)
     results = []
