@@ -58,27 +58,31 @@ def grouped_bars(ax, rows: list[dict], value: str, precision: str, datasets: lis
     ax.set_title(precision)
 
 
-def plot_times(rows: list[dict], datasets: list[str]) -> None:
+def two_panels(rows: list[dict], value: str, datasets: list[str], ylabel: str, title: str, filename: str,
+               log: bool = False, target_line: float | None = None) -> None:
+    """One grouped-bar panel per precision (f64 left, f32 right) of ``value``, saved as ``filename``."""
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.5), sharey=True)
     for ax, precision in zip(axes, ("f64", "f32"), strict=True):
-        grouped_bars(ax, [dict(r, ms=r["median_s"] * 1e3) for r in rows], "ms", precision, datasets)
-        ax.set_yscale("log")
-    axes[0].set_ylabel("median time, ms (log scale)")
+        grouped_bars(ax, rows, value, precision, datasets)
+        if target_line is not None:
+            ax.axhline(target_line, color="k", linestyle="--", linewidth=1, label=f"target: {target_line:g}x")
+            ax.axhline(1, color="grey", linewidth=0.8)
+        if log:
+            ax.set_yscale("log")
+    axes[0].set_ylabel(ylabel)
     axes[1].legend(fontsize=7, ncol=2)
-    fig.suptitle("Time per dataset (65536 options each), end to end from Python")
+    fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(OUT / "time.png", dpi=110)
+    fig.savefig(OUT / filename, dpi=110)
+
+
+def plot_times(rows: list[dict], datasets: list[str]) -> None:
+    two_panels([dict(r, ms=r["median_s"] * 1e3) for r in rows], "ms", datasets, "median time, ms (log scale)",
+               "Time per dataset (65536 options each), end to end from Python", "time.png", log=True)
 
 
 def plot_gnodes(rows: list[dict], datasets: list[str]) -> None:
-    fig, axes = plt.subplots(1, 2, figsize=(13, 4.5), sharey=True)
-    for ax, precision in zip(axes, ("f64", "f32"), strict=True):
-        grouped_bars(ax, rows, "gnodes", precision, datasets)
-    axes[0].set_ylabel("Gnode/s (node updates per second, both passes)")
-    axes[1].legend(fontsize=7, ncol=2)
-    fig.suptitle("Throughput")
-    fig.tight_layout()
-    fig.savefig(OUT / "gnodes.png", dpi=110)
+    two_panels(rows, "gnodes", datasets, "Gnode/s (node updates per second, both passes)", "Throughput", "gnodes.png")
 
 
 def plot_speedup(rows: list[dict]) -> None:
@@ -86,19 +90,10 @@ def plot_speedup(rows: list[dict]) -> None:
     gpu = [r for r, g in zip(rows, on_gpu, strict=True) if g and r["dataset"] in THESIS_H100_MS]
     if not gpu:
         return
-    fig, axes = plt.subplots(1, 2, figsize=(13, 4.5), sharey=True)
-    for ax, precision in zip(axes, ("f64", "f32"), strict=True):
-        speed = [dict(r, speedup=THESIS_H100_MS[r["dataset"]][0 if precision == "f32" else 1] / (r["median_s"] * 1e3))
-                 for r in gpu]
-        grouped_bars(ax, speed, "speedup", precision, DATASETS)
-        ax.axhline(5, color="k", linestyle="--", linewidth=1, label="target: 5x")
-        ax.axhline(1, color="grey", linewidth=0.8)
-        ax.set_yscale("log")
-    axes[0].set_ylabel("speed-up over the thesis' best H100 kernel (log)")
-    axes[1].legend(fontsize=7, ncol=2)
-    fig.suptitle("Speed-up over the thesis (its kernel time; ours end to end)")
-    fig.tight_layout()
-    fig.savefig(OUT / "speedup.png", dpi=110)
+    speed = [dict(r, speedup=THESIS_H100_MS[r["dataset"]][0 if r["precision"] == "f32" else 1] / (r["median_s"] * 1e3))
+             for r in gpu]
+    two_panels(speed, "speedup", DATASETS, "speed-up over the thesis' best H100 kernel (log)",
+               "Speed-up over the thesis (its kernel time; ours end to end)", "speedup.png", log=True, target_line=5)
 
 
 def plot_convergence() -> None:
