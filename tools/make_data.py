@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """Write data/NAME.in (the Futhark programs' 10-array input) and data/NAME.out (reference prices).
 
+Also the bond data of issue 7: data/bonds-NAME.in (the 19-array file, which is also the input
+of fut/bonds.fut's ``bonds64``) and data/bonds-NAME.out (reference prices), from SHARED/paper;
+the sample's reference prices are checked against the paper's out64 (bit for bit, 1e-12 here).
+
 From the thesis datasets in SHARED/thesis: each input is converted, and its prices are
 computed by trinom's reference pricer and checked against the thesis' float64 outputs (within
 1e-12). The 65536-option datasets take minutes to price on two cores, so for those the
@@ -22,7 +26,8 @@ from trinom import io
 #: Priced here and checked against the thesis' outputs.
 SMALL = ["book", "options-1000", "0_UNIFORM_1000", "1_RAND_1000", "2_RANDCONSTHEIGHT_1000", "3_RANDCONSTWIDTH_1000"]
 #: Copied with the thesis' outputs (benchmarks).
-LARGE = ["0_UNIFORM", "1_RAND", "2_RANDCONSTHEIGHT", "3_RANDCONSTWIDTH", "4_SKEWED", "5_SKEWEDCONSTHEIGHT",
+LARGE = ["0_UNIFORM_10000", "1_RAND_10000", "2_RANDCONSTHEIGHT_10000", "3_RANDCONSTWIDTH_10000",
+         "0_UNIFORM", "1_RAND", "2_RANDCONSTHEIGHT", "3_RANDCONSTWIDTH", "4_SKEWED", "5_SKEWEDCONSTHEIGHT",
          "6_SKEWEDCONSTWIDTH", "options-60000"]
 TOLERANCE = 1e-12
 
@@ -57,6 +62,30 @@ def from_shared(thesis: Path, out_dir: Path) -> None:
             print(f"  {name:24s} written, thesis prices copied")
 
 
+def bonds_from_shared(paper: Path, out_dir: Path) -> None:
+    from trinom.bonds import io as bond_io
+    from trinom.bonds import reference
+
+    for source in sorted(paper.glob("*.in")):
+        name = "bonds-sample" if source.stem.startswith("0_UNIFORM_1_") else f"bonds-{source.stem}"
+        target_in, target_out = out_dir / f"{name}.in", out_dir / f"{name}.out"
+        if up_to_date(target_in, source) and up_to_date(target_out, source):
+            print(f"  {name:24s} up to date")
+            continue
+        bonds, curves = bond_io.read_bonds(source)
+        prices = reference.price(bonds, curves)
+        expected_file = paper / "out64" / f"{source.stem}.out"
+        note = "priced here"
+        if expected_file.exists():
+            error = float(np.max(np.abs(prices - io.read_prices(expected_file))))
+            if error > TOLERANCE:
+                sys.exit(f"make_data: {name}: bond reference differs from the paper's out64 by {error:.3g}")
+            note += f" (max |diff| to out64 {error:.1e})"
+        bond_io.write_bonds(bonds, curves, target_in)
+        io.write_prices(target_out, prices)
+        print(f"  {name:24s} written, {note}")
+
+
 def generated(out_dir: Path) -> None:
     from trinom.generator import generate
 
@@ -85,6 +114,8 @@ def main() -> None:
     else:
         print(f"  {args.shared}/thesis not found: generating datasets instead")
         generated(args.out)
+    if (args.shared / "paper").is_dir():
+        bonds_from_shared(args.shared / "paper", args.out)
 
 
 if __name__ == "__main__":

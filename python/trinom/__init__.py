@@ -8,10 +8,12 @@
 """
 
 from .api import price
+from .bonds import BondPortfolio, BondPrices, price_bonds
 from .constants import CALL, PUT
 from .curve import YieldCurve
 from .errors import InputError
 from .portfolio import FIELDS, Portfolio
 
 __version__ = "0.1.0"
-__all__ = ["CALL", "FIELDS", "PUT", "InputError", "Portfolio", "YieldCurve", "__version__", "price"]
+__all__ = ["CALL", "FIELDS", "PUT", "BondPortfolio", "BondPrices", "InputError", "Portfolio", "YieldCurve",
+           "__version__", "price", "price_bonds"]

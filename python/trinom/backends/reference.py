@@ -57,7 +57,7 @@ def price(
     geometry = portfolio.geometry(dtype)
     prices = np.empty(len(portfolio), dtype=dtype)
     done = 0
-    for rows in _chunks(geometry.width, geometry.n):
+    for rows in width_groups(geometry.width, geometry.n):
         prices[rows] = _price_chunk(portfolio, curve, geometry, rows, dtype)
         done += rows.size
         if progress is not None:
@@ -66,7 +66,7 @@ def price(
 
 
 # --- grouping -------------------------------------------------------------------------------
-def _chunks(width: np.ndarray, n: np.ndarray) -> list[np.ndarray]:
+def width_groups(width: np.ndarray, n: np.ndarray) -> list[np.ndarray]:
     """Row indices of the chunks to price together: similar widths, tallest trees first."""
     order = np.argsort(width, kind="stable")
     w_sorted, n_sorted = width[order], n[order]

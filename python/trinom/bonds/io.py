@@ -1,0 +1,179 @@
+"""Bond file formats: the paper's 19-array file and a CSV pair (bonds, cash flows).
+
+* ``*.in`` with 19 arrays (docs/paper-instrument.md §1): the per-bond fields, the concatenated
+  cash flows and the yield curves (points per curve, rates, days). Written with integer arrays
+  as plain integers and reals with a decimal point, which is also Futhark's textual value
+  format for the ``bonds64`` entry point (i32 and f64 arrays).
+* CSV: ``NAME.csv`` holds one row per bond (an ``id`` column and the per-bond fields) and
+  ``NAME.cashflows.csv`` one row per cash flow (``id,step,repayment,coupon``), keyed by bond id;
+  the curves go to ``NAME.curves.csv`` (``curve,days,rate``).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ..curve import YieldCurve
+from ..errors import InputError
+from ..io import _format_float, format_array, read_arrays
+from .portfolio import _INTEGER_FIELDS, BOND_FIELDS, BondPortfolio, flatten_curves
+
+#: The 19 arrays in file order (the last three are the curves).
+FILE_ARRAYS: tuple[str, ...] = ("term_unit", "term_steps", "a", "sigma", "maturity", "cashflow_count",
+                                "cashflow_step", "repayment", "coupon", "spread", "option_type", "strike",
+                                "first_exercise", "last_exercise", "exercise_frequency", "curve_index",
+                                "curve_terms", "curve_rates", "curve_days")
+_INTEGER_ARRAYS = (*_INTEGER_FIELDS, "option_type", "curve_terms", "curve_days")
+
+
+def is_bond_file(path: str | Path) -> bool:
+    """True for a 19-array bond file or a bond CSV (one with a ``cashflow_count`` column)."""
+    path = Path(path)
+    if path.suffix.lower() == ".csv":
+        with open(path, newline="") as handle:
+            header = handle.readline()
+        return "cashflow_count" in header
+    return path.read_text().count("[") == len(FILE_ARRAYS)
+
+
+def read_bonds(path: str | Path) -> tuple[BondPortfolio, tuple[YieldCurve, ...]]:
+    """A bond portfolio and its curves from a 19-array ``.in`` file or a bond CSV."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError([(None, "file", f"{path}: no such file")])
+    if path.suffix.lower() == ".csv":
+        return read_bonds_csv(path)
+    arrays = read_arrays(path)
+    if len(arrays) != len(FILE_ARRAYS):
+        raise InputError([(None, "file", f"{path}: a bond file holds {len(FILE_ARRAYS)} arrays, found {len(arrays)}")])
+    named = dict(zip(FILE_ARRAYS, arrays, strict=True))
+    curves = curves_from_arrays(named.pop("curve_terms"), named.pop("curve_rates"), named.pop("curve_days"))
+    return BondPortfolio(**named), curves
+
+
+def curves_from_arrays(terms: np.ndarray, rates: np.ndarray, days: np.ndarray) -> tuple[YieldCurve, ...]:
+    """Split the file's concatenated curve arrays into :class:`YieldCurve` objects."""
+    terms = np.asarray(terms)
+    if (terms < 1).any() or (terms != np.round(terms)).any() or int(terms.sum()) != len(rates) or len(rates) != len(days):
+        raise InputError([(None, "curve_terms", f"the curves' point counts {terms.astype(int).tolist()} do not "
+                           f"match the {len(rates)} rates and {len(days)} days")])
+    ends = np.cumsum(terms.astype(np.int64))
+    starts = ends - terms.astype(np.int64)
+    return tuple(YieldCurve(rates[s:e], days[s:e]) for s, e in zip(starts, ends, strict=True))
+
+
+def write_bonds(portfolio: BondPortfolio, curves: Sequence[YieldCurve], path: str | Path) -> None:
+    """Write the 19-array ``.in`` file (also Futhark's input for ``bonds64``), or the CSV trio."""
+    path = Path(path)
+    if path.suffix.lower() == ".csv":
+        write_bonds_csv(portfolio, curves, path)
+        return
+    terms, rates, days = flatten_curves(curves)
+    arrays = {**portfolio.as_dict(), "curve_terms": terms, "curve_rates": rates, "curve_days": days}
+    lines = [format_array(arrays[name], integer=name in _INTEGER_ARRAYS) if len(arrays[name])
+             else f"empty([0]{'i32' if name in _INTEGER_ARRAYS else 'f64'})" for name in FILE_ARRAYS]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _companions(path: Path) -> tuple[Path, Path]:
+    stem = path.with_suffix("")
+    return stem.with_name(stem.name + ".cashflows.csv"), stem.with_name(stem.name + ".curves.csv")
+
+
+def write_bonds_csv(portfolio: BondPortfolio, curves: Sequence[YieldCurve], path: str | Path) -> None:
+    """``NAME.csv`` (bonds), ``NAME.cashflows.csv`` (cash flows by bond id), ``NAME.curves.csv``."""
+    path = Path(path)
+    cash_path, curve_path = _companions(path)
+    fields = [f for f in BOND_FIELDS if f != "cashflow_count"]
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", *fields, "cashflow_count"])
+        for k in range(len(portfolio)):
+            writer.writerow([k, *(_cell(f, getattr(portfolio, f)[k]) for f in fields), int(portfolio.cashflow_count[k])])
+    with open(cash_path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "step", "repayment", "coupon"])
+        owner = np.repeat(np.arange(len(portfolio)), portfolio.cashflow_count)
+        for k, (bond, step) in enumerate(zip(owner, portfolio.cashflow_step, strict=True)):
+            writer.writerow([int(bond), int(step), _format_float(float(portfolio.repayment[k])),
+                             _format_float(float(portfolio.coupon[k]))])
+    with open(curve_path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["curve", "days", "rate"])
+        for c, curve in enumerate(curves):
+            writer.writerows([c, int(d), _format_float(float(r))] for d, r in zip(curve.days, curve.rates, strict=True))
+
+
+def read_bonds_csv(path: str | Path) -> tuple[BondPortfolio, tuple[YieldCurve, ...]]:
+    """The CSV trio written by :func:`write_bonds_csv` (cash flows may be listed in any order)."""
+    path = Path(path)
+    cash_path, curve_path = _companions(path)
+    for needed in (cash_path, curve_path):
+        if not needed.exists():
+            raise InputError([(None, "file", f"{path}: a bond CSV needs its companion file {needed.name}")])
+    bonds = _read_table(path, ["id", *BOND_FIELDS])
+    ids = bonds["id"]
+    if len(set(ids)) != len(ids):
+        raise InputError([(None, "id", f"{path}: bond ids must be unique")])
+    position = {bond_id: row for row, bond_id in enumerate(ids)}
+    flows = _read_table(cash_path, ["id", "step", "repayment", "coupon"])
+    owners = []
+    for k, bond_id in enumerate(flows["id"]):
+        if bond_id not in position:
+            raise InputError([(None, "id", f"{cash_path.name} line {k + 2}: cash flow for unknown bond id {bond_id!r}")])
+        owners.append(position[bond_id])
+    owner = np.array(owners, dtype=np.int64)
+    steps = np.array([_number(cash_path, "step", k, v) for k, v in enumerate(flows["step"])])
+    order = np.lexsort((steps, owner))  # by bond, then by step
+    fields: dict[str, object] = {}
+    for f in BOND_FIELDS:
+        if f == "option_type":
+            fields[f] = bonds[f]
+        else:
+            fields[f] = [_number(path, f, k, v, row=k) for k, v in enumerate(bonds[f])]
+    counted = np.bincount(owner, minlength=len(ids))
+    for row, (given, found) in enumerate(zip(fields["cashflow_count"], counted, strict=True)):  # type: ignore[arg-type]
+        if int(given) != int(found):
+            raise InputError([(row, "cashflow_count", f"cashflow_count is {int(given)} but "
+                               f"{cash_path.name} lists {int(found)} cash flows for bond {ids[row]!r}")])
+    fields["cashflow_step"] = steps[order]
+    for name, column in (("repayment", "repayment"), ("coupon", "coupon")):
+        values = np.array([_number(cash_path, column, k, v) for k, v in enumerate(flows[column])])
+        fields[name] = values[order]
+    table = _read_table(curve_path, ["curve", "days", "rate"])
+    curve_ids = np.array([_number(curve_path, "curve", k, v) for k, v in enumerate(table["curve"])], dtype=np.int64)
+    days = np.array([_number(curve_path, "days", k, v) for k, v in enumerate(table["days"])])
+    rates = np.array([_number(curve_path, "rate", k, v) for k, v in enumerate(table["rate"])])
+    curves = tuple(YieldCurve(rates[curve_ids == c], days[curve_ids == c]) for c in range(int(curve_ids.max()) + 1)) \
+        if curve_ids.size else ()
+    return BondPortfolio(**fields), curves
+
+
+def _read_table(path: Path, columns: list[str]) -> dict[str, list[str]]:
+    with open(path, newline="") as handle:
+        reader = csv.DictReader(handle)
+        header = [name.strip() for name in reader.fieldnames or []]
+        missing = [c for c in columns if c not in header]
+        if missing:
+            raise InputError([(None, c, f"{path.name}: CSV header lacks column '{c}'") for c in missing])
+        table: dict[str, list[str]] = {c: [] for c in columns}
+        for row in reader:
+            for c in columns:
+                table[c].append((row.get(c) or "").strip())
+    return table
+
+
+def _number(path: Path, field: str, k: int, text: str, row: int | None = None) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        where = f"{path.name} line {k + 2}"
+        raise InputError([(row, field, f"{where}: {field} must be a number, got {text!r}")]) from None
+
+
+def _cell(field: str, value: object) -> object:
+    return int(value) if field in _INTEGER_FIELDS or field == "option_type" else _format_float(float(value))  # type: ignore[arg-type]

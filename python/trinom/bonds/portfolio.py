@@ -1,0 +1,321 @@
+"""The portfolio of coupon bonds with an embedded call or put (the ARRAY'21 paper's instrument).
+
+The 19 arrays of ``docs/paper-instrument.md`` §1 as a struct of NumPy arrays: one entry per
+bond, except the cash flows (step, repayment, coupon), which are the bonds' schedules
+concatenated in bond order (``cashflow_offset`` locates a bond's slice).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..constants import CALL, OPTION_TYPES, PUT
+from ..curve import YieldCurve
+from ..errors import InputError
+from .model import BondGeometry, bond_geometry
+
+#: Per-bond fields, in the 19-array file's order (the cash-flow arrays sit between maturity and spread).
+BOND_FIELDS: dict[str, str] = {
+    "term_unit": "days in one term unit (360: a term unit is a year of 360 days)",
+    "term_steps": "tree steps per term unit (12: monthly steps)",
+    "a": "Hull-White mean reversion a (per year)",
+    "sigma": "Hull-White volatility sigma (absolute, per sqrt(year))",
+    "maturity": "bond maturity in term units; the tree height is ceil(term_steps * maturity)",
+    "cashflow_count": "number of cash flows of the bond (>= 1; the last one is at maturity)",
+    "spread": "option-adjusted spread, percent per year, continuous (1.0 = 100 bp)",
+    "option_type": "0 = call (the issuer may call), 1 = put (the holder may put)",
+    "strike": "clean exercise price per 100 face",
+    "first_exercise": "first tree step at which exercise is allowed",
+    "last_exercise": "last tree step at which exercise is allowed",
+    "exercise_frequency": "exercise period in steps, counted from the last cash-flow date (>= 1)",
+    "curve_index": "which yield curve (0-based) the bond is discounted on",
+}
+#: Per-cash-flow fields (the bonds' schedules concatenated in bond order).
+CASHFLOW_FIELDS: dict[str, str] = {
+    "cashflow_step": "tree step of the cash flow (ascending within a bond; the last is the tree height)",
+    "repayment": "principal paid at that step (per 100 face)",
+    "coupon": "coupon amount paid at that step (per 100 face, not a rate)",
+}
+_INTEGER_FIELDS = ("term_unit", "term_steps", "cashflow_count", "first_exercise", "last_exercise",
+                   "exercise_frequency", "curve_index", "cashflow_step")
+_STEP_LIMIT = 65535  # the file format's uint16 steps
+
+
+@dataclass(frozen=True, eq=False)
+class BondPortfolio:
+    """Callable and puttable coupon bonds, as read-only NumPy arrays.
+
+    Integer fields are int64, ``option_type`` int8, the rest float64. Construction checks the
+    shapes only (per-bond arrays of one length, cash-flow arrays of length
+    ``cashflow_count.sum()``); :meth:`validate` checks the values against the curves.
+
+    >>> p = BondPortfolio(term_unit=[360], term_steps=[12], a=[0.1], sigma=[0.01], maturity=[9.0],
+    ...                   cashflow_count=[1], cashflow_step=[108], repayment=[100.0], coupon=[0.0],
+    ...                   spread=[0.0], option_type=["put"], strike=[63.0], first_exercise=[36],
+    ...                   last_exercise=[36], exercise_frequency=[1], curve_index=[0])
+    >>> len(p), int(p.height()[0]), int(p.jmax()[0])
+    (1, 108, 23)
+    """
+
+    term_unit: np.ndarray
+    term_steps: np.ndarray
+    a: np.ndarray
+    sigma: np.ndarray
+    maturity: np.ndarray
+    cashflow_count: np.ndarray
+    cashflow_step: np.ndarray
+    repayment: np.ndarray
+    coupon: np.ndarray
+    spread: np.ndarray
+    option_type: np.ndarray
+    strike: np.ndarray
+    first_exercise: np.ndarray
+    last_exercise: np.ndarray
+    exercise_frequency: np.ndarray
+    curve_index: np.ndarray
+
+    def __init__(self, **fields: npt.ArrayLike):
+        names = (*BOND_FIELDS, *CASHFLOW_FIELDS)
+        missing = [f for f in names if f not in fields]
+        unknown = [f for f in fields if f not in names]
+        if missing or unknown:
+            raise InputError([(None, f, f"missing field '{f}'") for f in missing]
+                             + [(None, f, f"unknown field '{f}' (fields: {', '.join(names)})") for f in unknown])
+        arrays: dict[str, np.ndarray] = {}
+        for name in names:
+            if name == "option_type":
+                arrays[name] = _option_types(fields[name])
+            else:
+                arrays[name] = _numeric(name, fields[name], integer=name in _INTEGER_FIELDS)
+        n_bonds = arrays["strike"].size
+        problems = [(None, f, f"{f} has {arrays[f].size} entries, expected one per bond ({n_bonds})")
+                    for f in BOND_FIELDS if arrays[f].size != n_bonds]
+        if not problems:
+            counts = arrays["cashflow_count"]
+            bad_rows = np.flatnonzero(counts < 1)
+            problems += [(int(r), "cashflow_count", f"cashflow_count must be >= 1, got {int(counts[r])}")
+                         for r in bad_rows]
+            total = int(np.maximum(counts, 0).sum())
+            problems += [(None, f, f"{f} has {arrays[f].size} entries, but the cashflow_count sum is {total}")
+                         for f in CASHFLOW_FIELDS if arrays[f].size != total]
+        if problems:
+            raise InputError(problems)
+        for name, arr in arrays.items():
+            arr.setflags(write=False)
+            object.__setattr__(self, name, arr)
+        offset = np.zeros(n_bonds + 1, dtype=np.int64)
+        np.cumsum(arrays["cashflow_count"], out=offset[1:])
+        offset.setflags(write=False)
+        object.__setattr__(self, "cashflow_offset", offset)
+        object.__setattr__(self, "_cache", {})
+
+    # --- construction and access ----------------------------------------------------------------
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, npt.ArrayLike]) -> BondPortfolio:
+        """From a mapping of field name to array (extra keys are an error)."""
+        return cls(**dict(arrays))
+
+    def __len__(self) -> int:
+        return int(self.strike.size)
+
+    def __repr__(self) -> str:
+        return f"BondPortfolio({len(self)} bonds, {self.cashflow_step.size} cash flows)"
+
+    def as_dict(self) -> dict[str, np.ndarray]:
+        """Every field by name (per-bond fields, then the cash-flow fields)."""
+        return {name: getattr(self, name) for name in (*BOND_FIELDS, *CASHFLOW_FIELDS)}
+
+    def cashflows(self, row: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Bond ``row``'s cash-flow steps, repayments and coupons."""
+        lo, hi = int(self.cashflow_offset[row]), int(self.cashflow_offset[row + 1])
+        return self.cashflow_step[lo:hi], self.repayment[lo:hi], self.coupon[lo:hi]
+
+    def __getitem__(self, index: int | slice | npt.ArrayLike) -> BondPortfolio:
+        """The bonds at ``index`` (in that order) with their cash flows."""
+        rows = np.arange(len(self))[index]
+        rows = np.atleast_1d(rows)
+        counts = self.cashflow_count[rows]
+        starts = self.cashflow_offset[rows]
+        flat = np.repeat(starts - np.concatenate(([0], np.cumsum(counts)[:-1])), counts) + np.arange(counts.sum())
+        fields = {name: getattr(self, name)[rows] for name in BOND_FIELDS}
+        fields.update({name: getattr(self, name)[flat] for name in CASHFLOW_FIELDS})
+        return BondPortfolio(**fields)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for row in range(len(self)):
+            steps, repayments, coupons = self.cashflows(row)
+            bond: dict[str, Any] = {name: getattr(self, name)[row].item() for name in BOND_FIELDS}
+            bond.update(cashflow_step=steps.tolist(), repayment=repayments.tolist(), coupon=coupons.tolist())
+            yield bond
+
+    @classmethod
+    def concatenate(cls, parts: Sequence[BondPortfolio]) -> BondPortfolio:
+        """The bonds of ``parts``, one after the other."""
+        names = (*BOND_FIELDS, *CASHFLOW_FIELDS)
+        return cls(**{name: np.concatenate([getattr(p, name) for p in parts]) for name in names})
+
+    # --- geometry --------------------------------------------------------------------------------
+    def geometry(self, dtype: npt.DTypeLike = np.float64) -> BondGeometry:
+        """Per-bond tree constants (height, jmax, dt, ...), computed once per dtype."""
+        key = ("geometry", np.dtype(dtype).str)
+        if key not in self._cache:
+            self._cache[key] = bond_geometry(self.term_unit, self.term_steps, self.a, self.sigma,
+                                             self.maturity, self.spread, dtype)
+        return self._cache[key]
+
+    def height(self) -> np.ndarray:
+        """Tree height ``n`` (number of time steps) of every bond."""
+        return self.geometry().n
+
+    def jmax(self) -> np.ndarray:
+        """Half width ``jmax`` of every bond's tree (width ``2 jmax + 1``)."""
+        return self.geometry().jmax
+
+    def widths(self) -> np.ndarray:
+        """Tree width ``2 jmax + 1`` of every bond."""
+        return 2 * self.jmax() + 1
+
+    # --- validation --------------------------------------------------------------------------------
+    def validate(self, curves: Sequence[YieldCurve], max_width: int = 65535) -> list[tuple[int, str, str]]:
+        """Every problem as ``(row, field, message)``, in row order; empty when all is well."""
+        key = ("problems", len(curves), int(max_width))
+        if key not in self._cache:
+            self._cache[key] = _find_problems(self, len(curves), int(max_width))
+        return list(self._cache[key])
+
+    def good_rows(self, curves: Sequence[YieldCurve], max_width: int = 65535) -> np.ndarray:
+        """Indices of the bonds :meth:`validate` finds no problem in, ascending."""
+        bad = [row for row, _f, _m in self.validate(curves, max_width) if row is not None]
+        return np.setdiff1d(np.arange(len(self)), bad)
+
+
+def flatten_curves(curves: Sequence[YieldCurve]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The curves as the file's three arrays: points per curve, all rates, all days."""
+    if not curves:
+        return np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64)
+    terms = np.array([len(c) for c in curves], dtype=np.int64)
+    return terms, np.concatenate([c.rates for c in curves]), np.concatenate([c.days for c in curves])
+
+
+def _find_problems(p: BondPortfolio, n_curves: int, max_width: int) -> list[tuple[int, str, str]]:
+    """Value checks; each message names the field and the value (the row is added by InputError)."""
+    problems: list[tuple[int, str, str]] = []
+
+    def bad(mask: np.ndarray, field: str, text: str) -> None:
+        values = getattr(p, field)
+        for row in np.flatnonzero(mask):
+            problems.append((int(row), field, f"{field} {text}, got {_show(values[row])}"))
+
+    with np.errstate(invalid="ignore"):
+        for field in ("a", "sigma", "maturity", "spread", "strike"):
+            bad(~np.isfinite(getattr(p, field)), field, "must be a finite number")
+        for field in ("term_unit", "term_steps"):
+            bad((getattr(p, field) < 1) | (getattr(p, field) > _STEP_LIMIT), field, "must be in 1..65535")
+        bad(p.a <= 0, "a", "must be > 0")
+        bad(p.sigma <= 0, "sigma", "must be > 0")
+        bad(p.maturity <= 0, "maturity", "must be > 0")
+        bad(p.strike < 0, "strike", "must be >= 0")
+        bad(p.exercise_frequency < 1, "exercise_frequency", "must be >= 1")
+        bad(p.first_exercise < 0, "first_exercise", "must be >= 0")
+        for row in np.flatnonzero(p.first_exercise > p.last_exercise):
+            problems.append((int(row), "last_exercise", f"last_exercise must be >= first_exercise "
+                             f"({int(p.first_exercise[row])}), got {int(p.last_exercise[row])}"))
+        bad((p.curve_index < 0) | (p.curve_index >= n_curves), "curve_index",
+            f"must name one of the {n_curves} yield curves (0..{n_curves - 1})")
+        for row in np.flatnonzero((p.option_type != CALL) & (p.option_type != PUT)):
+            problems.append((int(row), "option_type", f"option_type must be {CALL} (call) or {PUT} (put)"))
+        owner = np.repeat(np.arange(len(p)), p.cashflow_count)
+        for field in ("repayment", "coupon"):
+            for k in np.flatnonzero(~np.isfinite(getattr(p, field))):
+                problems.append((int(owner[k]), field, f"{field} of cash flow {k - p.cashflow_offset[owner[k]]} "
+                                 f"must be a finite number, got {getattr(p, field)[k]}"))
+    checked = np.ones(len(p), dtype=bool)
+    checked[[row for row, _f, _m in problems]] = False
+    geometry = p.geometry()
+    n, width = geometry.n, 2 * geometry.jmax + 1
+    for row in np.flatnonzero(checked & ((n < 1) | (n > _STEP_LIMIT))):
+        problems.append((int(row), "maturity", f"maturity gives a tree of {int(n[row])} steps, outside "
+                         f"1..{_STEP_LIMIT} (maturity {_show(p.maturity[row])} at {int(p.term_steps[row])} steps per term)"))
+        checked[row] = False
+    for row in np.flatnonzero(checked & ((width < 3) | (width > max_width))):
+        problems.append((int(row), "a", f"a gives a tree of width {int(width[row])}, outside 3..{max_width} "
+                         f"(a={_show(p.a[row])})"))
+    # Cash-flow schedules: steps ascending, within 1..n, the last one at the maturity step n.
+    owner = np.repeat(np.arange(len(p)), p.cashflow_count)
+    steps = p.cashflow_step
+    last = p.cashflow_offset[1:] - 1
+    descending = np.flatnonzero((np.diff(steps) <= 0) & (owner[1:] == owner[:-1])) + 1
+    for k in descending:
+        row = int(owner[k])
+        if checked[row]:
+            problems.append((row, "cashflow_step", f"cashflow_step must be strictly ascending: cash flow "
+                             f"{k - p.cashflow_offset[row]} at step {int(steps[k])} follows step {int(steps[k - 1])}"))
+            checked[row] = False
+    for k in np.flatnonzero(steps < 1):
+        row = int(owner[k])
+        if checked[row]:
+            problems.append((row, "cashflow_step", f"cashflow_step must be >= 1 (a cash flow at step 0 is "
+                             f"never paid), got {int(steps[k])} for cash flow {k - p.cashflow_offset[row]}"))
+            checked[row] = False
+    for row in np.flatnonzero(checked):
+        if steps[last[row]] != n[row]:
+            problems.append((int(row), "cashflow_step", f"the last cashflow_step must be the maturity step "
+                             f"{int(n[row])}, got {int(steps[last[row]])}"))
+    problems.sort(key=lambda item: item[0])
+    return problems
+
+
+def _numeric(name: str, values: npt.ArrayLike, integer: bool) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    if arr.ndim != 1:
+        raise InputError([(None, name, f"{name} must be one-dimensional, got shape {arr.shape}")])
+    try:
+        floats = np.array(arr, dtype=np.float64)
+    except (TypeError, ValueError):
+        for row, value in enumerate(arr.tolist()):
+            try:
+                float(value)
+            except (TypeError, ValueError):
+                raise InputError([(row, name, f"{name} must be a number, got {value!r}")]) from None
+        raise
+    if not integer:
+        return floats
+    bad = np.flatnonzero(~np.isfinite(floats) | (floats != np.round(floats)) | (np.abs(floats) > 2**31))
+    if bad.size:
+        raise InputError([(int(r), name, f"{name} must be a whole number, got {_show(floats[r])}") for r in bad])
+    return floats.astype(np.int64)
+
+
+def _option_types(values: npt.ArrayLike) -> np.ndarray:
+    """0/1 or 'call'/'put' (any case) to int8; anything else is an error naming the row."""
+    numeric = np.asarray(values) if not isinstance(values, (list, tuple)) else np.asarray(values, dtype=object)
+    if numeric.dtype.kind in "biuf" and np.isin(numeric, (CALL, PUT)).all():  # the common case, vectorised
+        return np.atleast_1d(numeric).astype(np.int8)
+    arr = np.atleast_1d(np.asarray(values, dtype=object))
+    out = np.empty(arr.size, dtype=np.int8)
+    problems = []
+    for row, value in enumerate(arr.tolist()):
+        key = value.strip().lower() if isinstance(value, str) else value
+        if isinstance(key, str) and key.lstrip("-").isdigit():
+            key = int(key)
+        if isinstance(key, str) and key in OPTION_TYPES:
+            out[row] = OPTION_TYPES[key]
+        elif isinstance(key, (int, float, np.integer, np.floating)) and not isinstance(key, bool) and key in (CALL, PUT):
+            out[row] = int(key)
+        else:
+            problems.append((row, "option_type", f"option_type must be 0/'call' or 1/'put', got {value!r}"))
+    if problems:
+        raise InputError(problems)
+    return out
+
+
+def _show(value: Any) -> str:
+    v = value.item() if hasattr(value, "item") else value
+    return str(int(v)) if isinstance(v, float) and v.is_integer() and abs(v) < 1e15 else repr(v)

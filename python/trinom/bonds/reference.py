@@ -1,0 +1,198 @@
+"""The bond reference pricer: docs/paper-instrument.md's sequential algorithm, vectorised in NumPy.
+
+It is the oracle of every bond backend. Each bond's arithmetic is the spec's operation for
+operation (§3-§6, no fused multiply-add; the alpha sum left to right), so float64 reproduces
+the paper's ``out64`` to the last bit wherever NumPy's ``exp``/``log`` equal the C library's.
+float32 follows the paper's float build (§9: double ``exp``/``log``, alpha held in double).
+
+Kept from the paper (documented in the README): the edge-node cash flow (Q1), accrued interest
+from the previous coupon (Q2) and the Bermudan grid counted from cash-flow dates (Q4). Not kept:
+the dependence of one bond's price on the bond before it (Q3): the cash-flow pointer never leaves
+the bond's own schedule, so every bond is priced from its own data alone.
+
+Vectorisation is the thesis reference's: bonds grouped by tree width, padded to the widest,
+sorted by height so that the bonds still running at a step are a prefix of the rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from ..backends.reference import width_groups
+from ..constants import CALL
+from ..curve import YieldCurve
+from .model import BondGeometry, libm_exp, libm_log
+from .portfolio import BondPortfolio
+
+NAME = "reference"
+TARGETS: tuple[str, ...] = ()
+
+
+def available(target: str | None = None) -> tuple[bool, str]:
+    """The reference runs anywhere NumPy does."""
+    return True, "NumPy on the CPU (float32 and float64)"
+
+
+def price(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precision: str = "f64", *,
+          target: str | None = None, progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+    """Dirty prices (per 100 face) of a validated bond portfolio, in input order.
+
+    >>> from trinom.bonds.generator import sample_bond
+    >>> bonds, curves = sample_bond()
+    >>> print(f"{price(bonds, curves)[0]:.10f}")
+    53.2440404246
+    """
+    dtype = np.dtype(np.float32 if precision == "f32" else np.float64)
+    geometry = portfolio.geometry(dtype)
+    prices = np.empty(len(portfolio), dtype=dtype)
+    done = 0
+    for rows in width_groups(2 * geometry.jmax + 1, geometry.n):
+        prices[rows] = _price_group(portfolio, curves, geometry, rows, dtype)
+        done += rows.size
+        if progress is not None:
+            progress(done, len(portfolio))
+    return prices
+
+
+def _probabilities(j: np.ndarray, M: np.ndarray, dtype: np.dtype) -> dict[str, np.ndarray]:
+    """The §3 table for every node: interior (a), bottom edge (b), top edge (c), in ``dtype``."""
+    real = dtype.type
+    sixth, two_thirds = real(1.0 / 6.0), real(2.0 / 3.0)
+    minus_third, seven_sixths, half = real(-1.0 / 3.0), real(7.0 / 6.0), real(0.5)
+    q = ((j * j).astype(dtype) * M) * M
+    w, w2, w3 = j.astype(dtype) * M, (2 * j).astype(dtype) * M, (3 * j).astype(dtype) * M
+    return {
+        "pu_a": sixth + (q + w) * half, "pm_a": two_thirds - q, "pd_a": sixth + (q - w) * half,
+        "pu_b": sixth + (q - w) * half, "pm_b": (minus_third - q) + w2, "pd_b": seven_sixths + (q - w3) * half,
+        "pu_c": seven_sixths + (q + w3) * half, "pm_c": (minus_third - q) - w2, "pd_c": sixth + (q + w) * half,
+    }
+
+
+def _discount_factors(portfolio: BondPortfolio, curves: Sequence[YieldCurve], geometry: BondGeometry,
+                      rows: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Forward pass (§5): ``E[r, i] = exp(-alpha_i dt)`` for every step ``i < n`` of bond ``rows[r]``."""
+    real = dtype.type
+    n, jmax = geometry.n[rows], geometry.jmax[rows]
+    dt = geometry.dt[rows]
+    count, J, steps = rows.size, int(jmax.max()), int(n.max())
+    j = np.arange(-J, J + 1)
+    inside = np.abs(j)[None, :] <= jmax[:, None]
+    x = np.where(inside, libm_exp((geometry.mdrdt[rows][:, None] * j.astype(dtype)).astype(np.float64)), 0).astype(dtype)
+    p = _probabilities(j[None, :], geometry.M[rows][:, None], dtype)
+    interior = inside & (np.abs(j)[None, :] < jmax[:, None])
+    pu_in, pm_in, pd_in = (np.where(interior, p[k], real(0)).astype(dtype) for k in ("pu_a", "pm_a", "pd_a"))
+    r = np.arange(count)
+    bottom, top = J - jmax, J + jmax
+    edge = {k: p[k][r, bottom if k.endswith("b") else top] for k in ("pu_b", "pm_b", "pd_b", "pu_c", "pm_c", "pd_c")}
+
+    # Rates R((i+1) dt) for i = 0..steps-1 on each bond's own curve (t_0 = dt is alpha_0's).
+    t = (np.arange(1, steps + 1)[None, :].astype(dtype) * dt[:, None]).astype(dtype)
+    R = np.empty((count, steps), dtype=dtype)
+    curve_of = portfolio.curve_index[rows]
+    for c in np.unique(curve_of):
+        mine = curve_of == c
+        R[mine] = curves[int(c)].rate_at(t[mine], portfolio.term_unit[rows][mine][:, None], dtype)
+    P = libm_exp(((-R) * t).astype(np.float64))  # P(0, (i+1) dt), in double as the C code has it
+
+    dt64 = dt.astype(np.float64)
+    E = np.zeros((count, steps), dtype=dtype)
+    E[:, 0] = libm_exp(-R[:, 0].astype(np.float64) * dt64)
+    active = np.searchsorted(-n, -np.arange(steps + 1), side="left")  # active[i]: bonds with n > i
+    Q = np.zeros((count, 2 * J + 1), dtype=dtype)
+    Q[:, J] = 1
+    for i in range(1, steps):
+        m = int(active[i])
+        rm, b, tp = r[:m], bottom[:m], top[:m]
+        q = (Q[:m] * E[:m, i - 1: i]) * x[:m]
+        Qn = np.zeros_like(q)
+        Qn[rm, b + 2] = edge["pu_b"][:m] * q[rm, b]  # sources in increasing order: the bottom edge first,
+        Qn[rm, b + 1] = edge["pm_b"][:m] * q[rm, b]
+        Qn[rm, b] = edge["pd_b"][:m] * q[rm, b]
+        Qn[:, 1:] += pu_in[:m, :-1] * q[:, :-1]  # then the interior nodes,
+        Qn += pm_in[:m] * q
+        Qn[:, :-1] += pd_in[:m, 1:] * q[:, 1:]
+        Qn[rm, tp] += edge["pu_c"][:m] * q[rm, tp]  # and the top edge last
+        Qn[rm, tp - 1] += edge["pm_c"][:m] * q[rm, tp]
+        Qn[rm, tp - 2] += edge["pd_c"][:m] * q[rm, tp]
+        A = np.cumsum(Qn * x[:m], axis=1)[:, -1]  # left to right, as the C loop sums
+        alpha = (libm_log(A.astype(np.float64) / P[:m, i]) / dt64[:m]).astype(dtype).astype(np.float64)
+        E[:m, i] = libm_exp(-alpha * dt64[:m])
+        Q[:m] = Qn
+    return E
+
+
+def _price_group(portfolio: BondPortfolio, curves: Sequence[YieldCurve], geometry: BondGeometry,
+                 rows: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Backward pass (§6) for bonds ``rows`` (sorted by height, tallest first), padded to the widest."""
+    real = dtype.type
+    E = _discount_factors(portfolio, curves, geometry, rows, dtype)
+    n, jmax = geometry.n[rows], geometry.jmax[rows]
+    count, J, steps = rows.size, int(jmax.max()), int(n.max())
+    j = np.arange(-J, J + 1)
+    inside = np.abs(j)[None, :] <= jmax[:, None]
+    x = np.where(inside, libm_exp((geometry.mdrdt[rows][:, None] * j.astype(dtype)).astype(np.float64)), 0).astype(dtype)
+    p = _probabilities(j[None, :], geometry.M[rows][:, None], dtype)
+    interior = inside & (np.abs(j)[None, :] < jmax[:, None])
+    pu_in, pm_in, pd_in = (np.where(interior, p[k], real(0)).astype(dtype) for k in ("pu_a", "pm_a", "pd_a"))
+    r = np.arange(count)
+    bottom, top = J - jmax, J + jmax
+    edge = {k: p[k][r, bottom if k.endswith("b") else top] for k in ("pu_b", "pm_b", "pd_b", "pu_c", "pm_c", "pd_c")}
+    g = geometry.g[rows][:, None]
+
+    steps_cf = portfolio.cashflow_step
+    paid = portfolio.repayment.astype(dtype) + portfolio.coupon.astype(dtype)  # added in the working type, as in C
+    coupon = portfolio.coupon.astype(dtype)
+    first_cf = portfolio.cashflow_offset[rows]
+    # Initialisation at step n: the maturity cash flow on every node of the tree.
+    ptr = portfolio.cashflow_offset[rows + 1] - 1
+    Val = np.where(inside, paid[ptr][:, None], real(0)).astype(dtype)
+    left = portfolio.cashflow_count[rows] - 1  # cash flows not yet added (r in the spec)
+    S = steps_cf[ptr]
+    move = (ptr > first_cf) & (S <= n) & (left > 0)
+    ptr = ptr - move
+    S = steps_cf[ptr]
+
+    strike = portfolio.strike[rows].astype(dtype)
+    is_call = portfolio.option_type[rows] == CALL
+    first_ex, last_ex = portfolio.first_exercise[rows], portfolio.last_exercise[rows]
+    freq = portfolio.exercise_frequency[rows]
+    big, tiny = real(np.finfo(dtype).max), real(np.finfo(dtype).tiny)
+    active = np.searchsorted(-n, -np.arange(steps + 1), side="left")
+    for i in range(steps - 1, -1, -1):
+        m = int(active[i])
+        rm, b, tp = r[:m], bottom[:m], top[:m]
+        h = np.minimum(i, jmax[:m])
+        live = np.abs(j)[None, :] <= h[:, None]  # |j| <= h: the nodes of step i
+        exercise = (first_ex[:m] <= i) & (i <= last_ex[:m]) & ((S[:m] - i) % freq[:m] == 0)
+        cash = np.flatnonzero((S[:m] == i + 1) & (left[:m] > 0))
+        if cash.size:  # the cash flow of step i+1, on the nodes of step i only (Q1)
+            Val[cash] += np.where(live[cash], paid[ptr[cash]][:, None], real(0))
+            advance = cash[(ptr[cash] > first_cf[cash]) & (S[cash] <= n[cash])]
+            ptr[advance] -= 1
+            S[advance] = steps_cf[ptr[advance]]
+            left[cash] -= 1
+        V = Val[:m]
+        cont = np.zeros_like(V)
+        cont[:, 1:-1] = (pu_in[:m, 1:-1] * V[:, 2:] + pm_in[:m, 1:-1] * V[:, 1:-1]) + pd_in[:m, 1:-1] * V[:, :-2]
+        cont[rm, b] = (edge["pu_b"][:m] * V[rm, b + 2] + edge["pm_b"][:m] * V[rm, b + 1]) + edge["pd_b"][:m] * V[rm, b]
+        cont[rm, tp] = (edge["pu_c"][:m] * V[rm, tp] + edge["pm_c"][:m] * V[rm, tp - 1]) + edge["pd_c"][:m] * V[rm, tp - 2]
+        cont *= (E[:m, i: i + 1] * x[:m]) * g[:m]
+        ex_rows = np.flatnonzero(exercise)
+        if ex_rows.size:
+            accrued = np.zeros(ex_rows.size, dtype=dtype)
+            has = (S[ex_rows] != 0) & (left[ex_rows] > 0)
+            k = ex_rows[has]
+            if k.size:
+                nxt = steps_cf[ptr[k] + 1]
+                span = (nxt - S[k]).astype(dtype)
+                remaining = np.maximum(nxt - i, 0).astype(dtype)
+                accrued[has] = ((span - remaining) / span) * coupon[ptr[k]]
+            pay = (strike[ex_rows] + accrued)[:, None]
+            c = cont[ex_rows]
+            cont[ex_rows] = np.where(is_call[ex_rows, None], np.where(c > pay, pay, c), np.where(pay > c, pay, c))
+        cont[cont == np.inf] = big
+        cont[cont == -np.inf] = tiny
+        Val[:m] = np.where(live, cont, real(0))
+    return Val[:, J]
