@@ -65,3 +65,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def relative_to_root(path: Path) -> str:
     return re.sub(f"^{re.escape(str(ROOT))}/?", "", str(path))
+
+
+PAPER_SAMPLE = "0_UNIFORM_1_CALL_PUT_EU_Berm_US_oas"
+PAPER_50 = ["0_UNIFORM_50", "1_RAND_50", "2_RANDCONSTHEIGHT_50", "3_RANDCONSTWIDTH_50", "4_SKEWED_50",
+            "5_SKEWEDCONSTHEIGHT_50", "6_SKEWEDCONSTWIDTH_50"]
+
+
+def load_paper(name: str, precision: str = "f64"):
+    """A paper bond file (``paper/NAME.in``), its curves, and its reference outputs if any.
+
+    Returns ``(bonds, curves, expected)``; ``expected`` is ``out64``/``out32`` for the sample
+    and ``None`` for the ``*_50`` files (which have no published outputs).
+    """
+    from trinom.bonds.io import read_bonds
+
+    paper = shared_data_dir() / "paper"
+    if not paper.is_dir():
+        pytest.skip(f"paper data not found in {paper.parent}")
+    bonds, curves = read_bonds(paper / f"{name}.in")
+    out = paper / ("out64" if precision == "f64" else "out32") / f"{name}.out"
+    return bonds, curves, (io.read_prices(out) if out.exists() else None)
