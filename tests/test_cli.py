@@ -78,3 +78,35 @@ def test_backends_lists_every_backend_and_why():
     for name in ("reference", "futhark-basic", "futhark-flat", "cuda-option", "cuda-multi", "cuda"):
         assert f"\n{name} " in "\n" + result.stdout
     assert "auto picks, for 1000 options" in result.stdout and "OpenCL platforms" in result.stdout
+
+
+# --- bonds -------------------------------------------------------------------------------------------------
+def test_price_recognises_a_bond_file_and_prints_dirty_and_clean(capsys):
+    from conftest import PAPER_SAMPLE, load_paper, shared_data_dir
+
+    _bonds, _curves, expected = load_paper(PAPER_SAMPLE)
+    assert main(["price", str(shared_data_dir() / "paper" / f"{PAPER_SAMPLE}.in"), "--backend", "reference"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "dirty\tclean"
+    dirty = np.array([float(line.split("\t")[0]) for line in lines[1:]])
+    assert np.array_equal(dirty, expected)
+
+
+def test_generate_bonds_then_price_csv_and_info(tmp_path, capsys):
+    book = tmp_path / "r1.csv"
+    assert main(["generate", "--instrument", "bonds", "R1", "--size", "20", "--seed", "4", "--out", str(book),
+                 "--prices", str(tmp_path / "ref.csv")]) == 0
+    assert (tmp_path / "r1.cashflows.csv").exists() and (tmp_path / "r1.curves.csv").exists()
+    assert main(["price", str(book), "--backend", "reference", "--out", str(tmp_path / "p.csv")]) == 0
+    assert (tmp_path / "p.csv").read_text() == (tmp_path / "ref.csv").read_text()
+    assert (tmp_path / "p.csv").read_text().splitlines()[0] == "id,dirty,clean,accrued,error"
+    assert main(["info", str(book)]) == 0
+    assert "20 bonds" in capsys.readouterr().out
+
+
+def test_bond_file_with_an_option_backend_is_a_clear_error(tmp_path, capsys):
+    book = tmp_path / "u1.in"
+    assert main(["generate", "--instrument", "bonds", "U1", "--size", "3", "--out", str(book)]) == 0
+    assert main(["price", str(book), "--backend", "cuda-multi"]) == 2
+    assert "prices options, not bonds" in capsys.readouterr().err
+    assert main(["generate", "--instrument", "bonds", "X9", "--out", str(book)]) == 2

@@ -11,6 +11,9 @@ import numpy as np
 
 from . import __version__, auto, backends, io
 from .api import choose_backend, price
+from .bonds import cli as bond_cli
+from .bonds.backends import BOND_BACKENDS
+from .bonds.io import is_bond_file
 from .constants import DEFAULT_MAX_WIDTH, PUT
 from .curve import YieldCurve
 from .errors import InputError
@@ -66,7 +69,21 @@ def _price_with_progress(portfolio: Portfolio, curve: YieldCurve, backend: str, 
     return np.concatenate(results)
 
 
+def _is_bonds(args: argparse.Namespace) -> bool:
+    """The file holds bonds: ``--format bonds``, or by itself (19 arrays, or a CSV with ``cashflow_count``)."""
+    if args.format != "auto":
+        return args.format == "bonds"
+    if not args.portfolio.exists():
+        raise InputError([(None, "file", f"{args.portfolio}: no such file")])
+    return is_bond_file(args.portfolio)
+
+
 def cmd_price(args: argparse.Namespace) -> int:
+    if _is_bonds(args):
+        return bond_cli.price_file(args)
+    if args.backend not in backends.BACKENDS:
+        raise backends.BackendUnavailable(f"backend {args.backend!r} prices bonds only; for options choose one of "
+                                          f"{', '.join(backends.BACKENDS)}")
     portfolio, file_curve = io.read_input(args.portfolio)
     curve = io.read_yield_curve(args.yield_file) if args.yield_file else file_curve or YieldCurve.thesis()
     backend, options = args.backend, {"target": args.target} if args.target else {}
@@ -93,6 +110,8 @@ def cmd_price(args: argparse.Namespace) -> int:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
+    if _is_bonds(args):
+        return bond_cli.info(args.portfolio)
     portfolio, file_curve = io.read_input(args.portfolio)
     problems = portfolio.validate(args.max_width)
     good = portfolio.good_rows(args.max_width)
@@ -115,7 +134,9 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    portfolio = generate(args.distribution, args.size, skew_percent=args.skew, seed=args.seed)
+    if args.instrument == "bonds":
+        return bond_cli.generate(args)
+    portfolio = generate(args.distribution, 65536 if args.size is None else args.size, skew_percent=args.skew, seed=args.seed)
     curve = YieldCurve.thesis() if args.with_curve else None
     io.write_portfolio(portfolio, args.out, curve)
     print(f"trinom: wrote {len(portfolio)} options ({args.distribution}) to {args.out}", file=sys.stderr)
@@ -183,11 +204,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"trinom {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
-    pr = sub.add_parser("price", help="price a portfolio file (.in thesis/Futhark arrays, or .csv)")
+    pr = sub.add_parser("price", help="price a portfolio file (.in thesis/Futhark arrays, 19-array bonds, or .csv)")
     pr.add_argument("portfolio", type=Path)
+    pr.add_argument("--format", default="auto", choices=("auto", "options", "bonds"),
+                    help="options (thesis/Futhark arrays, option CSV) or bonds (19 arrays, bond CSV); auto: from the file")
     pr.add_argument("--yield", dest="yield_file", type=Path, help="yield curve (.in: rates, days; or .csv: days,rate); "
                     "default: the curve in a 10-array input, else the thesis curve")
-    pr.add_argument("--backend", default="auto", choices=backends.BACKENDS)
+    pr.add_argument("--backend", default="auto", choices=sorted({*backends.BACKENDS, *BOND_BACKENDS}),
+                    help="options: " + ", ".join(backends.BACKENDS) + "; bonds: " + ", ".join(BOND_BACKENDS))
     pr.add_argument("--target", choices=("c", "multicore", "opencl", "cuda", "pyopencl"), help="Futhark target")
     pr.add_argument("--precision", default="f64", choices=backends.PRECISIONS)
     pr.add_argument("--out", type=Path, help="write prices here (.out or .csv) instead of stdout")
@@ -198,16 +222,19 @@ def parser() -> argparse.ArgumentParser:
 
     info = sub.add_parser("info", help="size, tree widths/heights and their statistics, problems")
     info.add_argument("portfolio", type=Path)
+    info.add_argument("--format", default="auto", choices=("auto", "options", "bonds"))
     info.add_argument("--max-width", type=int, default=DEFAULT_MAX_WIDTH)
     info.set_defaults(func=cmd_info)
 
-    gen = sub.add_parser("generate", help="a synthetic portfolio with one of the thesis' distributions")
-    gen.add_argument("distribution", help="uniform, random, random-const-height, random-const-width, skewed, "
-                     "skewed-const-height, skewed-const-width (or 0..6)")
-    gen.add_argument("--size", type=int, default=65536)
+    gen = sub.add_parser("generate", help="a synthetic portfolio with one of the thesis' (or the paper's) distributions")
+    gen.add_argument("distribution", help="options: uniform, random, random-const-height, random-const-width, skewed, "
+                     "skewed-const-height, skewed-const-width (or 0..6); bonds: U1, U2, R1, R2, R3, S1, S2")
+    gen.add_argument("--instrument", default="options", choices=("options", "bonds"),
+                     help="options on zero-coupon bonds (the thesis) or callable/puttable coupon bonds (the paper)")
+    gen.add_argument("--size", type=int, default=None, help="default: 65536 options, or the paper's bond dataset size")
     gen.add_argument("--skew", type=float, default=1.0, help="percentage of skewed options (skewed kinds)")
     gen.add_argument("--seed", type=int, default=0)
-    gen.add_argument("--out", type=Path, required=True, help=".in (thesis arrays) or .csv")
+    gen.add_argument("--out", type=Path, required=True, help=".in (thesis arrays / 19 bond arrays) or .csv")
     gen.add_argument("--with-curve", action="store_true", help="append the thesis curve (10-array Futhark input)")
     gen.add_argument("--prices", type=Path, help="also write reference prices (.out or .csv)")
     gen.set_defaults(func=cmd_generate)
