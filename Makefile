@@ -99,6 +99,9 @@ bench-peers: $(SETUP)
 futhark-bench: $(SETUP) data
 	futhark bench --backend=$(BACKEND) --runs=5 --json=benches/futhark-$(BACKEND).json $(FUTHARK_BENCH_ARGS) \
 	    fut/bench-basic.fut fut/bench-flat.fut
+	@{ nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep . || \
+	   lscpu | sed -n 's/^Model name: *//p'; } | tr '\n' ' ' > benches/futhark-$(BACKEND).machine; \
+	 echo "$$(nproc) cores, Futhark $$(futhark --version | head -1 | awk '{print $$2}')" >> benches/futhark-$(BACKEND).machine
 
 clean:
 	rm -rf build python/trinom/_lib data/*.in data/*.out .pytest_cache
