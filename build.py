@@ -8,9 +8,9 @@
 Outputs go to python/trinom/_lib/ (git-ignored):
 
 * ``_futhark_<program>_<target>`` — a cffi module made by futhark-ffi from
-  ``futhark <target> --library fut/trinom-<program>.fut``, for the targets c and multicore
-  (always), opencl (when an OpenCL platform is present) and cuda (when a GPU and the CUDA
-  toolkit are present);
+  ``futhark <target> --library`` on ``fut/trinom-<program>.fut`` (``fut/bonds.fut`` for the
+  program ``bonds``), for the targets c and multicore (always), opencl (when an OpenCL platform
+  is present) and cuda (when a GPU and the CUDA toolkit are present);
 * ``futhark_<program>_pyopencl.py`` — ``futhark pyopencl --library`` (when pyopencl is installed);
 * ``libtrinom_cuda.so`` and its header ``trinom_cuda.h`` — every ``cuda/*.cu`` compiled by nvcc
   for sm_90 plus PTX (when nvcc and a GPU are present).
@@ -35,7 +35,8 @@ ROOT = Path(__file__).resolve().parent
 FUT_DIR, CUDA_DIR = ROOT / "fut", ROOT / "cuda"
 LIB_DIR = ROOT / "python" / "trinom" / "_lib"
 BUILD_DIR = ROOT / "build"
-PROGRAMS = {"basic": FUT_DIR / "trinom-basic.fut", "flat": FUT_DIR / "trinom-flat.fut"}
+PROGRAMS = {"basic": FUT_DIR / "trinom-basic.fut", "flat": FUT_DIR / "trinom-flat.fut",
+            "bonds": FUT_DIR / "bonds.fut"}
 FFI_TARGETS = ("c", "multicore", "opencl", "cuda")
 CUDA_ARCH = os.environ.get("TRINOM_CUDA_ARCH", "90")
 COMPAT_HEADER = ROOT / "tools" / "futhark_cuda13_compat.h"

@@ -15,3 +15,10 @@ def FACE_VALUE: f64 = 100.0
 -- | Option types, as in the thesis' Type array.
 def CALL: i32 = 0
 def PUT: i32 = 1
+
+-- | Coupon bonds (docs/paper-instrument.md): days in a year, so that a term unit of 360
+-- days is one year (u = ceil(BOND_DAYS_IN_YEAR / term_unit)).
+def BOND_DAYS_IN_YEAR: i32 = 360
+
+-- | Bond spreads are given in percent: the per-step OAS factor is exp(-(spread / SPREAD_UNIT) dt).
+def SPREAD_UNIT: f64 = 100.0

@@ -345,19 +345,31 @@ def run(program: str, entry: str, leading: Sequence[Any], portfolio: Portfolio, 
         precision: str, target: str | None, context_options: dict[str, Any]) -> np.ndarray:
     """Price through one entry point (``leading`` scalars go before the ten arrays)."""
     check_precision(precision)
-    real = REAL_DTYPES[precision]
     if target is not None and target not in TARGETS:
         raise ValueError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
     if len(portfolio) == 0:
-        return np.zeros(0, dtype=real)
+        return np.zeros(0, dtype=REAL_DTYPES[precision])
+    return call_entry(program, entry, [*leading, *input_arrays(portfolio, curve, precision)], precision,
+                      target, context_options)
+
+
+def call_entry(program: str, entry: str, arguments: Sequence[Any], precision: str, target: str | None,
+               context_options: dict[str, Any], targets: Sequence[str] = TARGETS) -> np.ndarray:
+    """Call one entry point of ``program`` on ``target`` (None: :func:`default_target`).
+
+    Checks the target against ``targets`` and its availability, then returns the result as a
+    flat array of the precision's real dtype.
+    """
+    check_precision(precision)
+    if target is not None and target not in targets:
+        raise ValueError(f"unknown target {target!r}; choose one of {', '.join(targets)}")
     if target is None:
         target = default_target(program)
     ok, why = available(program, target)
     if not ok:
         raise BackendUnavailable(f"futhark-{program} on {target}: {why}")
     library = context(program, target, **context_options)
-    prices = library.call(entry, *leading, *input_arrays(portfolio, curve, precision))
-    return np.asarray(prices, dtype=real).reshape(-1)
+    return np.asarray(library.call(entry, *arguments), dtype=REAL_DTYPES[precision]).reshape(-1)
 
 
 #: Options every Futhark backend's price() accepts (passed to :func:`context`).
@@ -374,5 +386,5 @@ def split_options(options: dict[str, Any], extra: Sequence[str], backend: str) -
     return context_options, {k: v for k, v in options.items() if k in extra}
 
 
-__all__ = ["POCL_SAFE_BUILD_OPTION", "TARGETS", "available", "context", "default_target", "input_arrays",
-           "is_built", "load_module", "module_name", "run", "split_options"]
+__all__ = ["POCL_SAFE_BUILD_OPTION", "TARGETS", "available", "call_entry", "context", "default_target",
+           "input_arrays", "is_built", "load_module", "module_name", "run", "split_options"]

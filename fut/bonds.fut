@@ -1,0 +1,263 @@
+-- Coupon bonds with an embedded call or put (issue 7, the ARRAY'21 paper's instrument) on a
+-- Hull-White trinomial tree: one bond per map element.
+--
+-- Implements docs/paper-instrument.md §2-§9 (the spec), with the project's decisions: quirks
+-- Q1 (a cash flow is added to the nodes |j| <= h only), Q2 (accrued interest uses the previous
+-- date's coupon), Q4 (the Bermudan grid follows the cash-flow pointer as it is at the start of
+-- a step) and Q5 are kept, and +-inf are mapped as in the spec; Q3 is not: a bond's cash-flow
+-- pointer never moves below its own first cash flow, so every bond is priced from its own data.
+-- Inputs are validated in Python beforehand (python/trinom/bonds), so nothing is re-checked.
+--
+-- Floating point follows the spec operation by operation: the forward pass gathers each node
+-- from its sources in increasing source order and sums alpha's weights sequentially (loops,
+-- not `reduce`), so float64 reproduces the C++ (and the paper's out64) to the last bit.  The
+-- module is applied to f64 and f32.  For f32 it follows the paper's float build (§9), which
+-- calls the C library's double exp/log/sqrt on float operands: V and dr are f64; M, mdrdt, g,
+-- x_j, E_i and alpha are computed in f64 and rounded to f32 where the C++ stores a `real`;
+-- P_i = exp(-R(t_i) t_i) is f64 of an f32 product; everything else (the curve lookup, the
+-- probabilities, Q, node values, accrued interest) is f32.  bonds32 thereby reproduces the
+-- paper's out32 on all 20 sample bonds (to its 9 printed decimals).  For f64 every widening
+-- (`d`) and rounding (`r`) is the identity.
+--
+-- Entry points (the contract with python/trinom/backends/bonds_futhark.py): `bonds64` and
+-- `bonds32` take the spec's 19 arrays (§1; integers as i32, reals as f64 resp. f32) and return
+-- one price per bond, in input order:
+--   term_units term_steps a sigma maturities cashflows cashflow_steps repayments coupons spreads
+--   types strikes first_exercise last_exercise frequencies curve_index curve_terms curve_rates
+--   curve_days
+--
+-- Tests: futhark test --backend=c fut/bonds.fut; data/bonds-*.in/.out are written by `make data`
+-- (the sample's .out is the paper's out64, the others our NumPy reference's prices).
+-- ==
+-- entry: bonds64
+-- compiled input @ ../data/bonds-sample.in output @ ../data/bonds-sample.out
+-- compiled input @ ../data/bonds-0_UNIFORM_50.in output @ ../data/bonds-0_UNIFORM_50.out
+-- compiled input @ ../data/bonds-1_RAND_50.in output @ ../data/bonds-1_RAND_50.out
+-- compiled input @ ../data/bonds-2_RANDCONSTHEIGHT_50.in output @ ../data/bonds-2_RANDCONSTHEIGHT_50.out
+-- compiled input @ ../data/bonds-3_RANDCONSTWIDTH_50.in output @ ../data/bonds-3_RANDCONSTWIDTH_50.out
+-- compiled input @ ../data/bonds-4_SKEWED_50.in output @ ../data/bonds-4_SKEWED_50.out
+-- compiled input @ ../data/bonds-5_SKEWEDCONSTHEIGHT_50.in output @ ../data/bonds-5_SKEWEDCONSTHEIGHT_50.out
+-- compiled input @ ../data/bonds-6_SKEWEDCONSTWIDTH_50.in output @ ../data/bonds-6_SKEWEDCONSTWIDTH_50.out
+
+import "constants"
+
+module coupon_bond (R: float) = {
+  type real = R.t
+
+  -- | The spec's "double" (f64) and "real" (R) worlds: `d` widens, `r` rounds to R.
+  def d (x: real) : f64 = R.to_f64 x
+  def r (x: f64) : real = R.f64 x
+
+  def zero : real = R.i32 0
+  def half : real = R.f64 0.5
+  def sixth : real = R.i32 1 R./ R.i32 6
+  def two_thirds : real = R.i32 2 R./ R.i32 3
+  def minus_third : real = R.i32 (-1) R./ R.i32 3
+  def seven_sixths : real = R.i32 7 R./ R.i32 6
+
+  -- | Where the spec maps +inf and -inf (§6.6): the largest finite and the smallest positive
+  -- normal number of R.
+  def max_finite : real = if R.num_bits == 32 then R.f64 3.4028234663852886e38 else R.f64 1.7976931348623157e308
+  def min_normal : real = if R.num_bits == 32 then R.f64 1.1754943508222875e-38 else R.f64 2.2250738585072014e-308
+
+  -- | A bond's per-valuation constants (§2).  The tree's shape is computed in f64, as in the
+  -- NumPy reference (python/trinom/bonds/model.py), so that f32 and f64 price the same tree:
+  -- the height n is the bond's last cash-flow step, which validation makes equal to
+  -- ceil((term_steps u) T) in f64 (from T in f32 the product can round up past an integer:
+  -- 13/12 years gives 13.0000005 steps), and jmax = trunc(-0.184 / M) + 1 uses M in f64.
+  -- The reals follow §9: V and dr in f64; M, mdrdt and g computed in f64 and rounded to R.
+  type geometry = {n: i64, jmax: i64, dt: real, M: real, mdrdt: real, g: real}
+
+  def geometry_of (term_unit: i32) (term_steps: i32) (a: real) (sigma: real) (height: i64)
+                  (spread: real) : geometry =
+    let u = f64.ceil (f64.i32 BOND_DAYS_IN_YEAR / f64.i32 term_unit)
+    let dt64 = u / f64.i32 term_steps
+    let dt = r dt64
+    let V = (d (sigma R.* sigma) * (1 - f64.exp (d ((R.i32 (-2) R.* a) R.* dt)))) / d (R.i32 2 R.* a)
+    let dr = f64.sqrt (3 * V)
+    let M = r (f64.exp (d (R.neg a R.* dt)) - 1)
+    let mdrdt = r (f64.neg dr * d dt)
+    let jmax = i64.f64 (JMAX_FACTOR / (f64.exp (f64.neg (d a) * dt64) - 1)) + 1
+    let g = r (f64.exp (d (R.neg (spread R./ R.f64 SPREAD_UNIT) R.* dt)))
+    in {n = height, jmax, dt, M, mdrdt, g}
+
+  -- | C's round(): half away from zero.
+  def c_round (x: real) : i64 =
+    let ax = R.abs x
+    let f = R.floor ax
+    let rounded = if ax R.- f R.>= half then f R.+ R.i32 1 else f
+    in if x R.< zero then -(R.to_i64 rounded) else R.to_i64 rounded
+
+  -- | The zero rate R(t) of §4 on the curve whose `count` points start at `off`: flat outside
+  -- the points (days equal to the last point interpolate), linear in days between them.
+  def curve_rate [l] (rates: [l]real) (days: [l]i32) (off: i64) (count: i64) (term_unit: i32)
+                     (t: real) : real =
+    let t_days = c_round (t R.* R.i32 term_unit)
+    in if t_days <= i64.i32 days[off] then rates[off]
+       else if t_days > i64.i32 days[off + count - 1] then rates[off + count - 1]
+       else let m = loop m = 1 while i64.i32 days[off + m] < t_days do m + 1
+            let d0 = i64.i32 days[off + m - 1]
+            let d1 = i64.i32 days[off + m]
+            let y0 = rates[off + m - 1]
+            in y0 R.+ (R.i64 (t_days - d0) R./ R.i64 (d1 - d0)) R.* (rates[off + m] R.- y0)
+
+  -- | (pu, pm, pd) of node j (§3): case B at j = -jmax, C at j = jmax, else A.
+  def probabilities (M: real) (jmax: i64) (j: i64) : (real, real, real) =
+    let q = (R.i64 (j * j) R.* M) R.* M
+    let w = R.i64 j R.* M
+    in if j == -jmax
+       then (sixth R.+ (q R.- w) R.* half, (minus_third R.- q) R.+ R.i64 (2 * j) R.* M,
+             seven_sixths R.+ (q R.- R.i64 (3 * j) R.* M) R.* half)
+       else if j == jmax
+       then (seven_sixths R.+ (q R.+ R.i64 (3 * j) R.* M) R.* half, (minus_third R.- q) R.- R.i64 (2 * j) R.* M,
+             sixth R.+ (q R.+ w) R.* half)
+       else (sixth R.+ (q R.+ w) R.* half, two_thirds R.- q, sixth R.+ (q R.- w) R.* half)
+
+  -- | Probability of the branch from the node at index `src` to index `src + step` (zero when
+  -- there is none); index 0 is j = -jmax and index w-1 is j = jmax.
+  def branch (w: i64) (pu: real) (pm: real) (pd: real) (src: i64) (step: i64) : real =
+    if src == 0 then (if step == 2 then pu else if step == 1 then pm else if step == 0 then pd else zero)
+    else if src == w - 1 then (if step == 0 then pu else if step == -1 then pm else if step == -2 then pd else zero)
+    else (if step == 1 then pu else if step == 0 then pm else if step == -1 then pd else zero)
+
+  -- | The per-level tables of §3, by node index (index 0 is j = -jmax): x_j = exp(mdrdt j)
+  -- and the branching probabilities (pu, pm, pd).
+  def tables (geo: geometry) : ([]real, []real, []real, []real) =
+    let w = 2 * geo.jmax + 1
+    let x = tabulate w (\t -> r (f64.exp (d (geo.mdrdt R.* R.i64 (t - geo.jmax)))))
+    let (pu, pm, pd) = unzip3 (tabulate w (\t -> probabilities geo.M geo.jmax (t - geo.jmax)))
+    in (x, pu, pm, pd)
+
+  -- | Forward pass (§5): E_i = exp(-alpha_i dt) for i = 0 .. n-1 (E_n is never used, Q6);
+  -- m = max n 1.
+  -- Q_i of node t is gathered from the sources t-2 .. t+2 in increasing order (the order of
+  -- the C++ scatter), and alpha's sum A_i runs sequentially from the lowest node.
+  def forward [w] (m: i64) (geo: geometry) (x: [w]real) (pu: [w]real) (pm: [w]real) (pd: [w]real)
+                  (rate_at: real -> real) : [m]real =
+    let jmax = geo.jmax
+    let dt = geo.dt
+    let E0 = r (f64.exp (f64.neg (d (rate_at dt)) * d dt))
+    let Es = replicate m zero with [0] = E0
+    let Q = tabulate w (\t -> if t == jmax then R.i32 1 else zero)
+    let (_, Es) =
+      loop (Q, Es) for i_ < geo.n - 1 do
+        let i = i_ + 1
+        let h = i64.min i jmax
+        let E = Es[i - 1]
+        let Qx = map2 (\q xj -> (q R.* E) R.* xj) Q x
+        let term (t: i64) (src: i64) : real =
+          if src < 0 || src >= w then zero
+          else let p = branch w pu[src] pm[src] pd[src] src (t - src)
+               in if p R.== zero then zero else p R.* Qx[src]
+        let Q = tabulate w (\t -> if t < jmax - h || t > jmax + h then zero
+                                  else term t (t - 2) R.+ term t (t - 1) R.+ term t t
+                                       R.+ term t (t + 1) R.+ term t (t + 2))
+        let A = loop A = zero for k < 2 * h + 1 do A R.+ Q[jmax - h + k] R.* x[jmax - h + k]
+        let ti = R.i64 (i + 1) R.* dt
+        let P = f64.exp (d (R.neg (rate_at ti) R.* ti))
+        let alpha = r (f64.log (d A / P) / d dt)
+        let Es[i] = r (f64.exp (f64.neg (d alpha) * d dt))
+        in (Q, Es)
+    in Es
+
+  -- | Backward pass (§6) from the maturity to the root; returns the root's value.  The
+  -- bond's cash flows are `steps`, `repayments`, `coupons` (its own slice: the pointer p never
+  -- leaves it, so Q3 cannot occur); `Es` comes from `forward`.
+  def backward [w] [m] [K] (geo: geometry) (x: [w]real) (pu: [w]real) (pm: [w]real) (pd: [w]real)
+                       (Es: [m]real) (steps: [K]i64) (repayments: [K]real) (coupons: [K]real)
+                       (kind: i32) (strike: real) (first_ex: i64) (last_ex: i64) (frequency: i64) : real =
+    let n = geo.n
+    let jmax = geo.jmax
+    let flow (p: i64) : real = repayments[p] R.+ coupons[p]
+    -- Step n: the maturity cash flow on every node, then the pointer moves to the one before.
+    let p = K - 1
+    let Val = replicate w (flow p)
+    let left = K - 1
+    let S = steps[p]
+    let (p, S) = if p > 0 && S <= n && left > 0 then (p - 1, steps[p - 1]) else (p, S)
+    let (Val, _, _, _) =
+      loop (Val, p, S, left) for i_ < n do
+        let i = n - 1 - i_
+        let h = i64.min i jmax
+        let e = Es[i]
+        -- The exercise test uses S as it is before this step's cash flow (Q4).
+        let exercise = first_ex <= i && i <= last_ex && (S - i) % frequency == 0
+        -- The cash flow of step i+1, on the nodes |j| <= h only (Q1).
+        let (Val, p, S, left) =
+          if i == S - 1 && left > 0
+          then let c = flow p
+               let Val = tabulate w (\t -> if t < jmax - h || t > jmax + h then Val[t] else Val[t] R.+ c)
+               let (p, S) = if p > 0 && S <= n then (p - 1, steps[p - 1]) else (p, S)
+               in (Val, p, S, left - 1)
+          else (Val, p, S, left)
+        -- Accrued interest since the last cash-flow date, with that date's coupon (Q2).
+        let AI = if exercise && S != 0 && left > 0
+                 then let next = steps[i64.min (p + 1) (K - 1)]
+                      let span = R.i64 (next - S)
+                      let remaining = R.i64 (i64.max (next - i) 0)
+                      in ((span R.- remaining) R./ span) R.* coupons[p]
+                 else zero
+        let exercise_price = strike R.+ AI
+        let Val = tabulate w (\t ->
+                    if t < jmax - h || t > jmax + h then zero
+                    else let (up, mid, down) = if t == 0 then (2, 1, 0)
+                                               else if t == w - 1 then (t, t - 1, t - 2)
+                                               else (t + 1, t, t - 1)
+                         let cont = ((pu[t] R.* Val[up] R.+ pm[t] R.* Val[mid]) R.+ pd[t] R.* Val[down])
+                                    R.* ((e R.* x[t]) R.* geo.g)
+                         let v = if !exercise then cont
+                                 else if kind == CALL then (if cont R.> exercise_price then exercise_price else cont)
+                                 else (if exercise_price R.> cont then exercise_price else cont)
+                         in if R.isinf v then (if v R.> zero then max_finite else min_normal) else v)
+        in (Val, p, S, left)
+    in Val[jmax]
+
+  -- | Prices of all bonds, in input order (the 19 arrays of §1).  `maturities` is not read:
+  -- the height comes from the cash-flow schedule (see `geometry_of`).
+  def prices [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]real) (sigma: [n]real)
+                             (_maturities: [n]real) (cashflows: [n]i32) (cashflow_steps: [k]i32)
+                             (repayments: [k]real) (coupons: [k]real) (spreads: [n]real) (types: [n]i32)
+                             (strikes: [n]real) (first_exercise: [n]i32) (last_exercise: [n]i32)
+                             (frequencies: [n]i32) (curve_index: [n]i32) (curve_terms: [c]i32)
+                             (curve_rates: [l]real) (curve_days: [l]i32) : [n]real =
+    let exclusive_scan [m] (xs: [m]i32) : [m]i64 =
+      map2 (-) (scan (+) 0 (map i64.i32 xs)) (map i64.i32 xs)
+    let cf_offsets = exclusive_scan cashflows
+    let yc_offsets = exclusive_scan curve_terms
+    in map (\v ->
+              let (off, K) = (cf_offsets[v], i64.i32 cashflows[v])
+              let steps = map i64.i32 cashflow_steps[off:off + K]
+              let geo = geometry_of term_units[v] term_steps[v] a[v] sigma[v] steps[K - 1] spreads[v]
+              let (x, pu, pm, pd) = tables geo
+              let cv = i64.i32 curve_index[v]
+              let rate_at = curve_rate curve_rates curve_days yc_offsets[cv] (i64.i32 curve_terms[cv])
+                                       term_units[v]
+              let Es = forward (i64.max geo.n 1) geo x pu pm pd rate_at
+              in backward geo x pu pm pd Es steps repayments[off:off + K] coupons[off:off + K]
+                          types[v] strikes[v] (i64.i32 first_exercise[v]) (i64.i32 last_exercise[v])
+                          (i64.max 1 (i64.i32 frequencies[v])))
+           (iota n)
+}
+
+module bonds_f64 = coupon_bond f64
+module bonds_f32 = coupon_bond f32
+
+entry bonds64 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f64) (sigma: [n]f64)
+                              (maturities: [n]f64) (cashflows: [n]i32) (cashflow_steps: [k]i32)
+                              (repayments: [k]f64) (coupons: [k]f64) (spreads: [n]f64) (types: [n]i32)
+                              (strikes: [n]f64) (first_exercise: [n]i32) (last_exercise: [n]i32)
+                              (frequencies: [n]i32) (curve_index: [n]i32) (curve_terms: [c]i32)
+                              (curve_rates: [l]f64) (curve_days: [l]i32) : [n]f64 =
+  bonds_f64.prices term_units term_steps a sigma maturities cashflows cashflow_steps repayments coupons
+                   spreads types strikes first_exercise last_exercise frequencies curve_index curve_terms
+                   curve_rates curve_days
+
+entry bonds32 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f32) (sigma: [n]f32)
+                              (maturities: [n]f32) (cashflows: [n]i32) (cashflow_steps: [k]i32)
+                              (repayments: [k]f32) (coupons: [k]f32) (spreads: [n]f32) (types: [n]i32)
+                              (strikes: [n]f32) (first_exercise: [n]i32) (last_exercise: [n]i32)
+                              (frequencies: [n]i32) (curve_index: [n]i32) (curve_terms: [c]i32)
+                              (curve_rates: [l]f32) (curve_days: [l]i32) : [n]f32 =
+  bonds_f32.prices term_units term_steps a sigma maturities cashflows cashflow_steps repayments coupons
+                   spreads types strikes first_exercise last_exercise frequencies curve_index curve_terms
+                   curve_rates curve_days

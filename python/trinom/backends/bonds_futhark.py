@@ -1,0 +1,80 @@
+"""Bond backend ``futhark``: coupon bonds with embedded options in Futhark (fut/bonds.fut).
+
+One bond per map element; float64 reproduces the paper's ``out64`` and the NumPy reference
+to the last bit on the CPU targets, float32 follows the paper's float build (§9 of
+docs/paper-instrument.md). Targets: c, multicore, opencl, cuda (cffi libraries through
+futhark-ffi, built by ``make lib`` as ``_futhark_bonds_<target>``); the default is the best
+usable one (cuda > opencl on a GPU > multicore > c, never PoCL). Options: ``device``,
+``platform`` (OpenCL/CUDA device selection, by name), ``build_options`` (OpenCL/NVRTC compiler
+options; on cuda the default is ``--fmad=false``), ``num_threads`` (multicore).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..bonds.portfolio import BondPortfolio, flatten_curves
+from ..curve import YieldCurve
+from . import _futhark
+
+NAME = "futhark"
+TARGETS: tuple[str, ...] = ("c", "multicore", "opencl", "cuda")
+PROGRAM = "bonds"
+#: Entry point by precision.
+ENTRIES: dict[str, str] = {"f64": "bonds64", "f32": "bonds32"}
+#: NVRTC options of the cuda target when the caller gives none: NVRTC contracts ``a*b + c``
+#: into fused multiply-adds by default, and the spec's arithmetic has none.
+CUDA_BUILD_OPTIONS: tuple[str, ...] = ("--fmad=false",)
+
+
+def available(target: str | None = None) -> tuple[bool, str]:
+    """``(usable, reason)``: is the library built for ``target`` (default: the best one) and usable here?"""
+    if target is not None and target not in TARGETS:
+        return False, f"unknown target {target!r}; choose one of {', '.join(TARGETS)}"
+    return _futhark.available(PROGRAM, target)
+
+
+def default_target() -> str:
+    """The target :func:`price` uses when none is given."""
+    return _futhark.default_target(PROGRAM)
+
+
+def entry_arrays(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precision: str) -> list[np.ndarray]:
+    """The 19 arrays of ``bonds64``/``bonds32``, in the file's order (§1 of the spec).
+
+    Integers as int32, reals in the precision's dtype, all contiguous.
+    """
+    _futhark.check_precision(precision)
+    real = _futhark.REAL_DTYPES[precision]
+
+    def reals(values: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(values, dtype=real)
+
+    def ints(values: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(np.asarray(values).astype(np.int32))
+
+    p = portfolio
+    terms, rates, days = flatten_curves(curves)
+    return [ints(p.term_unit), ints(p.term_steps), reals(p.a), reals(p.sigma), reals(p.maturity),
+            ints(p.cashflow_count), ints(p.cashflow_step), reals(p.repayment), reals(p.coupon), reals(p.spread),
+            ints(p.option_type), reals(p.strike), ints(p.first_exercise), ints(p.last_exercise),
+            ints(p.exercise_frequency), ints(p.curve_index), ints(terms), reals(rates), ints(days)]
+
+
+def price(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precision: str = "f64", *,
+          target: str | None = None, **options: Any) -> np.ndarray:
+    """Dirty prices (per 100 face) of a validated portfolio, in input order (float32 for ``"f32"``)."""
+    _futhark.check_precision(precision)
+    context_options, _ = _futhark.split_options(options, (), f"bond backend {NAME}")
+    if target is not None and target not in TARGETS:
+        raise ValueError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
+    if len(portfolio) == 0:
+        return np.zeros(0, dtype=_futhark.REAL_DTYPES[precision])
+    chosen = target if target is not None else default_target()
+    if chosen == "cuda" and "build_options" not in context_options:
+        context_options["build_options"] = CUDA_BUILD_OPTIONS
+    return _futhark.call_entry(PROGRAM, ENTRIES[precision], entry_arrays(portfolio, curves, precision), precision,
+                               chosen, context_options, targets=TARGETS)
