@@ -34,39 +34,7 @@ constexpr int kInfoInts = 2 * (kFastClasses + 1) + 1;     // class begin, class 
 constexpr int kScanThreads = 1024;
 static_assert(kBins % kScanThreads == 0, "bins must split evenly over the scan block");
 
-// ---- memory ---------------------------------------------------------------------------------
-struct DeviceBuffer {
-    void *ptr = nullptr;
-    size_t size = 0;
-    void ensure(size_t bytes) {
-        if (bytes <= size) return;
-        release();
-        TRINOM_CHECK(cudaMalloc(&ptr, bytes));
-        size = bytes;
-    }
-    void release() {
-        if (ptr) cudaFree(ptr);
-        ptr = nullptr;
-        size = 0;
-    }
-};
-
-struct PinnedBuffer {
-    void *ptr = nullptr;
-    size_t size = 0;
-    void ensure(size_t bytes) {
-        if (bytes <= size) return;
-        release();
-        TRINOM_CHECK(cudaHostAlloc(&ptr, bytes, cudaHostAllocDefault));
-        size = bytes;
-    }
-    void release() {
-        if (ptr) cudaFreeHost(ptr);
-        ptr = nullptr;
-        size = 0;
-    }
-};
-
+// ---- memory (DeviceBuffer and PinnedBuffer are in trinom_internal.cuh) -------------------------
 // Bump allocator of byte offsets (256-byte aligned) inside one buffer.
 struct Layout {
     size_t bytes = 0;
@@ -791,7 +759,20 @@ void price_all(const trinom_portfolio &pf, const trinom_curve &curve, const trin
     }
 }
 
+std::vector<void (*)()> g_releases;  // run by trinom_cuda_free() (other host files' buffers)
+
 }  // namespace
+
+bool context_ready() { return g_ctx.ready; }
+
+int report_error(int code, const std::string &message) { return fail(code, message); }
+
+void clear_error() { g_error.clear(); }
+
+void on_context_free(void (*release)()) {
+    if (std::find(g_releases.begin(), g_releases.end(), release) == g_releases.end()) g_releases.push_back(release);
+}
+
 }  // namespace trinom
 
 using namespace trinom;
@@ -895,6 +876,7 @@ int trinom_cuda_price(const trinom_portfolio *portfolio, const trinom_curve *cur
 void trinom_cuda_free(void) {
     if (!g_ctx.ready) return;
     cudaDeviceSynchronize();
+    for (auto release : g_releases) release();
     g_ctx.arena.release();
     g_ctx.workspace.release();
     g_ctx.aux.release();

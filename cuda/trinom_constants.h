@@ -12,5 +12,9 @@
 /* Option types, as in the thesis' files. */
 #define CALL 0
 #define PUT 1
+/* Coupon bonds (docs/paper-instrument.md): a term unit of 360 days is one year, and spreads are
+ * in percent (the per-step OAS factor is exp(-(spread / SPREAD_UNIT) dt)). */
+#define BOND_DAYS_IN_YEAR 360
+#define SPREAD_UNIT 100.0
 
 #endif

@@ -81,6 +81,47 @@ typedef struct trinom_timing {
     int64_t fallback;  /* options priced by the wide-tree fallback path */
 } trinom_timing;
 
+/* Coupon bonds with an embedded call or put (docs/paper-instrument.md): the portfolio as a
+ * struct of arrays in the dtypes of trinom.bonds.BondPortfolio (host memory). Per bond: `count`
+ * entries; per cash flow: cashflow_offset[count] entries, the bonds' schedules concatenated. */
+typedef struct trinom_bonds {
+    int64_t count;
+    const int64_t *term_unit;          /* days per term unit (360: a term unit is a year) */
+    const int64_t *term_steps;         /* tree steps per term unit */
+    const double *a;                   /* mean reversion */
+    const double *sigma;               /* volatility */
+    const double *maturity;            /* maturity in term units */
+    const double *spread;              /* option-adjusted spread, percent per year */
+    const int8_t *option_type;         /* 0 = call, 1 = put */
+    const double *strike;              /* clean exercise price per 100 face */
+    const int64_t *first_exercise;     /* first step at which exercise is allowed */
+    const int64_t *last_exercise;      /* last step at which exercise is allowed */
+    const int64_t *exercise_frequency; /* exercise period in steps (>= 1) */
+    const int64_t *curve_index;        /* the bond's yield curve (0-based) */
+    const int64_t *cashflow_offset;    /* count + 1 entries: bond b owns [offset[b], offset[b+1]) */
+    const int64_t *cashflow_step;      /* per cash flow: tree step (ascending; the last is the height) */
+    const double *repayment;           /* per cash flow: principal paid */
+    const double *coupon;              /* per cash flow: coupon amount paid */
+} trinom_bonds;
+
+/* The yield curves, flattened: curve c has terms[c] points (rates, days), curves concatenated. */
+typedef struct trinom_bond_curves {
+    int64_t count;
+    const int64_t *terms;
+    const double *rates;  /* continuously compounded, decimal */
+    const int64_t *days;  /* strictly increasing within a curve */
+} trinom_bond_curves;
+
+/* How to price bonds. Zero-filled fields take their defaults. */
+typedef struct trinom_bond_options {
+    int32_t precision;    /* enum trinom_precision */
+    int32_t block_size;   /* threads per block of the warp-segment kernel, 32..128; 0: 128 */
+    int32_t no_sort;      /* 1: group by tree width only (input order within a group), not by height */
+    int32_t wide_only;    /* 1: price every bond with the wide-tree kernel (one bond per block) */
+    int64_t chunk_size;   /* most bonds priced per chunk; 0: automatic */
+    int64_t memory_limit; /* bytes of GPU memory a chunk may use; 0: 80% of what is free */
+} trinom_bond_options;
+
 /* Number of usable CUDA devices (0 if none); returns TRINOM_ERR_NO_DEVICE with a message when
  * the driver has none. Needs no init. */
 int trinom_cuda_device_count(int32_t *count);
@@ -90,6 +131,12 @@ int trinom_cuda_init(int32_t device);
  * (float* for TRINOM_F32, double* for TRINOM_F64). `timing` may be NULL. */
 int trinom_cuda_price(const trinom_portfolio *portfolio, const trinom_curve *curve,
                       const trinom_options *options, void *prices, trinom_timing *timing);
+/* Prices the bonds (validated by the caller: trinom.bonds.BondPortfolio.validate) against the
+ * curves; writes count dirty prices per 100 face in input order into `prices` (float* or
+ * double*). Trees up to 512 nodes wide (2 min(jmax, n) + 1) are priced in warp segments, wider
+ * ones one per block (timing->fallback counts them). `options` and `timing` may be NULL. */
+int trinom_cuda_price_bonds(const trinom_bonds *bonds, const trinom_bond_curves *curves,
+                            const trinom_bond_options *options, void *prices, trinom_timing *timing);
 /* Frees all device and pinned memory and the context. */
 void trinom_cuda_free(void);
 /* The message of the last error (empty string if none). */

@@ -187,6 +187,45 @@ struct CudaFailure {
 void check_cuda(cudaError_t err, const char *what);
 #define TRINOM_CHECK(call) ::trinom::check_cuda((call), #call)
 
+// Device and pinned host memory that grows on demand (ensure) and is kept until release().
+struct DeviceBuffer {
+    void *ptr = nullptr;
+    size_t size = 0;
+    void ensure(size_t bytes) {
+        if (bytes <= size) return;
+        release();
+        TRINOM_CHECK(cudaMalloc(&ptr, bytes));
+        size = bytes;
+    }
+    void release() {
+        if (ptr) cudaFree(ptr);
+        ptr = nullptr;
+        size = 0;
+    }
+};
+
+struct PinnedBuffer {
+    void *ptr = nullptr;
+    size_t size = 0;
+    void ensure(size_t bytes) {
+        if (bytes <= size) return;
+        release();
+        TRINOM_CHECK(cudaHostAlloc(&ptr, bytes, cudaHostAllocDefault));
+        size = bytes;
+    }
+    void release() {
+        if (ptr) cudaFreeHost(ptr);
+        ptr = nullptr;
+        size = 0;
+    }
+};
+
+// The context of trinom_api.cu, for the other host files (trinom_bonds_api.cu).
+bool context_ready();                                    // trinom_cuda_init() succeeded
+int report_error(int code, const std::string &message);  // sets trinom_cuda_last_error(); returns code
+void clear_error();
+void on_context_free(void (*release)());                 // run by trinom_cuda_free() before the context goes
+
 // Layout of cuda-option's expanded arrays for the options perm[0..count) of one launch.
 struct OptionLayout {
     int granularity = 32;            // options per padding group (32, block size or count)

@@ -2,22 +2,27 @@
 
 One context per process: the library is opened and the GPU context created on first use and
 kept until the process ends. The three CUDA backends (``cuda-option``, ``cuda-multi`` and
-``cuda``) call :func:`price` with their variant. Where the library is not built or no GPU
-exists, :func:`available` says ``(False, "no CUDA device: ...")`` and :func:`price` raises
+``cuda``) call :func:`price` with their variant, the bond backend ``bonds_cuda`` calls
+:func:`price_bonds`. Where the library is not built or no GPU exists, :func:`available` says
+``(False, "no CUDA device: ...")`` and both pricing functions raise
 :class:`~trinom.backends.BackendUnavailable`.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..curve import YieldCurve
 from ..portfolio import Portfolio
 from . import BackendUnavailable
+
+if TYPE_CHECKING:
+    from ..bonds.portfolio import BondPortfolio
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 LIBRARY = _PACKAGE / "_lib" / "libtrinom_cuda.so"
@@ -175,6 +180,75 @@ def price(
     times = ffi.new("trinom_timing *")
     out = ffi.from_buffer("char[]", prices, require_writable=True)
     status = lib.trinom_cuda_price(pf, yc, opt, out, times)
+    if status != 0:
+        raise CudaError(status, _LIBRARY.message())
+    if timing is not None:
+        timing.update(kernel_ms=times.kernel_ms, device_ms=times.device_ms, library_ms=times.total_ms,
+                      chunks=int(times.chunks), fallback=int(times.fallback))
+    return prices
+
+
+_BOND_FIELDS_INT64 = ("term_unit", "term_steps", "first_exercise", "last_exercise", "exercise_frequency",
+                      "curve_index", "cashflow_offset", "cashflow_step")
+_BOND_FIELDS_FLOAT64 = ("a", "sigma", "maturity", "spread", "strike", "repayment", "coupon")
+
+
+def price_bonds(
+    portfolio: BondPortfolio,
+    curves: Sequence[YieldCurve],
+    precision: str = "f64",
+    *,
+    target: str | None = None,
+    block_size: int | None = None,
+    sort: bool = True,
+    wide_only: bool = False,
+    chunk_size: int | None = None,
+    memory_limit: int | None = None,
+    timing: dict[str, float] | None = None,
+) -> np.ndarray:
+    """Dirty bond prices in input order from ``trinom_cuda_price_bonds`` (see ``bonds_cuda``).
+
+    The arrays go to the library as :class:`~trinom.bonds.BondPortfolio` holds them (int64,
+    float64, int8): no conversion here. ``timing`` as for :func:`price` (``fallback`` counts the
+    bonds priced by the wide-tree kernel).
+    """
+    from ..bonds.portfolio import flatten_curves
+
+    if target not in (None, "cuda"):
+        raise BackendUnavailable(f"unknown target {target!r} (the CUDA backends run on target 'cuda')")
+    if precision not in _PRECISIONS:
+        raise ValueError(f"precision must be 'f32' or 'f64', got {precision!r}")
+    ffi, lib = _LIBRARY.context()
+    code, dtype = _PRECISIONS[precision]
+    keep: dict[str, np.ndarray] = {name: np.ascontiguousarray(getattr(portfolio, name), dtype=np.int64)
+                                   for name in _BOND_FIELDS_INT64}
+    keep.update({name: np.ascontiguousarray(getattr(portfolio, name), dtype=np.float64)
+                 for name in _BOND_FIELDS_FLOAT64})
+    keep["option_type"] = np.ascontiguousarray(portfolio.option_type, dtype=np.int8)
+    terms, rates, days = (np.ascontiguousarray(a) for a in flatten_curves(tuple(curves)))
+    keep.update(curve_terms=terms.astype(np.int64, copy=False), curve_rates=rates.astype(np.float64, copy=False),
+                curve_days=days.astype(np.int64, copy=False))
+    prices = np.empty(len(portfolio), dtype=dtype)
+    c_types = {np.dtype(np.int64): "int64_t[]", np.dtype(np.float64): "double[]", np.dtype(np.int8): "int8_t[]"}
+    buffers = {name: ffi.from_buffer(c_types[array.dtype], array) for name, array in keep.items()}
+
+    bonds = ffi.new("trinom_bonds *")
+    bonds.count = len(portfolio)
+    for name in (*_BOND_FIELDS_INT64, *_BOND_FIELDS_FLOAT64, "option_type"):
+        setattr(bonds, name, buffers[name])
+    yc = ffi.new("trinom_bond_curves *")
+    yc.count = len(terms)
+    yc.terms, yc.rates, yc.days = buffers["curve_terms"], buffers["curve_rates"], buffers["curve_days"]
+    opt = ffi.new("trinom_bond_options *")
+    opt.precision = code
+    opt.block_size = int(block_size or 0)
+    opt.no_sort = 0 if sort else 1
+    opt.wide_only = 1 if wide_only else 0
+    opt.chunk_size = int(chunk_size or 0)
+    opt.memory_limit = int(memory_limit or 0)
+    times = ffi.new("trinom_timing *")
+    out = ffi.from_buffer("char[]", prices, require_writable=True)
+    status = lib.trinom_cuda_price_bonds(bonds, yc, opt, out, times)
     if status != 0:
         raise CudaError(status, _LIBRARY.message())
     if timing is not None:

@@ -1,0 +1,559 @@
+// Coupon bonds with an embedded call or put (docs/paper-instrument.md), two kernels:
+//
+// * bond_kernel: the `cuda` design (kernel_fast.cuh). Each bond is a segment of L lanes of a
+//   warp, each lane holding K consecutive nodes of a tree level in registers; neighbours cross
+//   lanes by shuffles. The forward pass needs no alpha: with D_m = prod_{i<m} exp(-alpha_i dt),
+//   the scaled level T_m = Q_m exp(-j dr dt) / D_m satisfies T_{m+1} = W T_m, and
+//   exp(-alpha_m dt) = P_m / (D_m sum T_m) = (P_m / P_{m-1}) (S_{m-1} / S_m) with S_m = sum T_m.
+//   T is renormalised by a power of two whenever S_m leaves [2^-16, 2^16] (on the paper's data
+//   D_m reaches 1e-3186), so the ratio needs no exponent. E_m g (with the OAS factor g) is
+//   stored per step in global memory, G bonds of a warp interleaved. The backward pass keeps
+//   true values, since exercise (min/max against strike + accrued interest) and cash flows need
+//   them: cont_j = (pu V_u + pm V_m + pd V_d) ((E_i g) x_j). Keeping x_j out of the weights
+//   keeps float32 from overflowing where the reference does not (sum p V <= max V).
+// * bond_wide_kernel: trees wider than the fast classes (W > 512): one bond per block, levels in
+//   global memory, the spec's operations in its order (alpha by log, no contraction); only the
+//   level sum's order differs.
+//
+// Semantics (§6): quirks Q1 (a cash flow reaches |j| <= min(i, jmax) only), Q2, Q4 and the +-inf
+// mapping are kept; Q3 is not: the cash-flow pointer never leaves the bond's own schedule.
+#pragma once
+
+#include <cfloat>
+
+#include "trinom_bonds.cuh"
+
+namespace trinom {
+
+namespace {
+
+constexpr unsigned kAll = 0xffffffffu;
+constexpr int kWideThreads = 256;
+
+template <typename real> struct Extremes;
+template <> struct Extremes<float> {
+    static constexpr float max = FLT_MAX, min = FLT_MIN;
+};
+template <> struct Extremes<double> {
+    static constexpr double max = DBL_MAX, min = DBL_MIN;
+};
+
+// §6 step 6: +inf becomes the largest finite value, -inf the smallest positive normal one.
+template <typename real> __device__ __forceinline__ real clamp_inf(real v) {
+    if (isinf(v)) v = v > real(0) ? Extremes<real>::max : Extremes<real>::min;
+    return v;
+}
+
+// Per-bond constants (§2, §9): V and dr in double, the rest computed in double from
+// working-precision operands and rounded to `real`, as trinom.bonds.model.bond_geometry.
+template <typename real> struct BondConstants {
+    real dt, M, mdrdt, g;
+    double dt64;
+};
+
+template <typename real>
+__device__ __forceinline__ BondConstants<real> bond_constants(int term_unit, int term_steps, real a, real sigma,
+                                                              real spread) {
+    using R = Rn<real>;
+    using D = Rn<double>;
+    BondConstants<real> c;
+    const double u = ceil(D::div(double(BOND_DAYS_IN_YEAR), double(term_unit)));
+    c.dt = real(D::div(u, double(term_steps)));
+    c.dt64 = double(c.dt);
+    const double decay = exp(double(R::mul(R::mul(real(-2), a), c.dt)));
+    const double V = D::div(D::mul(double(R::mul(sigma, sigma)), D::sub(1.0, decay)), double(R::mul(real(2), a)));
+    const double dr = D::sqrt_(D::mul(3.0, V));
+    c.M = real(D::sub(exp(double(R::mul(-a, c.dt))), 1.0));
+    c.mdrdt = real(D::mul(-dr, c.dt64));
+    c.g = real(exp(double(R::mul(-R::div(spread, real(SPREAD_UNIT)), c.dt))));
+    return c;
+}
+
+// x_j = exp(mdrdt j): the level shift's one-step discount.
+template <typename real> __device__ __forceinline__ real node_discount(real mdrdt, int j) {
+    return real(exp(double(Rn<real>::mul(mdrdt, real(j)))));
+}
+
+// The §3 table, operation by operation (w2 = (2j) M, w3 = (3j) M).
+template <typename real> __device__ __forceinline__ Probs<real> bond_probabilities(int j, int jmax, real M) {
+    using R = Rn<real>;
+    using C = Sixths<real>;
+    const real q = R::mul(R::mul(real(j * j), M), M);
+    const real w = R::mul(real(j), M);
+    const real half = real(0.5);
+    Probs<real> p;
+    if (j == -jmax) {
+        p.pu = R::add(C::one_sixth, R::mul(R::sub(q, w), half));
+        p.pm = R::add(R::sub(C::minus_third, q), R::mul(real(2 * j), M));
+        p.pd = R::add(C::seven_sixths, R::mul(R::sub(q, R::mul(real(3 * j), M)), half));
+    } else if (j == jmax) {
+        p.pu = R::add(C::seven_sixths, R::mul(R::add(q, R::mul(real(3 * j), M)), half));
+        p.pm = R::sub(R::sub(C::minus_third, q), R::mul(real(2 * j), M));
+        p.pd = R::add(C::one_sixth, R::mul(R::add(q, w), half));
+    } else {
+        p.pu = R::add(C::one_sixth, R::mul(R::add(q, w), half));
+        p.pm = R::sub(C::two_thirds, q);
+        p.pd = R::add(C::one_sixth, R::mul(R::sub(q, w), half));
+    }
+    return p;
+}
+
+// Probability that node s (of a full-width level) branches to t, or 0 (§3).
+template <typename real> __device__ __forceinline__ real branch_to(int s, int t, int jmax, real M) {
+    const Probs<real> p = bond_probabilities(s, jmax, M);
+    const int d = t - s;
+    if (s == -jmax) return d == 2 ? p.pu : d == 1 ? p.pm : d == 0 ? p.pd : real(0);
+    if (s == jmax) return d == 0 ? p.pu : d == -1 ? p.pm : d == -2 ? p.pd : real(0);
+    return d == 1 ? p.pu : d == 0 ? p.pm : d == -1 ? p.pd : real(0);
+}
+
+// §4: the zero rate at t years on one curve, searching on from the last index found (t only
+// grows during a forward pass).
+template <typename real> struct CurveCursor {
+    const real *rates;
+    const int *days;
+    int count, at;
+    __device__ __forceinline__ real rate(real t, int term_unit) {
+        using R = Rn<real>;
+        const real x = R::mul(t, real(term_unit));
+        const real rounded = floor(R::add(fabs(x), real(0.5)));
+        const int d = static_cast<int>(x < real(0) ? -rounded : rounded);
+        while (at < count && days[at] < d) ++at;
+        if (at == 0) return rates[0];
+        if (at >= count) return rates[count - 1];
+        const real coefficient = R::div(real(d - days[at - 1]), real(days[at] - days[at - 1]));
+        return R::add(rates[at - 1], R::mul(coefficient, R::sub(rates[at], rates[at - 1])));
+    }
+};
+
+template <typename real>
+__device__ __forceinline__ CurveCursor<real> curve_cursor(const BondArgs<real> &b, int o) {
+    const int c = b.curve[o];
+    const int lo = b.curve_begin[c], hi = b.curve_begin[c + 1];
+    return CurveCursor<real>{b.curve_rates + lo, b.curve_days + lo, hi - lo, 0};
+}
+
+// P(0, t) = exp(-R(t) t) in double (§5), at t = (m + 1) dt.
+template <typename real>
+__device__ __forceinline__ double zero_price(CurveCursor<real> &curve, int m, const BondConstants<real> &c,
+                                             int term_unit) {
+    using R = Rn<real>;
+    const real t = R::mul(real(m + 1), c.dt);
+    return exp(double(R::mul(-curve.rate(t, term_unit), t)));
+}
+
+// The backward pass' per-bond state (§6): local cash-flow index p (never below the bond's first,
+// so no Q3), its step S, and r, the cash flows not yet added.
+struct CashflowCursor {
+    int first, p, S, r;
+};
+
+__device__ __forceinline__ CashflowCursor cashflow_start(const int *steps, int first, int end, int n) {
+    CashflowCursor c{first, end - 1, 0, end - first};
+    c.r -= 1;
+    c.S = steps[c.p];
+    if (c.p > c.first && c.S <= n && c.r > 0) c.S = steps[--c.p];
+    return c;
+}
+
+// Step i's exercise flag (§6.2, with S before the cash flow is added: Q4).
+__device__ __forceinline__ bool exercise_at(int i, int S, int first_ex, int last_ex, int freq) {
+    return first_ex <= i && i <= last_ex && (S - i) % freq == 0;
+}
+
+// §6.3: the cash flow of step i+1, if it is due; `paid` is the amount (0 if none).
+template <typename real>
+__device__ __forceinline__ real take_cashflow(CashflowCursor &c, int i, int n, const int *steps, const real *paid) {
+    if (!(i == c.S - 1 && c.r > 0)) return real(0);
+    const real amount = paid[c.p];
+    if (c.p > c.first && c.S <= n) c.S = steps[--c.p];
+    c.r -= 1;
+    return amount;
+}
+
+// §6.4: the exercise price strike + accrued interest at step i (Q2: the coupon paid at S).
+template <typename real>
+__device__ __forceinline__ real exercise_price(const CashflowCursor &c, int i, real strike, const int *steps,
+                                               const real *coupon) {
+    using R = Rn<real>;
+    real accrued = real(0);
+    if (c.S != 0 && c.r > 0) {
+        const int next = steps[c.p + 1];
+        const real span = real(next - c.S);
+        const real left = real(max(next - i, 0));
+        accrued = R::mul(R::div(R::sub(span, left), span), coupon[c.p]);
+    }
+    return R::add(strike, accrued);
+}
+
+template <typename real, int L, int K>
+__device__ __forceinline__ real lane_sum(const real (&v)[K]) {
+    real s = 0;
+#pragma unroll
+    for (int k = 0; k < K; ++k) s += v[k];
+#pragma unroll
+    for (int off = L / 2; off >= 1; off /= 2) s += __shfl_xor_sync(kAll, s, off, L);
+    return s;
+}
+
+__device__ __forceinline__ int exponent_of(float x) { return ilogbf(x); }
+__device__ __forceinline__ int exponent_of(double x) { return ilogb(x); }
+
+template <typename real, int L, int K>
+__global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *__restrict__ perm, int begin, int count,
+                                                   const long long *__restrict__ warp_at, real *__restrict__ out) {
+    using R = Rn<real>;
+    constexpr int G = 32 / L;  // bonds per warp
+    const int lane = threadIdx.x & 31;
+    const int sl = lane & (L - 1);  // lane within the segment
+    const int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if (warp * G >= count) return;  // whole warp idle
+    const int column = lane / L;
+    const int slot = warp * G + column;
+    const bool valid = slot < count;
+    // Segments past the end mirror the warp's first bond and write no price.
+    const int o = perm[begin + (valid ? slot : warp * G)];
+    const int n = b.n[o], jmax = b.jmax[o];
+    const int n_max = __reduce_max_sync(kAll, n);
+    // Nodes beyond |j| = n are never reached and never reach the root: the segment holds
+    // |j| <= half only; the tree's edges are in it when half == jmax.
+    const int half = min(jmax, n);
+    const bool edges = half == jmax;
+    const int base = sl * K - half;  // j of this lane's slot 0
+    const int term_unit = b.term_unit[o];
+    const BondConstants<real> c = bond_constants<real>(term_unit, b.term_steps[o], b.a[o], b.sigma[o], b.spread[o]);
+    real *factor = b.scratch + warp_at[warp] + column;  // (E_i g) at factor[i * G]
+
+    real v[K], w_left[K], w_mid[K], w_right[K];
+
+    // ---- forward weights by target j (sources j-1, j, j+1; the top's j+2 and the bottom's
+    // jump to -jmax+2 are scalars), each times x_j ----------------------------------------------
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        const int j = base + k;
+        w_left[k] = w_mid[k] = w_right[k] = 0;
+        v[k] = j == 0 ? real(1) : real(0);
+        if (j <= half) {
+            const real xj = node_discount(c.mdrdt, j);
+            const Probs<real> pj = bond_probabilities(j, jmax, c.M);
+            w_mid[k] = (j == -jmax ? pj.pd : (j == jmax ? pj.pu : pj.pm)) * xj;
+            if (j > -jmax && j - 1 >= -half) {
+                const Probs<real> pk = bond_probabilities(j - 1, jmax, c.M);
+                w_left[k] = (j - 1 == -jmax ? pk.pm : pk.pu) * xj;
+            }
+            if (j < jmax && j + 1 <= half) {
+                const Probs<real> pk = bond_probabilities(j + 1, jmax, c.M);
+                w_right[k] = (j + 1 == jmax ? pk.pm : pk.pd) * xj;
+            }
+        }
+    }
+    const real bottom = edges ? bond_probabilities(-jmax, jmax, c.M).pu * node_discount(c.mdrdt, 2 - jmax) : real(0);
+    const real top = edges ? bond_probabilities(jmax, jmax, c.M).pd * node_discount(c.mdrdt, jmax - 2) : real(0);
+    const int top_k = edges && jmax - 2 - base >= 0 && jmax - 2 - base < K ? jmax - 2 - base : -1;
+
+    // ---- forward: E_m = (P_m / P_{m-1}) (S_{m-1} / S_m), T_{m+1} = W T_m ------------------------
+    // The zero-coupon prices P_m are computed L at a time: lane sl of the segment looks up step
+    // m + sl (its own curve cursor), then step m's value is broadcast from lane m % L.
+    CurveCursor<real> curve = curve_cursor(b, o);
+    double p_prev = 1, p_lane = 1;
+    real s_prev = 1;
+    for (int m = 0; m < n_max; ++m) {
+        real s = lane_sum<real, L, K>(v);
+        if (m % L == 0) p_lane = m + sl < n ? zero_price(curve, m + sl, c, term_unit) : 1.0;
+        const double p = L > 1 ? __shfl_sync(kAll, p_lane, m % L, L) : p_lane;
+        if (m < n) {
+            const real e = real((p / p_prev) * (double(s_prev) / double(s)));
+            if (sl == 0) factor[m * G] = R::mul(e, c.g);
+            p_prev = p;
+            const int shift = exponent_of(s);
+            if (shift > 16 || shift < -16) {  // exact power-of-two renormalisation
+#pragma unroll
+                for (int k = 0; k < K; ++k) v[k] = R::ldexp_(v[k], -shift);
+                s = R::ldexp_(s, -shift);
+            }
+            s_prev = s;
+        }
+        if (m + 1 < n_max) {
+            // Halo from the neighbour lanes; at the segment's ends the shuffles return the lane's
+            // own values, which meet zero weights.
+            real left = 0, right0 = 0, right1 = 0;
+            if (L > 1) {
+                left = __shfl_up_sync(kAll, v[K - 1], 1, L);
+                right0 = __shfl_down_sync(kAll, v[0], 1, L);
+                right1 = __shfl_down_sync(kAll, v[1], 1, L);
+            }
+            if (m + 1 < n) {
+                const real first = v[0];
+#pragma unroll
+                for (int k = 0; k < K; ++k) {
+                    const real cur = v[k];
+                    const real r1 = (k + 1 < K) ? v[k + 1] : right0;
+                    const real r2 = (k + 2 < K) ? v[k + 2] : (k + 2 == K ? right0 : right1);
+                    real next = w_left[k] * left + w_mid[k] * cur + w_right[k] * r1;
+                    if (k == top_k) next += top * r2;
+                    v[k] = next;
+                    left = cur;
+                }
+                if (sl == 0) v[2] += bottom * first;
+            }
+        }
+    }
+    __syncwarp();  // each segment's lane 0 wrote the factors its lanes read below
+
+    // ---- backward weights by source j (targets j+1, j, j-1; the bottom's j+2 and the top's j-2
+    // are scalars) and the node discounts x_j ------------------------------------------------------
+    real x[K];
+    const int p0 = b.cf_begin[o], p1 = b.cf_begin[o + 1];
+    CashflowCursor cf = cashflow_start(b.cf_step, p0, p1, n);
+    const real at_maturity = b.cf_paid[p1 - 1];
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        const int j = base + k;
+        w_left[k] = w_mid[k] = w_right[k] = x[k] = 0;
+        v[k] = at_maturity;  // the maturity cash flow on every node of step n
+        if (j <= half) {
+            x[k] = node_discount(c.mdrdt, j);
+            const Probs<real> pj = bond_probabilities(j, jmax, c.M);
+            if (j == -jmax) {
+                w_right[k] = pj.pm;
+                w_mid[k] = pj.pd;
+            } else if (j == jmax) {
+                w_mid[k] = pj.pu;
+                w_left[k] = pj.pm;
+            } else {  // in a truncated window the nodes +-half read nothing outside it
+                w_right[k] = j + 1 <= half ? pj.pu : real(0);
+                w_mid[k] = pj.pm;
+                w_left[k] = j - 1 >= -half ? pj.pd : real(0);
+            }
+        }
+    }
+    const real bottom_b = edges ? bond_probabilities(-jmax, jmax, c.M).pu : real(0);
+    const real top_b = edges ? bond_probabilities(jmax, jmax, c.M).pd : real(0);
+    const int top_kb = edges && jmax - base >= 0 && jmax - base < K ? jmax - base : -1;
+    const real strike = b.strike[o];
+    const bool call = b.type[o] == CALL;
+    const int first_ex = b.first[o], last_ex = b.last[o], freq = b.freq[o];
+    const int *steps = b.cf_step;
+
+    real eg = factor[(n - 1) * G];
+    for (int i = n_max - 1; i >= 0; --i) {
+        const bool live = i < n;
+        real eg_next = 0;
+        if (live && i > 0) eg_next = factor[(i - 1) * G];  // prefetch
+        bool exercise = false;
+        real price = 0;
+        if (live) {
+            const int h = min(i, jmax);
+            exercise = exercise_at(i, cf.S, first_ex, last_ex, freq);
+            const real cash = take_cashflow(cf, i, n, steps, b.cf_paid);
+            if (cash != real(0)) {  // Q1: only the nodes of step i, |j| <= h
+#pragma unroll
+                for (int k = 0; k < K; ++k)
+                    if (abs(base + k) <= h) v[k] += cash;
+            }
+            if (exercise) price = exercise_price(cf, i, strike, steps, b.cf_coupon);
+        }
+        real left1 = 0, left2 = 0, right = 0;
+        if (L > 1) {
+            left1 = __shfl_up_sync(kAll, v[K - 1], 1, L);
+            left2 = __shfl_up_sync(kAll, v[K - 2], 1, L);
+            right = __shfl_down_sync(kAll, v[0], 1, L);
+        }
+        if (live) {
+            const real third = v[2];
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                const real cur = v[k];
+                const real r1 = (k + 1 < K) ? v[k + 1] : right;
+                real next = w_right[k] * r1 + w_mid[k] * cur + w_left[k] * left1;
+                if (k == top_kb) next += top_b * left2;
+                v[k] = next;
+                left2 = left1;
+                left1 = cur;
+            }
+            if (sl == 0) v[0] += bottom_b * third;
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                real cont = v[k] * (eg * x[k]);
+                if (exercise && (call ? cont > price : price > cont)) cont = price;
+                v[k] = clamp_inf(cont);
+            }
+            eg = eg_next;
+        }
+    }
+
+    // Root value (j = 0 sits in lane half / K of the segment, slot half % K).
+    real mine = 0;
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+        if (base + k == 0) mine = v[k];
+    const real root = __shfl_sync(kAll, mine, half / K, L);
+    if (valid && sl == 0) out[o] = root;
+}
+
+// ---- wide trees: one bond per block -------------------------------------------------------------
+template <typename real> __device__ real block_sum(real value, real *shared) {
+    for (int off = 16; off >= 1; off /= 2) value += __shfl_xor_sync(kAll, value, off);
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    if (lane == 0) shared[warp] = value;
+    __syncthreads();
+    real total = 0;
+    if (threadIdx.x == 0)
+        for (int w = 0; w < kWideThreads / 32; ++w) total += shared[w];
+    return total;  // valid in thread 0
+}
+
+template <typename real>
+__global__ void __launch_bounds__(kWideThreads) bond_wide_kernel(BondArgs<real> b, const int *__restrict__ perm,
+                                                                 int begin, const long long *__restrict__ bond_at,
+                                                                 real *__restrict__ out) {
+    using R = Rn<real>;
+    __shared__ real partial[kWideThreads / 32];
+    __shared__ real e_shared;
+    const int o = perm[begin + blockIdx.x];
+    const int n = b.n[o], jmax = b.jmax[o];
+    const int half = min(jmax, n);
+    const int W = 2 * half + 1;
+    const int term_unit = b.term_unit[o];
+    const BondConstants<real> c = bond_constants<real>(term_unit, b.term_steps[o], b.a[o], b.sigma[o], b.spread[o]);
+    real *x = b.scratch + bond_at[blockIdx.x];
+    real *cur = x + W, *nxt = cur + W;
+    real *E = nxt + W;  // E_i = exp(-alpha_i dt), i < n
+    const int tid = threadIdx.x;
+
+    for (int idx = tid; idx < W; idx += kWideThreads) {
+        x[idx] = node_discount(c.mdrdt, idx - half);
+        cur[idx] = idx == half ? real(1) : real(0);
+    }
+    CurveCursor<real> curve = curve_cursor(b, o);
+    if (tid == 0) {  // alpha_0 = R(dt)
+        const real e0 = real(exp(-Rn<double>::mul(double(curve.rate(c.dt, term_unit)), c.dt64)));
+        E[0] = e0;
+        e_shared = e0;
+    }
+    __syncthreads();
+
+    // ---- forward (§5): gather from the sources in increasing order --------------------------------
+    for (int i = 1; i < n; ++i) {
+        const int h = min(i, jmax), hp = min(i - 1, jmax);
+        const real e = e_shared;
+        real mine = 0;
+        for (int t = tid - h; t <= h; t += kWideThreads) {
+            real q = 0;
+            for (int s = max(t - 2, -hp); s <= min(t + 2, hp); ++s) {
+                const real p = branch_to(s, t, jmax, c.M);
+                if (p != real(0)) q = R::add(q, R::mul(p, R::mul(R::mul(cur[s + half], e), x[s + half])));
+            }
+            nxt[t + half] = q;
+            mine = R::add(mine, R::mul(q, x[t + half]));
+        }
+        const real A = block_sum(mine, partial);
+        if (tid == 0) {
+            const double P = zero_price(curve, i, c, term_unit);
+            const double alpha = double(real(log(double(A) / P) / c.dt64));
+            const real e_i = real(exp(-Rn<double>::mul(alpha, c.dt64)));
+            E[i] = e_i;
+            e_shared = e_i;
+        }
+        __syncthreads();
+        real *swap = cur;
+        cur = nxt;
+        nxt = swap;
+    }
+
+    // ---- backward (§6) ------------------------------------------------------------------------------
+    const int p0 = b.cf_begin[o], p1 = b.cf_begin[o + 1];
+    CashflowCursor cf = cashflow_start(b.cf_step, p0, p1, n);
+    const real at_maturity = b.cf_paid[p1 - 1];
+    for (int idx = tid; idx < W; idx += kWideThreads) cur[idx] = at_maturity;
+    const real strike = b.strike[o];
+    const bool call = b.type[o] == CALL;
+    const int first_ex = b.first[o], last_ex = b.last[o], freq = b.freq[o];
+    __syncthreads();
+    for (int i = n - 1; i >= 0; --i) {
+        const int h = min(i, jmax);
+        const real e = E[i];
+        const bool exercise = exercise_at(i, cf.S, first_ex, last_ex, freq);
+        const real cash = take_cashflow(cf, i, n, b.cf_step, b.cf_paid);
+        if (cash != real(0)) {
+            for (int j = tid - h; j <= h; j += kWideThreads) cur[j + half] = R::add(cur[j + half], cash);
+            __syncthreads();
+        }
+        const real price = exercise ? exercise_price(cf, i, strike, b.cf_step, b.cf_coupon) : real(0);
+        for (int j = tid - h; j <= h; j += kWideThreads) {
+            const Probs<real> p = bond_probabilities(j, jmax, c.M);
+            const int u = j == -jmax ? j + 2 : j == jmax ? j : j + 1;  // targets u > m > d
+            const real sum = R::add(R::add(R::mul(p.pu, cur[u + half]), R::mul(p.pm, cur[u - 1 + half])),
+                                    R::mul(p.pd, cur[u - 2 + half]));
+            real cont = R::mul(sum, R::mul(R::mul(e, x[j + half]), c.g));
+            if (exercise && (call ? cont > price : price > cont)) cont = price;
+            nxt[j + half] = clamp_inf(cont);
+        }
+        __syncthreads();
+        real *swap = cur;
+        cur = nxt;
+        nxt = swap;
+    }
+    if (tid == 0) out[o] = cur[half];
+}
+
+template <typename real, int L, int K>
+void launch_class(const BondArgs<real> &args, const int *perm, int begin, int count, const long long *warp_at,
+                  real *out, int block_size, cudaStream_t stream) {
+    constexpr int G = 32 / L;
+    const int warps = (count + G - 1) / G;
+    const int warps_per_block = block_size / 32;
+    const int blocks = (warps + warps_per_block - 1) / warps_per_block;
+    bond_kernel<real, L, K><<<blocks, warps_per_block * 32, 0, stream>>>(args, perm, begin, count, warp_at, out);
+}
+
+template <typename real, int L>
+void launch_lanes(int k_index, const BondArgs<real> &args, const int *perm, int begin, int count,
+                  const long long *warp_at, real *out, int block_size, cudaStream_t stream) {
+    switch (k_index) {
+    case 0: launch_class<real, L, 10>(args, perm, begin, count, warp_at, out, block_size, stream); break;
+    case 1: launch_class<real, L, 12>(args, perm, begin, count, warp_at, out, block_size, stream); break;
+    case 2: launch_class<real, L, 14>(args, perm, begin, count, warp_at, out, block_size, stream); break;
+    default: launch_class<real, L, 16>(args, perm, begin, count, warp_at, out, block_size, stream); break;
+    }
+}
+
+}  // namespace
+
+template <typename real>
+void launch_bonds(int cls, const BondArgs<real> &args, const int *perm, int begin, int count,
+                  const long long *warp_at, real *out, int block_size, cudaStream_t stream) {
+    if (count <= 0) return;
+    if (block_size < 32 || block_size > 128 || block_size % 32 != 0) block_size = 128;
+    if (cls < 7) {
+        switch (cls) {
+        case 0: launch_class<real, 1, 4>(args, perm, begin, count, warp_at, out, block_size, stream); break;
+        case 1: launch_class<real, 1, 6>(args, perm, begin, count, warp_at, out, block_size, stream); break;
+        case 2: launch_class<real, 1, 8>(args, perm, begin, count, warp_at, out, block_size, stream); break;
+        case 3: launch_class<real, 1, 10>(args, perm, begin, count, warp_at, out, block_size, stream); break;
+        case 4: launch_class<real, 1, 12>(args, perm, begin, count, warp_at, out, block_size, stream); break;
+        case 5: launch_class<real, 1, 14>(args, perm, begin, count, warp_at, out, block_size, stream); break;
+        default: launch_class<real, 1, 16>(args, perm, begin, count, warp_at, out, block_size, stream); break;
+        }
+    } else {
+        const int k_index = (cls - 7) % 4;
+        switch ((cls - 7) / 4) {
+        case 0: launch_lanes<real, 2>(k_index, args, perm, begin, count, warp_at, out, block_size, stream); break;
+        case 1: launch_lanes<real, 4>(k_index, args, perm, begin, count, warp_at, out, block_size, stream); break;
+        case 2: launch_lanes<real, 8>(k_index, args, perm, begin, count, warp_at, out, block_size, stream); break;
+        case 3: launch_lanes<real, 16>(k_index, args, perm, begin, count, warp_at, out, block_size, stream); break;
+        default: launch_lanes<real, 32>(k_index, args, perm, begin, count, warp_at, out, block_size, stream); break;
+        }
+    }
+    TRINOM_CHECK(cudaGetLastError());
+}
+
+template <typename real>
+void launch_bonds_wide(const BondArgs<real> &args, const int *perm, int begin, int count, const long long *bond_at,
+                       real *out, cudaStream_t stream) {
+    if (count <= 0) return;
+    bond_wide_kernel<real><<<count, kWideThreads, 0, stream>>>(args, perm, begin, bond_at, out);
+    TRINOM_CHECK(cudaGetLastError());
+}
+
+}  // namespace trinom

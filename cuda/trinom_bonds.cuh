@@ -1,0 +1,43 @@
+// Internal declarations of the coupon-bond pricer (docs/paper-instrument.md): the device view of
+// one chunk of bonds and the launchers of its two kernels (kernel_bonds.cuh).
+#pragma once
+
+#include "trinom_internal.cuh"
+
+namespace trinom {
+
+// One chunk of bonds on the device, in the working precision; per-bond arrays are in the chunk's
+// input order (index o), cash flows and curves flattened as in the 19-array file.
+template <typename real> struct BondArgs {
+    const int *n, *jmax;                    // tree height and half width (host, in float64)
+    const int *term_unit, *term_steps;      // days per term unit, steps per term unit
+    const real *a, *sigma, *spread, *strike;
+    const int *first, *last, *freq, *curve; // exercise window and period, yield curve index
+    const signed char *type;                // CALL or PUT
+    const int *cf_begin;                    // count + 1 entries: bond o owns [cf_begin[o], cf_begin[o+1])
+    const int *cf_step;                     // per cash flow: its step,
+    const real *cf_paid, *cf_coupon;        // repayment + coupon (added in `real`), and the coupon
+    const int *curve_begin;                 // curves + 1 entries into curve_rates / curve_days
+    const real *curve_rates;
+    const int *curve_days;
+    real *scratch;                          // per-step discount factors (and the wide kernel's levels)
+};
+
+// Lanes per bond (L) and nodes per lane (K) of a fast class (see fast_class in trinom_internal.cuh).
+__host__ __device__ inline int class_lanes(int cls) { return cls < 7 ? 1 : 2 << ((cls - 7) / 4); }
+__host__ __device__ inline int class_nodes(int cls) { return cls < 7 ? 4 + 2 * cls : 10 + 2 * ((cls - 7) % 4); }
+
+// Bonds in warp segments (class cls < kFastClasses): the bonds perm[begin .. begin+count) of
+// the chunk; warp w of the launch keeps its per-step factors at scratch + warp_at[w] (G = 32/L
+// interleaved columns of n_max entries).
+template <typename real>
+void launch_bonds(int cls, const BondArgs<real> &args, const int *perm, int begin, int count,
+                  const long long *warp_at, real *out, int block_size, cudaStream_t stream);
+
+// Wide trees: one bond per block, tree levels in global memory (scratch + bond_at[b]: 3 W + n
+// reals, W = 2 min(jmax, n) + 1), following the spec's operations in order.
+template <typename real>
+void launch_bonds_wide(const BondArgs<real> &args, const int *perm, int begin, int count, const long long *bond_at,
+                       real *out, cudaStream_t stream);
+
+}  // namespace trinom

@@ -1,0 +1,46 @@
+"""The CUDA bond backend without a GPU: its C declarations match what Python passes, and it fails clearly."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import ROOT, gpu_present
+from trinom.backends import BackendUnavailable, _cuda_lib, bonds_cuda
+from trinom.bonds.generator import sample_bond
+
+
+def declarations():
+    cffi = pytest.importorskip("cffi")
+    ffi = cffi.FFI()
+    ffi.cdef(_cuda_lib.cdef_text((ROOT / "cuda" / "trinom_cuda.h").read_text()))
+    return ffi
+
+
+def test_header_declares_what_python_passes():
+    ffi = declarations()
+    fields = {name for name, _ in ffi.typeof("trinom_bonds").fields}
+    passed = {*_cuda_lib._BOND_FIELDS_INT64, *_cuda_lib._BOND_FIELDS_FLOAT64, "option_type", "count"}
+    assert fields == passed
+    assert {name for name, _ in ffi.typeof("trinom_bond_curves").fields} == {"count", "terms", "rates", "days"}
+    options = {name for name, _ in ffi.typeof("trinom_bond_options").fields}
+    assert options == {"precision", "block_size", "no_sort", "wide_only", "chunk_size", "memory_limit"}
+    assert ffi.sizeof("trinom_bond_options") == 32
+
+
+def test_backend_interface():
+    assert bonds_cuda.NAME == "cuda" and bonds_cuda.TARGETS == ("cuda",)
+    bonds, curves = sample_bond()
+    with pytest.raises(BackendUnavailable, match="unknown target"):
+        bonds_cuda.price(bonds, curves, target="opencl")
+    with pytest.raises(ValueError, match="precision"):
+        bonds_cuda.price(bonds, curves, "f16")
+
+
+def test_without_gpu_says_no_cuda_device():
+    if gpu_present()[0]:
+        pytest.skip("a GPU is present here: the no-GPU message cannot be checked")
+    usable, reason = bonds_cuda.available()
+    assert not usable
+    assert reason.startswith("no CUDA device"), reason
+    bonds, curves = sample_bond()
+    with pytest.raises(BackendUnavailable, match="no CUDA device"):
+        bonds_cuda.price(bonds, curves, "f32")
