@@ -8,7 +8,7 @@ import pytest
 from conftest import ROOT
 from trinom import constants
 
-NAMES = ("DAYS_IN_YEAR", "JMAX_FACTOR", "FACE_VALUE", "CALL", "PUT")
+NAMES = ("DAYS_IN_YEAR", "JMAX_FACTOR", "FACE_VALUE", "CALL", "PUT", "BOND_DAYS_IN_YEAR", "SPREAD_UNIT")
 
 
 def futhark_constants() -> dict[str, float]:
