@@ -186,7 +186,7 @@ def build_cuda_kernels(tools: Toolchain, force: bool) -> str:
     with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
         for future in [pool.submit(_run, command, ROOT, what) for command, what in jobs]:
             future.result()
-    _run([tools.nvcc or "nvcc", "-shared", *sorted(str(o) for o in objects.glob("*.o")), "-o", str(output)],
+    _run([tools.nvcc or "nvcc", "-shared", *sorted(str(o) for o in objects.glob("*.o")), "-lcuda", "-o", str(output)],
          ROOT, "nvcc link of libtrinom_cuda.so")
     shutil.copy2(CUDA_DIR / "trinom_cuda.h", LIB_DIR / "trinom_cuda.h")
     stamp.parent.mkdir(parents=True, exist_ok=True)

@@ -138,6 +138,8 @@ struct Context {
     std::unique_ptr<WorkerPool> pool;
     bool ready = false;
     int device = -1;
+    CUdevice cu_device = 0;
+    CUcontext primary = nullptr;  // the device's primary context (retained by trinom_cuda_init)
     cudaDeviceProp prop{};
     cudaStream_t stream = nullptr;
     cudaStream_t side[kSideStreams] = {};
@@ -159,6 +161,22 @@ struct Context {
 
 Context g_ctx;
 std::string g_error;
+
+}  // namespace
+
+PrimaryContextScope::PrimaryContextScope() {
+    if (!g_ctx.primary) return;
+    CUcontext current = nullptr;
+    if (cuCtxGetCurrent(&current) != CUDA_SUCCESS || current == g_ctx.primary) return;
+    previous_ = current;
+    switched_ = cuCtxSetCurrent(g_ctx.primary) == CUDA_SUCCESS;
+}
+
+PrimaryContextScope::~PrimaryContextScope() {
+    if (switched_) cuCtxSetCurrent(previous_);
+}
+
+namespace {
 
 int fail(int code, const std::string &message) {
     g_error = message;
@@ -803,6 +821,13 @@ int trinom_cuda_init(int32_t device) {
         if (device < 0 || device >= n)
             return fail(TRINOM_ERR_ARGUMENT, "device " + std::to_string(device) + " out of range (" +
                                                  std::to_string(n) + " devices)");
+        // Retain the primary context and make it current explicitly: a context made current by
+        // other code (a Futhark cuda library) would otherwise receive our streams and buffers.
+        if (cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&g_ctx.cu_device, device) != CUDA_SUCCESS ||
+            cuDevicePrimaryCtxRetain(&g_ctx.primary, g_ctx.cu_device) != CUDA_SUCCESS)
+            return fail(TRINOM_ERR_CUDA, "CUDA error: cannot retain the primary context of device " +
+                                             std::to_string(device));
+        PrimaryContextScope scope;
         TRINOM_CHECK(cudaSetDevice(device));
         TRINOM_CHECK(cudaFree(nullptr));
         TRINOM_CHECK(cudaGetDeviceProperties(&g_ctx.prop, device));
@@ -827,6 +852,7 @@ int trinom_cuda_price(const trinom_portfolio *portfolio, const trinom_curve *cur
     const auto t0 = std::chrono::steady_clock::now();
     if (!g_ctx.ready) return fail(TRINOM_ERR_NOT_INIT, "trinom_cuda_init() was not called");
     if (!portfolio || !curve || !prices) return fail(TRINOM_ERR_ARGUMENT, "portfolio, curve and prices must not be NULL");
+    PrimaryContextScope scope;
     trinom_options opt{};
     if (options) opt = *options;
     const trinom_portfolio &pf = *portfolio;
@@ -875,6 +901,9 @@ int trinom_cuda_price(const trinom_portfolio *portfolio, const trinom_curve *cur
 
 void trinom_cuda_free(void) {
     if (!g_ctx.ready) return;
+    const CUdevice cu_device = g_ctx.cu_device;
+    {
+    PrimaryContextScope scope;
     cudaDeviceSynchronize();
     for (auto release : g_releases) release();
     g_ctx.arena.release();
@@ -890,6 +919,8 @@ void trinom_cuda_free(void) {
         cudaStreamDestroy(g_ctx.side[s]);
     }
     cudaStreamDestroy(g_ctx.stream);
+    }
+    cuDevicePrimaryCtxRelease(cu_device);
     g_ctx = Context();
 }
 

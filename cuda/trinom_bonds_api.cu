@@ -424,6 +424,7 @@ extern "C" int trinom_cuda_price_bonds(const trinom_bonds *bonds, const trinom_b
     if (!context_ready()) return report_error(TRINOM_ERR_NOT_INIT, "trinom_cuda_init() was not called");
     if (!bonds || !curves || !prices)
         return report_error(TRINOM_ERR_ARGUMENT, "bonds, curves and prices must not be NULL");
+    PrimaryContextScope scope;
     trinom_bond_options opt{};
     if (options) opt = *options;
     const trinom_bonds &bd = *bonds;

@@ -2,6 +2,7 @@
 // the per-option parameters, and the launchers of the three pricing kernels.
 #pragma once
 
+#include <cuda.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 
@@ -225,6 +226,23 @@ bool context_ready();                                    // trinom_cuda_init() s
 int report_error(int code, const std::string &message);  // sets trinom_cuda_last_error(); returns code
 void clear_error();
 void on_context_free(void (*release)());                 // run by trinom_cuda_free() before the context goes
+
+// Makes the device's primary context (the one the library's streams and buffers live in)
+// current on the calling thread for the scope, and restores the caller's context after.
+// Needed where other code in the process, such as a Futhark cuda library, has made its own
+// CUDA context current: the runtime API would otherwise run in that context and find the
+// library's streams invalid ("invalid resource handle").
+class PrimaryContextScope {
+  public:
+    PrimaryContextScope();
+    ~PrimaryContextScope();
+    PrimaryContextScope(const PrimaryContextScope &) = delete;
+    PrimaryContextScope &operator=(const PrimaryContextScope &) = delete;
+
+  private:
+    CUcontext previous_ = nullptr;
+    bool switched_ = false;
+};
 
 // Layout of cuda-option's expanded arrays for the options perm[0..count) of one launch.
 struct OptionLayout {

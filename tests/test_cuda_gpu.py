@@ -197,3 +197,16 @@ def test_library_errors_carry_the_row(thesis_curve):
         _cuda_lib.price(bad, thesis_curve, "f64", variant="fast")
     # The context survives the error.
     assert np.isfinite(_cuda_lib.price(bad[:1], thesis_curve, "f64", variant="fast")).all()
+
+
+def test_cuda_and_futhark_cuda_share_a_process(thesis_curve):
+    """A Futhark cuda library makes its own CUDA context current; our library must still work
+    after it (it binds the device's primary context per call) and must leave Futhark working."""
+    portfolio, expected = dataset("options-1000", "f64")
+    futhark = backends.get("futhark-basic")
+    if not futhark.available("cuda")[0]:
+        pytest.fail(f"futhark-basic/cuda not usable on this GPU machine: {futhark.available('cuda')[1]}")
+    for name, options in (("futhark-basic", {"target": "cuda"}), ("cuda", {}), ("futhark-basic", {"target": "cuda"}),
+                          ("cuda-multi", {})):
+        got = trinom.price(portfolio, thesis_curve, backend=name, **options)
+        check(got, expected, "f64", f"{name} after the other library")
