@@ -25,7 +25,7 @@ from trinom.bonds.model import bond_work
 FLOPS_PER_NODE = 9
 #: Prices of the first CHECK_ROWS bonds are compared with the reference pricer.
 CHECK_ROWS = 64
-TOLERANCE = {"f64": 1e-9, "f32": 5e-3}  # f32: relative; sigma up to 0.9 makes f32 trees lose digits
+TOLERANCE = {"f64": 1e-9, "f32": 1e-3}  # f32: relative, on well-conditioned bonds (see expected())
 CPU = [("reference", None), ("futhark", "c"), ("futhark", "multicore"), ("auto", None)]
 GPU = [("cuda", None), ("futhark", "cuda"), ("futhark", "opencl"), ("auto", None)]
 
@@ -38,9 +38,19 @@ def dataset(name: str):
 
 
 @functools.cache
-def expected(name: str, precision: str) -> np.ndarray:
+def expected(name: str, precision: str) -> tuple[np.ndarray, np.ndarray]:
+    """Reference prices of the first CHECK_ROWS bonds, and which of them to check.
+
+    float32 is checked only on the bonds whose float32 reference stays within 1e-4 of float64:
+    the generator's volatilities (up to 0.9) push some tall trees beyond float32's range, where
+    any float32 pricer, the paper's included, is off (see the README).
+    """
     bonds, curves = dataset(name)
-    return reference.price(bonds[:CHECK_ROWS], curves, precision)
+    f64 = reference.price(bonds[:CHECK_ROWS], curves, "f64")
+    if precision == "f64":
+        return f64, np.ones(f64.size, dtype=bool)
+    f32 = reference.price(bonds[:CHECK_ROWS], curves, "f32").astype(np.float64)
+    return f32, np.abs(f32 - f64) <= 1e-4 * np.maximum(1.0, np.abs(f64))
 
 
 def run(benchmark, name: str, target: str | None, data: str, precision: str, rounds: int, rows: int | None = None):
@@ -58,16 +68,18 @@ def run(benchmark, name: str, target: str | None, data: str, precision: str, rou
     options = {"target": target} if target else {}
     price_bonds(bonds[:4], curves, backend=name, precision=precision, **options)  # warm-up: contexts, JIT
     result = benchmark.pedantic(price_bonds, args=(bonds, curves), kwargs={"backend": name, "precision": precision,
-                                **options}, rounds=rounds, iterations=1)
+                                **options}, rounds=rounds, iterations=1, warmup_rounds=1 if rounds > 1 else 0)
     median = benchmark.stats.stats.median
     nodes = float(bond_work(bonds.height(), bonds.jmax()).sum())
     benchmark.extra_info.update(options=len(bonds), node_updates=nodes, gnodes_per_s=nodes / median / 1e9,
                                 options_per_s=len(bonds) / median,
                                 gflops_spec_per_s=FLOPS_PER_NODE * nodes / median / 1e9)
-    want = expected(data, precision)
+    want, checked = expected(data, precision)
     got = result.dirty[:CHECK_ROWS].astype(np.float64)
     scale = 1.0 if precision == "f64" else np.maximum(1.0, np.abs(want))
-    assert np.max(np.abs(got - want) / scale) < TOLERANCE[precision]
+    benchmark.extra_info["checked_rows"] = int(checked.sum())
+    assert checked.sum() >= CHECK_ROWS // 2
+    assert np.max((np.abs(got - want) / scale)[checked]) < TOLERANCE[precision]
 
 
 @pytest.mark.parametrize("precision", ["f64", "f32"])
@@ -84,4 +96,4 @@ def test_bonds_cpu(benchmark, name, target, precision):
 def test_bonds_gpu(benchmark, name, target, data, precision):
     if name == "futhark" and data not in ("U1", "S1", "R1"):
         pytest.skip("Futhark on bonds: U1, R1 and S1 only (one bond per thread is slow on 100000 bonds)")
-    run(benchmark, name, target, data, precision, rounds=5 if name in ("cuda", "auto") else 1)
+    run(benchmark, name, target, data, precision, rounds=11 if name in ("cuda", "auto") else 1)

@@ -49,7 +49,8 @@ def price(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precision: str
     prices = np.empty(len(portfolio), dtype=dtype)
     done = 0
     for rows in width_groups(2 * geometry.jmax + 1, geometry.n):
-        prices[rows] = _price_group(portfolio, curves, geometry, rows, dtype)
+        with np.errstate(over="ignore"):  # float32 trees of extreme volatility overflow; inf is mapped as in C
+            prices[rows] = _price_group(portfolio, curves, geometry, rows, dtype)
         done += rows.size
         if progress is not None:
             progress(done, len(portfolio))
