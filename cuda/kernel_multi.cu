@@ -126,17 +126,8 @@ __global__ void __launch_bounds__(1024) multi_kernel(Params<real> p, DeviceCurve
         if (alive) {
             const real a = my_alphas[i * alpha_stride];
             const Probs<real> pr = probabilities(j, jmax, M);
-            int up = t + 1, mid = t, down = t - 1;
-            if (j == -jmax) {
-                up = t + 2;
-                mid = t + 1;
-                down = t;
-            } else if (j == jmax) {
-                up = t;
-                mid = t - 1;
-                down = t - 2;
-            }
-            res = (pr.pu * Qs[up] + pr.pm * Qs[mid] + pr.pd * Qs[down]) * exp(-(a + j * dr) * dt);
+            const Destinations to = destinations(j, jmax, t);
+            res = (pr.pu * Qs[to.up] + pr.pm * Qs[to.mid] + pr.pd * Qs[to.down]) * exp(-(a + j * dr) * dt);
             if (i == expiry_step) res = type == PUT ? fmax(X - res, real(0)) : fmax(res - X, real(0));
         }
         __syncthreads();

@@ -76,17 +76,8 @@ __global__ void option_kernel(Params<real> p, DeviceCurve<real> curve, const int
         for (int j = -jhigh; j <= jhigh; ++j) {
             const Probs<real> pr = probabilities(j, jmax, M);
             const int k = j + jmax;
-            int up = k + 1, mid = k, down = k - 1;
-            if (j == -jmax) {
-                up = k + 2;
-                mid = k + 1;
-                down = k;
-            } else if (j == jmax) {
-                up = k;
-                mid = k - 1;
-                down = k - 2;
-            }
-            real res = (pr.pu * Q[up * stride] + pr.pm * Q[mid * stride] + pr.pd * Q[down * stride]) *
+            const Destinations to = destinations(j, jmax, k);
+            real res = (pr.pu * Q[to.up * stride] + pr.pm * Q[to.mid * stride] + pr.pd * Q[to.down * stride]) *
                        exp(-(a + j * dr) * dt);
             if (i == expiry_step) res = type == PUT ? fmax(X - res, real(0)) : fmax(res - X, real(0));
             Qn[k * stride] = res;

@@ -63,6 +63,15 @@ template <typename real> struct Sixths {
     static constexpr real minus_third = real(-1) / real(3);
     static constexpr real seven_sixths = real(7) / real(6);
 };
+// Destinations (up, mid, down) of node j, as indices relative to `k`, the index of node j itself:
+// case A to j+1, j, j-1; case B (j == -jmax) to j+2, j+1, j; case C (j == jmax) to j, j-1, j-2.
+struct Destinations { int up, mid, down; };
+__device__ __forceinline__ Destinations destinations(int j, int jmax, int k) {
+    if (j == -jmax) return {k + 2, k + 1, k};
+    if (j == jmax) return {k, k - 1, k - 2};
+    return {k + 1, k, k - 1};
+}
+
 template <typename real> __device__ __forceinline__ Probs<real> probabilities(int j, int jmax, real M) {
     using R = Rn<real>;
     using C = Sixths<real>;
@@ -189,37 +198,34 @@ void check_cuda(cudaError_t err, const char *what);
 #define TRINOM_CHECK(call) ::trinom::check_cuda((call), #call)
 
 // Device and pinned host memory that grows on demand (ensure) and is kept until release().
-struct DeviceBuffer {
+// A growable allocation: ensure() reallocates only when more bytes are needed. Memory says
+// where it lives (device or pinned host memory).
+template <typename Memory> struct Buffer {
     void *ptr = nullptr;
     size_t size = 0;
     void ensure(size_t bytes) {
         if (bytes <= size) return;
         release();
-        TRINOM_CHECK(cudaMalloc(&ptr, bytes));
+        TRINOM_CHECK(Memory::allocate(&ptr, bytes));
         size = bytes;
     }
     void release() {
-        if (ptr) cudaFree(ptr);
+        if (ptr) Memory::free(ptr);
         ptr = nullptr;
         size = 0;
     }
 };
 
-struct PinnedBuffer {
-    void *ptr = nullptr;
-    size_t size = 0;
-    void ensure(size_t bytes) {
-        if (bytes <= size) return;
-        release();
-        TRINOM_CHECK(cudaHostAlloc(&ptr, bytes, cudaHostAllocDefault));
-        size = bytes;
-    }
-    void release() {
-        if (ptr) cudaFreeHost(ptr);
-        ptr = nullptr;
-        size = 0;
-    }
+struct DeviceMemory {
+    static cudaError_t allocate(void **ptr, size_t bytes) { return cudaMalloc(ptr, bytes); }
+    static void free(void *ptr) { cudaFree(ptr); }
 };
+struct PinnedMemory {
+    static cudaError_t allocate(void **ptr, size_t bytes) { return cudaHostAlloc(ptr, bytes, cudaHostAllocDefault); }
+    static void free(void *ptr) { cudaFreeHost(ptr); }
+};
+using DeviceBuffer = Buffer<DeviceMemory>;
+using PinnedBuffer = Buffer<PinnedMemory>;
 
 // The context of trinom_api.cu, for the other host files (trinom_bonds_api.cu).
 bool context_ready();                                    // trinom_cuda_init() succeeded
