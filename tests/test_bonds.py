@@ -221,3 +221,26 @@ def test_clean_price_subtracts_interest_accrued_since_the_last_coupon():
 
 def _with(bonds: BondPortfolio, **changes) -> BondPortfolio:
     return BondPortfolio(**{**bonds.as_dict(), **changes})
+
+
+def test_named_curves_in_csv_and_in_price_bonds(tmp_path: Path):
+    bonds, curves = generate_bonds("R1", 6, seed=13)
+    path = tmp_path / "named.csv"
+    write_bonds(bonds, curves, path)
+    names = ["EUR", "USD", "GBP", "CHF"]
+    curve_file = tmp_path / "named.curves.csv"
+    lines = curve_file.read_text().splitlines()
+    curve_file.write_text("\n".join([lines[0]] + [f"{names[int(line.split(',')[0])]},{line.split(',', 1)[1]}"
+                                                  for line in lines[1:]]) + "\n")
+    bond_file = path.read_text().splitlines()
+    column = bond_file[0].split(",").index("curve_index")
+    rows = [line.split(",") for line in bond_file[1:]]
+    for row in rows:
+        row[column] = names[int(row[column])]
+    path.write_text("\n".join([bond_file[0]] + [",".join(row) for row in rows]) + "\n")
+    again, again_curves = read_bonds(path)
+    assert np.array_equal(again.curve_index, bonds.curve_index)
+    assert [c.rates.tolist() for c in again_curves] == [c.rates.tolist() for c in curves]
+    by_name = dict(zip(names, curves, strict=True))
+    named = price_bonds(bonds, by_name, backend="reference").dirty
+    assert np.array_equal(named, reference.price(bonds, curves))

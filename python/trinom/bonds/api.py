@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,7 +55,7 @@ def accrued_interest(portfolio: BondPortfolio) -> np.ndarray:
 
 def price_bonds(
     portfolio: BondPortfolio,
-    curves: Sequence[YieldCurve] | YieldCurve | None = None,
+    curves: Sequence[YieldCurve] | Mapping[str, YieldCurve] | YieldCurve | None = None,
     *,
     backend: str = "auto",
     precision: str = "f64",
@@ -64,8 +64,9 @@ def price_bonds(
 ) -> BondPrices:
     """Price every bond of ``portfolio`` with its embedded call or put (ARRAY'21's instrument).
 
-    ``curves``: the yield curves the bonds' ``curve_index`` refers to (one curve may be passed
-    bare; default: the thesis curve). ``backend``: one of :data:`BOND_BACKENDS` (``auto``: the
+    ``curves``: the yield curves the bonds' ``curve_index`` refers to: a sequence, or a mapping of
+    names to curves (``{"EUR": eur, "USD": usd}``: index 0 is the first name), or one curve bare;
+    default: the thesis curve. ``backend``: one of :data:`BOND_BACKENDS` (``auto``: the
     fastest usable one). The input is validated once; with ``errors="raise"`` a bad bond raises
     :class:`trinom.InputError` naming its row and field, with ``errors="mask"`` it gets NaN prices
     and a message in ``errors``.
@@ -84,6 +85,8 @@ def price_bonds(
         curves = (YieldCurve.thesis(),)
     elif isinstance(curves, YieldCurve):
         curves = (curves,)
+    elif isinstance(curves, Mapping):
+        curves = tuple(curves.values())
     curves = tuple(curves)
     problems = portfolio.validate(curves)
     if problems and errors == "raise":

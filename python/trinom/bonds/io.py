@@ -6,7 +6,9 @@
   format for the ``bonds64`` entry point (i32 and f64 arrays).
 * CSV: ``NAME.csv`` holds one row per bond (an ``id`` column and the per-bond fields) and
   ``NAME.cashflows.csv`` one row per cash flow (``id,step,repayment,coupon``), keyed by bond id;
-  the curves go to ``NAME.curves.csv`` (``curve,days,rate``).
+  the curves go to ``NAME.curves.csv`` (``curve,days,rate``). A curve may be named there (for
+  example ``EUR-OIS``) and a bond's ``curve_index`` may then give that name; names are numbered
+  in order of first appearance.
 """
 
 from __future__ import annotations
@@ -130,9 +132,13 @@ def read_bonds_csv(path: str | Path) -> tuple[BondPortfolio, tuple[YieldCurve, .
     steps = np.array([_number(cash_path, "step", k, v) for k, v in enumerate(flows["step"])])
     order = np.lexsort((steps, owner))  # by bond, then by step
     fields: dict[str, object] = {}
+    curve_names = _curve_names(curve_path)
     for f in BOND_FIELDS:
         if f == "option_type":
             fields[f] = bonds[f]
+        elif f == "curve_index":  # a curve's number, or its name in NAME.curves.csv
+            fields[f] = [curve_names[v] if v in curve_names and not v.lstrip("-").isdigit()
+                         else _number(path, f, k, v, row=k) for k, v in enumerate(bonds[f])]
         else:
             fields[f] = [_number(path, f, k, v, row=k) for k, v in enumerate(bonds[f])]
     counted = np.bincount(owner, minlength=len(ids))
@@ -145,12 +151,21 @@ def read_bonds_csv(path: str | Path) -> tuple[BondPortfolio, tuple[YieldCurve, .
         values = np.array([_number(cash_path, column, k, v) for k, v in enumerate(flows[column])])
         fields[name] = values[order]
     table = _read_table(curve_path, ["curve", "days", "rate"])
-    curve_ids = np.array([_number(curve_path, "curve", k, v) for k, v in enumerate(table["curve"])], dtype=np.int64)
+    names = list(dict.fromkeys(table["curve"]))  # curve names (or numbers) in order of first appearance
+    if all(name.lstrip("-").isdigit() for name in names):
+        names = [str(c) for c in range(max((int(n) for n in names), default=-1) + 1)]
+    position_of = {name: c for c, name in enumerate(names)}
+    curve_ids = np.array([position_of.get(v, -1) for v in table["curve"]], dtype=np.int64)
     days = np.array([_number(curve_path, "days", k, v) for k, v in enumerate(table["days"])])
     rates = np.array([_number(curve_path, "rate", k, v) for k, v in enumerate(table["rate"])])
-    curves = tuple(YieldCurve(rates[curve_ids == c], days[curve_ids == c]) for c in range(int(curve_ids.max()) + 1)) \
-        if curve_ids.size else ()
+    curves = tuple(YieldCurve(rates[curve_ids == c], days[curve_ids == c]) for c in range(len(names)))
     return BondPortfolio(**fields), curves
+
+
+def _curve_names(curve_path: Path) -> dict[str, int]:
+    """Curve name -> index, in order of first appearance in ``NAME.curves.csv``."""
+    names = dict.fromkeys(_read_table(curve_path, ["curve", "days", "rate"])["curve"])
+    return {name: c for c, name in enumerate(names)}
 
 
 def _read_table(path: Path, columns: list[str]) -> dict[str, list[str]]:
