@@ -11,7 +11,9 @@ import numpy as np
 
 from . import __version__, auto, backends, io
 from .api import choose_backend, price
+from .bonds import backends as bond_backends
 from .bonds import cli as bond_cli
+from .bonds.api import choose_bond_backend
 from .bonds.backends import BOND_BACKENDS
 from .bonds.io import is_bond_file
 from .constants import DEFAULT_MAX_WIDTH, PUT
@@ -153,6 +155,10 @@ def cmd_backends(args: argparse.Namespace) -> int:
     sample = generate("uniform", 1000)
     print(f"auto picks, for 1000 options of width 47 and height 109: {choose_backend(sample)}; "
           f"for 5 of them: {choose_backend(sample[:5])}")
+    print(f"\n{'bond backend':15s} {'target':10s} {'usable':7s} details")
+    for name, target, usable, reason in bond_backends.status():
+        print(f"{name:15s} {target or '-':10s} {'yes' if usable else 'no':7s} {reason}")
+    print(f"auto picks for bonds: {choose_bond_backend()}")
     print("\nOpenCL platforms (pyopencl):")
     for line in opencl_devices():
         print(f"  {line}")
