@@ -44,13 +44,18 @@ def accrued_interest(portfolio: BondPortfolio) -> np.ndarray:
     >>> float(accrued_interest(sample_bond()[0])[0])
     0.0
     """
+    if "accrued" in portfolio._cache:  # the portfolio is immutable: computed once
+        return portfolio._cache["accrued"]
     first = portfolio.cashflow_offset[:-1]
     s1 = portfolio.cashflow_step[first]
     has_second = portfolio.cashflow_count > 1
     s2 = portfolio.cashflow_step[np.where(has_second, first + 1, first)]
     period = np.where(has_second, s2 - s1, portfolio.term_steps)
     fraction = np.maximum(period - s1, 0) / np.maximum(period, 1)
-    return portfolio.coupon[first] * fraction
+    accrued = portfolio.coupon[first] * fraction
+    accrued.setflags(write=False)
+    portfolio._cache["accrued"] = accrued
+    return accrued
 
 
 def price_bonds(
@@ -103,10 +108,21 @@ def price_bonds(
             module = backends.get(backend)
         dirty[good] = module.price(subset, curves, precision, **options)
     accrued = accrued_interest(portfolio).astype(dtype)
-    messages = np.full(len(portfolio), "", dtype=object)
+    return BondPrices(dirty=dirty, clean=dirty - accrued, accrued=accrued, errors=_messages(len(portfolio), problems))
+
+
+def _messages(count: int, problems: list[tuple[int, str, str]]) -> np.ndarray:
+    """One message per bond ("" for a good one); a bond with several problems gets them joined.
+
+    Without problems no Python strings are made: converting 100000 empty objects to a string
+    array costs as much as pricing them on the GPU.
+    """
+    if not problems:
+        return np.zeros(count, dtype="<U1")
+    text = np.full(count, "", dtype=object)
     for row, _field, message in problems:
-        messages[row] = f"{messages[row]}; {message}" if messages[row] else message
-    return BondPrices(dirty=dirty, clean=dirty - accrued, accrued=accrued, errors=messages.astype(str))
+        text[row] = f"{text[row]}; {message}" if text[row] else message
+    return text.astype(str)
 
 
 def choose_bond_backend() -> str:
