@@ -4,7 +4,8 @@
 Regenerate the generated part of benches/RESULTS.md (from the repository root; files that do not
 exist are skipped with a note on stderr, so the glob may match nothing):
 
-    PYTHONPATH=python .venv/bin/python benches/report.py benches/cpu.json benches/gpu.json benches/gpu-auto.json \\
+    PYTHONPATH=python .venv/bin/python benches/report.py benches/cpu.json benches/cpu-bonds.json benches/gpu.json \\
+        benches/gpu-auto.json benches/gpu-options.json benches/gpu-small.json benches/gpu-bonds.json \\
         --futhark benches/futhark-*.json --update benches/RESULTS.md
 
 Without --update the same tables go to stdout. With it, only the text between the lines
@@ -291,7 +292,8 @@ def futhark_section(path: Path, machine: str, rows: list[dict], work: Work) -> l
 # --- the document ----------------------------------------------------------------------------------------------------
 
 #: The command that regenerates RESULTS.md's generated part (also in the module docstring).
-COMMAND = ("PYTHONPATH=python .venv/bin/python benches/report.py benches/cpu.json benches/gpu.json benches/gpu-auto.json "
+COMMAND = ("PYTHONPATH=python .venv/bin/python benches/report.py benches/cpu.json benches/cpu-bonds.json benches/gpu.json "
+           "benches/gpu-auto.json benches/gpu-options.json benches/gpu-small.json benches/gpu-bonds.json "
            "--futhark benches/futhark-*.json --update benches/RESULTS.md")
 
 
