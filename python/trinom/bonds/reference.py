@@ -17,6 +17,7 @@ sorted by height so that the bonds still running at a step are a prefix of the r
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -71,22 +72,46 @@ def _probabilities(j: np.ndarray, M: np.ndarray, dtype: np.dtype) -> dict[str, n
     }
 
 
-def _discount_factors(portfolio: BondPortfolio, curves: Sequence[YieldCurve], geometry: BondGeometry,
-                      rows: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """Forward pass (§5): ``E[r, i] = exp(-alpha_i dt)`` for every step ``i < n`` of bond ``rows[r]``."""
+@dataclass(frozen=True)
+class _Tree:
+    """The per-node tables of a group of bonds padded to its widest tree (columns j = -J..J)."""
+
+    n: np.ndarray      #: tree heights (tallest first)
+    jmax: np.ndarray
+    J: int             #: the widest jmax of the group
+    inside: np.ndarray  #: |j| <= jmax per bond
+    x: np.ndarray      #: exp(mdrdt * j), 0 outside each bond's tree
+    interior: tuple[np.ndarray, np.ndarray, np.ndarray]  #: pu, pm, pd of case A (0 elsewhere)
+    edge: dict[str, np.ndarray]  #: pu/pm/pd of the bottom (b) and top (c) edge, per bond
+    bottom: np.ndarray  #: column of j = -jmax
+    top: np.ndarray     #: column of j = +jmax
+
+
+def _tree(geometry: BondGeometry, rows: np.ndarray, dtype: np.dtype) -> _Tree:
+    """Node discounts and branching probabilities of bonds ``rows`` (§3), built once per group."""
     real = dtype.type
     n, jmax = geometry.n[rows], geometry.jmax[rows]
-    dt = geometry.dt[rows]
-    count, J, steps = rows.size, int(jmax.max()), int(n.max())
+    J = int(jmax.max())
     j = np.arange(-J, J + 1)
     inside = np.abs(j)[None, :] <= jmax[:, None]
     x = np.where(inside, libm_exp((geometry.mdrdt[rows][:, None] * j.astype(dtype)).astype(np.float64)), 0).astype(dtype)
     p = _probabilities(j[None, :], geometry.M[rows][:, None], dtype)
-    interior = inside & (np.abs(j)[None, :] < jmax[:, None])
-    pu_in, pm_in, pd_in = (np.where(interior, p[k], real(0)).astype(dtype) for k in ("pu_a", "pm_a", "pd_a"))
-    r = np.arange(count)
+    is_interior = inside & (np.abs(j)[None, :] < jmax[:, None])
+    interior = tuple(np.where(is_interior, p[k], real(0)).astype(dtype) for k in ("pu_a", "pm_a", "pd_a"))
+    r = np.arange(rows.size)
     bottom, top = J - jmax, J + jmax
     edge = {k: p[k][r, bottom if k.endswith("b") else top] for k in ("pu_b", "pm_b", "pd_b", "pu_c", "pm_c", "pd_c")}
+    return _Tree(n=n, jmax=jmax, J=J, inside=inside, x=x, interior=interior, edge=edge, bottom=bottom, top=top)
+
+
+def _discount_factors(portfolio: BondPortfolio, curves: Sequence[YieldCurve], geometry: BondGeometry,
+                      rows: np.ndarray, tree: _Tree, dtype: np.dtype) -> np.ndarray:
+    """Forward pass (§5): ``E[r, i] = exp(-alpha_i dt)`` for every step ``i < n`` of bond ``rows[r]``."""
+    n, J, x, edge, bottom, top = tree.n, tree.J, tree.x, tree.edge, tree.bottom, tree.top
+    pu_in, pm_in, pd_in = tree.interior
+    dt = geometry.dt[rows]
+    count, steps = rows.size, int(n.max())
+    r = np.arange(count)
 
     # Rates R((i+1) dt) for i = 0..steps-1 on each bond's own curve (t_0 = dt is alpha_0's).
     t = (np.arange(1, steps + 1)[None, :].astype(dtype) * dt[:, None]).astype(dtype)
@@ -128,18 +153,13 @@ def _price_group(portfolio: BondPortfolio, curves: Sequence[YieldCurve], geometr
                  rows: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """Backward pass (§6) for bonds ``rows`` (sorted by height, tallest first), padded to the widest."""
     real = dtype.type
-    E = _discount_factors(portfolio, curves, geometry, rows, dtype)
-    n, jmax = geometry.n[rows], geometry.jmax[rows]
-    count, J, steps = rows.size, int(jmax.max()), int(n.max())
+    tree = _tree(geometry, rows, dtype)
+    E = _discount_factors(portfolio, curves, geometry, rows, tree, dtype)
+    n, jmax, J, inside, x, edge, bottom, top = tree.n, tree.jmax, tree.J, tree.inside, tree.x, tree.edge, tree.bottom, tree.top
+    pu_in, pm_in, pd_in = tree.interior
+    count, steps = rows.size, int(n.max())
     j = np.arange(-J, J + 1)
-    inside = np.abs(j)[None, :] <= jmax[:, None]
-    x = np.where(inside, libm_exp((geometry.mdrdt[rows][:, None] * j.astype(dtype)).astype(np.float64)), 0).astype(dtype)
-    p = _probabilities(j[None, :], geometry.M[rows][:, None], dtype)
-    interior = inside & (np.abs(j)[None, :] < jmax[:, None])
-    pu_in, pm_in, pd_in = (np.where(interior, p[k], real(0)).astype(dtype) for k in ("pu_a", "pm_a", "pd_a"))
     r = np.arange(count)
-    bottom, top = J - jmax, J + jmax
-    edge = {k: p[k][r, bottom if k.endswith("b") else top] for k in ("pu_b", "pm_b", "pd_b", "pu_c", "pm_c", "pd_c")}
     g = geometry.g[rows][:, None]
 
     steps_cf = portfolio.cashflow_step
