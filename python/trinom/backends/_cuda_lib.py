@@ -143,14 +143,10 @@ def price(
     (first upload to last download), ``library_ms`` (wall clock inside the library), ``chunks``
     and ``fallback`` (options priced by the wide-tree fallback).
     """
-    if target not in (None, "cuda"):
-        raise BackendUnavailable(f"unknown target {target!r} (the CUDA backends run on target 'cuda')")
-    if precision not in _PRECISIONS:
-        raise ValueError(f"precision must be 'f32' or 'f64', got {precision!r}")
+    code, dtype = _checked(target, precision)
     if padding not in PADDINGS:
         raise ValueError(f"padding must be one of {', '.join(PADDINGS)}, got {padding!r}")
     ffi, lib = _LIBRARY.context()
-    code, dtype = _PRECISIONS[precision]
     count = len(portfolio)
     # The arrays go to the library as trinom.Portfolio holds them (float64, option types int8):
     # no conversion here; the library converts while staging them for the GPU.
@@ -177,15 +173,7 @@ def price(
     opt.no_sort = 0 if sort else 1
     opt.chunk_size = int(chunk_size or 0)
     opt.memory_limit = int(memory_limit or 0)
-    times = ffi.new("trinom_timing *")
-    out = ffi.from_buffer("char[]", prices, require_writable=True)
-    status = lib.trinom_cuda_price(pf, yc, opt, out, times)
-    if status != 0:
-        raise CudaError(status, _LIBRARY.message())
-    if timing is not None:
-        timing.update(kernel_ms=times.kernel_ms, device_ms=times.device_ms, library_ms=times.total_ms,
-                      chunks=int(times.chunks), fallback=int(times.fallback))
-    return prices
+    return _call(ffi, lib.trinom_cuda_price, pf, yc, opt, prices, timing)
 
 
 _BOND_FIELDS_INT64 = ("term_unit", "term_steps", "first_exercise", "last_exercise", "exercise_frequency",
@@ -214,12 +202,8 @@ def price_bonds(
     """
     from ..bonds.portfolio import flatten_curves
 
-    if target not in (None, "cuda"):
-        raise BackendUnavailable(f"unknown target {target!r} (the CUDA backends run on target 'cuda')")
-    if precision not in _PRECISIONS:
-        raise ValueError(f"precision must be 'f32' or 'f64', got {precision!r}")
+    code, dtype = _checked(target, precision)
     ffi, lib = _LIBRARY.context()
-    code, dtype = _PRECISIONS[precision]
     keep: dict[str, np.ndarray] = {name: np.ascontiguousarray(getattr(portfolio, name), dtype=np.int64)
                                    for name in _BOND_FIELDS_INT64}
     keep.update({name: np.ascontiguousarray(getattr(portfolio, name), dtype=np.float64)
@@ -246,9 +230,23 @@ def price_bonds(
     opt.wide_only = 1 if wide_only else 0
     opt.chunk_size = int(chunk_size or 0)
     opt.memory_limit = int(memory_limit or 0)
+    return _call(ffi, lib.trinom_cuda_price_bonds, bonds, yc, opt, prices, timing)
+
+
+def _checked(target: str | None, precision: str) -> tuple[int, Any]:
+    """The library's precision code and the result dtype; unknown targets and precisions are refused."""
+    if target not in (None, "cuda"):
+        raise BackendUnavailable(f"unknown target {target!r} (the CUDA backends run on target 'cuda')")
+    if precision not in _PRECISIONS:
+        raise ValueError(f"precision must be 'f32' or 'f64', got {precision!r}")
+    return _PRECISIONS[precision]
+
+
+def _call(ffi: Any, function: Any, inputs: Any, curves: Any, options: Any, prices: np.ndarray,
+          timing: dict[str, float] | None) -> np.ndarray:
+    """Run one pricing entry of the library into ``prices``; raise CudaError on failure, fill ``timing``."""
     times = ffi.new("trinom_timing *")
-    out = ffi.from_buffer("char[]", prices, require_writable=True)
-    status = lib.trinom_cuda_price_bonds(bonds, yc, opt, out, times)
+    status = function(inputs, curves, options, ffi.from_buffer("char[]", prices, require_writable=True), times)
     if status != 0:
         raise CudaError(status, _LIBRARY.message())
     if timing is not None:
