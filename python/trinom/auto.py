@@ -24,7 +24,6 @@ Availability is probed once per process (:func:`usable` is cached).
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,13 +67,9 @@ def inspect(portfolio: Portfolio, precision: str = "f64") -> Profile:
     return profile
 
 
-@functools.cache
 def usable(name: str, target: str | None = None) -> bool:
     """Can ``name`` (on ``target``) run here? (asked once per process)"""
-    try:
-        return bool(backends.get(name).available(target)[0])
-    except backends.BackendUnavailable:
-        return False
+    return backends.REGISTRY.usable(name, target)
 
 
 def choose(portfolio: Portfolio, precision: str = "f64") -> tuple[str, dict[str, str]]:

@@ -27,7 +27,6 @@ _MODULES: dict[str, str] = {
     "cuda-multi": "trinom.backends.cuda_multi",
     "cuda": "trinom.backends.cuda",
 }
-BACKENDS: tuple[str, ...] = (*_MODULES, "auto")
 PRECISIONS: tuple[str, ...] = ("f32", "f64")
 
 
@@ -35,28 +34,61 @@ class BackendUnavailable(RuntimeError):
     """The chosen backend (or target) cannot run here; the message says why."""
 
 
+class Registry:
+    """Backend name -> module, imported lazily; shared by the option and the bond backends."""
+
+    def __init__(self, modules: dict[str, str], kind: str = "backend"):
+        self.modules = modules
+        self.names: tuple[str, ...] = (*modules, "auto")
+        self.kind = kind
+        self._usable: dict[tuple[str, str | None], bool] = {}
+
+    def get(self, name: str) -> ModuleType:
+        """The module of backend ``name`` (``auto`` is resolved by the caller)."""
+        if name not in self.modules:
+            raise ValueError(f"unknown {self.kind} {name!r}; choose one of {', '.join(self.names)}")
+        try:
+            return importlib.import_module(self.modules[name])
+        except ModuleNotFoundError as err:
+            if err.name and self.modules[name].startswith(err.name):  # the backend module itself is missing
+                raise BackendUnavailable(f"{self.kind} {name!r} is not implemented in this version") from None
+            raise
+
+    def usable(self, name: str, target: str | None = None) -> bool:
+        """Can ``name`` (on ``target``) run here? Probed once per process."""
+        key = (name, target)
+        if key not in self._usable:
+            try:
+                self._usable[key] = bool(self.get(name).available(target)[0])
+            except BackendUnavailable:
+                self._usable[key] = False
+        return self._usable[key]
+
+    def status(self) -> list[tuple[str, str | None, bool, str]]:
+        """``(backend, target, usable, reason)`` for every backend and target."""
+        rows: list[tuple[str, str | None, bool, str]] = []
+        for name in self.modules:
+            try:
+                module = self.get(name)
+            except BackendUnavailable as err:
+                rows.append((name, None, False, str(err)))
+                continue
+            for target in module.TARGETS or (None,):
+                usable, reason = module.available(target)
+                rows.append((name, target, usable, reason))
+        return rows
+
+
+#: The option backends.
+REGISTRY = Registry(_MODULES)
+BACKENDS: tuple[str, ...] = REGISTRY.names
+
+
 def get(name: str) -> ModuleType:
     """The backend module called ``name`` (``auto`` is resolved by :func:`trinom.price`)."""
-    if name not in _MODULES:
-        raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
-    try:
-        return importlib.import_module(_MODULES[name])
-    except ModuleNotFoundError as err:
-        if err.name and err.name.startswith("trinom.backends."):
-            raise BackendUnavailable(f"backend {name!r} is not implemented in this version") from None
-        raise
+    return REGISTRY.get(name)
 
 
 def status() -> list[tuple[str, str | None, bool, str]]:
     """``(backend, target, usable, reason)`` for every backend and target."""
-    rows: list[tuple[str, str | None, bool, str]] = []
-    for name in _MODULES:
-        try:
-            module = get(name)
-        except BackendUnavailable as err:
-            rows.append((name, None, False, str(err)))
-            continue
-        for target in module.TARGETS or (None,):
-            usable, reason = module.available(target)
-            rows.append((name, target, usable, reason))
-    return rows
+    return REGISTRY.status()

@@ -7,39 +7,27 @@ Every bond backend module defines ``NAME``, ``TARGETS``, ``available(target=None
 
 from __future__ import annotations
 
-import functools
-import importlib
 from types import ModuleType
 
-from ..backends import BackendUnavailable
+from ..backends import Registry
 
-_MODULES: dict[str, str] = {
+#: The bond backends (imported lazily, so a missing library only matters when used).
+REGISTRY = Registry({
     "reference": "trinom.bonds.reference",
     "futhark": "trinom.backends.bonds_futhark",
     "cuda": "trinom.backends.bonds_cuda",
-}
-BOND_BACKENDS: tuple[str, ...] = (*_MODULES, "auto")
+}, kind="bond backend")
+BOND_BACKENDS: tuple[str, ...] = REGISTRY.names
 
 
 def get(name: str) -> ModuleType:
     """The bond backend module called ``name`` (``auto`` is resolved by :func:`choose`)."""
-    if name not in _MODULES:
-        raise ValueError(f"unknown bond backend {name!r}; choose one of {', '.join(BOND_BACKENDS)}")
-    try:
-        return importlib.import_module(_MODULES[name])
-    except ModuleNotFoundError as err:
-        if err.name and err.name.startswith("trinom."):
-            raise BackendUnavailable(f"bond backend {name!r} is not implemented in this version") from None
-        raise
+    return REGISTRY.get(name)
 
 
-@functools.cache
 def usable(name: str, target: str | None = None) -> bool:
     """Whether bond backend ``name`` (and ``target``) can run here; probed once per process."""
-    try:
-        return bool(get(name).available(target)[0])
-    except BackendUnavailable:
-        return False
+    return REGISTRY.usable(name, target)
 
 
 def choose() -> tuple[str, dict[str, str]]:
@@ -58,14 +46,4 @@ def choose() -> tuple[str, dict[str, str]]:
 
 def status() -> list[tuple[str, str | None, bool, str]]:
     """``(backend, target, usable, reason)`` for every bond backend and target."""
-    rows: list[tuple[str, str | None, bool, str]] = []
-    for name in _MODULES:
-        try:
-            module = get(name)
-        except BackendUnavailable as err:
-            rows.append((name, None, False, str(err)))
-            continue
-        for target in module.TARGETS or (None,):
-            ok, reason = module.available(target)
-            rows.append((name, target, ok, reason))
-    return rows
+    return REGISTRY.status()
