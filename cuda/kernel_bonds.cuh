@@ -507,17 +507,6 @@ void launch_class(const BondArgs<real> &args, const int *perm, int begin, int co
     bond_kernel<real, L, K><<<blocks, warps_per_block * 32, 0, stream>>>(args, perm, begin, count, warp_at, out);
 }
 
-template <typename real, int L>
-void launch_lanes(int k_index, const BondArgs<real> &args, const int *perm, int begin, int count,
-                  const long long *warp_at, real *out, int block_size, cudaStream_t stream) {
-    switch (k_index) {
-    case 0: launch_class<real, L, 10>(args, perm, begin, count, warp_at, out, block_size, stream); break;
-    case 1: launch_class<real, L, 12>(args, perm, begin, count, warp_at, out, block_size, stream); break;
-    case 2: launch_class<real, L, 14>(args, perm, begin, count, warp_at, out, block_size, stream); break;
-    default: launch_class<real, L, 16>(args, perm, begin, count, warp_at, out, block_size, stream); break;
-    }
-}
-
 }  // namespace
 
 template <typename real>
@@ -525,26 +514,10 @@ void launch_bonds(int cls, const BondArgs<real> &args, const int *perm, int begi
                   const long long *warp_at, real *out, int block_size, cudaStream_t stream) {
     if (count <= 0) return;
     if (block_size < 32 || block_size > 128 || block_size % 32 != 0) block_size = 128;
-    if (cls < 7) {
-        switch (cls) {
-        case 0: launch_class<real, 1, 4>(args, perm, begin, count, warp_at, out, block_size, stream); break;
-        case 1: launch_class<real, 1, 6>(args, perm, begin, count, warp_at, out, block_size, stream); break;
-        case 2: launch_class<real, 1, 8>(args, perm, begin, count, warp_at, out, block_size, stream); break;
-        case 3: launch_class<real, 1, 10>(args, perm, begin, count, warp_at, out, block_size, stream); break;
-        case 4: launch_class<real, 1, 12>(args, perm, begin, count, warp_at, out, block_size, stream); break;
-        case 5: launch_class<real, 1, 14>(args, perm, begin, count, warp_at, out, block_size, stream); break;
-        default: launch_class<real, 1, 16>(args, perm, begin, count, warp_at, out, block_size, stream); break;
-        }
-    } else {
-        const int k_index = (cls - 7) % 4;
-        switch ((cls - 7) / 4) {
-        case 0: launch_lanes<real, 2>(k_index, args, perm, begin, count, warp_at, out, block_size, stream); break;
-        case 1: launch_lanes<real, 4>(k_index, args, perm, begin, count, warp_at, out, block_size, stream); break;
-        case 2: launch_lanes<real, 8>(k_index, args, perm, begin, count, warp_at, out, block_size, stream); break;
-        case 3: launch_lanes<real, 16>(k_index, args, perm, begin, count, warp_at, out, block_size, stream); break;
-        default: launch_lanes<real, 32>(k_index, args, perm, begin, count, warp_at, out, block_size, stream); break;
-        }
-    }
+    with_fast_class(cls, [&](auto lanes, auto nodes) {
+        launch_class<real, decltype(lanes)::value, decltype(nodes)::value>(args, perm, begin, count, warp_at, out,
+                                                                            block_size, stream);
+    });
     TRINOM_CHECK(cudaGetLastError());
 }
 

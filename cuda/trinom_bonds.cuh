@@ -23,10 +23,6 @@ template <typename real> struct BondArgs {
     real *scratch;                          // per-step discount factors (and the wide kernel's levels)
 };
 
-// Lanes per bond (L) and nodes per lane (K) of a fast class (see fast_class in trinom_internal.cuh).
-__host__ __device__ inline int class_lanes(int cls) { return cls < 7 ? 1 : 2 << ((cls - 7) / 4); }
-__host__ __device__ inline int class_nodes(int cls) { return cls < 7 ? 4 + 2 * cls : 10 + 2 * ((cls - 7) % 4); }
-
 // Bonds in warp segments (class cls < kFastClasses): the bonds perm[begin .. begin+count) of
 // the chunk; warp w of the launch keeps its per-step factors at scratch + warp_at[w] (G = 32/L
 // interleaved columns of n_max entries).

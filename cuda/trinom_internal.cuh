@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "trinom_constants.h"
@@ -186,6 +187,44 @@ __host__ __device__ inline int fast_class(int width) {
         }
     }
     return kFastClasses;
+}
+
+// Lanes per tree (L) and nodes per lane (K) of fast class cls < kFastClasses (fast_class's table).
+__host__ __device__ inline int class_lanes(int cls) { return cls < 7 ? 1 : 2 << ((cls - 7) / 4); }
+__host__ __device__ inline int class_nodes(int cls) { return cls < 7 ? 4 + 2 * cls : 10 + 2 * ((cls - 7) % 4); }
+
+// Calls launch(Int<L>{}, Int<K>{}) with class cls's L and K as compile-time constants (for the
+// kernel templates of the fast option and bond kernels). cls must be < kFastClasses.
+template <int N> using Int = std::integral_constant<int, N>;
+template <typename Launch> void with_fast_class(int cls, Launch &&launch) {
+    if (cls < 7) {
+        switch (cls) {
+        case 0: launch(Int<1>{}, Int<4>{}); break;
+        case 1: launch(Int<1>{}, Int<6>{}); break;
+        case 2: launch(Int<1>{}, Int<8>{}); break;
+        case 3: launch(Int<1>{}, Int<10>{}); break;
+        case 4: launch(Int<1>{}, Int<12>{}); break;
+        case 5: launch(Int<1>{}, Int<14>{}); break;
+        default: launch(Int<1>{}, Int<16>{}); break;
+        }
+        return;
+    }
+    const int k_index = (cls - 7) % 4;
+    auto with_nodes = [&](auto lanes) {
+        switch (k_index) {
+        case 0: launch(lanes, Int<10>{}); break;
+        case 1: launch(lanes, Int<12>{}); break;
+        case 2: launch(lanes, Int<14>{}); break;
+        default: launch(lanes, Int<16>{}); break;
+        }
+    };
+    switch ((cls - 7) / 4) {
+    case 0: with_nodes(Int<2>{}); break;
+    case 1: with_nodes(Int<4>{}); break;
+    case 2: with_nodes(Int<8>{}); break;
+    case 3: with_nodes(Int<16>{}); break;
+    default: with_nodes(Int<32>{}); break;
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
