@@ -27,7 +27,6 @@ namespace trinom {
 
 namespace {
 
-constexpr unsigned kAll = 0xffffffffu;
 constexpr int kWideThreads = 256;
 
 template <typename real> struct Extremes;
@@ -186,18 +185,6 @@ __device__ __forceinline__ real exercise_price(const CashflowCursor &c, int i, r
     return R::add(strike, accrued);
 }
 
-template <typename real, int L, int K>
-__device__ __forceinline__ real lane_sum(const real (&v)[K]) {
-    real s = 0;
-#pragma unroll
-    for (int k = 0; k < K; ++k) s += v[k];
-#pragma unroll
-    for (int off = L / 2; off >= 1; off /= 2) s += __shfl_xor_sync(kAll, s, off, L);
-    return s;
-}
-
-__device__ __forceinline__ int exponent_of(float x) { return ilogbf(x); }
-__device__ __forceinline__ int exponent_of(double x) { return ilogb(x); }
 
 template <typename real, int L, int K>
 __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *__restrict__ perm, int begin, int count,
@@ -214,7 +201,7 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
     // Segments past the end mirror the warp's first bond and write no price.
     const int o = perm[begin + (valid ? slot : warp * G)];
     const int n = b.n[o], jmax = b.jmax[o];
-    const int n_max = __reduce_max_sync(kAll, n);
+    const int n_max = __reduce_max_sync(kFull, n);
     // Nodes beyond |j| = n are never reached and never reach the root: the segment holds
     // |j| <= half only; the tree's edges are in it when half == jmax.
     const int half = min(jmax, n);
@@ -258,14 +245,14 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
     double p_prev = 1, p_lane = 1;
     real s_prev = 1;
     for (int m = 0; m < n_max; ++m) {
-        real s = lane_sum<real, L, K>(v);
+        real s = segment_sum<real, L, K>(v);
         if (m % L == 0) p_lane = m + sl < n ? zero_price(curve, m + sl, c, term_unit) : 1.0;
-        const double p = L > 1 ? __shfl_sync(kAll, p_lane, m % L, L) : p_lane;
+        const double p = L > 1 ? __shfl_sync(kFull, p_lane, m % L, L) : p_lane;
         if (m < n) {
             const real e = real((p / p_prev) * (double(s_prev) / double(s)));
             if (sl == 0) factor[m * G] = R::mul(e, c.g);
             p_prev = p;
-            const int shift = exponent_of(s);
+            const int shift = ilogb_(s);
             if (shift > 16 || shift < -16) {  // exact power-of-two renormalisation
 #pragma unroll
                 for (int k = 0; k < K; ++k) v[k] = R::ldexp_(v[k], -shift);
@@ -278,9 +265,9 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
             // own values, which meet zero weights.
             real left = 0, right0 = 0, right1 = 0;
             if (L > 1) {
-                left = __shfl_up_sync(kAll, v[K - 1], 1, L);
-                right0 = __shfl_down_sync(kAll, v[0], 1, L);
-                right1 = __shfl_down_sync(kAll, v[1], 1, L);
+                left = __shfl_up_sync(kFull, v[K - 1], 1, L);
+                right0 = __shfl_down_sync(kFull, v[0], 1, L);
+                right1 = __shfl_down_sync(kFull, v[1], 1, L);
             }
             if (m + 1 < n) {
                 const real first = v[0];
@@ -355,9 +342,9 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
         }
         real left1 = 0, left2 = 0, right = 0;
         if (L > 1) {
-            left1 = __shfl_up_sync(kAll, v[K - 1], 1, L);
-            left2 = __shfl_up_sync(kAll, v[K - 2], 1, L);
-            right = __shfl_down_sync(kAll, v[0], 1, L);
+            left1 = __shfl_up_sync(kFull, v[K - 1], 1, L);
+            left2 = __shfl_up_sync(kFull, v[K - 2], 1, L);
+            right = __shfl_down_sync(kFull, v[0], 1, L);
         }
         if (live) {
             const real third = v[2];
@@ -387,13 +374,13 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
 #pragma unroll
     for (int k = 0; k < K; ++k)
         if (base + k == 0) mine = v[k];
-    const real root = __shfl_sync(kAll, mine, half / K, L);
+    const real root = __shfl_sync(kFull, mine, half / K, L);
     if (valid && sl == 0) out[o] = root;
 }
 
 // ---- wide trees: one bond per block -------------------------------------------------------------
 template <typename real> __device__ real block_sum(real value, real *shared) {
-    for (int off = 16; off >= 1; off /= 2) value += __shfl_xor_sync(kAll, value, off);
+    for (int off = 16; off >= 1; off /= 2) value += __shfl_xor_sync(kFull, value, off);
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     if (lane == 0) shared[warp] = value;
     __syncthreads();
@@ -500,11 +487,8 @@ __global__ void __launch_bounds__(kWideThreads) bond_wide_kernel(BondArgs<real> 
 template <typename real, int L, int K>
 void launch_class(const BondArgs<real> &args, const int *perm, int begin, int count, const long long *warp_at,
                   real *out, int block_size, cudaStream_t stream) {
-    constexpr int G = 32 / L;
-    const int warps = (count + G - 1) / G;
-    const int warps_per_block = block_size / 32;
-    const int blocks = (warps + warps_per_block - 1) / warps_per_block;
-    bond_kernel<real, L, K><<<blocks, warps_per_block * 32, 0, stream>>>(args, perm, begin, count, warp_at, out);
+    bond_kernel<real, L, K><<<segment_blocks<L>(count, block_size), block_size, 0, stream>>>(args, perm, begin, count,
+                                                                                          warp_at, out);
 }
 
 }  // namespace

@@ -22,8 +22,6 @@ namespace trinom {
 
 namespace {
 
-constexpr unsigned kFull = 0xffffffffu;
-
 template <typename real> struct Limits;
 template <> struct Limits<float> {
     static constexpr float big = 18446744073709551616.0f;  // 2^64
@@ -32,8 +30,6 @@ template <> struct Limits<double> {
     static constexpr double big = 18446744073709551616.0;
 };
 
-__device__ __forceinline__ int ilogb_(float x) { return ilogbf(x); }
-__device__ __forceinline__ int ilogb_(double x) { return ilogb(x); }
 
 // Divides the segment's values by a power of two when their largest magnitude passes 2^64;
 // the exponent goes to `scale` (the values are exact multiples: no rounding).
@@ -52,15 +48,6 @@ __device__ __forceinline__ void rescale(real (&v)[K], int &scale) {
     }
 }
 
-template <typename real, int L, int K>
-__device__ __forceinline__ real segment_sum(const real (&v)[K]) {
-    real s = 0;
-#pragma unroll
-    for (int k = 0; k < K; ++k) s += v[k];
-#pragma unroll
-    for (int off = L / 2; off >= 1; off /= 2) s += __shfl_xor_sync(kFull, s, off, L);
-    return s;
-}
 
 // m * 2^e without overflow in the intermediate (m is first normalised).
 template <typename real> __device__ __forceinline__ real scaled(real mantissa, real value, int exponent) {
@@ -249,11 +236,8 @@ __global__ void __launch_bounds__(128) fast_kernel(Params<real> p, DeviceCurve<r
 template <typename real, int L, int K>
 void launch_class(const Params<real> &params, DeviceCurve<real> curve, const int *perm, int begin, int count,
                   real *out, int block_size, cudaStream_t stream) {
-    constexpr int G = 32 / L;
-    const int warps = (count + G - 1) / G;
-    const int warps_per_block = block_size / 32;
-    const int blocks = (warps + warps_per_block - 1) / warps_per_block;
-    fast_kernel<real, L, K><<<blocks, warps_per_block * 32, 0, stream>>>(params, curve, perm, begin, count, out);
+    fast_kernel<real, L, K><<<segment_blocks<L>(count, block_size), block_size, 0, stream>>>(params, curve, perm, begin,
+                                                                                          count, out);
 }
 
 }  // namespace

@@ -193,6 +193,31 @@ __host__ __device__ inline int fast_class(int width) {
 __host__ __device__ inline int class_lanes(int cls) { return cls < 7 ? 1 : 2 << ((cls - 7) / 4); }
 __host__ __device__ inline int class_nodes(int cls) { return cls < 7 ? 4 + 2 * cls : 10 + 2 * ((cls - 7) % 4); }
 
+// --- warp segments (the fast option and bond kernels): a tree level spread over L lanes, K nodes each
+constexpr unsigned kFull = 0xffffffffu;  // every lane of the warp
+
+__device__ __forceinline__ int ilogb_(float x) { return ilogbf(x); }
+__device__ __forceinline__ int ilogb_(double x) { return ilogb(x); }
+
+// Sum of a segment's values: each lane's K nodes in order, then across the L lanes by shuffles.
+template <typename real, int L, int K>
+__device__ __forceinline__ real segment_sum(const real (&v)[K]) {
+    real s = 0;
+#pragma unroll
+    for (int k = 0; k < K; ++k) s += v[k];
+#pragma unroll
+    for (int off = L / 2; off >= 1; off /= 2) s += __shfl_xor_sync(kFull, s, off, L);
+    return s;
+}
+
+// Blocks of block_size threads for `count` trees in segments of L lanes (32/L trees per warp).
+template <int L> inline int segment_blocks(int count, int block_size) {
+    constexpr int per_warp = 32 / L;
+    const int warps = (count + per_warp - 1) / per_warp;
+    const int warps_per_block = block_size / 32;
+    return (warps + warps_per_block - 1) / warps_per_block;
+}
+
 // Calls launch(Int<L>{}, Int<K>{}) with class cls's L and K as compile-time constants (for the
 // kernel templates of the fast option and bond kernels). cls must be < kFastClasses.
 template <int N> using Int = std::integral_constant<int, N>;
