@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
 
 from trinom import io
 from trinom.backends import get
-from trinom.model import work
+from trinom.lattice import work
 
 BIG = ("0_UNIFORM", "1_RAND", "2_RANDCONSTHEIGHT", "3_RANDCONSTWIDTH", "4_SKEWED", "5_SKEWEDCONSTHEIGHT",
        "6_SKEWEDCONSTWIDTH")

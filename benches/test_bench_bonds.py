@@ -16,7 +16,7 @@ import pytest
 from trinom.backends import BackendUnavailable
 from trinom.bonds import backends, choose_bond_backend, price_bonds, reference
 from trinom.bonds.generator import DATASETS, generate_bonds
-from trinom.bonds.model import bond_work
+from trinom.lattice import work as bond_work
 
 #: Floating-point operations of the spec (docs/paper-instrument.md §5-§6) per node update: forward
 #: 2 (scale by E and x) + 5 (three-branch gather) + 2 (alpha sum); backward 5 (three-branch sum) +

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import backends
-from .model import work
+from .lattice import work
 from .portfolio import Portfolio, describe
 
 #: Below this much work (node updates, both passes) one CPU thread beats the multicore thread pool.

@@ -20,7 +20,7 @@ from .constants import DEFAULT_MAX_WIDTH, PUT
 from .curve import YieldCurve
 from .errors import InputError
 from .generator import generate
-from .model import work
+from .lattice import work
 from .portfolio import Portfolio
 
 

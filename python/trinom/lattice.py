@@ -1,18 +1,32 @@
-"""Hull-White tree geometry and branching probabilities (the model's formulas, once, in NumPy).
+"""The Hull-White trinomial lattice, defined once for NumPy: conventions, geometry, probabilities, work.
 
-Every formula follows the thesis' sequential pricer (model spec §1.3-1.4) operation for
-operation, in the working precision ``dtype``, so that float32 results match the thesis'
-float32 outputs too.
+Two rounding conventions are a parameter of the lattice (:class:`Convention`):
+
+* ``THESIS`` — the thesis' sequential pricer (docs/model.md): 365-day years, ``n = int(steps *
+  ceil(365 / term_unit) * T)``, every constant computed in the working precision ``dtype``, the
+  probabilities' ``3 (j M)``. float32 and float64 results match the thesis' outputs.
+* ``PAPER`` — the ARRAY'21 paper's bond pricer (docs/paper-instrument.md §2-§3): 360-day years,
+  ``n = ceil(...)``, the tree's shape and ``dr`` in float64 with the C library's ``exp``, the reals
+  rounded to the working type, the probabilities' ``(3 j) M``. It reproduces ``out64``/``out32``.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from enum import IntEnum
 
 import numpy as np
 import numpy.typing as npt
 
-from .constants import DAYS_IN_YEAR, JMAX_FACTOR
+from .constants import BOND_DAYS_IN_YEAR, DAYS_IN_YEAR, JMAX_FACTOR, SPREAD_UNIT
+
+
+class Convention(IntEnum):
+    """Whose rounding conventions a tree follows (a per-tree parameter of the lattice)."""
+
+    THESIS = 0  #: the thesis' options on zero-coupon bonds
+    PAPER = 1  #: the ARRAY'21 paper's coupon bonds
 
 
 @dataclass(frozen=True)
@@ -79,34 +93,47 @@ def _trunc_int(x: np.ndarray) -> np.ndarray:
     return np.where(ok, np.where(ok, x, 0).astype(np.int64), -1)
 
 
-def probabilities(j: np.ndarray, M: np.ndarray, jmax: np.ndarray, dtype: npt.DTypeLike = np.float64):
-    """Branching probabilities ``(pu, pm, pd)`` of node ``j`` (Hull-White Exhibits 1A/1B/1C).
+def probability_table(j: np.ndarray, M: np.ndarray, dtype: npt.DTypeLike = np.float64,
+                      convention: Convention = Convention.THESIS) -> dict[str, np.ndarray]:
+    """The nine branching probabilities of node ``j`` for each case (Hull-White Exhibits 1A/1B/1C).
 
-    Case B at ``j == -jmax`` (branches to j+2, j+1, j), case C at ``j == jmax`` (to j, j-1,
-    j-2), case A elsewhere (to j+1, j, j-1). ``pu`` always goes to the highest destination.
-    Arrays broadcast; evaluation order is the thesis' (``j*j*M*M`` left to right).
+    Keys ``pu_a``, ``pm_a``, ``pd_a`` (interior, to j+1, j, j-1), ``*_b`` (bottom edge ``j = -jmax``:
+    to j+2, j+1, j) and ``*_c`` (top edge ``j = jmax``: to j, j-1, j-2); ``pu`` always goes to the
+    highest destination. Arrays broadcast; ``j*j*M*M`` is evaluated left to right. The conventions
+    differ in rounding only: the thesis computes its constants (``1/6``...) in ``dtype`` and
+    ``3 (j M)``, the paper rounds double constants to ``dtype`` and computes ``(3 j) M``.
     """
     real = np.dtype(dtype).type
     j = np.asarray(j)
-    jr = j.astype(real)
     M = np.asarray(M).astype(real)
-    jjMM = (j * j).astype(real) * M * M
-    jM = jr * M
-    one, two, three, six, seven, half = real(1), real(2), real(3), real(6), real(7), real(0.5)
-    pu_a = one / six + (jjMM + jM) * half
-    pm_a = two / three - jjMM
-    pd_a = one / six + (jjMM - jM) * half
-    pu_b = one / six + (jjMM - jM) * half
-    pm_b = -one / three - jjMM + two * jM
-    pd_b = seven / six + (jjMM - three * jM) * half
-    pu_c = seven / six + (jjMM + three * jM) * half
-    pm_c = -one / three - jjMM - two * jM
-    pd_c = one / six + (jjMM + jM) * half
+    jjMM = ((j * j).astype(real) * M) * M
+    jM = j.astype(real) * M
+    if convention == Convention.THESIS:
+        one, two, three, six, seven, half = real(1), real(2), real(3), real(6), real(7), real(0.5)
+        sixth, two_thirds, minus_third, seven_sixths = one / six, two / three, -one / three, seven / six
+        two_jM, three_jM = two * jM, three * jM
+    else:
+        half = real(0.5)
+        sixth, two_thirds = real(1.0 / 6.0), real(2.0 / 3.0)
+        minus_third, seven_sixths = real(-1.0 / 3.0), real(7.0 / 6.0)
+        two_jM, three_jM = (2 * j).astype(real) * M, (3 * j).astype(real) * M
+    return {
+        "pu_a": sixth + (jjMM + jM) * half, "pm_a": two_thirds - jjMM, "pd_a": sixth + (jjMM - jM) * half,
+        "pu_b": sixth + (jjMM - jM) * half, "pm_b": (minus_third - jjMM) + two_jM,
+        "pd_b": seven_sixths + (jjMM - three_jM) * half,
+        "pu_c": seven_sixths + (jjMM + three_jM) * half, "pm_c": (minus_third - jjMM) - two_jM,
+        "pd_c": sixth + (jjMM + jM) * half,
+    }
+
+
+def probabilities(j: np.ndarray, M: np.ndarray, jmax: np.ndarray, dtype: npt.DTypeLike = np.float64,
+                  convention: Convention = Convention.THESIS):
+    """Branching probabilities ``(pu, pm, pd)`` of node ``j``: case B at ``j == -jmax``, C at ``j == jmax``,
+    A elsewhere (see :func:`probability_table`)."""
+    p = probability_table(j, M, dtype, convention)
+    j = np.asarray(j)
     bottom, top = j == -jmax, j == jmax
-    pu = np.where(bottom, pu_b, np.where(top, pu_c, pu_a))
-    pm = np.where(bottom, pm_b, np.where(top, pm_c, pm_a))
-    pd = np.where(bottom, pd_b, np.where(top, pd_c, pd_a))
-    return pu, pm, pd
+    return tuple(np.where(bottom, p[f"{k}_b"], np.where(top, p[f"{k}_c"], p[f"{k}_a"])) for k in ("pu", "pm", "pd"))
 
 
 def work(n: npt.ArrayLike, jmax: npt.ArrayLike) -> np.ndarray:
@@ -117,3 +144,75 @@ def work(n: npt.ArrayLike, jmax: npt.ArrayLike) -> np.ndarray:
     grow = k * k  # sum_{i<k} (2i+1)
     flat = (n - k) * (2 * jmax + 1)
     return 2 * (grow + flat)
+
+
+# --- the paper's convention (coupon bonds) ---------------------------------------------------------------
+@dataclass(frozen=True)
+class BondGeometry:
+    """Per-bond tree constants; ``n``/``jmax`` int64, ``dt``/``M``/``mdrdt``/``g`` in the working type,
+    ``dr`` float64."""
+
+    n: np.ndarray
+    jmax: np.ndarray
+    dt: np.ndarray
+    dr: np.ndarray
+    M: np.ndarray
+    mdrdt: np.ndarray
+    g: np.ndarray
+
+
+def bond_geometry(term_unit: np.ndarray, term_steps: np.ndarray, a: np.ndarray, sigma: np.ndarray,
+                  maturity: np.ndarray, spread: np.ndarray, dtype: npt.DTypeLike = np.float64) -> BondGeometry:
+    """The constants of §2 for every bond (arrays broadcast; bad rows give n = jmax = -1).
+
+    >>> g = bond_geometry(np.array([360]), np.array([12]), np.array([0.1]), np.array([0.01]),
+    ...                   np.array([9.0]), np.array([0.0]))
+    >>> int(g.n[0]), int(g.jmax[0]), float(g.M[0])
+    (108, 23, -0.008298707361124036)
+    """
+    real = np.dtype(dtype)
+    with np.errstate(all="ignore"):
+        tu = np.maximum(np.asarray(term_unit, dtype=np.int64), 1)
+        u = np.ceil(float(BOND_DAYS_IN_YEAR) / tu.astype(np.float64))
+        steps = np.maximum(np.asarray(term_steps, dtype=np.int64), 1).astype(np.float64)
+        n = _to_int(np.ceil((steps * u) * np.asarray(maturity, dtype=np.float64)))
+        dt64 = u / steps
+        M64 = libm_exp(-np.asarray(a, dtype=np.float64) * dt64) - 1.0
+        jmax = _to_int(np.trunc(JMAX_FACTOR / M64)) + 1
+        jmax = np.where(jmax > 0, jmax, -1)
+        dt = dt64.astype(real)
+        a_r = np.asarray(a).astype(real)
+        s_r = np.asarray(sigma).astype(real)
+        # V and dr in double from the working-type inputs (exact for float64).
+        V = (((s_r * s_r).astype(np.float64)) * (1.0 - libm_exp(((real.type(-2) * a_r) * dt).astype(np.float64)))
+             / (real.type(2) * a_r).astype(np.float64))
+        dr = np.sqrt(3.0 * V)
+        M = (libm_exp(((-a_r) * dt).astype(np.float64)) - 1.0).astype(real)
+        mdrdt = ((-dr) * dt.astype(np.float64)).astype(real)
+        spread_r = np.asarray(spread).astype(real)
+        g = libm_exp(((-(spread_r / real.type(SPREAD_UNIT))) * dt).astype(np.float64)).astype(real)
+    return BondGeometry(n=n, jmax=jmax, dt=dt, dr=dr, M=M, mdrdt=mdrdt, g=g)
+
+
+def libm_exp(x: npt.ArrayLike) -> np.ndarray:
+    """``exp`` of the C library, element by element, in float64.
+
+    NumPy's own vectorised ``exp`` differs from the C library's in the last bit for a few
+    percent of arguments; the paper's outputs were made with the C library's.
+    """
+    return _EXP(np.asarray(x, dtype=np.float64)).astype(np.float64)
+
+
+def libm_log(x: npt.ArrayLike) -> np.ndarray:
+    """``log`` of the C library, element by element, in float64 (see :func:`libm_exp`)."""
+    return _LOG(np.asarray(x, dtype=np.float64)).astype(np.float64)
+
+
+_EXP = np.frompyfunc(math.exp, 1, 1)
+_LOG = np.frompyfunc(math.log, 1, 1)
+
+
+def _to_int(x: np.ndarray) -> np.ndarray:
+    """Truncate toward zero; NaN, inf and huge values become -1 (validation reports them)."""
+    ok = np.isfinite(x) & (np.abs(x) < 2**40)
+    return np.where(ok, np.where(ok, x, 0), -1).astype(np.int64)

@@ -12,7 +12,7 @@ import numpy.typing as npt
 
 from .constants import CALL, DEFAULT_MAX_WIDTH, OPTION_TYPES, PUT
 from .errors import InputError
-from .model import TreeGeometry, tree_geometry
+from .lattice import TreeGeometry, tree_geometry
 
 #: The fields in the thesis' file order, with their meaning.
 FIELDS: dict[str, str] = {

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..constants import CALL, FACE_VALUE
 from ..curve import YieldCurve
-from ..model import probabilities
+from ..lattice import probabilities
 from ..portfolio import Portfolio
 
 NAME = "reference"

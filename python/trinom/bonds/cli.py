@@ -18,7 +18,7 @@ from .api import BondPrices, choose_bond_backend, price_bonds
 from .backends import BOND_BACKENDS
 from .generator import DATASETS, generate_bonds
 from .io import read_bonds, write_bonds
-from .model import bond_work
+from ..lattice import work as bond_work
 
 
 def price_file(args: argparse.Namespace) -> int:

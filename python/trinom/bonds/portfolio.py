@@ -17,7 +17,7 @@ import numpy.typing as npt
 from ..constants import CALL, OPTION_TYPES, PUT
 from ..curve import YieldCurve
 from ..errors import InputError
-from .model import BondGeometry, bond_geometry
+from ..lattice import BondGeometry, bond_geometry
 
 #: Per-bond fields, in the 19-array file's order (the cash-flow arrays sit between maturity and spread).
 BOND_FIELDS: dict[str, str] = {

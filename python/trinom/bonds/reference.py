@@ -24,7 +24,7 @@ import numpy as np
 from ..backends.reference import width_groups
 from ..constants import CALL
 from ..curve import YieldCurve
-from .model import BondGeometry, libm_exp, libm_log
+from ..lattice import BondGeometry, Convention, libm_exp, libm_log, probability_table
 from .portfolio import BondPortfolio
 
 NAME = "reference"
@@ -58,20 +58,6 @@ def price(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precision: str
     return prices
 
 
-def _probabilities(j: np.ndarray, M: np.ndarray, dtype: np.dtype) -> dict[str, np.ndarray]:
-    """The §3 table for every node: interior (a), bottom edge (b), top edge (c), in ``dtype``."""
-    real = dtype.type
-    sixth, two_thirds = real(1.0 / 6.0), real(2.0 / 3.0)
-    minus_third, seven_sixths, half = real(-1.0 / 3.0), real(7.0 / 6.0), real(0.5)
-    q = ((j * j).astype(dtype) * M) * M
-    w, w2, w3 = j.astype(dtype) * M, (2 * j).astype(dtype) * M, (3 * j).astype(dtype) * M
-    return {
-        "pu_a": sixth + (q + w) * half, "pm_a": two_thirds - q, "pd_a": sixth + (q - w) * half,
-        "pu_b": sixth + (q - w) * half, "pm_b": (minus_third - q) + w2, "pd_b": seven_sixths + (q - w3) * half,
-        "pu_c": seven_sixths + (q + w3) * half, "pm_c": (minus_third - q) - w2, "pd_c": sixth + (q + w) * half,
-    }
-
-
 @dataclass(frozen=True)
 class _Tree:
     """The per-node tables of a group of bonds padded to its widest tree (columns j = -J..J)."""
@@ -95,7 +81,7 @@ def _tree(geometry: BondGeometry, rows: np.ndarray, dtype: np.dtype) -> _Tree:
     j = np.arange(-J, J + 1)
     inside = np.abs(j)[None, :] <= jmax[:, None]
     x = np.where(inside, libm_exp((geometry.mdrdt[rows][:, None] * j.astype(dtype)).astype(np.float64)), 0).astype(dtype)
-    p = _probabilities(j[None, :], geometry.M[rows][:, None], dtype)
+    p = probability_table(j[None, :], geometry.M[rows][:, None], dtype, Convention.PAPER)
     is_interior = inside & (np.abs(j)[None, :] < jmax[:, None])
     interior = tuple(np.where(is_interior, p[k], real(0)).astype(dtype) for k in ("pu_a", "pm_a", "pd_a"))
     r = np.arange(rows.size)
