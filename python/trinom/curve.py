@@ -9,6 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import InputError
+from .textdata import read_arrays
 
 
 @dataclass(frozen=True, eq=False)
@@ -52,10 +53,8 @@ class YieldCurve:
     @classmethod
     def thesis(cls) -> YieldCurve:
         """The thesis' 15-point curve (Hull, Example 30.1), shipped with the package."""
-        from .io import read_yield_curve
-
-        with resources.as_file(resources.files("trinom") / "data" / "thesis-yield.in") as path:
-            return read_yield_curve(path)
+        rates, days = read_arrays(resources.files("trinom") / "data" / "thesis-yield.in")
+        return cls(rates, days)
 
     def __len__(self) -> int:
         return int(self.rates.size)

@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import csv
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -22,45 +21,9 @@ import numpy as np
 from .curve import YieldCurve
 from .errors import InputError
 from .portfolio import FIELDS, Portfolio
+from .textdata import format_array, format_float, read_arrays
 
-_SUFFIX = re.compile(r"(?<=[0-9.])(?:f16|f32|f64|i8|i16|i32|i64|u8|u16|u32|u64)\b")
-_ARRAY = re.compile(r"\[([^\[\]]*)\]|empty\(\[0\][a-z0-9]+\)")
 _INT_FIELDS = ("term_unit", "term_steps", "option_type")
-
-
-# --- Futhark-style textual arrays ---------------------------------------------------------
-def read_arrays(path: str | Path) -> list[np.ndarray]:
-    """Every one-dimensional array in a Futhark textual data file, as float64 arrays."""
-    text = Path(path).read_text()
-    arrays = []
-    for match in _ARRAY.finditer(text):
-        body = _SUFFIX.sub("", match.group(1) or "").replace("f64.nan", "nan").replace("f32.nan", "nan")
-        items = [item for item in body.replace("\n", " ").split(",") if item.strip()]
-        try:
-            arrays.append(np.array([float(item) for item in items], dtype=np.float64))
-        except ValueError as err:
-            raise InputError([(None, "file", f"{path}: array {len(arrays) + 1} is not numeric ({err})")]) from None
-    return arrays
-
-
-def format_array(values: np.ndarray, integer: bool = False, digits17: bool = False) -> str:
-    """One array in Futhark's textual syntax (floats always carry a decimal point or exponent).
-
-    Floats are written in the shortest form that reads back exactly, or with 17 significant
-    digits when ``digits17`` (the thesis' price files).
-    """
-    if integer:
-        return "[" + ", ".join(str(int(v)) for v in values) + "]"
-    return "[" + ", ".join(_format_float(float(v), digits17) for v in values) + "]"
-
-
-def _format_float(v: float, digits17: bool = False) -> str:
-    if v != v:
-        return "f64.nan"
-    if v in (float("inf"), float("-inf")):
-        return "f64.inf" if v > 0 else "-f64.inf"
-    text = f"{v:.17g}" if digits17 else repr(v)
-    return text if any(c in text for c in ".eEn") else text + ".0"
 
 
 # --- portfolios --------------------------------------------------------------------------------
@@ -122,7 +85,7 @@ def write_portfolio(portfolio: Portfolio, path: str | Path, curve: YieldCurve | 
             writer.writerow(FIELDS)
             columns = [portfolio.as_dict()[f] for f in FIELDS]
             for k in range(len(portfolio)):
-                writer.writerow([int(c[k]) if f in _INT_FIELDS else _format_float(float(c[k]))
+                writer.writerow([int(c[k]) if f in _INT_FIELDS else format_float(float(c[k]))
                                  for f, c in zip(FIELDS, columns, strict=True)])
         return
     lines = [format_array(getattr(portfolio, f), integer=f in _INT_FIELDS) for f in FIELDS]
@@ -157,7 +120,7 @@ def write_yield_curve(curve: YieldCurve, path: str | Path) -> None:
         with open(path, "w", newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(["days", "rate"])
-            writer.writerows([int(d), _format_float(float(r))] for d, r in zip(curve.days, curve.rates, strict=True))
+            writer.writerows([int(d), format_float(float(r))] for d, r in zip(curve.days, curve.rates, strict=True))
         return
     path.write_text(format_array(curve.rates) + "\n" + format_array(curve.days, integer=True) + "\n")
 
@@ -185,6 +148,6 @@ def write_prices(path: str | Path, prices: np.ndarray, errors: Sequence[str] | N
             writer.writerow(["id", "price", "error"])
             for k, p in enumerate(prices):
                 message = errors[k] if errors is not None else ""
-                writer.writerow([k, "" if np.isnan(p) else _format_float(float(p), digits17=True), message])
+                writer.writerow([k, "" if np.isnan(p) else format_float(float(p), digits17=True), message])
         return
     path.write_text(format_array(prices, digits17=True) + "\n")

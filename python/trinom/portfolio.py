@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .constants import CALL, DEFAULT_MAX_WIDTH, OPTION_TYPES, PUT
+from .columns import as_array, as_float_column, option_types, show
+from .constants import CALL, DEFAULT_MAX_WIDTH, PUT
 from .errors import InputError
 from .lattice import TreeGeometry, tree_geometry
 
@@ -57,8 +58,8 @@ class Portfolio:
         if missing or unknown:
             raise InputError([(None, f, f"missing field '{f}'") for f in missing]
                              + [(None, f, f"unknown field '{f}' (fields: {', '.join(FIELDS)})") for f in unknown])
-        arrays = {name: _as_column(name, fields[name]) for name in FIELDS if name != "option_type"}
-        arrays["option_type"], unknown_types = _option_types(_as_array("option_type", fields["option_type"]))
+        arrays = {name: as_float_column(name, fields[name]) for name in FIELDS if name != "option_type"}
+        arrays["option_type"], unknown_types = option_types(as_array("option_type", fields["option_type"]))
         object.__setattr__(self, "_unknown_types", unknown_types)
         lengths = {name: arr.size for name, arr in arrays.items()}
         if len(set(lengths.values())) > 1:
@@ -159,7 +160,7 @@ class Portfolio:
         def bad(mask: np.ndarray, field: str, text: str) -> None:
             values = getattr(self, field)
             for row in np.flatnonzero(mask):
-                problems.append((int(row), field, f"{field} {text}, got {_show(values[row])}"))
+                problems.append((int(row), field, f"{field} {text}, got {show(values[row])}"))
 
         for field in ("strike", "maturity", "expiry", "term_unit", "term_steps", "a", "sigma"):
             bad(~np.isfinite(getattr(self, field)), field, "must be a finite number")
@@ -182,62 +183,12 @@ class Portfolio:
         n, width = geometry.n, geometry.width
         for row in np.flatnonzero(checked & (n < 1)):
             problems.append((int(row), "maturity", f"maturity gives a tree with no time steps (maturity "
-                             f"{_show(self.maturity[row])} years at {_show(self.term_steps[row])} steps per term)"))
+                             f"{show(self.maturity[row])} years at {show(self.term_steps[row])} steps per term)"))
         for row in np.flatnonzero(checked & (n >= 1) & ((width < 3) | (width > max_width))):
             problems.append((int(row), "a", f"a gives a tree of width {int(width[row])}, outside 3..{max_width} "
-                             f"(a={_show(self.a[row])}; raise max_width to allow it)"))
+                             f"(a={show(self.a[row])}; raise max_width to allow it)"))
         problems.sort(key=lambda p: p[0])  # stable: a row's problems keep their order
         return problems
-
-
-def _as_array(name: str, values: npt.ArrayLike) -> np.ndarray:
-    """One field as a 1-D array (a scalar becomes one element)."""
-    arr = np.asarray(values, dtype=object if isinstance(values, (list, tuple)) and name == "option_type" else None)
-    if arr.ndim == 0:
-        arr = arr.reshape(1)
-    if arr.ndim != 1:
-        raise InputError([(None, name, f"{name} must be one-dimensional, got shape {arr.shape}")])
-    return arr
-
-
-def _as_column(name: str, values: npt.ArrayLike) -> np.ndarray:
-    """One numeric field as a 1-D float64 array."""
-    arr = _as_array(name, values)
-    try:
-        return np.array(arr, dtype=np.float64)
-    except (TypeError, ValueError):
-        for row, value in enumerate(arr.tolist()):
-            try:
-                float(value)
-            except (TypeError, ValueError):
-                raise InputError([(row, name, f"{name} must be a number, got {value!r}")]) from None
-        raise
-
-
-def _option_types(arr: np.ndarray) -> tuple[np.ndarray, dict[int, str]]:
-    """Map 0/1 or 'call'/'put' (any case) to int8; anything else becomes -1, its text kept for messages."""
-    if arr.dtype.kind in "biuf":  # numeric: vectorised
-        good = (arr == CALL) | (arr == PUT)
-        unknown = {int(row): repr(arr[row].item()) for row in np.flatnonzero(~good)}
-        return np.where(good, arr, -1).astype(np.int8), unknown
-    out = np.full(arr.size, -1, dtype=np.int8)
-    unknown = {}
-    for row, value in enumerate(arr.tolist()):
-        key = value.strip().lower() if isinstance(value, str) else value
-        if isinstance(key, str) and key in ("0", "1"):
-            key = int(key)
-        if isinstance(key, str) and key in OPTION_TYPES:
-            out[row] = OPTION_TYPES[key]
-        elif isinstance(key, (int, float)) and not isinstance(key, bool) and key in (CALL, PUT):
-            out[row] = int(key)
-        else:
-            unknown[row] = repr(value)
-    return out, unknown
-
-
-def _show(value: Any) -> str:
-    v = value.item() if hasattr(value, "item") else value
-    return repr(v) if not isinstance(v, float) or not v.is_integer() else str(int(v)) if abs(v) < 1e15 else repr(v)
 
 
 def describe(values: np.ndarray) -> dict[str, float]:

@@ -12,13 +12,14 @@ import numpy as np
 
 from ..backends import BackendUnavailable
 from ..constants import PUT
-from ..io import _format_float, write_prices
+from ..io import write_prices
+from ..lattice import work as bond_work
 from ..portfolio import describe
+from ..textdata import format_float
 from .api import BondPrices, choose_bond_backend, price_bonds
 from .backends import BOND_BACKENDS
 from .generator import DATASETS, generate_bonds
 from .io import read_bonds, write_bonds
-from ..lattice import work as bond_work
 
 
 def price_file(args: argparse.Namespace) -> int:
@@ -55,7 +56,7 @@ def write_bond_prices(path: Path, result: BondPrices) -> None:
         writer = csv.writer(handle)
         writer.writerow(["id", "dirty", "clean", "accrued", "error"])
         for k in range(len(result)):
-            cells = ["" if np.isnan(v) else _format_float(float(v), digits17=True)
+            cells = ["" if np.isnan(v) else format_float(float(v), digits17=True)
                      for v in (result.dirty[k], result.clean[k], result.accrued[k])]
             writer.writerow([k, *cells, result.errors[k]])
 

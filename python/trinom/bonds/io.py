@@ -21,7 +21,7 @@ import numpy as np
 
 from ..curve import YieldCurve
 from ..errors import InputError
-from ..io import _format_float, format_array, read_arrays
+from ..textdata import format_array, format_float, read_arrays
 from .portfolio import _INTEGER_FIELDS, BOND_FIELDS, BondPortfolio, flatten_curves
 
 #: The 19 arrays in file order (the last three are the curves).
@@ -101,13 +101,13 @@ def write_bonds_csv(portfolio: BondPortfolio, curves: Sequence[YieldCurve], path
         writer.writerow(["id", "step", "repayment", "coupon"])
         owner = np.repeat(np.arange(len(portfolio)), portfolio.cashflow_count)
         for k, (bond, step) in enumerate(zip(owner, portfolio.cashflow_step, strict=True)):
-            writer.writerow([int(bond), int(step), _format_float(float(portfolio.repayment[k])),
-                             _format_float(float(portfolio.coupon[k]))])
+            writer.writerow([int(bond), int(step), format_float(float(portfolio.repayment[k])),
+                             format_float(float(portfolio.coupon[k]))])
     with open(curve_path, "w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["curve", "days", "rate"])
         for c, curve in enumerate(curves):
-            writer.writerows([c, int(d), _format_float(float(r))] for d, r in zip(curve.days, curve.rates, strict=True))
+            writer.writerows([c, int(d), format_float(float(r))] for d, r in zip(curve.days, curve.rates, strict=True))
 
 
 def read_bonds_csv(path: str | Path) -> tuple[BondPortfolio, tuple[YieldCurve, ...]]:
@@ -191,4 +191,4 @@ def _number(path: Path, field: str, k: int, text: str, row: int | None = None) -
 
 
 def _cell(field: str, value: object) -> object:
-    return int(value) if field in _INTEGER_FIELDS or field == "option_type" else _format_float(float(value))  # type: ignore[arg-type]
+    return int(value) if field in _INTEGER_FIELDS or field == "option_type" else format_float(float(value))  # type: ignore[arg-type]

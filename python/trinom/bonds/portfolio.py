@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..constants import CALL, OPTION_TYPES, PUT
+from ..columns import as_array, option_types, show
+from ..constants import CALL, PUT
 from ..curve import YieldCurve
 from ..errors import InputError
 from ..lattice import BondGeometry, bond_geometry
@@ -89,7 +90,7 @@ class BondPortfolio:
         arrays: dict[str, np.ndarray] = {}
         for name in names:
             if name == "option_type":
-                arrays[name] = _option_types(fields[name])
+                arrays[name], unknown_types = option_types(as_array(name, fields[name]))
             else:
                 arrays[name] = _numeric(name, fields[name], integer=name in _INTEGER_FIELDS)
         n_bonds = arrays["strike"].size
@@ -112,6 +113,7 @@ class BondPortfolio:
         np.cumsum(arrays["cashflow_count"], out=offset[1:])
         offset.setflags(write=False)
         object.__setattr__(self, "cashflow_offset", offset)
+        object.__setattr__(self, "_unknown_types", unknown_types)
         object.__setattr__(self, "_cache", {})
 
     # --- construction and access ----------------------------------------------------------------
@@ -209,7 +211,7 @@ def _find_problems(p: BondPortfolio, n_curves: int, max_width: int) -> list[tupl
     def bad(mask: np.ndarray, field: str, text: str) -> None:
         values = getattr(p, field)
         for row in np.flatnonzero(mask):
-            problems.append((int(row), field, f"{field} {text}, got {_show(values[row])}"))
+            problems.append((int(row), field, f"{field} {text}, got {show(values[row])}"))
 
     with np.errstate(invalid="ignore"):
         for field in ("a", "sigma", "maturity", "spread", "strike"):
@@ -228,7 +230,8 @@ def _find_problems(p: BondPortfolio, n_curves: int, max_width: int) -> list[tupl
         bad((p.curve_index < 0) | (p.curve_index >= n_curves), "curve_index",
             f"must name one of the {n_curves} yield curves (0..{n_curves - 1})")
         for row in np.flatnonzero((p.option_type != CALL) & (p.option_type != PUT)):
-            problems.append((int(row), "option_type", f"option_type must be {CALL} (call) or {PUT} (put)"))
+            shown = p._unknown_types.get(int(row), str(int(p.option_type[row])))
+            problems.append((int(row), "option_type", f"option_type must be {CALL} (call) or {PUT} (put), got {shown}"))
         owner = np.repeat(np.arange(len(p)), p.cashflow_count)
         for field in ("repayment", "coupon"):
             for k in np.flatnonzero(~np.isfinite(getattr(p, field))):
@@ -240,11 +243,11 @@ def _find_problems(p: BondPortfolio, n_curves: int, max_width: int) -> list[tupl
     n, width = geometry.n, 2 * geometry.jmax + 1
     for row in np.flatnonzero(checked & ((n < 1) | (n > _STEP_LIMIT))):
         problems.append((int(row), "maturity", f"maturity gives a tree of {int(n[row])} steps, outside "
-                         f"1..{_STEP_LIMIT} (maturity {_show(p.maturity[row])} at {int(p.term_steps[row])} steps per term)"))
+                         f"1..{_STEP_LIMIT} (maturity {show(p.maturity[row])} at {int(p.term_steps[row])} steps per term)"))
         checked[row] = False
     for row in np.flatnonzero(checked & ((width < 3) | (width > max_width))):
         problems.append((int(row), "a", f"a gives a tree of width {int(width[row])}, outside 3..{max_width} "
-                         f"(a={_show(p.a[row])})"))
+                         f"(a={show(p.a[row])})"))
     # Cash-flow schedules: steps ascending, within 1..n, the last one at the maturity step n.
     owner = np.repeat(np.arange(len(p)), p.cashflow_count)
     steps = p.cashflow_step
@@ -289,33 +292,5 @@ def _numeric(name: str, values: npt.ArrayLike, integer: bool) -> np.ndarray:
         return floats
     bad = np.flatnonzero(~np.isfinite(floats) | (floats != np.round(floats)) | (np.abs(floats) > 2**31))
     if bad.size:
-        raise InputError([(int(r), name, f"{name} must be a whole number, got {_show(floats[r])}") for r in bad])
+        raise InputError([(int(r), name, f"{name} must be a whole number, got {show(floats[r])}") for r in bad])
     return floats.astype(np.int64)
-
-
-def _option_types(values: npt.ArrayLike) -> np.ndarray:
-    """0/1 or 'call'/'put' (any case) to int8; anything else is an error naming the row."""
-    numeric = np.asarray(values) if not isinstance(values, (list, tuple)) else np.asarray(values, dtype=object)
-    if numeric.dtype.kind in "biuf" and np.isin(numeric, (CALL, PUT)).all():  # the common case, vectorised
-        return np.atleast_1d(numeric).astype(np.int8)
-    arr = np.atleast_1d(np.asarray(values, dtype=object))
-    out = np.empty(arr.size, dtype=np.int8)
-    problems = []
-    for row, value in enumerate(arr.tolist()):
-        key = value.strip().lower() if isinstance(value, str) else value
-        if isinstance(key, str) and key.lstrip("-").isdigit():
-            key = int(key)
-        if isinstance(key, str) and key in OPTION_TYPES:
-            out[row] = OPTION_TYPES[key]
-        elif isinstance(key, (int, float, np.integer, np.floating)) and not isinstance(key, bool) and key in (CALL, PUT):
-            out[row] = int(key)
-        else:
-            problems.append((row, "option_type", f"option_type must be 0/'call' or 1/'put', got {value!r}"))
-    if problems:
-        raise InputError(problems)
-    return out
-
-
-def _show(value: Any) -> str:
-    v = value.item() if hasattr(value, "item") else value
-    return str(int(v)) if isinstance(v, float) and v.is_integer() and abs(v) < 1e15 else repr(v)

@@ -1,0 +1,53 @@
+"""Futhark's textual data format: one-dimensional arrays of numbers (read and written).
+
+The thesis' ``.in`` files, the Futhark programs' inputs and the price ``.out`` files all use it.
+This module depends on nothing else of trinom, so every reader and writer can import it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+from .errors import InputError
+
+_SUFFIX = re.compile(r"(?<=[0-9.])(?:f16|f32|f64|i8|i16|i32|i64|u8|u16|u32|u64)\b")
+_ARRAY = re.compile(r"\[([^\[\]]*)\]|empty\(\[0\][a-z0-9]+\)")
+
+
+# --- Futhark-style textual arrays ---------------------------------------------------------
+def read_arrays(path: str | Path) -> list[np.ndarray]:
+    """Every one-dimensional array in a Futhark textual data file, as float64 arrays."""
+    text = Path(path).read_text()
+    arrays = []
+    for match in _ARRAY.finditer(text):
+        body = _SUFFIX.sub("", match.group(1) or "").replace("f64.nan", "nan").replace("f32.nan", "nan")
+        items = [item for item in body.replace("\n", " ").split(",") if item.strip()]
+        try:
+            arrays.append(np.array([float(item) for item in items], dtype=np.float64))
+        except ValueError as err:
+            raise InputError([(None, "file", f"{path}: array {len(arrays) + 1} is not numeric ({err})")]) from None
+    return arrays
+
+
+def format_array(values: np.ndarray, integer: bool = False, digits17: bool = False) -> str:
+    """One array in Futhark's textual syntax (floats always carry a decimal point or exponent).
+
+    Floats are written in the shortest form that reads back exactly, or with 17 significant
+    digits when ``digits17`` (the thesis' price files).
+    """
+    if integer:
+        return "[" + ", ".join(str(int(v)) for v in values) + "]"
+    return "[" + ", ".join(format_float(float(v), digits17) for v in values) + "]"
+
+
+def format_float(v: float, digits17: bool = False) -> str:
+    """One float as Futhark text: shortest exact form (or 17 significant digits), ``f64.nan``/``f64.inf``."""
+    if v != v:
+        return "f64.nan"
+    if v in (float("inf"), float("-inf")):
+        return "f64.inf" if v > 0 else "-f64.inf"
+    text = f"{v:.17g}" if digits17 else repr(v)
+    return text if any(c in text for c in ".eEn") else text + ".0"
