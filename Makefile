@@ -9,12 +9,10 @@ FUTHARK      := $(TOOLCHAIN)/bin/futhark
 VENV         := .venv
 PYTHON       ?= $(VENV)/bin/python
 SETUP        ?= setup
-SHARED_DATA  ?= ../shared/data
 BACKEND      ?= c
 PYTEST_ARGS  ?=
 export PATH := $(CURDIR)/$(TOOLCHAIN)/bin:$(PATH)
 export PYTHONPATH := $(CURDIR)/python$(if $(PYTHONPATH),:$(PYTHONPATH))
-export TRINOM_SHARED_DATA ?= $(abspath $(SHARED_DATA))
 # PoCL 3.1 miscompiles some of Futhark's reductions unless optimisation is off (toolchain notes §2.3).
 export POCL_EXTRA_BUILD_FLAGS ?= -cl-opt-disable
 
@@ -26,7 +24,7 @@ help:
 	@echo "make test        set up, build, make data, futhark test, pytest (what CI runs)"
 	@echo "make setup       Debian packages, Futhark 0.25.27 in $(TOOLCHAIN)/, the $(VENV) virtual environment"
 	@echo "make lib         compile fut/ and cuda/ into python/trinom/_lib (only what changed)"
-	@echo "make data        data/*.in (Futhark 10-array inputs) and data/*.out (reference prices)"
+	@echo "make data        unpack data/thesis, data/paper (shipped .xz); write data/*.in, data/*.out (Futhark inputs, reference prices)"
 	@echo "make test-gpu    GPU tests (needs an NVIDIA GPU); make bench / bench-gpu: benchmarks"
 	@echo "make bench-peers QuantLib and FinancePy against trinom (installs requirements-bench.txt)"
 	@echo "make test-full   every full 65536-option dataset on the CPU (slow: about an hour)"
@@ -59,7 +57,7 @@ lib: $(SETUP)
 	@$(PYTHON) build.py
 
 data: $(SETUP)
-	@$(PYTHON) tools/make_data.py --shared "$(TRINOM_SHARED_DATA)" --out data
+	@$(PYTHON) tools/make_data.py --out data
 
 # --- tests -----------------------------------------------------------------------------------------------
 test: $(SETUP) lib data futhark-test
@@ -104,5 +102,6 @@ futhark-bench: $(SETUP) data
 	 echo "$$(nproc) cores, Futhark $$(futhark --version | head -1 | awk '{print $$2}')" >> benches/futhark-$(BACKEND).machine
 
 clean:
-	rm -rf build python/trinom/_lib data/*.in data/*.out .pytest_cache
+	rm -rf build python/trinom/_lib data/*.in data/*.out data/thesis/*.in data/thesis/out*/*.out \
+	       data/paper/*.in data/paper/out*/*.out .pytest_cache
 	@echo "clean: removed build outputs (make distclean-style removal of $(VENV) and $(TOOLCHAIN) is manual)"

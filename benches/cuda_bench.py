@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import time
@@ -43,12 +42,12 @@ TOLERANCE = {"f64": 1e-11, "f32": 1.2e-4}
 
 
 def data_dir() -> Path:
-    root = Path(__file__).resolve().parent.parent
-    env = os.environ.get("TRINOM_SHARED_DATA")
-    for candidate in ([Path(env)] if env else []) + [root.parent / "shared" / "data", root / ".carry/shared/data"]:
-        if (candidate / "thesis").is_dir():
-            return candidate / "thesis"
-    raise SystemExit("thesis data not found: set TRINOM_SHARED_DATA")
+    """The thesis data shipped in the repository (data/thesis), unpacked by tools/make_data.py."""
+    tools = Path(__file__).resolve().parent.parent / "tools"
+    sys.path.insert(0, str(tools))
+    from make_data import unpack
+
+    return unpack() / "thesis"
 
 
 def measure(backend: str, portfolio, curve, precision: str, runs: int, warmup: int, **options) -> dict:

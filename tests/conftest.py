@@ -1,13 +1,17 @@
-"""Shared fixtures: where the thesis data lives, and how GPU tests are skipped.
+"""Shared fixtures: where the thesis and paper data live, and how GPU tests are skipped.
 
-The thesis datasets and reference outputs are read from ``$TRINOM_SHARED_DATA`` (default
-``../shared/data`` beside the checkout; on the lent GPU machine ``.carry/shared/data``).
+The thesis datasets and reference outputs (``data/thesis``) and the paper's bond files
+(``data/paper``) ship with the repository, xz-compressed; ``data_dir()`` unpacks them beside the
+``.xz`` files on first use (tools/make_data.py's ``unpack``, which ``make data`` also runs), so
+plain ``pytest`` works in a fresh clone and tests may pass plain paths such as
+``data_dir() / "thesis" / "book.in"`` to readers and to the command line.
 """
 
 from __future__ import annotations
 
-import os
+import importlib.util
 import re
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -18,18 +22,22 @@ from trinom import io
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def shared_data_dir() -> Path:
-    """The folder holding ``thesis/`` and ``paper/``."""
-    env = os.environ.get("TRINOM_SHARED_DATA")
-    for candidate in ([Path(env)] if env else []) + [ROOT.parent / "shared" / "data", ROOT / ".carry" / "shared" / "data"]:
-        if (candidate / "thesis").is_dir():
-            return candidate
-    pytest.skip("thesis data not found: set TRINOM_SHARED_DATA to the folder holding thesis/")
+@cache
+def data_dir() -> Path:
+    """The repository's ``data/`` folder, holding ``thesis/`` and ``paper/`` unpacked."""
+    spec = importlib.util.spec_from_file_location("trinom_make_data", ROOT / "tools" / "make_data.py")
+    make_data = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_data)
+    return make_data.unpack(ROOT / "data")
+
+
+#: The former name (the data used to live in ../shared/data); kept for existing callers.
+shared_data_dir = data_dir
 
 
 @pytest.fixture(scope="session")
 def thesis_dir() -> Path:
-    return shared_data_dir() / "thesis"
+    return data_dir() / "thesis"
 
 
 @pytest.fixture(scope="session")
@@ -39,7 +47,7 @@ def thesis_curve(thesis_dir: Path) -> trinom.YieldCurve:
 
 def load_thesis(name: str, precision: str = "f64") -> tuple[trinom.Portfolio, np.ndarray]:
     """A thesis dataset and its reference prices (``out/`` for f64, ``out32/`` for f32)."""
-    thesis = shared_data_dir() / "thesis"
+    thesis = data_dir() / "thesis"
     portfolio = io.read_portfolio(thesis / f"{name}.in")
     out = thesis / ("out" if precision == "f64" else "out32") / f"{name}.out"
     return portfolio, io.read_prices(out)
@@ -80,9 +88,7 @@ def load_paper(name: str, precision: str = "f64"):
     """
     from trinom.bonds.io import read_bonds
 
-    paper = shared_data_dir() / "paper"
-    if not paper.is_dir():
-        pytest.skip(f"paper data not found in {paper.parent}")
+    paper = data_dir() / "paper"
     bonds, curves = read_bonds(paper / f"{name}.in")
     out = paper / ("out64" if precision == "f64" else "out32") / f"{name}.out"
     return bonds, curves, (io.read_prices(out) if out.exists() else None)

@@ -1,21 +1,27 @@
 #!/usr/bin/env python3
 """Write data/NAME.in (the Futhark programs' 10-array input) and data/NAME.out (reference prices).
 
-Also the bond data of issue 7: data/bonds-NAME.in (the 19-array file, which is also the input
-of fut/bonds.fut's ``bonds64``) and data/bonds-NAME.out (reference prices), from SHARED/paper;
-the sample's reference prices are checked against the paper's out64 (bit for bit, 1e-12 here).
+The thesis' and the paper's files ship with the repository, xz-compressed, in data/thesis/ and
+data/paper/ (provenance and licence: data/README.md). ``unpack`` decompresses each ``X.xz`` into
+``X`` beside it (git-ignored; only where missing or older), so that every tool reads plain files;
+the tests (tests/conftest.py) and the benchmarks call it too.
 
-From the thesis datasets in SHARED/thesis: each input is converted, and its prices are
-computed by trinom's reference pricer and checked against the thesis' float64 outputs (within
-1e-12). The 65536-option datasets take minutes to price on two cores, so for those the
-thesis' outputs are copied instead (the reference tests check them against our pricer).
-Without SHARED, datasets of the same shapes are generated with ``trinom.generator``.
+From the thesis datasets in data/thesis: each input is converted, and its prices are computed by
+trinom's reference pricer and checked against the thesis' float64 outputs (within 1e-12). The
+65536-option datasets take minutes to price on two cores, so for those the thesis' outputs are
+copied instead (the reference tests check them against our pricer).
+
+The bond data: data/bonds-NAME.in (the 19-array file, which is also the input of fut/bonds.fut's
+``bonds64``) and data/bonds-NAME.out (reference prices), from data/paper; the sample's reference
+prices are checked against the paper's out64 (bit for bit, 1e-12 here).
 Files that are newer than their sources are left alone.
 """
 
 from __future__ import annotations
 
 import argparse
+import lzma
+import os
 import sys
 from pathlib import Path
 
@@ -23,6 +29,8 @@ import numpy as np
 import trinom
 from trinom import io
 
+#: The repository's data/ folder: the shipped thesis/ and paper/, and what this script writes.
+DATA = Path(__file__).resolve().parent.parent / "data"
 #: Priced here and checked against the thesis' outputs.
 SMALL = ["book", "options-1000", "0_UNIFORM_1000", "1_RAND_1000", "2_RANDCONSTHEIGHT_1000", "3_RANDCONSTWIDTH_1000"]
 #: Copied with the thesis' outputs (benchmarks).
@@ -36,14 +44,27 @@ def up_to_date(target: Path, *sources: Path) -> bool:
     return target.exists() and all(target.stat().st_mtime >= s.stat().st_mtime for s in sources)
 
 
-def from_shared(thesis: Path, out_dir: Path) -> None:
+def unpack(data: Path = DATA) -> Path:
+    """Decompress every shipped ``data/{thesis,paper}/**/X.xz`` into ``X`` where missing or older.
+
+    Each file is written under a temporary name and renamed, so concurrent callers (make data,
+    a test run) never see a partial file. Returns ``data``, the folder holding thesis/ and paper/.
+    """
+    for packed in sorted([*data.glob("thesis/**/*.xz"), *data.glob("paper/**/*.xz")]):
+        target = packed.with_suffix("")
+        if up_to_date(target, packed):
+            continue
+        partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        partial.write_bytes(lzma.decompress(packed.read_bytes()))
+        os.replace(partial, target)
+    return data
+
+
+def from_thesis(thesis: Path, out_dir: Path) -> None:
     curve = io.read_yield_curve(thesis / "yield.in")
     for name in SMALL + LARGE:
         source, reference = thesis / f"{name}.in", thesis / "out" / f"{name}.out"
         target_in, target_out = out_dir / f"{name}.in", out_dir / f"{name}.out"
-        if not source.exists():
-            print(f"  {name:24s} skipped: {source} missing")
-            continue
         if up_to_date(target_in, source) and up_to_date(target_out, reference):
             print(f"  {name:24s} up to date")
             continue
@@ -62,7 +83,7 @@ def from_shared(thesis: Path, out_dir: Path) -> None:
             print(f"  {name:24s} written, thesis prices copied")
 
 
-def bonds_from_shared(paper: Path, out_dir: Path) -> None:
+def bonds_from_paper(paper: Path, out_dir: Path) -> None:
     from trinom.bonds import io as bond_io
     from trinom.bonds import reference
 
@@ -86,36 +107,19 @@ def bonds_from_shared(paper: Path, out_dir: Path) -> None:
         print(f"  {name:24s} written, {note}")
 
 
-def generated(out_dir: Path) -> None:
-    from trinom.generator import generate
-
-    curve = trinom.YieldCurve.thesis()
-    for distribution in ("uniform", "random", "random-const-height", "random-const-width"):
-        name = f"generated_{distribution}_1000"
-        target_in, target_out = out_dir / f"{name}.in", out_dir / f"{name}.out"
-        if target_in.exists() and target_out.exists():
-            print(f"  {name:32s} up to date")
-            continue
-        portfolio = generate(distribution, 1000, seed=1)
-        io.write_portfolio(portfolio, target_in, curve)
-        io.write_prices(target_out, trinom.price(portfolio, curve, backend="reference"))
-        print(f"  {name:32s} written")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--shared", type=Path, default=Path("../shared/data"), help="folder holding thesis/")
-    parser.add_argument("--out", type=Path, default=Path("data"))
+    parser.add_argument("--data", type=Path, default=DATA,
+                        help="folder holding the shipped thesis/ and paper/ (default: the repository's data/)")
+    parser.add_argument("--out", type=Path, default=DATA)
     args = parser.parse_args()
+    if not (args.data / "thesis" / "yield.in.xz").exists() and not (args.data / "thesis" / "yield.in").exists():
+        sys.exit(f"make_data: {args.data}/thesis holds no yield.in(.xz): not the repository's data/ folder")
+    unpack(args.data)
     args.out.mkdir(parents=True, exist_ok=True)
     print(f"data: writing {args.out}/")
-    if (args.shared / "thesis" / "yield.in").exists():
-        from_shared(args.shared / "thesis", args.out)
-    else:
-        print(f"  {args.shared}/thesis not found: generating datasets instead")
-        generated(args.out)
-    if (args.shared / "paper").is_dir():
-        bonds_from_shared(args.shared / "paper", args.out)
+    from_thesis(args.data / "thesis", args.out)
+    bonds_from_paper(args.data / "paper", args.out)
 
 
 if __name__ == "__main__":
