@@ -13,7 +13,7 @@ BACKEND      ?= c
 PYTEST_ARGS  ?=
 export PATH := $(CURDIR)/$(TOOLCHAIN)/bin:$(PATH)
 export PYTHONPATH := $(CURDIR)/python$(if $(PYTHONPATH),:$(PYTHONPATH))
-# PoCL 3.1 miscompiles some of Futhark's reductions unless optimisation is off (toolchain notes §2.3).
+# PoCL 3.1 miscompiles some of Futhark's reductions unless optimisation is off (README: Backends and targets).
 export POCL_EXTRA_BUILD_FLAGS ?= -cl-opt-disable
 
 .PHONY: help setup setup-apt setup-futhark setup-venv lib test test-fast test-full test-gpu run bench bench-gpu bench-peers \

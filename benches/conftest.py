@@ -23,7 +23,7 @@ def dataset(name: str) -> tuple[trinom.Portfolio, trinom.YieldCurve, np.ndarray]
 
 
 def node_updates(portfolio: trinom.Portfolio, precision: str = "f64") -> float:
-    """Work of both passes (anchors.md's metric), in node updates."""
+    """Work of both passes (docs/model.md §1.11), in node updates."""
     g = portfolio.geometry(np.float32 if precision == "f32" else np.float64)
     return float(work(g.n, g.jmax).sum())
 

@@ -4,7 +4,7 @@ Times are medians over ``--runs`` calls after ``--warmup`` calls: ``kernel`` is 
 kernels (cudaEvent, summed over chunks), ``e2e`` the wall clock of the backend's ``price()``
 from Python (validated Portfolio in host memory to prices in host memory: conversions, upload,
 GPU geometry/sorting, kernels, download and scatter to input order; ``trinom.price``'s input
-validation is not included). Work W follows anchors.md: per option 2 * sum_{i<n} (2 min(i, jmax) + 1).
+validation is not included). Work W follows docs/model.md §1.11: per option 2 * sum_{i<n} (2 min(i, jmax) + 1).
 
     PYTHONPATH=python python3 benches/cuda_bench.py --json out.json            # main table
     PYTHONPATH=python python3 benches/cuda_bench.py --ablation --json abl.json # cuda-option padding/sort

@@ -4,7 +4,7 @@
     python benches/plots.py [JSON ...]     # pytest-benchmark files, e.g. benches/gpu.json benches/cpu.json
 
 * time.png        median time per dataset and backend (log scale), float64 and float32
-* gnodes.png      throughput in Gnode/s (anchors.md's work metric)
+* gnodes.png      throughput in Gnode/s (docs/model.md §1.11)
 * speedup.png     speed-up of each GPU backend over the thesis' best H100 kernel (anchors.md)
 * convergence.png |tree - closed form| of the book option against steps per year
 """

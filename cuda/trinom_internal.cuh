@@ -53,7 +53,7 @@ template <typename real> __device__ __forceinline__ int trunc_int(real x, bool s
     return static_cast<int>(x);
 }
 
-// Branching probabilities (pu, pm, pd) of node j, model spec §1.4 / model.py `probabilities`.
+// Branching probabilities (pu, pm, pd) of node j, docs/model.md §1.4 / lattice.py `probabilities`.
 // Case B at j == -jmax (to j+2, j+1, j), case C at j == jmax (to j, j-1, j-2), else case A.
 // The constants 1/6, 2/3, -1/3 and 7/6 are IEEE quotients folded by the compiler in `real`,
 // as NumPy computes them; the rest follows model.py's operation order without contraction.

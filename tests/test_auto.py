@@ -29,7 +29,7 @@ def test_inspector_statistics():
     portfolio, _ = load_thesis("4_SKEWED")
     profile = auto.inspect(portfolio)
     assert profile.options == 65536 and profile.widest == 511
-    assert profile.work == pytest.approx(1.787e9, rel=1e-3)  # anchors.md
+    assert profile.work == pytest.approx(1.787e9, rel=1e-3)  # docs/model.md §1.11
     assert profile.width_skewness == pytest.approx(5.19, abs=0.01)
     assert profile.height_skewness == pytest.approx(2.40, abs=0.01)
 

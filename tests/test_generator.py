@@ -18,7 +18,7 @@ from trinom.lattice import tree_geometry
 
 THESIS_SIZE = 65536
 
-# Statistics of the thesis' [R-T] dataset files (model spec §2.2, N = 65536, skew 1 %):
+# Statistics of the thesis' [R-T] dataset files (docs/model.md §2.2, N = 65536, skew 1 %):
 # name -> {"width"|"height": (min, max, mean, std, skewness)}.
 THESIS_STATS: dict[str, dict[str, tuple[float, float, float, float, float]]] = {
     "0_UNIFORM": {"width": (47, 47, 47.00, 0.00, 0.00), "height": (109, 109, 109.00, 0.00, 0.00)},

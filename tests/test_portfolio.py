@@ -95,7 +95,7 @@ def test_slicing_len_iteration_and_dataframe():
 
 
 def test_widths_heights_and_statistics_match_the_thesis_appendix():
-    """Model spec §2.2 / thesis A.5: the statistics of 4_SKEWED."""
+    """docs/model.md §2.2 / thesis A.5: the statistics of 4_SKEWED."""
     portfolio, _ = load_thesis("4_SKEWED")
     stats = portfolio.stats()
     assert (stats["width"]["min"], stats["width"]["max"]) == (7, 511)

@@ -48,7 +48,7 @@ def test_full_dataset_matches_thesis(name, precision, tolerance, thesis_dir, the
 
 
 def test_book_table_of_the_model_spec(thesis_curve):
-    """Model spec §1.9: the book put at 1..365 steps a year, to the printed digits."""
+    """docs/model.md §1.9: the book put at 1..365 steps a year, to the printed digits."""
     steps = [1, 2, 3, 4, 5, 10, 25, 100, 365]
     expected = [1.8799573149849877, 1.866727229742843, 1.8544246044211292, 1.8452558323215045,
                 1.838268649981311, 1.8185118385413241, 1.811206881529591, 1.8105391119623084, 1.809688866520674]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the Futhark compiler 0.25.27 (Debian 13's package) into a private prefix, without
 # touching the system: the .debs are unpacked with `dpkg -x` (never installed) and the binary is
-# patchelf'd to the prefix's own loader and libraries (see ../shared/docs/toolchain-notes.md §1.2).
+# patchelf'd to the prefix's own loader and libraries.
 #
 # Usage: tools/install-futhark.sh PREFIX      (e.g. .toolchain)
 # Result: PREFIX/bin/futhark. Idempotent: does nothing when that binary already reports 0.25.27.

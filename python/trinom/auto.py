@@ -43,7 +43,7 @@ class Profile:
     """What the inspector sees of a portfolio."""
 
     options: int
-    work: float  #: node updates of both passes (anchors.md's metric)
+    work: float  #: node updates of both passes (docs/model.md §1.11)
     widest: int
     width_skewness: float
     height_skewness: float

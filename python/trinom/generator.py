@@ -1,4 +1,4 @@
-"""Synthetic portfolios with the thesis' seven width/height distributions (model spec §2.2).
+"""Synthetic portfolios with the thesis' seven width/height distributions (docs/model.md §2.2).
 
 Every generated option is the thesis generator's put: strike 63, expiry 3 years, term unit
 365 days, 12 steps a year, sigma 0.01. Only two things vary, and they set the tree's shape:

@@ -137,7 +137,7 @@ def probabilities(j: np.ndarray, M: np.ndarray, jmax: np.ndarray, dtype: npt.DTy
 
 
 def work(n: npt.ArrayLike, jmax: npt.ArrayLike) -> np.ndarray:
-    """Node updates of both passes per option: ``2 * sum_{i<n} (2 min(i, jmax) + 1)`` (anchors.md)."""
+    """Node updates of both passes per option: ``2 * sum_{i<n} (2 min(i, jmax) + 1)`` (docs/model.md §1.11)."""
     n = np.asarray(n, dtype=np.int64)
     jmax = np.asarray(jmax, dtype=np.int64)
     k = np.minimum(n, jmax + 1)  # steps i < k still grow: 2i+1 nodes each

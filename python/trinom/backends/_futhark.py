@@ -32,7 +32,7 @@ from . import BackendUnavailable
 
 #: Targets the Futhark backends know, best first where it matters (see :func:`default_target`).
 TARGETS: tuple[str, ...] = ("c", "multicore", "opencl", "cuda", "pyopencl")
-#: OpenCL build option that makes PoCL 3.1 compute reductions correctly (toolchain notes §2.3).
+#: OpenCL build option that makes PoCL 3.1 compute reductions correctly (README: Backends and targets).
 POCL_SAFE_BUILD_OPTION = "-cl-opt-disable"
 #: Dtype of the real arrays by precision.
 REAL_DTYPES: dict[str, type] = {"f64": np.float64, "f32": np.float32}

@@ -1,7 +1,7 @@
 """The reference pricer: the thesis' sequential algorithm, vectorised over options in NumPy.
 
 It is the oracle every other backend is tested against. Each option's arithmetic is the
-thesis' (model spec §1.9) operation for operation, in float32 or float64, including the order
+thesis' (docs/model.md §1.9) operation for operation, in float32 or float64, including the order
 in which the forward step accumulates the three branches into a node. Only the alpha sum is
 summed pairwise instead of left to right (a difference of a few ulps).
 

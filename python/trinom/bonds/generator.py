@@ -1,4 +1,4 @@
-"""Synthetic bond portfolios shaped like the ARRAY'21 paper's datasets (model-spec §2.4).
+"""Synthetic bond portfolios shaped like the ARRAY'21 paper's datasets (docs/model.md §2.4).
 
 Each dataset fixes how tree widths and heights are distributed; the rest is drawn as the
 paper's generator does: 360-day term unit, 12 steps a year, volatility U[0, 0.9], strike
