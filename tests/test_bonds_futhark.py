@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import PAPER_50, PAPER_SAMPLE, gpu_present, load_paper
-from trinom.backends import _futhark, bonds_futhark
+from conftest import PAPER_SAMPLE, gpu_present, load_paper
+from trinom.backends import bonds_futhark
 from trinom.bonds import BondPortfolio, reference
 
 F64_TOLERANCE = 1e-11
@@ -59,53 +59,6 @@ def well_conditioned(bonds: BondPortfolio) -> np.ndarray:
     """Bonds whose node rates stay within +-1000 %/year: jmax dr <= WELL_CONDITIONED."""
     geometry = bonds.geometry()
     return geometry.jmax * geometry.dr <= WELL_CONDITIONED
-
-
-# --- CPU targets ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("target", CPU_TARGETS)
-def test_sample_reproduces_out64(target):
-    require(target)
-    bonds, curves, out64 = paper(PAPER_SAMPLE)
-    prices = bonds_futhark.price(bonds, curves, "f64", target=target)
-    assert prices.dtype == np.float64 and prices.shape == (20,)
-    error, row = worst(prices, out64)
-    assert error <= F64_TOLERANCE, f"bond {row}: {prices[row]!r}, out64 {out64[row]!r}"
-    assert prices[1] == pytest.approx(53.24404042462094111, abs=F64_TOLERANCE)  # European put on a 9y ZCB
-
-
-@pytest.mark.parametrize("target", CPU_TARGETS)
-def test_sample_reproduces_out32(target):
-    require(target)
-    bonds, curves, out32 = paper(PAPER_SAMPLE, "f32")
-    prices = bonds_futhark.price(bonds, curves, "f32", target=target)
-    assert prices.dtype == np.float32
-    error, row = worst(prices, out32)
-    assert error <= OUT32_TOLERANCE, f"bond {row}: {prices[row]!r}, out32 {out32[row]!r}"
-
-
-@pytest.mark.parametrize("name", PAPER_50)
-@pytest.mark.parametrize("target", CPU_TARGETS)
-def test_paper_50_match_reference_f64(target, name):
-    require(target)
-    bonds, curves, expected = paper(name)
-    prices = bonds_futhark.price(bonds, curves, "f64", target=target)
-    error, row = worst(prices, expected)
-    assert error <= F64_TOLERANCE, f"{name} bond {row}: {prices[row]!r}, reference {expected[row]!r}"
-
-
-@pytest.mark.parametrize("name", PAPER_50)
-@pytest.mark.parametrize("target", CPU_TARGETS)
-def test_paper_50_match_reference_f32(target, name):
-    require(target)
-    bonds, curves, expected32 = paper(name, "f32")
-    prices = bonds_futhark.price(bonds, curves, "f32", target=target)
-    assert prices.dtype == np.float32
-    np.testing.assert_allclose(prices, expected32, rtol=F32_REFERENCE_RTOL, atol=0)
-    # Against float64: the stated float32 accuracy on the well-conditioned bonds.
-    _, _, expected64 = paper(name)
-    good = well_conditioned(bonds)
-    assert good.sum() >= 10  # 10 to 50 per file, 242 of 350 in all
-    np.testing.assert_allclose(prices[good], expected64[good], rtol=F32_VS_F64_RTOL, atol=0)
 
 
 def early_exercise_bond() -> BondPortfolio:
@@ -181,58 +134,7 @@ def test_empty_portfolio_bad_target_and_default_target():
         assert bonds_futhark.default_target() == "multicore"
 
 
-# --- OpenCL on PoCL (sample only) ----------------------------------------------------------------
-def require_pocl() -> None:
-    platforms = _futhark.opencl_platforms()
-    if not any(p.is_pocl for p in platforms):
-        pytest.skip("no PoCL OpenCL platform here (apt-get install pocl-opencl-icd)" if not platforms
-                    else f"no PoCL among the OpenCL platforms ({', '.join(p.name for p in platforms)})")
-    require("opencl")
-
-
-@pytest.mark.parametrize("precision", ["f64", "f32"])
-def test_opencl_on_pocl_sample(precision):
-    require_pocl()
-    bonds, curves, expected = paper(PAPER_SAMPLE, precision)
-    prices = bonds_futhark.price(bonds, curves, precision, target="opencl", platform=POCL)
-    error, row = worst(prices, expected)
-    tolerance = F64_TOLERANCE if precision == "f64" else OUT32_TOLERANCE
-    assert error <= tolerance, f"bond {row}: {prices[row]!r}, expected {expected[row]!r}"
-
-
 # --- GPU -----------------------------------------------------------------------------------------
-def require_gpu_target(target: str) -> dict[str, str]:
-    require(target)
-    if target == "opencl":
-        platform = _futhark.gpu_opencl_platform()
-        assert platform is not None, "no OpenCL platform with a GPU"
-        return {"platform": platform.name}
-    return {}
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("name", [PAPER_SAMPLE, *PAPER_50])
-@pytest.mark.parametrize("target", ["cuda", "opencl"])
-def test_gpu_targets_f64(target, name):
-    options = require_gpu_target(target)
-    bonds, curves, expected = paper(name)
-    prices = bonds_futhark.price(bonds, curves, "f64", target=target, **options)
-    error, row = worst(prices, expected)
-    assert error <= F64_TOLERANCE, f"{target} {name} bond {row}: {prices[row]!r}, expected {expected[row]!r}"
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("name", [PAPER_SAMPLE, *PAPER_50])
-@pytest.mark.parametrize("target", ["cuda", "opencl"])
-def test_gpu_targets_f32(target, name):
-    options = require_gpu_target(target)
-    bonds, curves, expected64 = paper(name)
-    prices = bonds_futhark.price(bonds, curves, "f32", target=target, **options)
-    assert prices.dtype == np.float32 and np.isfinite(prices).all()
-    good = well_conditioned(bonds)
-    np.testing.assert_allclose(prices[good], expected64[good], rtol=F32_VS_F64_RTOL, atol=0)
-
-
 @pytest.mark.gpu
 def test_gpu_is_the_default_target():
     assert bonds_futhark.default_target() == "cuda"

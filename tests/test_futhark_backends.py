@@ -1,10 +1,7 @@
-"""The Futhark backends (futhark-basic, futhark-flat) against the thesis' reference prices.
+"""The Futhark option kernels (futhark-basic, futhark-flat): chunking, input order, interface, options.
 
-CPU targets c and multicore: float64 within 1e-11 of ``out/`` and float32 within 1.2e-4 of
-``out32/`` on book, options-1000, the four ``_1000`` sets and the first options of the three
-skewed 65536-option sets.  OpenCL (PoCL, with -cl-opt-disable) and pyopencl: small data
-only.  The libraries are built by ``make lib`` beforehand; each context is made once per
-session (the backends cache them).
+Their prices against the thesis' outputs on every target are in the conformance suite
+(tests/test_conformance.py). The libraries are built by ``make lib`` beforehand.
 """
 
 from __future__ import annotations
@@ -61,24 +58,6 @@ def check(backend: str, target: str, name: str, count: int | None, precision: st
     worst = int(np.argmax(error))
     assert error[worst] <= tolerance, (f"{backend}/{target} {name} {precision}: option {worst} priced "
                                        f"{prices[worst]!r}, reference {expected[worst]!r}")
-
-
-@pytest.mark.parametrize("precision", ["f64", "f32"])
-@pytest.mark.parametrize("name,count", CPU_DATASETS, ids=[n for n, _ in CPU_DATASETS])
-@pytest.mark.parametrize("target", ["c", "multicore"])
-@pytest.mark.parametrize("backend", list(BACKENDS))
-def test_cpu_targets_match_reference(backend, target, name, count, precision, thesis_curve):
-    require(backend, target)
-    check(backend, target, name, count, precision, thesis_curve)
-
-
-@pytest.mark.parametrize("precision", ["f64", "f32"])
-@pytest.mark.parametrize("name,count", SMALL_DATASETS, ids=[n for n, _ in SMALL_DATASETS])
-@pytest.mark.parametrize("target", ["opencl", "pyopencl"])
-@pytest.mark.parametrize("backend", list(BACKENDS))
-def test_opencl_targets_on_small_data(backend, target, name, count, precision, thesis_curve):
-    require(backend, target)
-    check(backend, target, name, count, precision, thesis_curve)
 
 
 # --- futhark-flat's chunking ---------------------------------------------------------------------

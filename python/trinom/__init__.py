@@ -1,19 +1,24 @@
-"""trinom: prices portfolios of interest-rate options under Hull-White with trinomial trees.
+"""trinom: prices books of interest-rate options and callable/puttable bonds under Hull-White with
+trinomial trees, on GPUs and CPUs.
 
 >>> import trinom
 >>> book = trinom.Portfolio(strike=[63.0], maturity=[9.0], expiry=[3.0], term_unit=[365],
 ...                         term_steps=[1], a=[0.1], sigma=[0.01], option_type=["put"])
->>> round(float(trinom.price(book, backend="reference")[0]), 10)
+>>> round(float(trinom.price(book, backend="reference").price[0]), 10)
 1.879957315
 """
 
+from . import closed_form, generator
 from .api import price
 from .bonds import BondPortfolio, BondPrices, price_bonds
+from .book import Book
 from .constants import CALL, PUT
 from .curve import YieldCurve
 from .errors import InputError
+from .market import Market
 from .portfolio import FIELDS, Portfolio
+from .result import Prices
 
-__version__ = "0.1.0"
-__all__ = ["CALL", "FIELDS", "PUT", "BondPortfolio", "BondPrices", "InputError", "Portfolio", "YieldCurve",
-           "__version__", "price", "price_bonds"]
+__version__ = "0.2.0"
+__all__ = ["CALL", "FIELDS", "PUT", "BondPortfolio", "BondPrices", "Book", "InputError", "Market", "Portfolio",
+           "Prices", "YieldCurve", "__version__", "closed_form", "generator", "price", "price_bonds"]

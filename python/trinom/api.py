@@ -1,90 +1,224 @@
-"""``trinom.price``: one call from a portfolio and a curve to prices in input order."""
+"""``trinom.price``: the one public call, and the one execution path behind it.
+
+    instruments -> validate once -> mask bad rows -> lower to a book -> choose the engine
+                -> split by work -> run -> put back in input order -> Prices
+
+Options (:class:`~trinom.Portfolio`), bonds (:class:`~trinom.BondPortfolio`) and mixed books (a
+sequence of them) take the same path; the CLI's progress bar uses it too.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal, overload
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from . import auto, backends
+from .bonds.portfolio import BondPortfolio
+from .book import Book
 from .constants import DEFAULT_MAX_WIDTH
-from .curve import YieldCurve
 from .errors import InputError
+from .market import CurvesLike, Market
 from .portfolio import Portfolio
+from .result import Prices, instrument_labels
 
-
-@overload
-def price(portfolio: Portfolio, curve: YieldCurve | None = ..., *, backend: str = ..., precision: str = ...,
-          errors: Literal["raise"] = ..., max_width: int = ..., **options: Any) -> np.ndarray: ...
-@overload
-def price(portfolio: Portfolio, curve: YieldCurve | None = ..., *, backend: str = ..., precision: str = ...,
-          errors: Literal["mask"], max_width: int = ..., **options: Any) -> tuple[np.ndarray, np.ndarray]: ...
+Instrument = Portfolio | BondPortfolio
+#: Below this much work (node updates) a job is priced in one engine call even with a progress bar.
+PROGRESS_MIN_WORK = 2e8
+#: Slices of about equal work that a job with a progress bar is priced in.
+PROGRESS_SLICES = 20
 
 
 def price(
-    portfolio: Portfolio,
-    curve: YieldCurve | None = None,
+    instruments: Instrument | Sequence[Instrument],
+    curves: CurvesLike = None,
     *,
     backend: str = "auto",
     precision: str = "f64",
+    target: str | None = None,
+    device: int = 0,
     errors: str = "raise",
     max_width: int = DEFAULT_MAX_WIDTH,
-    **options: Any,
-) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
-    """Price every option of ``portfolio`` on ``curve`` (default: the thesis curve).
+    progress: Callable[[float, float], None] | None = None,
+    **tuning: Any,
+) -> Prices:
+    """Price every row of ``instruments`` in ``curves``; one result per row, in input order.
 
-    ``backend`` is one of ``trinom.backends.BACKENDS`` (``auto``: the best usable one);
-    ``precision`` is ``"f64"`` or ``"f32"``; ``options`` go to the backend (``target=`` picks a
-    Futhark target, for example). The input is validated once: with ``errors="raise"`` a bad row
-    raises :class:`trinom.InputError` naming the row and field; with ``errors="mask"`` the result is
-    ``(prices, messages)`` where bad rows have price NaN and a message, good rows ``""``.
+    ``instruments``: a :class:`~trinom.Portfolio` of options, a :class:`~trinom.BondPortfolio`, or a
+    sequence of them (a mixed book; rows are numbered across the sequence). ``curves``: a
+    :class:`~trinom.YieldCurve`, a sequence or mapping of them (a bond's ``curve_index`` picks one;
+    options use the first), or a :class:`~trinom.Market`; default: the thesis curve.
+    ``backend``: an engine of :func:`trinom.backends.names` (``auto``: the fastest usable one, on
+    ``target`` if given); ``precision``: ``"f64"`` or ``"f32"``; ``device``: the GPU's index;
+    ``tuning``: the engine's own knobs (an unknown one is an error).
+
+    The input is validated once. With ``errors="raise"`` a bad row raises :class:`trinom.InputError`
+    naming the row and the field; with ``errors="mask"`` it gets NaN and its message in
+    ``result.error``. ``progress(done, total)`` is called with the node updates priced so far.
 
     >>> import trinom
     >>> p = trinom.Portfolio(strike=[63.0, 63.0], maturity=[9.0, 9.0], expiry=[3.0, 3.0],
     ...                      term_unit=[365, 365], term_steps=[1, 1], a=[0.1, -0.1],
     ...                      sigma=[0.01, 0.01], option_type=["put", "put"])
-    >>> prices, messages = trinom.price(p, backend="reference", errors="mask")
-    >>> print(round(float(prices[0]), 6), prices[1], messages[1])
+    >>> result = trinom.price(p, backend="reference", errors="mask")
+    >>> print(round(float(result.price[0]), 6), result.price[1], result.error[1])
     1.879957 nan a must be > 0, got -0.1
     """
     if precision not in backends.PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(backends.PRECISIONS)}, got {precision!r}")
     if errors not in ("raise", "mask"):
         raise ValueError(f"errors must be 'raise' or 'mask', got {errors!r}")
-    curve = curve if curve is not None else YieldCurve.thesis()
-    problems = portfolio.validate(max_width=max_width)
-    if problems and errors == "raise":
-        raise InputError(problems)
+    market = Market.of(curves)
+    job = prepare(instruments, market, max_width=max_width)
+    if job.problems and errors == "raise":
+        raise InputError(job.problems)
+    engine, chosen = resolve(backend, job.book, precision, target)
+    values = run(engine, job.book, market, precision=precision, target=chosen, device=device,
+                 progress=progress, **tuning)
+    label = engine.name + (f"/{chosen}" if chosen else "")
+    return job.result(values, label)
+
+
+@dataclass(frozen=True)
+class Job:
+    """Validated, masked and lowered input: the book of the good rows and where they came from."""
+
+    blocks: tuple[Instrument, ...]
+    starts: np.ndarray  #: first input row of each block
+    problems: list[tuple[int | None, str, str]]  #: every problem, rows numbered across the blocks
+    book: Book  #: the good rows, lowered, in input order
+    rows: np.ndarray | None  #: the input row of each book tree; None when every row is good
+
+    @property
+    def size(self) -> int:
+        return int(self.starts[-1])
+
+    def result(self, values: np.ndarray, engine: str) -> Prices:
+        """Prices in input order from the engine's ``(scenarios, len(book))`` values."""
+        dtype = values.dtype
+        if self.rows is None and len(self.blocks) == 1:  # the common case: no copies, cached columns
+            block = self.blocks[0]
+            static = block.cached(("result-columns", np.dtype(dtype).str), lambda: _columns(self.blocks, dtype))
+        else:
+            static = _columns(self.blocks, dtype)
+        accrued, kinds = static
+        price = values
+        if self.rows is not None:
+            price = np.full((values.shape[0], self.size), np.nan, dtype=dtype)
+            price[:, self.rows] = values
+        price = price[0] if price.shape[0] == 1 else price
+        clean = price if not accrued.any() else price - accrued
+        return Prices(price=price, clean=clean, accrued=accrued, error=_messages(self.size, self.problems),
+                      instrument=kinds, engine=engine)
+
+
+def prepare(instruments: Instrument | Sequence[Instrument], market: Market, *,
+            max_width: int = DEFAULT_MAX_WIDTH) -> Job:
+    """Validate every row once, mask the bad ones and lower the good ones to one book."""
+    blocks = _blocks(instruments)
+    starts = np.zeros(len(blocks) + 1, dtype=np.int64)
+    np.cumsum([len(b) for b in blocks], out=starts[1:])
+    problems: list[tuple[int | None, str, str]] = []
+    books, rows = [], []
+    for start, block in zip(starts[:-1], blocks, strict=True):
+        if isinstance(block, Portfolio):
+            found = block.validate(max_width)
+        else:
+            found = block.validate(market.curves, max_width)
+        problems += [(None if row is None else int(row + start), field, message) for row, field, message in found]
+        bad = {row for row, _f, _m in found if row is not None}
+        good = np.arange(len(block)) if not bad else np.setdiff1d(np.arange(len(block)), list(bad))
+        if not found or any(row is None for row, _f, _m in found):
+            part = block if not found else None
+        else:
+            part = block[good] if good.size else None
+        if part is not None and len(part):
+            books.append(part.lower(market.names[0]) if isinstance(part, Portfolio) else part.lower(market.names))
+            rows.append(good + start)
+    if any(row is None for row, _f, _m in problems):  # a problem of the whole input: nothing can be priced
+        books, rows = [], []
+    book = books[0] if len(books) == 1 else Book.concatenate(books) if books else _empty(market)
+    every_row = not problems
+    return Job(blocks=tuple(blocks), starts=starts, problems=problems, book=book,
+               rows=None if every_row else (np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)))
+
+
+def resolve(backend: str, book: Book, precision: str, target: str | None) -> tuple[backends.Engine, str | None]:
+    """The engine to run and its target (``auto`` asks :mod:`trinom.auto`, honouring ``target``)."""
+    if backend == "auto":
+        name, target = (auto.choose(book, precision, target) if len(book) else ("reference", None))
+        return backends.get(name), target
+    return backends.get(backend), target
+
+
+def run(engine: backends.Engine, book: Book, market: Market, *, precision: str = "f64", target: str | None = None,
+        device: int = 0, progress: Callable[[float, float], None] | None = None, **tuning: Any) -> np.ndarray:
+    """The engine's prices of ``book``, shape ``(len(market), len(book))``; with ``progress``, a long job runs in
+    slices of about equal work, and ``progress(done, total)`` follows them in node updates."""
     dtype = np.float32 if precision == "f32" else np.float64
-    if not problems:  # the common case: no masking, no copies
-        prices = np.empty(0, dtype=dtype)
-        if len(portfolio):
-            module, options = _resolve(backend, portfolio, precision, options)
-            prices = np.asarray(module.price(portfolio, curve, precision, **options), dtype=dtype)
-    else:
-        prices = np.full(len(portfolio), np.nan, dtype=dtype)
-        good = portfolio.good_rows(max_width)
-        if good.size:
-            subset = portfolio[good]
-            module, options = _resolve(backend, subset, precision, options)
-            prices[good] = module.price(subset, curve, precision, **options)
-    if errors == "mask":
-        text = np.full(len(portfolio), "", dtype=object)
-        for row, _field, message in problems:  # a row with several problems gets them all, joined
-            text[row] = f"{text[row]}; {message}" if text[row] else message
-        return prices, text.astype(str)
-    return prices
+    if not len(book):
+        return np.zeros((len(market), 0), dtype=dtype)
+    total = float(book.work().sum()) if progress is not None else 0.0
+    if progress is None or total < PROGRESS_MIN_WORK:
+        values = engine.price(book, market, precision=precision, target=target, device=device, **tuning)
+        if progress is not None:
+            progress(total, total)
+        return values
+    out = np.empty((len(market), len(book)), dtype=dtype)
+    cumulative = np.cumsum(book.work())
+    bounds = np.searchsorted(cumulative, np.linspace(0, total, PROGRESS_SLICES + 1)[1:-1])
+    for part in np.split(np.arange(len(book)), bounds):
+        if part.size:
+            out[:, part] = engine.price(book.take(part), market, precision=precision, target=target, device=device,
+                                        **tuning)
+            progress(float(cumulative[part[-1]]), total)
+    return out
 
 
-def _resolve(backend: str, portfolio: Portfolio, precision: str, options: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-    """The backend module to run and its options (``auto`` asks :mod:`trinom.auto`)."""
-    if backend != "auto":
-        return backends.get(backend), options
-    name, chosen = auto.choose(portfolio, precision)
-    return backends.get(name), {**options, **chosen}
+def _blocks(instruments: Instrument | Sequence[Instrument]) -> list[Instrument]:
+    if isinstance(instruments, (Portfolio, BondPortfolio)):
+        return [instruments]
+    if isinstance(instruments, Sequence) and not isinstance(instruments, str):
+        blocks = list(instruments)
+        for k, block in enumerate(blocks):
+            if not isinstance(block, (Portfolio, BondPortfolio)):
+                raise InputError([(None, "instruments", f"instruments[{k}] must be a trinom.Portfolio or "
+                                   f"trinom.BondPortfolio, got {type(block).__name__}")])
+        return blocks
+    raise InputError([(None, "instruments", "instruments must be a trinom.Portfolio, a trinom.BondPortfolio or a "
+                       f"sequence of them, got {type(instruments).__name__}")])
 
 
-def choose_backend(portfolio: Portfolio, precision: str = "f64") -> str:
-    """The backend ``auto`` runs for ``portfolio`` (with its target, e.g. ``futhark-basic/c``)."""
-    name, options = auto.choose(portfolio, precision)
-    return f"{name}/{options['target']}" if options.get("target") else name
+def _empty(market: Market) -> Book:
+    from .book import empty_book
+
+    return empty_book(market.names)
+
+
+def _columns(blocks: Sequence[Instrument], dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """Accrued interest (0 for options) and the instrument label of every input row (read-only)."""
+    accrued = np.concatenate([b.accrued().astype(dtype) if isinstance(b, BondPortfolio) else np.zeros(len(b), dtype)
+                              for b in blocks]) if blocks else np.zeros(0, dtype)
+    kinds = np.concatenate([np.full(len(b), 1 if isinstance(b, BondPortfolio) else 0, dtype=np.int8)
+                            for b in blocks]) if blocks else np.zeros(0, np.int8)
+    labels = instrument_labels(kinds)
+    accrued.setflags(write=False)
+    labels.setflags(write=False)
+    return accrued, labels
+
+
+def _messages(count: int, problems: list[tuple[int | None, str, str]]) -> np.ndarray:
+    """One message per row (``""`` for a good one); a row with several problems gets them joined.
+
+    Without problems no Python strings are made: converting 100000 empty objects to a string
+    array costs as much as pricing them on the GPU. A problem of the whole input goes to every row.
+    """
+    if not problems:
+        return np.zeros(count, dtype="<U1")
+    text = np.full(count, "", dtype=object)
+    for row, _field, message in problems:
+        for r in range(count) if row is None else (row,):
+            text[r] = f"{text[r]}; {message}" if text[r] else message
+    return text.astype(str)

@@ -6,69 +6,45 @@ import argparse
 import sys
 import time
 from pathlib import Path
-
-import numpy as np
+from typing import Any
 
 from . import __version__, auto, backends, io
-from .api import choose_backend, price
-from .bonds import backends as bond_backends
+from .api import price
 from .bonds import cli as bond_cli
-from .bonds.api import choose_bond_backend
-from .bonds.backends import BOND_BACKENDS
-from .bonds.io import is_bond_file
+from .bonds.cli import write_bond_prices
+from .bonds.generator import generate_bonds
+from .bonds.io import is_bond_file, read_bonds
+from .bonds.portfolio import BondPortfolio
 from .constants import DEFAULT_MAX_WIDTH, PUT
 from .curve import YieldCurve
 from .errors import InputError
 from .generator import generate
 from .lattice import work
 from .portfolio import Portfolio
+from .result import Prices
 
 
 class ProgressBar:
-    """A progress bar on stderr that appears only once a job has run for ``delay`` seconds."""
+    """A progress bar on stderr that appears only once a job has run for ``delay`` seconds; counts work."""
 
     def __init__(self, label: str, delay: float = 2.0, enabled: bool | None = None):
         self.label, self.delay, self.start = label, delay, time.perf_counter()
         self.enabled = sys.stderr.isatty() if enabled is None else enabled
         self.shown = False
 
-    def __call__(self, done: int, total: int) -> None:
+    def __call__(self, done: float, total: float) -> None:
         elapsed = time.perf_counter() - self.start
         if not self.enabled or (elapsed < self.delay and done < total):
             return
         if done >= total and not self.shown:
             return
         filled = int(30 * done / max(total, 1))
-        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total} options, {elapsed:.0f} s")
+        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (30 - filled)}] {done / 1e9:.2f}/{total / 1e9:.2f} "
+                         f"G node updates, {elapsed:.0f} s")
         self.shown = True
         if done >= total:
             sys.stderr.write("\n")
         sys.stderr.flush()
-
-
-def _price_with_progress(portfolio: Portfolio, curve: YieldCurve, backend: str, **kwargs) -> tuple:
-    """Price in slices of about equal work so the bar can move, whatever the backend."""
-    bar = ProgressBar(f"pricing on {backend}")
-    if backend == "reference":  # it reports its own chunks to the bar
-        return price(portfolio, curve, backend=backend, progress=bar, **kwargs)
-    geometry = portfolio.geometry()
-    ok = (geometry.n > 0) & (geometry.jmax > 0)
-    node_work = np.where(ok, work(np.maximum(geometry.n, 0), np.maximum(geometry.jmax, 0)), 0)
-    if node_work.sum() < 2e8 or backend.startswith("cuda"):  # quick enough for no bar: one call, no copies
-        return price(portfolio, curve, backend=backend, **kwargs)
-    slices = 20
-    bounds = np.searchsorted(np.cumsum(node_work), np.linspace(0, node_work.sum(), slices + 1)[1:-1])
-    parts = np.split(np.arange(len(portfolio)), bounds)
-    results = []
-    done = 0
-    for part in parts:
-        if part.size:
-            results.append(price(portfolio[part], curve, backend=backend, **kwargs))
-            done += part.size
-            bar(done, len(portfolio))
-    if kwargs.get("errors") == "mask":
-        return np.concatenate([r[0] for r in results]), np.concatenate([r[1] for r in results])
-    return np.concatenate(results)
 
 
 def _is_bonds(args: argparse.Namespace) -> bool:
@@ -80,35 +56,48 @@ def _is_bonds(args: argparse.Namespace) -> bool:
     return is_bond_file(args.portfolio)
 
 
-def cmd_price(args: argparse.Namespace) -> int:
+def read_book(args: argparse.Namespace) -> tuple[Portfolio | BondPortfolio, Any]:
+    """The instruments of the file and their curves (``--yield`` for options; bond files carry their own)."""
     if _is_bonds(args):
-        return bond_cli.price_file(args)
-    if args.backend not in backends.BACKENDS:
-        raise backends.BackendUnavailable(f"backend {args.backend!r} prices bonds only; for options choose one of "
-                                          f"{', '.join(backends.BACKENDS)}")
+        if args.yield_file:
+            raise InputError([(None, "--yield", "a bond file names its own yield curves (NAME.curves.csv or the "
+                               "19-array file's curve arrays); --yield applies to option files only")])
+        return read_bonds(args.portfolio)
     portfolio, file_curve = io.read_input(args.portfolio)
     curve = io.read_yield_curve(args.yield_file) if args.yield_file else file_curve or YieldCurve.thesis()
-    backend, options = args.backend, {"target": args.target} if args.target else {}
-    if backend == "auto":  # resolve once, so every slice of the progress bar runs the same backend
-        rows = portfolio.good_rows(args.max_width)
-        backend, chosen = auto.choose(portfolio[rows] if rows.size < len(portfolio) else portfolio, args.precision)
-        options = {**chosen, **options}
+    return portfolio, curve
+
+
+def cmd_price(args: argparse.Namespace) -> int:
+    instruments, curves = read_book(args)
+    kind = "bonds" if isinstance(instruments, BondPortfolio) else "options"
     start = time.perf_counter()
-    result = _price_with_progress(portfolio, curve, backend, precision=args.precision, errors=args.errors,
-                                  max_width=args.max_width, **options)
+    bar = ProgressBar(f"pricing {len(instruments)} {kind}")
+    result = price(instruments, curves, backend=args.backend, target=args.target, precision=args.precision,
+                   errors=args.errors, max_width=args.max_width, progress=bar)
     elapsed = time.perf_counter() - start
-    prices, messages = result if args.errors == "mask" else (result, None)
     if args.out:
-        io.write_prices(args.out, prices, None if messages is None else list(messages))
+        write_result(args.out, result)
     else:
-        for k, p in enumerate(prices):
-            print(f"{p:.17g}" + (f"\t{messages[k]}" if messages is not None and messages[k] else ""))
-    bad = 0 if messages is None else int(sum(1 for m in messages if m))
+        bonds = kind == "bonds"
+        if bonds:
+            print("dirty\tclean")
+        for k in range(len(result)):
+            note = f"\t{result.error[k]}" if result.error[k] else ""
+            print(f"{result.price[k]:.17g}" + (f"\t{result.clean[k]:.17g}" if bonds else "") + note)
+    bad = int((result.error != "").sum())
     where = f" -> {args.out}" if args.out else ""
-    label = backend + (f"/{options['target']}" if options.get("target") else "")
-    print(f"trinom: {len(portfolio)} options priced on {label} ({args.precision}) in {elapsed:.3f} s"
-          f"{f', {bad} rows with errors' if bad else ''}{where}", file=sys.stderr)
+    print(f"trinom: {len(instruments)} {kind} priced on {result.engine or args.backend} ({args.precision}) in "
+          f"{elapsed:.3f} s{f', {bad} rows with errors' if bad else ''}{where}", file=sys.stderr)
     return 0
+
+
+def write_result(path: Path, result: Prices) -> None:
+    """Bonds: ``.csv`` ``id,dirty,clean,accrued,error``; options: ``.csv`` ``id,price,error``; ``.out``: the prices."""
+    if (result.instrument == "bond").any() and path.suffix.lower() == ".csv":
+        write_bond_prices(path, result)
+    else:
+        io.write_prices(path, result.price, list(result.error) if (result.error != "").any() else None)
 
 
 def cmd_info(args: argparse.Namespace) -> int:
@@ -128,8 +117,9 @@ def cmd_info(args: argparse.Namespace) -> int:
             s = stats[what]
             print(f"  {what:6s}: min {s['min']:.0f}  max {s['max']:.0f}  mean {s['mean']:.2f}  "
                   f"std {s['std']:.2f}  skewness {s['skewness']:.2f}")
-        print(f"  work  : {auto.inspect(sub).work:.4g} node updates (both passes)")
-        print(f"  auto backend: {auto.describe_choice(sub)}")
+        book = sub.lower()
+        print(f"  work  : {auto.inspect(book).work:.4g} node updates (both passes)")
+        print(f"  auto backend: {auto.describe_choice(book)}")
     for row, _field, message in problems[:20]:
         print(f"  row {row}: {message}")
     return 0
@@ -143,22 +133,20 @@ def cmd_generate(args: argparse.Namespace) -> int:
     io.write_portfolio(portfolio, args.out, curve)
     print(f"trinom: wrote {len(portfolio)} options ({args.distribution}) to {args.out}", file=sys.stderr)
     if args.prices:
-        io.write_prices(args.prices, price(portfolio, backend="reference"))
+        io.write_prices(args.prices, price(portfolio, backend="reference").price)
         print(f"trinom: wrote reference prices to {args.prices}", file=sys.stderr)
     return 0
 
 
 def cmd_backends(args: argparse.Namespace) -> int:
-    print(f"{'backend':15s} {'target':10s} {'usable':7s} details")
+    print(f"{'engine':15s} {'target':10s} {'usable':7s} details")
     for name, target, usable, reason in backends.status():
         print(f"{name:15s} {target or '-':10s} {'yes' if usable else 'no':7s} {reason}")
     sample = generate("uniform", 1000)
-    print(f"auto picks, for 1000 options of width 47 and height 109: {choose_backend(sample)}; "
-          f"for 5 of them: {choose_backend(sample[:5])}")
-    print(f"\n{'bond backend':15s} {'target':10s} {'usable':7s} details")
-    for name, target, usable, reason in bond_backends.status():
-        print(f"{name:15s} {target or '-':10s} {'yes' if usable else 'no':7s} {reason}")
-    print(f"auto picks for bonds: {choose_bond_backend()}")
+    bonds, curves = generate_bonds("U1", 100, seed=1)
+    print(f"auto picks, for 1000 options of width 47 and height 109: {auto.describe_choice(sample.lower())}; "
+          f"for 5 of them: {auto.describe_choice(sample[:5].lower())}; for 100 bonds: "
+          f"{auto.describe_choice(bonds.lower(tuple(map(str, range(len(curves))))))}")
     print("\nOpenCL platforms (pyopencl):")
     for line in opencl_devices():
         print(f"  {line}")
@@ -186,10 +174,10 @@ def opencl_devices() -> list[str]:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     portfolio = generate("skewed", args.size, seed=1)
-    backend = choose_backend(portfolio, args.precision)
     start = time.perf_counter()
-    prices = price(portfolio, backend="auto", precision=args.precision)
+    result = price(portfolio, backend="auto", precision=args.precision)
     elapsed = time.perf_counter() - start
+    backend, prices = result.engine, result.price
     g = portfolio.geometry()
     nodes = float(work(g.n, g.jmax).sum())
     print(f"trinom {__version__}: priced {len(portfolio)} options (skewed sample, seed 1) on '{backend}' "
@@ -216,9 +204,10 @@ def parser() -> argparse.ArgumentParser:
                     help="options (thesis/Futhark arrays, option CSV) or bonds (19 arrays, bond CSV); auto: from the file")
     pr.add_argument("--yield", dest="yield_file", type=Path, help="yield curve (.in: rates, days; or .csv: days,rate); "
                     "default: the curve in a 10-array input, else the thesis curve")
-    pr.add_argument("--backend", default="auto", choices=sorted({*backends.BACKENDS, *BOND_BACKENDS}),
-                    help="options: " + ", ".join(backends.BACKENDS) + "; bonds: " + ", ".join(BOND_BACKENDS))
-    pr.add_argument("--target", choices=("c", "multicore", "opencl", "cuda", "pyopencl"), help="Futhark target")
+    pr.add_argument("--backend", default="auto", choices=backends.names(),
+                    help="the engine (auto: the fastest usable one); `trinom backends` lists them")
+    pr.add_argument("--target", choices=("c", "multicore", "opencl", "cuda", "pyopencl"),
+                    help="where the engine runs (Futhark's targets; cuda: the GPU); with auto, the best engine there")
     pr.add_argument("--precision", default="f64", choices=backends.PRECISIONS)
     pr.add_argument("--out", type=Path, help="write prices here (.out or .csv) instead of stdout")
     pr.add_argument("--errors", default="raise", choices=("raise", "mask"),

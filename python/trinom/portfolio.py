@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
+from .book import CASH_FLOW, OPTION, PAYOFF, Book, make_book
 from .columns import as_array, as_float_column, option_types, show
-from .constants import CALL, DEFAULT_MAX_WIDTH, PUT
+from .constants import CALL, DEFAULT_MAX_WIDTH, FACE_VALUE, PUT
 from .errors import InputError
-from .lattice import TreeGeometry, tree_geometry
+from .lattice import Convention, TreeGeometry, tree_geometry
+
+T = TypeVar("T")
 
 #: The fields in the thesis' file order, with their meaning.
 FIELDS: dict[str, str] = {
@@ -120,6 +123,40 @@ class Portfolio:
     def as_dict(self) -> dict[str, np.ndarray]:
         """The eight arrays by field name, in file order."""
         return {name: getattr(self, name) for name in FIELDS}
+
+    def cached(self, key: object, compute: Callable[[], T]) -> T:
+        """``compute()``, once per ``key`` for this portfolio (it is immutable, so derived data can be kept)."""
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return self._cache[key]
+
+    # --- lowering ---------------------------------------------------------------------------------
+    def lower(self, curve: str = "default") -> Book:
+        """This portfolio as a :class:`~trinom.book.Book` (validate first: bad rows lower to bad trees).
+
+        Each option is a tree of the thesis' convention fitted to the market curve ``curve``, with two
+        events: the face value paid at the last level, and the call's or put's payoff at its expiry.
+        """
+        return self.cached(("book", curve), lambda: self._lower(curve))
+
+    def _lower(self, curve: str) -> Book:
+        count = len(self)
+        kind = np.empty(2 * count, dtype=np.int8)
+        kind[0::2], kind[1::2] = CASH_FLOW, PAYOFF
+        time = np.full(2 * count, np.nan)
+        time[1::2] = self.expiry
+        amount = np.empty(2 * count)
+        amount[0::2], amount[1::2] = FACE_VALUE, self.strike
+        side = np.full(2 * count, -1, dtype=np.int8)
+        side[1::2] = self.option_type
+        zeros = np.zeros(2 * count, dtype=np.int64)
+        trees = {"instrument": np.full(count, OPTION), "convention": np.full(count, Convention.THESIS),
+                 "term_unit": self.term_unit, "term_steps": self.term_steps, "a": self.a, "sigma": self.sigma,
+                 "maturity": self.maturity, "spread": np.zeros(count), "curve": np.zeros(count, dtype=np.int64)}
+        events = {"event_kind": kind, "event_step": zeros - 1, "event_time": time, "event_amount": amount,
+                  "event_coupon": np.zeros(2 * count), "event_side": side, "event_first": zeros,
+                  "event_last": zeros, "event_every": zeros}
+        return make_book(trees, np.arange(0, 2 * count + 1, 2), events, (curve,))
 
     # --- derived quantities ---------------------------------------------------------------
     def geometry(self, dtype: npt.DTypeLike = np.float64) -> TreeGeometry:

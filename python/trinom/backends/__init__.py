@@ -1,94 +1,90 @@
-"""Backends: one module per pricing engine, one interface.
+"""Engines: every backend behind one interface (:class:`~trinom.backends.engine.Engine`), in one registry.
 
-Every backend module defines::
+=============  ==================  ===========================================================
+engine         prices              kernels
+=============  ==================  ===========================================================
+reference      options, bonds      NumPy: the thesis' and the paper's sequential algorithms
+futhark        options, bonds      Futhark: trinom-basic.fut for options, bonds.fut for bonds
+futhark-basic  options             Futhark: the thesis' trinom-basic.fut
+futhark-flat   options             Futhark: the thesis' trinom-flat.fut (trinomialChunk)
+cuda           options, bonds      hand-written CUDA: the warp-segment kernels
+cuda-option    options             hand-written CUDA: the thesis' CUDA-option
+cuda-multi     options             hand-written CUDA: the thesis' CUDA-multi
+=============  ==================  ===========================================================
 
-    NAME: str                                    # e.g. "futhark-flat"
-    TARGETS: tuple[str, ...]                     # targets it can run on (() if none apply)
-    def available(target: str | None = None) -> tuple[bool, str]
-        # (usable here?, why not / what it runs on)
-    def price(portfolio, curve, precision="f64", *, target=None, **options) -> numpy.ndarray
-        # prices in input order, dtype float32 for "f32" and float64 for "f64"
-
-The portfolio a backend receives is already validated (every row is good) and non-empty;
-sorting, packing and chunking happen inside the backend and are undone before it returns.
+``auto`` (:mod:`trinom.auto`) picks the fastest usable one. Engines are imported lazily, so a
+missing library matters only when its engine is used.
 """
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
+from ..book import BOND, OPTION
+from .engine import PRECISIONS, BackendUnavailable, Engine, KernelEngine
 
-#: Backend name -> module (imported lazily, so a missing library only matters when used).
-_MODULES: dict[str, str] = {
-    "reference": "trinom.backends.reference",
-    "futhark-basic": "trinom.backends.futhark_basic",
-    "futhark-flat": "trinom.backends.futhark_flat",
-    "cuda-option": "trinom.backends.cuda_option",
-    "cuda-multi": "trinom.backends.cuda_multi",
-    "cuda": "trinom.backends.cuda",
-}
-PRECISIONS: tuple[str, ...] = ("f32", "f64")
+_ENGINES: dict[str, Engine] = {}
 
 
-class BackendUnavailable(RuntimeError):
-    """The chosen backend (or target) cannot run here; the message says why."""
+def register(engine: Engine) -> Engine:
+    """Add ``engine`` to the registry under ``engine.name`` (replacing one of that name)."""
+    _ENGINES[engine.name] = engine
+    _usable.clear()
+    return engine
 
 
-class Registry:
-    """Backend name -> module, imported lazily; shared by the option and the bond backends."""
+for _engine in (
+    KernelEngine("reference", {OPTION: "trinom.backends.reference", BOND: "trinom.bonds.reference"}),
+    KernelEngine("futhark", {OPTION: "trinom.backends.futhark_basic", BOND: "trinom.backends.bonds_futhark"}),
+    KernelEngine("futhark-basic", {OPTION: "trinom.backends.futhark_basic"}),
+    KernelEngine("futhark-flat", {OPTION: "trinom.backends.futhark_flat"}),
+    KernelEngine("cuda", {OPTION: "trinom.backends.cuda", BOND: "trinom.backends.bonds_cuda"}),
+    KernelEngine("cuda-option", {OPTION: "trinom.backends.cuda_option"}),
+    KernelEngine("cuda-multi", {OPTION: "trinom.backends.cuda_multi"}),
+):
+    _ENGINES[_engine.name] = _engine
+_usable: dict[tuple[str, str | None], bool] = {}
 
-    def __init__(self, modules: dict[str, str], kind: str = "backend"):
-        self.modules = modules
-        self.names: tuple[str, ...] = (*modules, "auto")
-        self.kind = kind
-        self._usable: dict[tuple[str, str | None], bool] = {}
 
-    def get(self, name: str) -> ModuleType:
-        """The module of backend ``name`` (``auto`` is resolved by the caller)."""
-        if name not in self.modules:
-            raise ValueError(f"unknown {self.kind} {name!r}; choose one of {', '.join(self.names)}")
+def names() -> tuple[str, ...]:
+    """Every engine's name, then ``auto``."""
+    return (*_ENGINES, "auto")
+
+
+#: The engine names known at import time, then ``auto`` (see :func:`names` for engines registered later).
+BACKENDS: tuple[str, ...] = names()
+
+
+def get(name: str) -> Engine:
+    """The engine called ``name`` (``auto`` is resolved by :func:`trinom.auto.choose`)."""
+    if name not in _ENGINES:
+        raise ValueError(f"unknown engine {name!r}; choose one of {', '.join(names())}")
+    return _ENGINES[name]
+
+
+def usable(name: str, target: str | None = None) -> bool:
+    """Can engine ``name`` (on ``target``) run here? Probed once per process."""
+    key = (name, target)
+    if key not in _usable:
         try:
-            return importlib.import_module(self.modules[name])
-        except ModuleNotFoundError as err:
-            if err.name and self.modules[name].startswith(err.name):  # the backend module itself is missing
-                raise BackendUnavailable(f"{self.kind} {name!r} is not implemented in this version") from None
-            raise
-
-    def usable(self, name: str, target: str | None = None) -> bool:
-        """Can ``name`` (on ``target``) run here? Probed once per process."""
-        key = (name, target)
-        if key not in self._usable:
-            try:
-                self._usable[key] = bool(self.get(name).available(target)[0])
-            except BackendUnavailable:
-                self._usable[key] = False
-        return self._usable[key]
-
-    def status(self) -> list[tuple[str, str | None, bool, str]]:
-        """``(backend, target, usable, reason)`` for every backend and target."""
-        rows: list[tuple[str, str | None, bool, str]] = []
-        for name in self.modules:
-            try:
-                module = self.get(name)
-            except BackendUnavailable as err:
-                rows.append((name, None, False, str(err)))
-                continue
-            for target in module.TARGETS or (None,):
-                usable, reason = module.available(target)
-                rows.append((name, target, usable, reason))
-        return rows
-
-
-#: The option backends.
-REGISTRY = Registry(_MODULES)
-BACKENDS: tuple[str, ...] = REGISTRY.names
-
-
-def get(name: str) -> ModuleType:
-    """The backend module called ``name`` (``auto`` is resolved by :func:`trinom.price`)."""
-    return REGISTRY.get(name)
+            _usable[key] = bool(get(name).available(target)[0])
+        except BackendUnavailable:
+            _usable[key] = False
+    return _usable[key]
 
 
 def status() -> list[tuple[str, str | None, bool, str]]:
-    """``(backend, target, usable, reason)`` for every backend and target."""
-    return REGISTRY.status()
+    """``(engine, target, usable, reason)`` for every engine and target."""
+    rows: list[tuple[str, str | None, bool, str]] = []
+    for name, engine in _ENGINES.items():
+        try:
+            targets = engine.targets
+        except BackendUnavailable as err:
+            rows.append((name, None, False, str(err)))
+            continue
+        for target in targets or (None,):
+            ok, reason = engine.available(target)
+            rows.append((name, target, ok, reason))
+    return rows
+
+
+__all__ = ["BACKENDS", "BOND", "OPTION", "PRECISIONS", "BackendUnavailable", "Engine", "KernelEngine", "get",
+           "names", "register", "status", "usable"]

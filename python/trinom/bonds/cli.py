@@ -1,64 +1,38 @@
-"""The bond side of the ``trinom`` command: ``price``, ``info`` and ``generate`` for bond portfolios."""
+"""The bond side of the ``trinom`` command: ``info``, ``generate`` and the bond price table."""
 
 from __future__ import annotations
 
 import argparse
 import csv
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
-from ..backends import BackendUnavailable
+from .. import auto
+from ..api import price
 from ..constants import PUT
 from ..io import write_prices
 from ..lattice import work as bond_work
 from ..portfolio import describe
+from ..result import Prices
 from ..textdata import format_float
-from .api import BondPrices, choose_bond_backend, price_bonds
-from .backends import BOND_BACKENDS
 from .generator import DATASETS, generate_bonds
 from .io import read_bonds, write_bonds
 
 
-def price_file(args: argparse.Namespace) -> int:
-    """``trinom price`` on a bond file: dirty and clean prices, in input order."""
-    if args.backend not in BOND_BACKENDS:
-        raise BackendUnavailable(f"backend {args.backend!r} prices options, not bonds; for bonds choose one of "
-                                 f"{', '.join(BOND_BACKENDS)}")
-    bonds, curves = read_bonds(args.portfolio)
-    options = {"target": args.target} if args.target else {}
-    label = choose_bond_backend() if args.backend == "auto" else args.backend + (f"/{args.target}" if args.target else "")
-    start = time.perf_counter()
-    result = price_bonds(bonds, curves, backend=args.backend, precision=args.precision, errors=args.errors, **options)
-    elapsed = time.perf_counter() - start
-    if args.out:
-        write_bond_prices(args.out, result)
-    else:
-        print("dirty\tclean")
-        for k in range(len(result)):
-            note = f"\t{result.errors[k]}" if result.errors[k] else ""
-            print(f"{result.dirty[k]:.17g}\t{result.clean[k]:.17g}{note}")
-    bad = int((result.errors != "").sum())
-    where = f" -> {args.out}" if args.out else ""
-    print(f"trinom: {len(bonds)} bonds priced on {label} ({args.precision}) in {elapsed:.3f} s"
-          f"{f', {bad} rows with errors' if bad else ''}{where}", file=sys.stderr)
-    return 0
-
-
-def write_bond_prices(path: Path, result: BondPrices) -> None:
+def write_bond_prices(path: Path, result: Prices) -> None:
     """``.csv``: ``id,dirty,clean,accrued,error``; anything else: the dirty prices as one array (``.out``)."""
     if path.suffix.lower() != ".csv":
-        write_prices(path, result.dirty)
+        write_prices(path, result.price)
         return
     with open(path, "w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["id", "dirty", "clean", "accrued", "error"])
         for k in range(len(result)):
             cells = ["" if np.isnan(v) else format_float(float(v), digits17=True)
-                     for v in (result.dirty[k], result.clean[k], result.accrued[k])]
-            writer.writerow([k, *cells, result.errors[k]])
+                     for v in (result.price[k], result.clean[k], result.accrued[k])]
+            writer.writerow([k, *cells, result.error[k]])
 
 
 def info(path: Path) -> int:
@@ -80,7 +54,7 @@ def info(path: Path) -> int:
             print(f"  {what:6s}: min {s['min']:.0f}  max {s['max']:.0f}  mean {s['mean']:.2f}  "
                   f"std {s['std']:.2f}  skewness {s['skewness']:.2f}")
         print(f"  work  : {float(bond_work(sub.height(), sub.jmax()).sum()):.4g} node updates (both passes)")
-        print(f"  auto backend: {choose_bond_backend()}")
+        print(f"  auto backend: {auto.describe_choice(sub.lower(tuple(map(str, range(len(curves))))))}")
     for row, _field, message in problems[:20]:
         print(f"  row {row}: {message}")
     return 0
@@ -96,6 +70,6 @@ def generate(args: argparse.Namespace) -> int:
     write_bonds(bonds, curves, args.out)
     print(f"trinom: wrote {len(bonds)} bonds ({dataset}: {DATASETS[dataset][1]}) to {args.out}", file=sys.stderr)
     if args.prices:
-        write_bond_prices(args.prices, price_bonds(bonds, curves, backend="reference"))
+        write_bond_prices(args.prices, price(bonds, curves, backend="reference"))
         print(f"trinom: wrote reference prices to {args.prices}", file=sys.stderr)
     return 0

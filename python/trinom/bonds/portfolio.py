@@ -7,18 +7,21 @@ concatenated in bond order (``cashflow_offset`` locates a bond's slice).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
+from ..book import BOND, CASH_FLOW, EXERCISE, Book, make_book
 from ..columns import as_array, option_types, show
 from ..constants import CALL, PUT
 from ..curve import YieldCurve
 from ..errors import InputError
-from ..lattice import BondGeometry, bond_geometry
+from ..lattice import BondGeometry, Convention, bond_geometry
+
+T = TypeVar("T")
 
 #: Per-bond fields, in the 19-array file's order (the cash-flow arrays sit between maturity and spread).
 BOND_FIELDS: dict[str, str] = {
@@ -160,6 +163,67 @@ class BondPortfolio:
         """The bonds of ``parts``, one after the other."""
         names = (*BOND_FIELDS, *CASHFLOW_FIELDS)
         return cls(**{name: np.concatenate([getattr(p, name) for p in parts]) for name in names})
+
+    def cached(self, key: object, compute: Callable[[], T]) -> T:
+        """``compute()``, once per ``key`` for these bonds (they are immutable, so derived data can be kept)."""
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return self._cache[key]
+
+    def accrued(self) -> np.ndarray:
+        """Interest accrued at the valuation date (step 0), per 100 face (read-only; computed once).
+
+        ``c_1 * max(0, L - s_1) / L``: the first coupon ``c_1`` (paid at step ``s_1``) accrues
+        over its period ``L``, which is the spacing of the first two cash flows (one term unit,
+        ``term_steps`` steps, for a bond with one cash flow). Zero when step 0 is a coupon date
+        (``s_1 = L``), as in every paper dataset, and for zero-coupon bonds.
+        """
+        def compute() -> np.ndarray:
+            first = self.cashflow_offset[:-1]
+            s1 = self.cashflow_step[first]
+            has_second = self.cashflow_count > 1
+            s2 = self.cashflow_step[np.where(has_second, first + 1, first)]
+            period = np.where(has_second, s2 - s1, self.term_steps)
+            fraction = np.maximum(period - s1, 0) / np.maximum(period, 1)
+            accrued = self.coupon[first] * fraction
+            accrued.setflags(write=False)
+            return accrued
+        return self.cached("accrued", compute)
+
+    # --- lowering ----------------------------------------------------------------------------------
+    def lower(self, curve_names: Sequence[str]) -> Book:
+        """These bonds as a :class:`~trinom.book.Book` (validate first: bad rows lower to bad trees).
+
+        Each bond is a tree of the paper's convention fitted to curve ``curve_names[curve_index]``, with
+        its cash flows in schedule order and then one exercise window (call: capped, put: floored).
+        """
+        return self.cached(("book", tuple(curve_names)), lambda: self._lower(tuple(curve_names)))
+
+    def _lower(self, curve_names: tuple[str, ...]) -> Book:
+        count, flows = len(self), self.cashflow_step.size
+        offset = self.cashflow_offset + np.arange(count + 1)  # each bond: its flows, then its exercise
+        exercise = offset[1:] - 1
+        is_flow = np.ones(flows + count, dtype=bool)
+        is_flow[exercise] = False
+
+        def column(flow_values: npt.ArrayLike, exercise_values: npt.ArrayLike, dtype: npt.DTypeLike) -> np.ndarray:
+            out = np.empty(flows + count, dtype=dtype)
+            out[is_flow], out[exercise] = flow_values, exercise_values
+            return out
+
+        events = {"event_kind": column(CASH_FLOW, EXERCISE, np.int8),
+                  "event_step": column(self.cashflow_step, -1, np.int64),
+                  "event_time": np.full(flows + count, np.nan),
+                  "event_amount": column(self.repayment, self.strike, np.float64),
+                  "event_coupon": column(self.coupon, 0.0, np.float64),
+                  "event_side": column(-1, self.option_type, np.int8),
+                  "event_first": column(0, self.first_exercise, np.int64),
+                  "event_last": column(0, self.last_exercise, np.int64),
+                  "event_every": column(0, self.exercise_frequency, np.int64)}
+        trees = {"instrument": np.full(count, BOND), "convention": np.full(count, Convention.PAPER),
+                 "term_unit": self.term_unit, "term_steps": self.term_steps, "a": self.a, "sigma": self.sigma,
+                 "maturity": self.maturity, "spread": self.spread, "curve": self.curve_index}
+        return make_book(trees, offset, events, curve_names)
 
     # --- geometry --------------------------------------------------------------------------------
     def geometry(self, dtype: npt.DTypeLike = np.float64) -> BondGeometry:

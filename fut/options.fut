@@ -3,7 +3,7 @@
 -- `hull_white R` is parameterised over the real type (f32 or f64).  Every formula is
 -- evaluated in R, in the order of the thesis' sequential pricer and of the NumPy model
 -- (python/trinom/model.py and curve.py), so that f64 prices match the reference outputs
--- to rounding and f32 prices match the thesis' float outputs.  See model-spec §1.3-1.9.
+-- to rounding and f32 prices match the thesis' float outputs.  See docs/model.md §1.3-1.9.
 --
 -- Per option: K = ceil(365/term_unit), n = int(term_steps*K*maturity), dt = K/term_steps,
 -- V = sigma^2 (1 - exp(-2 a dt)) / (2a), dr = sqrt(3V), M = exp(-a dt) - 1,
@@ -29,7 +29,7 @@ module hull_white (R: real) = {
     {strike = zero, maturity = zero, expiry = zero, term_unit = DAYS_IN_YEAR,
      term_steps = 1, a = one, sigma = one, kind = CALL}
 
-  -- | The tree constants of an option (model-spec §1.3), computed in R.
+  -- | The tree constants of an option (docs/model.md §1.3), computed in R.
   def tree_of (o: option) : tree =
     let terms_per_year = R.ceil (R.i32 DAYS_IN_YEAR R./ R.i32 o.term_unit)
     let steps = R.i32 o.term_steps

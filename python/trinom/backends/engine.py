@@ -1,0 +1,190 @@
+"""The engine interface every backend implements, and the engine built from instrument kernels.
+
+An engine prices a :class:`~trinom.book.Book` in a :class:`~trinom.market.Market`::
+
+    engine.price(book, market, *, precision="f64", target=None, device=0, **tuning)
+        -> numpy array of shape (len(market), len(book)), in book order
+
+``precision`` is ``"f32"`` or ``"f64"`` (the dtype of the result), ``target`` the device family where
+an engine has several (Futhark's ``c``, ``multicore``, ``opencl``, ``cuda``), ``device`` the GPU's
+index (0 on the CPU), ``tuning`` the engine's own knobs; an unknown knob is an error. The book it
+receives is validated and non-empty. A new formulation or device plugs in by subclassing
+:class:`Engine` and registering it (:func:`trinom.backends.register`); see docs/extending.md.
+
+:class:`KernelEngine` is the engine of the existing kernels: for each instrument of the book it
+rebuilds that kernel's inputs (:mod:`trinom.backends.lift`) and runs the kernel module, once per
+scenario and curve.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Mapping
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from ..book import BOND, INSTRUMENT_NAMES, OPTION, Book
+from ..market import Market
+
+PRECISIONS: tuple[str, ...] = ("f32", "f64")
+#: Futhark targets that run on a GPU (where a device index means something).
+GPU_TARGETS = ("opencl", "cuda", "pyopencl")
+
+
+class BackendUnavailable(RuntimeError):
+    """The chosen engine (or target, or device) cannot run here; the message says why."""
+
+
+class Engine:
+    """Base class of engines: a name, what it prices, where it runs, and :meth:`price`."""
+
+    name: str = ""
+    #: The instrument kinds it prices (:data:`~trinom.book.OPTION`, :data:`~trinom.book.BOND`).
+    instruments: frozenset[int] = frozenset()
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """The targets it can run on (``()``: one, unnamed)."""
+        return ()
+
+    def available(self, target: str | None = None) -> tuple[bool, str]:
+        """``(usable here?, why not / what it runs on)``."""
+        raise NotImplementedError
+
+    def price(self, book: Book, market: Market, *, precision: str = "f64", target: str | None = None,
+              device: int = 0, **tuning: Any) -> np.ndarray:
+        """Prices of shape ``(len(market), len(book))`` in book order."""
+        raise NotImplementedError
+
+    def check_book(self, book: Book) -> None:
+        """A clear error if the book holds an instrument this engine does not price."""
+        missing = sorted(set(np.unique(book.instrument).tolist()) - self.instruments)
+        if missing:
+            what = " and ".join(f"{INSTRUMENT_NAMES[k]}s" for k in missing)
+            able = " and ".join(f"{INSTRUMENT_NAMES[k]}s" for k in sorted(self.instruments))
+            raise BackendUnavailable(f"engine {self.name!r} prices {able} only, and the book holds {what}")
+
+    def __repr__(self) -> str:
+        return f"<engine {self.name}>"
+
+
+class KernelEngine(Engine):
+    """An engine made of one kernel module per instrument (imported lazily).
+
+    A kernel module defines ``NAME``, ``TARGETS``, ``available(target=None)`` and ``price(portfolio,
+    curve or curves, precision, *, target=None, **knobs)`` for its instrument's own inputs.
+    """
+
+    def __init__(self, name: str, kernels: Mapping[int, str], description: str = ""):
+        self.name = name
+        self.kernels = dict(kernels)
+        self.instruments = frozenset(kernels)
+        self.description = description
+        self._knobs: dict[int, tuple[set[str], bool]] = {}
+
+    def module(self, instrument: int) -> ModuleType:
+        """The kernel module of ``instrument``."""
+        try:
+            return importlib.import_module(self.kernels[instrument])
+        except ModuleNotFoundError as err:
+            if err.name and self.kernels[instrument].startswith(err.name):
+                raise BackendUnavailable(f"engine {self.name!r} is not implemented in this version") from None
+            raise
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """The targets every kernel of the engine runs on."""
+        lists = [self.module(k).TARGETS for k in sorted(self.kernels)]
+        return tuple(t for t in lists[0] if all(t in other for other in lists[1:]))
+
+    def available(self, target: str | None = None) -> tuple[bool, str]:
+        reasons = []
+        for kind in sorted(self.kernels):
+            try:
+                usable, reason = self.module(kind).available(target)
+            except BackendUnavailable as err:
+                return False, str(err)
+            if not usable:
+                return False, reason
+            reasons.append(reason)
+        return True, "; ".join(dict.fromkeys(reasons))
+
+    def knobs(self, instrument: int) -> tuple[set[str], bool]:
+        """The keyword arguments the kernel of ``instrument`` takes (and whether it takes any)."""
+        if instrument not in self._knobs:
+            parameters = inspect.signature(self.module(instrument).price).parameters.values()
+            named = {p.name for p in parameters if p.kind == p.KEYWORD_ONLY}
+            self._knobs[instrument] = named, any(p.kind == p.VAR_KEYWORD for p in parameters)
+        return self._knobs[instrument]
+
+    def price(self, book: Book, market: Market, *, precision: str = "f64", target: str | None = None,
+              device: int = 0, **tuning: Any) -> np.ndarray:
+        self.check_book(book)
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+        if target is not None and target not in self.targets:
+            runs_on = f"targets {', '.join(self.targets)}" if self.targets else "no named target"
+            raise ValueError(f"engine {self.name!r} runs on {runs_on}; got target {target!r}")
+        self._check_tuning(book, tuning)
+        out = np.empty((len(market), len(book)), dtype=np.float32 if precision == "f32" else np.float64)
+        for kind in sorted(self.kernels):
+            rows = book.cached(("rows", kind), lambda kind=kind: book.rows_of(kind))
+            if not rows.size:
+                continue
+            part = book if rows.size == len(book) else book.cached(("part", kind), lambda rows=rows: book.take(rows))
+            for scenario in range(len(market)):
+                out[scenario, rows] = self._run(kind, part, market, scenario, precision, target, device, tuning)
+        return out
+
+    def _check_tuning(self, book: Book, tuning: Mapping[str, Any]) -> None:
+        """Every knob must be taken by a kernel the book uses: nothing is ignored silently."""
+        if not tuning:
+            return
+        taken: set[str] = set()
+        for kind in np.unique(book.instrument).tolist():
+            named, any_name = self.knobs(kind)
+            if any_name:
+                return
+            taken |= named
+        unknown = sorted(set(tuning) - taken)
+        if unknown:
+            raise ValueError(f"engine {self.name!r} takes no option {', '.join(map(repr, unknown))} "
+                             f"(it takes: {', '.join(sorted(taken - {'target', 'device'})) or 'none'})")
+
+    def _run(self, kind: int, part: Book, market: Market, scenario: int, precision: str, target: str | None,
+             device: int, tuning: Mapping[str, Any]) -> np.ndarray:
+        from . import lift
+
+        module = self.module(kind)
+        named, any_name = self.knobs(kind)
+        knobs = {k: v for k, v in tuning.items() if any_name or k in named}
+        knobs.update(self._device_knob(named, any_name, target, device))
+        curves = market.aligned(part.curve_names, scenario)
+        if kind == BOND:
+            return module.price(lift.bonds(part), curves, precision, target=target, **knobs)
+        used = np.unique(part.curve)
+        if used.size == 1:  # the common case: every option on one curve
+            return module.price(lift.options(part), curves[int(used[0])], precision, target=target, **knobs)
+        prices = np.empty(len(part), dtype=np.float32 if precision == "f32" else np.float64)
+        for curve in used.tolist():
+            rows = np.flatnonzero(part.curve == curve)
+            prices[rows] = module.price(lift.options(part.take(rows)), curves[curve], precision, target=target, **knobs)
+        return prices
+
+    def _device_knob(self, named: set[str], any_name: bool, target: str | None, device: int) -> dict[str, Any]:
+        """How the kernel is told the device: an index where it takes ``device: int``, Futhark's ``#k`` on GPU
+        targets; on the CPU only device 0 exists."""
+        if "device" in named:
+            return {"device": int(device)}
+        if device == 0:
+            return {}
+        if any_name and target in GPU_TARGETS:
+            return {"device": f"#{int(device)}"}
+        raise BackendUnavailable(f"engine {self.name!r} on target {target or 'default'} runs on device 0 only, "
+                                 f"got device {device}")
+
+
+__all__ = ["BOND", "OPTION", "PRECISIONS", "BackendUnavailable", "Engine", "KernelEngine"]

@@ -1,0 +1,59 @@
+"""Rebuild an instrument's kernel inputs from a book (the inverse of lowering, exactly).
+
+Engines that run an instrument's own kernel (the thesis' option programs, the paper's bond
+programs) see only books; these functions give those kernels the arrays they were written for.
+Results are cached on the book, which is immutable.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..bonds.portfolio import BondPortfolio
+from ..book import BOND, CASH_FLOW, EXERCISE, OPTION, PAYOFF, Book
+from ..errors import InputError
+from ..portfolio import Portfolio
+
+
+def options(book: Book) -> Portfolio:
+    """The book's trees as a thesis :class:`~trinom.Portfolio`: each must hold one payoff event and the face
+    value at the last level (what :meth:`Portfolio.lower` makes)."""
+    return book.cached("lift-options", lambda: _options(book))
+
+
+def _options(book: Book) -> Portfolio:
+    _require(book, OPTION)
+    payoff = np.flatnonzero(book.event_kind == PAYOFF)
+    if payoff.size != len(book) or np.any(np.searchsorted(book.event_offset, payoff, side="right") - 1
+                                          != np.arange(len(book))):
+        raise InputError([(None, "book", "an option tree needs exactly one payoff event")])
+    return Portfolio(strike=book.event_amount[payoff], maturity=book.maturity, expiry=book.event_time[payoff],
+                     term_unit=book.term_unit.astype(np.float64), term_steps=book.term_steps.astype(np.float64),
+                     a=book.a, sigma=book.sigma, option_type=book.event_side[payoff])
+
+
+def bonds(book: Book) -> BondPortfolio:
+    """The book's trees as a :class:`~trinom.BondPortfolio` (cash flows in order, then one exercise window;
+    what :meth:`BondPortfolio.lower` makes)."""
+    return book.cached("lift-bonds", lambda: _bonds(book))
+
+
+def _bonds(book: Book) -> BondPortfolio:
+    _require(book, BOND)
+    owner = np.repeat(np.arange(len(book)), np.diff(book.event_offset))
+    flow = book.event_kind == CASH_FLOW
+    exercise = np.flatnonzero(book.event_kind == EXERCISE)
+    if exercise.size != len(book) or np.any(owner[exercise] != np.arange(len(book))):
+        raise InputError([(None, "book", "a bond tree needs exactly one exercise event")])
+    return BondPortfolio(term_unit=book.term_unit, term_steps=book.term_steps, a=book.a, sigma=book.sigma,
+                         maturity=book.maturity, cashflow_count=np.bincount(owner[flow], minlength=len(book)),
+                         cashflow_step=book.event_step[flow], repayment=book.event_amount[flow],
+                         coupon=book.event_coupon[flow], spread=book.spread,
+                         option_type=book.event_side[exercise], strike=book.event_amount[exercise],
+                         first_exercise=book.event_first[exercise], last_exercise=book.event_last[exercise],
+                         exercise_frequency=book.event_every[exercise], curve_index=book.curve)
+
+
+def _require(book: Book, instrument: int) -> None:
+    if np.any(book.instrument != instrument):
+        raise ValueError("lift needs a book of one instrument (take its rows_of() first)")

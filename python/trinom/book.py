@@ -1,0 +1,188 @@
+"""The book: every instrument lowered to one table of trees and one table of backward-pass events.
+
+Instruments (:class:`trinom.Portfolio` of options, :class:`trinom.BondPortfolio` of bonds) only
+validate themselves and *lower* to a :class:`Book`; engines see nothing but books and a
+:class:`trinom.Market`. A book may mix instruments.
+
+Per tree (one row per instrument):
+
+* the lattice parameters: ``convention`` (:class:`trinom.lattice.Convention`), ``term_unit``,
+  ``term_steps``, ``a``, ``sigma``, ``maturity`` (years; the tree runs to it), ``spread``
+  (percent per year, added to the short rate when discounting; 0 for options), ``curve`` (index
+  into ``curve_names``, the market curve the tree is fitted to);
+* ``events``: the slice ``event_offset[k]:event_offset[k + 1]`` of the event table.
+
+Per event (a compact table; one entry per cash flow, exercise right or payoff):
+
+* ``kind``: :data:`CASH_FLOW` (``amount`` of principal plus ``coupon`` is paid at ``step``: the
+  thesis' face value at the last level, the paper's flows on the nodes of the step before, see
+  docs/paper-instrument.md §6), :data:`EXERCISE` (from step ``first`` to ``last`` every ``every``
+  steps the value is capped (call) or floored (put) at the strike ``amount`` plus accrued
+  interest) and :data:`PAYOFF` (at the step of time ``time``, in years, the value is replaced by
+  ``max(value - amount, 0)`` (call) or ``max(amount - value, 0)`` (put));
+* ``side``: :data:`~trinom.constants.CALL` or :data:`~trinom.constants.PUT` for exercise and payoff.
+
+``step`` is ``-1`` where the step is given by a time (a payoff) or is the tree's last level (the
+thesis' face value): the lattice turns times into steps in the working precision, as the thesis
+does. Engines that run an instrument's own kernel rebuild its inputs from the book exactly
+(:mod:`trinom.backends.lift`).
+
+>>> import trinom
+>>> p = trinom.Portfolio(strike=[63.0], maturity=[9.0], expiry=[3.0], term_unit=[365],
+...                      term_steps=[12], a=[0.1], sigma=[0.01], option_type=["put"])
+>>> book = p.lower()
+>>> len(book), book.event_kind.tolist(), book.event_amount.tolist()
+(1, [0, 2], [100.0, 63.0])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
+from typing import TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from .lattice import Convention, bond_geometry, tree_geometry, work
+
+T = TypeVar("T")
+
+#: Event kinds.
+CASH_FLOW, EXERCISE, PAYOFF = 0, 1, 2
+#: Instrument kinds (what lowered a tree; engines route trees to kernels by it).
+OPTION, BOND = 0, 1
+INSTRUMENT_NAMES = {OPTION: "option", BOND: "bond"}
+
+_TREE_FIELDS = ("instrument", "convention", "term_unit", "term_steps", "a", "sigma", "maturity", "spread", "curve")
+_EVENT_FIELDS = ("event_kind", "event_step", "event_time", "event_amount", "event_coupon", "event_side",
+                 "event_first", "event_last", "event_every")
+
+
+@dataclass(frozen=True, eq=False)
+class Book:
+    """Trees and their events as read-only NumPy arrays (see the module's docstring)."""
+
+    instrument: np.ndarray  #: int8, :data:`OPTION` or :data:`BOND`
+    convention: np.ndarray  #: int8, :class:`~trinom.lattice.Convention`
+    term_unit: np.ndarray  #: int64
+    term_steps: np.ndarray  #: int64
+    a: np.ndarray
+    sigma: np.ndarray
+    maturity: np.ndarray
+    spread: np.ndarray
+    curve: np.ndarray  #: int64 index into ``curve_names``
+    event_offset: np.ndarray  #: int64, ``len + 1`` entries
+    event_kind: np.ndarray  #: int8
+    event_step: np.ndarray  #: int64, -1: from ``event_time`` or the last level
+    event_time: np.ndarray  #: years (NaN where ``event_step`` is given)
+    event_amount: np.ndarray
+    event_coupon: np.ndarray
+    event_side: np.ndarray  #: int8, CALL/PUT (-1 for cash flows)
+    event_first: np.ndarray  #: int64 (exercise windows; 0 otherwise)
+    event_last: np.ndarray
+    event_every: np.ndarray
+    curve_names: tuple[str, ...] = ("default",)
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, np.ndarray):
+                value.setflags(write=False)
+        object.__setattr__(self, "_memo", {})
+
+    def cached(self, key: object, compute: Callable[[], T]) -> T:
+        """``compute()``, once per ``key`` for this book (it is immutable, so derived data can be kept)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
+    def __len__(self) -> int:
+        return int(self.instrument.size)
+
+    def __repr__(self) -> str:
+        kinds = ", ".join(f"{int((self.instrument == k).sum())} {name}s" for k, name in INSTRUMENT_NAMES.items())
+        return f"Book({len(self)} trees: {kinds}; {self.event_kind.size} events)"
+
+    # --- rows ---------------------------------------------------------------------------------------
+    def rows_of(self, instrument: int) -> np.ndarray:
+        """Indices of the trees lowered from ``instrument`` (:data:`OPTION` or :data:`BOND`), ascending."""
+        return np.flatnonzero(self.instrument == instrument)
+
+    def take(self, rows: npt.ArrayLike) -> Book:
+        """The trees ``rows`` (in that order) with their events."""
+        rows = np.atleast_1d(np.asarray(rows, dtype=np.int64))
+        counts = np.diff(self.event_offset)[rows]
+        starts = self.event_offset[rows]
+        flat = np.repeat(starts - np.concatenate(([0], np.cumsum(counts)[:-1])), counts) + np.arange(counts.sum())
+        offset = np.zeros(rows.size + 1, dtype=np.int64)
+        np.cumsum(counts, out=offset[1:])
+        trees = {name: getattr(self, name)[rows] for name in _TREE_FIELDS}
+        events = {name: getattr(self, name)[flat] for name in _EVENT_FIELDS}
+        return Book(**trees, **events, event_offset=offset, curve_names=self.curve_names)
+
+    def events(self, row: int) -> slice:
+        """The slice of the event table that belongs to tree ``row``."""
+        return slice(int(self.event_offset[row]), int(self.event_offset[row + 1]))
+
+    @classmethod
+    def concatenate(cls, parts: Sequence[Book]) -> Book:
+        """The trees of ``parts``, one after the other; curve indices are re-based on the union of names."""
+        if not parts:
+            return empty_book()
+        names: list[str] = []
+        for part in parts:
+            names += [n for n in part.curve_names if n not in names]
+        trees = {name: np.concatenate([getattr(p, name) for p in parts]) for name in _TREE_FIELDS if name != "curve"}
+        trees["curve"] = np.concatenate([np.array([names.index(n) for n in p.curve_names], dtype=np.int64)[p.curve]
+                                         if len(p) else np.zeros(0, np.int64) for p in parts])
+        events = {name: np.concatenate([getattr(p, name) for p in parts]) for name in _EVENT_FIELDS}
+        counts = np.concatenate([np.diff(p.event_offset) for p in parts])
+        offset = np.zeros(counts.size + 1, dtype=np.int64)
+        np.cumsum(counts, out=offset[1:])
+        return cls(**trees, **events, event_offset=offset, curve_names=tuple(names))
+
+    # --- the lattice's view ---------------------------------------------------------------------------
+    def shape(self, dtype: npt.DTypeLike = np.float64) -> tuple[np.ndarray, np.ndarray]:
+        """Every tree's number of steps ``n`` and half width ``jmax`` under its own convention."""
+        n = np.zeros(len(self), dtype=np.int64)
+        jmax = np.zeros(len(self), dtype=np.int64)
+        for convention in (Convention.THESIS, Convention.PAPER):
+            rows = np.flatnonzero(self.convention == convention)
+            if not rows.size:
+                continue
+            if convention == Convention.THESIS:
+                g = tree_geometry(self.maturity[rows], 0.0, self.term_unit[rows], self.term_steps[rows],
+                                  self.a[rows], self.sigma[rows], dtype)
+            else:
+                g = bond_geometry(self.term_unit[rows], self.term_steps[rows], self.a[rows], self.sigma[rows],
+                                  self.maturity[rows], self.spread[rows], dtype)
+            n[rows], jmax[rows] = g.n, g.jmax
+        return n, jmax
+
+    def work(self) -> np.ndarray:
+        """Node updates of both passes per tree (the work metric that engines split and balance by)."""
+        def compute() -> np.ndarray:
+            n, jmax = self.shape()
+            return work(np.maximum(n, 0), np.maximum(jmax, 0))
+        return self.cached("work", compute)
+
+
+def empty_book(curve_names: tuple[str, ...] = ("default",)) -> Book:
+    """A book of no trees."""
+    return make_book({name: np.zeros(0) for name in _TREE_FIELDS}, np.zeros(1, dtype=np.int64),
+                     {name: np.zeros(0) for name in _EVENT_FIELDS}, curve_names)
+
+
+def make_book(trees: dict[str, npt.ArrayLike], event_offset: npt.ArrayLike, events: dict[str, npt.ArrayLike],
+              curve_names: tuple[str, ...]) -> Book:
+    """A book from its columns, cast to the book's dtypes (what instruments call to lower themselves)."""
+    ints = {"term_unit", "term_steps", "curve", "event_step", "event_first", "event_last", "event_every"}
+    small = {"instrument", "convention", "event_kind", "event_side"}
+
+    def column(name: str, values: npt.ArrayLike) -> np.ndarray:
+        dtype = np.int8 if name in small else np.int64 if name in ints else np.float64
+        return np.array(values, dtype=dtype).reshape(-1)
+
+    return Book(**{k: column(k, v) for k, v in trees.items()}, **{k: column(k, v) for k, v in events.items()},
+                event_offset=np.asarray(event_offset, dtype=np.int64), curve_names=tuple(curve_names))

@@ -1,0 +1,66 @@
+"""The one result type of :func:`trinom.price`: a price per input row, or the row's error."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .book import INSTRUMENT_NAMES
+
+
+@dataclass(frozen=True)
+class Prices:
+    """Prices per input row, in input order.
+
+    * ``price``: the value per 100 face (for a bond its dirty price, the tree's root value); shape
+      ``(rows,)``, or ``(scenarios, rows)`` for a market of several scenarios. NaN where the row has
+      an error.
+    * ``clean`` and ``accrued``: ``clean = price - accrued``; ``accrued`` is a bond's interest accrued at
+      the valuation date and 0 for an option.
+    * ``error``: ``""`` for a good row, else every problem of the row, joined by ``"; "``.
+    * ``instrument``: ``"option"`` or ``"bond"`` per row; ``engine``: what priced the book (e.g.
+      ``cuda`` or ``futhark/multicore``).
+
+    ``numpy.asarray(prices)`` gives ``price``.
+    """
+
+    price: np.ndarray
+    clean: np.ndarray
+    accrued: np.ndarray
+    error: np.ndarray
+    instrument: np.ndarray
+    engine: str = ""
+
+    def __len__(self) -> int:
+        return int(self.price.shape[-1])
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        return self.price if dtype is None else self.price.astype(dtype)
+
+    @property
+    def ok(self) -> np.ndarray:
+        """True for the rows that were priced."""
+        return self.error == ""
+
+    def to_pandas(self) -> Any:
+        """A DataFrame, one row per input row (and scenario): ``id, [scenario,] instrument, price, clean,
+        accrued, error``."""
+        import pandas as pd
+
+        ids = np.arange(len(self))
+        if self.price.ndim == 1:
+            return pd.DataFrame({"id": ids, "instrument": self.instrument, "price": self.price,
+                                 "clean": self.clean, "accrued": self.accrued, "error": self.error})
+        scenarios = self.price.shape[0]
+        return pd.DataFrame({"id": np.tile(ids, scenarios), "scenario": np.repeat(np.arange(scenarios), len(self)),
+                             "instrument": np.tile(self.instrument, scenarios), "price": self.price.reshape(-1),
+                             "clean": self.clean.reshape(-1), "accrued": np.tile(self.accrued, scenarios),
+                             "error": np.tile(self.error, scenarios)})
+
+
+def instrument_labels(kinds: np.ndarray) -> np.ndarray:
+    """``"option"``/``"bond"`` per row from the book's instrument codes."""
+    labels = np.array([INSTRUMENT_NAMES[k] for k in sorted(INSTRUMENT_NAMES)])
+    return labels[kinds]
