@@ -9,7 +9,7 @@ import pytest
 import trinom
 from conftest import PAPER_50, PAPER_SAMPLE, load_paper, shared_data_dir
 from trinom import InputError
-from trinom.bonds import BondPortfolio, accrued_interest, price_bonds, reference
+from trinom.bonds import BondPortfolio, reference
 from trinom.bonds.generator import DATASETS, generate_bonds, sample_bond
 from trinom.bonds.io import is_bond_file, read_bonds, write_bonds
 from trinom.closed_form import zero_coupon_bond_option
@@ -86,7 +86,7 @@ def test_puttable_zero_coupon_bond_matches_the_thesis_put():
     put_value = with_put - straight
     put = trinom.Portfolio(strike=[63.0], maturity=[9.0], expiry=[3.0], term_unit=[365], term_steps=[12],
                            a=[0.1], sigma=[0.01], option_type=["put"])
-    thesis_put = trinom.price(put, curves[0], backend="reference")[0]
+    thesis_put = trinom.price(put, curves[0], backend="reference").price[0]
     assert put_value == pytest.approx(thesis_put, abs=0.01)
     assert put_value == pytest.approx(zero_coupon_bond_option(put, curves[0])[0], abs=0.01)
 
@@ -158,17 +158,17 @@ def test_validation_names_row_and_field():
     message = _with(bonds, cashflow_step=late).validate(curves)[0]
     assert message[:2] == (0, "cashflow_step") and "maturity step" in message[2]
     with pytest.raises(InputError, match="row 1: exercise_frequency must be >= 1, got 0"):
-        price_bonds(bad, curves, backend="reference")
+        trinom.price(bad, curves, backend="reference")
 
 
 def test_mask_prices_good_rows_and_reports_bad_ones_in_order():
     bonds, curves = generate_bonds("S1", 5, seed=4)
     bad = _with(bonds, sigma=[0.1, -1.0, 0.1, 0.1, np.nan])
-    result = price_bonds(bad, curves, backend="reference", errors="mask")
-    assert np.isnan(result.dirty[[1, 4]]).all() and np.isfinite(result.dirty[[0, 2, 3]]).all()
-    assert "sigma must be > 0" in result.errors[1] and "finite" in result.errors[4] and result.errors[0] == ""
+    result = trinom.price(bad, curves, backend="reference", errors="mask")
+    assert np.isnan(result.price[[1, 4]]).all() and np.isfinite(result.price[[0, 2, 3]]).all()
+    assert "sigma must be > 0" in result.error[1] and "finite" in result.error[4] and result.error[0] == ""
     good = reference.price(bad[[0, 2, 3]], curves)
-    assert np.array_equal(result.dirty[[0, 2, 3]], good)
+    assert np.array_equal(result.price[[0, 2, 3]], good)
 
 
 def test_construction_errors():
@@ -209,21 +209,21 @@ def test_csv_cash_flows_keyed_by_id_in_any_order(tmp_path: Path):
 # --- dirty and clean ------------------------------------------------------------------------------------------
 def test_clean_price_subtracts_interest_accrued_since_the_last_coupon():
     bonds, curves = generate_bonds("R1", 3, seed=11)
-    assert np.all(accrued_interest(bonds) == 0)  # coupons on whole years from step 12: step 0 is a coupon date
+    assert np.all(bonds.accrued() == 0)  # coupons on whole years from step 12: step 0 is a coupon date
     steps = bonds.cashflow_step - np.where(bonds.cashflow_step < np.repeat(bonds.height(), bonds.cashflow_count), 3, 0)
     shifted = _with(bonds, cashflow_step=steps)  # first coupon 9 months away: 3 of 12 months accrued
-    result = price_bonds(shifted, curves, backend="reference")
+    result = trinom.price(shifted, curves, backend="reference")
     first = shifted.coupon[shifted.cashflow_offset[:-1]]
     expected = np.where(shifted.cashflow_count > 1, first * 3 / 12, 0.0)
     assert result.accrued == pytest.approx(expected)
-    assert result.clean == pytest.approx(result.dirty - expected)
+    assert result.clean == pytest.approx(result.price - expected)
 
 
 def _with(bonds: BondPortfolio, **changes) -> BondPortfolio:
     return BondPortfolio(**{**bonds.as_dict(), **changes})
 
 
-def test_named_curves_in_csv_and_in_price_bonds(tmp_path: Path):
+def test_named_curves_in_csv_and_in_price(tmp_path: Path):
     bonds, curves = generate_bonds("R1", 6, seed=13)
     path = tmp_path / "named.csv"
     write_bonds(bonds, curves, path)
@@ -242,5 +242,5 @@ def test_named_curves_in_csv_and_in_price_bonds(tmp_path: Path):
     assert np.array_equal(again.curve_index, bonds.curve_index)
     assert [c.rates.tolist() for c in again_curves] == [c.rates.tolist() for c in curves]
     by_name = dict(zip(names, curves, strict=True))
-    named = price_bonds(bonds, by_name, backend="reference").dirty
+    named = trinom.price(bonds, by_name, backend="reference").price
     assert np.array_equal(named, reference.price(bonds, curves))

@@ -67,7 +67,7 @@ def test_generate_writes_a_portfolio_with_prices(tmp_path):
     portfolio, curve = io.read_input(tmp_path / "s.in")
     assert len(portfolio) == 50 and curve is not None
     np.testing.assert_allclose(io.read_prices(tmp_path / "s.out"),
-                               trinom.price(portfolio, curve, backend="reference"), rtol=0, atol=1e-12)
+                               trinom.price(portfolio, curve, backend="reference").price, rtol=0, atol=1e-12)
     bad = run_cli("generate", "gaussian", "--out", str(tmp_path / "x.in"))
     assert bad.returncode == 2 and "gaussian" in bad.stderr and "Traceback" not in bad.stderr
 
@@ -108,5 +108,5 @@ def test_bond_file_with_an_option_backend_is_a_clear_error(tmp_path, capsys):
     book = tmp_path / "u1.in"
     assert main(["generate", "--instrument", "bonds", "U1", "--size", "3", "--out", str(book)]) == 0
     assert main(["price", str(book), "--backend", "cuda-multi"]) == 2
-    assert "prices options, not bonds" in capsys.readouterr().err
+    assert "engine 'cuda-multi' prices options only, and the book holds bonds" in capsys.readouterr().err
     assert main(["generate", "--instrument", "bonds", "X9", "--out", str(book)]) == 2

@@ -52,7 +52,8 @@ def test_too_wide_tree_and_no_steps():
 
 def test_mask_mode_prices_good_rows_and_reports_bad_ones_in_order():
     portfolio = Portfolio(**book(4, sigma=[0.01, -1.0, 0.01, float("nan")]))
-    prices, messages = trinom.price(portfolio, backend="reference", errors="mask")
+    result = trinom.price(portfolio, backend="reference", errors="mask")
+    prices, messages = result.price, result.error
     assert np.isnan(prices[1]) and np.isnan(prices[3])
     assert prices[0] == prices[2] == pytest.approx(1.81393455260320202, abs=1e-12)
     assert list(messages) == ["", "sigma must be > 0, got -1", "", "sigma must be a finite number, got nan"]
@@ -77,7 +78,7 @@ def test_price_arguments_are_checked():
         trinom.price(portfolio, precision="f16")
     with pytest.raises(ValueError, match="errors must be 'raise' or 'mask'"):
         trinom.price(portfolio, errors="ignore")
-    with pytest.raises(ValueError, match="unknown backend 'gpu'"):
+    with pytest.raises(ValueError, match="unknown engine 'gpu'"):
         trinom.price(portfolio, backend="gpu")
 
 
