@@ -42,7 +42,7 @@ def convergence_table(option_type: str, steps: tuple[int, ...], backend: str) ->
     for steps_per_year in steps:
         portfolio = book_option(option_type, steps_per_year)
         start = time.perf_counter()
-        tree = float(trinom.price(portfolio, curve, backend=backend)[0])
+        tree = float(trinom.price(portfolio, curve, backend=backend).price[0])
         seconds = time.perf_counter() - start
         lines.append(f"| {steps_per_year} | {int(portfolio.widths()[0])} | {int(portfolio.heights()[0])} "
                      f"| {tree:.10f} | {abs(tree - exact):.2e} | {seconds:.3f} |")

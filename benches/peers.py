@@ -258,7 +258,7 @@ def main(argv: list[str] | None = None) -> None:
         row: dict[str, Any] = {"nominal": nominal, "n": n, "width": int(geometry.width[0]), "ours": {}}
         for backend in backends:
             portfolio = book_portfolio(term_steps, args.copies if backend[0] == "reference" else args.extra_copies)
-            prices, timing = timed(lambda b=backend, p=portfolio: trinom.price(p, curve, backend=b[0], target=b[1]),
+            prices, timing = timed(lambda b=backend, p=portfolio: trinom.price(p, curve, backend=b[0], target=b[1]).price,
                                    args.runs, args.budget)
             row["ours"][backend] = {"price": {"call": float(prices[0]), "put": float(prices[-1])},
                                     "time": per(timing, len(portfolio)), "copies": len(portfolio)}

@@ -105,7 +105,7 @@ def plot_convergence() -> None:
                                      expiry=np.full(steps.size, 3.0), term_unit=np.full(steps.size, 365),
                                      term_steps=steps, a=np.full(steps.size, 0.1), sigma=np.full(steps.size, 0.01),
                                      option_type=[kind] * steps.size)
-        error = np.abs(trinom.price(portfolio, curve, backend="reference") - zero_coupon_bond_option(portfolio, curve))
+        error = np.abs(trinom.price(portfolio, curve, backend="reference").price - zero_coupon_bond_option(portfolio, curve))
         ax.loglog(steps, error, "o-" if kind == "put" else "s--", label=kind, markersize=6 if kind == "put" else 4)
     ax.set_xlabel("tree steps per year")
     ax.set_ylabel("|tree - closed form|")

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import trinom
 from conftest import dataset, record
-from trinom import auto, backends
+from trinom import backends
 
 SMALL = ["book", "options-1000", "0_UNIFORM_1000", "1_RAND_1000", "2_RANDCONSTHEIGHT_1000", "3_RANDCONSTWIDTH_1000"]
 TEN_K = ["0_UNIFORM_10000", "1_RAND_10000", "2_RANDCONSTHEIGHT_10000", "3_RANDCONSTWIDTH_10000"]
@@ -40,10 +40,9 @@ def usable(name: str, target: str | None) -> None:
     if name == "auto":
         return
     try:
-        module = backends.get(name)
+        ok, why = backends.get(name).available(target)
     except backends.BackendUnavailable as err:
-        pytest.skip(str(err))
-    ok, why = module.available(target)
+        ok, why = False, str(err)
     if not ok:
         pytest.skip(f"{name}/{target}: {why}")
 
@@ -53,13 +52,12 @@ def run(benchmark, name: str, target: str | None, data: str, precision: str, rou
     portfolio, curve, expected = dataset(data)
     options = {"target": target} if target else {}
     trinom.price(portfolio[:8], curve, backend=name, precision=precision, **options)  # warm-up: contexts, JIT
-    prices = benchmark.pedantic(trinom.price, args=(portfolio, curve), kwargs={"backend": name, "precision": precision,
+    result = benchmark.pedantic(trinom.price, args=(portfolio, curve), kwargs={"backend": name, "precision": precision,
                                 **options}, rounds=rounds, iterations=1, warmup_rounds=1 if rounds > 1 else 0)
     record(benchmark, portfolio, precision)
     if name == "auto":  # what auto picked, for the report's auto-against-best table
-        picked, picked_options = auto.choose(portfolio, precision)
-        benchmark.extra_info["picked"] = "/".join([picked, *picked_options.values()])
-    np.testing.assert_allclose(prices, expected, rtol=0, atol=TOLERANCE[precision])
+        benchmark.extra_info["picked"] = result.engine
+    np.testing.assert_allclose(result.price, expected, rtol=0, atol=TOLERANCE[precision])
 
 
 @pytest.mark.parametrize("precision", ["f64", "f32"])

@@ -13,8 +13,10 @@ import functools
 
 import numpy as np
 import pytest
+import trinom
+from trinom import backends
 from trinom.backends import BackendUnavailable
-from trinom.bonds import backends, choose_bond_backend, price_bonds, reference
+from trinom.bonds import reference
 from trinom.bonds.generator import DATASETS, generate_bonds
 from trinom.lattice import work as bond_work
 
@@ -66,18 +68,18 @@ def run(benchmark, name: str, target: str | None, data: str, precision: str, rou
         bonds = bonds[:rows]
         bonds.validate(curves)
     options = {"target": target} if target else {}
-    price_bonds(bonds[:4], curves, backend=name, precision=precision, **options)  # warm-up: contexts, JIT
-    result = benchmark.pedantic(price_bonds, args=(bonds, curves), kwargs={"backend": name, "precision": precision,
+    trinom.price(bonds[:4], curves, backend=name, precision=precision, **options)  # warm-up: contexts, JIT
+    result = benchmark.pedantic(trinom.price, args=(bonds, curves), kwargs={"backend": name, "precision": precision,
                                 **options}, rounds=rounds, iterations=1, warmup_rounds=1 if rounds > 1 else 0)
     median = benchmark.stats.stats.median
     nodes = float(bond_work(bonds.height(), bonds.jmax()).sum())
     if name == "auto":  # what auto picked, for the report's auto-against-best table
-        benchmark.extra_info["picked"] = choose_bond_backend()
+        benchmark.extra_info["picked"] = result.engine
     benchmark.extra_info.update(options=len(bonds), node_updates=nodes, gnodes_per_s=nodes / median / 1e9,
                                 options_per_s=len(bonds) / median,
                                 gflops_spec_per_s=FLOPS_PER_NODE * nodes / median / 1e9)
     want, checked = expected(data, precision)
-    got = result.dirty[:CHECK_ROWS].astype(np.float64)
+    got = result.price[:CHECK_ROWS].astype(np.float64)
     scale = 1.0 if precision == "f64" else np.maximum(1.0, np.abs(want))
     benchmark.extra_info["checked_rows"] = int(checked.sum())
     assert checked.sum() >= CHECK_ROWS // 2
