@@ -118,24 +118,21 @@ def prepare(instruments: Instrument | Sequence[Instrument], market: Market, *,
             max_width: int = DEFAULT_MAX_WIDTH) -> Job:
     """Validate every row once, mask the bad ones and lower the good ones to one book."""
     blocks = _blocks(instruments)
+    if len(blocks) == 1 and not (problems := _validate(blocks[0], market, max_width)):  # the common case
+        block = blocks[0]
+        return Job(blocks=(block,), starts=np.array([0, len(block)]), problems=problems, book=_lower(block, market),
+                   rows=None)
     starts = np.zeros(len(blocks) + 1, dtype=np.int64)
     np.cumsum([len(b) for b in blocks], out=starts[1:])
     problems: list[tuple[int | None, str, str]] = []
     books, rows = [], []
     for start, block in zip(starts[:-1], blocks, strict=True):
-        if isinstance(block, Portfolio):
-            found = block.validate(max_width)
-        else:
-            found = block.validate(market.curves, max_width)
+        found = _validate(block, market, max_width)
         problems += [(None if row is None else int(row + start), field, message) for row, field, message in found]
-        bad = {row for row, _f, _m in found if row is not None}
-        good = np.arange(len(block)) if not bad else np.setdiff1d(np.arange(len(block)), list(bad))
-        if not found or any(row is None for row, _f, _m in found):
-            part = block if not found else None
-        else:
-            part = block[good] if good.size else None
+        good = np.setdiff1d(np.arange(len(block)), [row for row, _f, _m in found if row is not None])
+        part = block if not found else block[good] if good.size else None
         if part is not None and len(part):
-            books.append(part.lower(market.names[0]) if isinstance(part, Portfolio) else part.lower(market.names))
+            books.append(_lower(part, market))
             rows.append(good + start)
     if any(row is None for row, _f, _m in problems):  # a problem of the whole input: nothing can be priced
         books, rows = [], []
@@ -189,6 +186,18 @@ def _blocks(instruments: Instrument | Sequence[Instrument]) -> list[Instrument]:
         return blocks
     raise InputError([(None, "instruments", "instruments must be a trinom.Portfolio, a trinom.BondPortfolio or a "
                        f"sequence of them, got {type(instruments).__name__}")])
+
+
+def _validate(block: Instrument, market: Market, max_width: int) -> list[tuple[int | None, str, str]]:
+    """The block's problems, rows numbered within it."""
+    if isinstance(block, Portfolio):
+        return block.validate(max_width)
+    return block.validate(market.curves, max_width)
+
+
+def _lower(block: Instrument, market: Market) -> Book:
+    """Options are fitted to the market's first curve; a bond's curve_index numbers the market's curves."""
+    return block.lower(market.names[0]) if isinstance(block, Portfolio) else block.lower(market.names)
 
 
 def _empty(market: Market) -> Book:

@@ -105,6 +105,10 @@ class Book:
         return f"Book({len(self)} trees: {kinds}; {self.event_kind.size} events)"
 
     # --- rows ---------------------------------------------------------------------------------------
+    def instruments(self) -> list[int]:
+        """The instrument kinds present, ascending (cached)."""
+        return self.cached("instruments", lambda: np.unique(self.instrument).tolist())
+
     def rows_of(self, instrument: int) -> np.ndarray:
         """Indices of the trees lowered from ``instrument`` (:data:`OPTION` or :data:`BOND`), ascending."""
         return np.flatnonzero(self.instrument == instrument)

@@ -365,13 +365,17 @@ def call_entry(program: str, entry: str, arguments: Sequence[Any], precision: st
         raise ValueError(f"unknown target {target!r}; choose one of {', '.join(targets)}")
     if target is None:
         target = default_target(program)
-    ok, why = available(program, target)
-    if not ok:
-        raise BackendUnavailable(f"futhark-{program} on {target}: {why}")
+    if (program, target) not in _ready:  # probed once per process: the probe globs and imports (~0.1 ms)
+        ok, why = available(program, target)
+        if not ok:
+            raise BackendUnavailable(f"futhark-{program} on {target}: {why}")
+        _ready.add((program, target))
     library = context(program, target, **context_options)
     return np.asarray(library.call(entry, *arguments), dtype=REAL_DTYPES[precision]).reshape(-1)
 
 
+#: The (program, target) pairs found usable in this process.
+_ready: set[tuple[str, str]] = set()
 #: Options every Futhark backend's price() accepts (passed to :func:`context`).
 CONTEXT_OPTIONS: tuple[str, ...] = ("build_options", "device", "platform", "num_threads")
 

@@ -61,7 +61,7 @@ class Engine:
 
     def check_book(self, book: Book) -> None:
         """A clear error if the book holds an instrument this engine does not price."""
-        missing = sorted(set(np.unique(book.instrument).tolist()) - self.instruments)
+        missing = sorted(set(book.instruments()) - self.instruments)
         if missing:
             what = " and ".join(f"{INSTRUMENT_NAMES[k]}s" for k in missing)
             able = " and ".join(f"{INSTRUMENT_NAMES[k]}s" for k in sorted(self.instruments))
@@ -84,11 +84,16 @@ class KernelEngine(Engine):
         self.instruments = frozenset(kernels)
         self.description = description
         self._knobs: dict[int, tuple[set[str], bool]] = {}
+        self._targets: tuple[str, ...] | None = None
+        self._modules: dict[int, ModuleType] = {}
 
     def module(self, instrument: int) -> ModuleType:
         """The kernel module of ``instrument``."""
+        if instrument in self._modules:
+            return self._modules[instrument]
         try:
-            return importlib.import_module(self.kernels[instrument])
+            self._modules[instrument] = importlib.import_module(self.kernels[instrument])
+            return self._modules[instrument]
         except ModuleNotFoundError as err:
             if err.name and self.kernels[instrument].startswith(err.name):
                 raise BackendUnavailable(f"engine {self.name!r} is not implemented in this version") from None
@@ -97,8 +102,10 @@ class KernelEngine(Engine):
     @property
     def targets(self) -> tuple[str, ...]:
         """The targets every kernel of the engine runs on."""
-        lists = [self.module(k).TARGETS for k in sorted(self.kernels)]
-        return tuple(t for t in lists[0] if all(t in other for other in lists[1:]))
+        if self._targets is None:
+            lists = [self.module(k).TARGETS for k in sorted(self.kernels)]
+            self._targets = tuple(t for t in lists[0] if all(t in other for other in lists[1:]))
+        return self._targets
 
     def available(self, target: str | None = None) -> tuple[bool, str]:
         reasons = []
@@ -129,12 +136,13 @@ class KernelEngine(Engine):
             runs_on = f"targets {', '.join(self.targets)}" if self.targets else "no named target"
             raise ValueError(f"engine {self.name!r} runs on {runs_on}; got target {target!r}")
         self._check_tuning(book, tuning)
+        kinds = book.instruments()
+        if len(kinds) == 1 and len(market) == 1:  # the common case: one instrument, one scenario, no copies
+            return self._run(kinds[0], book, market, 0, precision, target, device, tuning).reshape(1, -1)
         out = np.empty((len(market), len(book)), dtype=np.float32 if precision == "f32" else np.float64)
-        for kind in sorted(self.kernels):
+        for kind in kinds:
             rows = book.cached(("rows", kind), lambda kind=kind: book.rows_of(kind))
-            if not rows.size:
-                continue
-            part = book if rows.size == len(book) else book.cached(("part", kind), lambda rows=rows: book.take(rows))
+            part = book.cached(("part", kind), lambda rows=rows: book.take(rows))
             for scenario in range(len(market)):
                 out[scenario, rows] = self._run(kind, part, market, scenario, precision, target, device, tuning)
         return out
@@ -144,7 +152,7 @@ class KernelEngine(Engine):
         if not tuning:
             return
         taken: set[str] = set()
-        for kind in np.unique(book.instrument).tolist():
+        for kind in book.instruments():
             named, any_name = self.knobs(kind)
             if any_name:
                 return
@@ -165,11 +173,11 @@ class KernelEngine(Engine):
         curves = market.aligned(part.curve_names, scenario)
         if kind == BOND:
             return module.price(lift.bonds(part), curves, precision, target=target, **knobs)
-        used = np.unique(part.curve)
-        if used.size == 1:  # the common case: every option on one curve
-            return module.price(lift.options(part), curves[int(used[0])], precision, target=target, **knobs)
+        used = part.cached("curves-used", lambda: np.unique(part.curve).tolist())
+        if len(used) == 1:  # the common case: every option on one curve
+            return module.price(lift.options(part), curves[used[0]], precision, target=target, **knobs)
         prices = np.empty(len(part), dtype=np.float32 if precision == "f32" else np.float64)
-        for curve in used.tolist():
+        for curve in used:
             rows = np.flatnonzero(part.curve == curve)
             prices[rows] = module.price(lift.options(part.take(rows)), curves[curve], precision, target=target, **knobs)
         return prices
