@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,7 +99,12 @@ class Portfolio:
 
     @classmethod
     def from_file(cls, path: str | Path) -> Portfolio:
-        """Read a thesis ``.in``, Futhark 10-array ``.in`` or ``.csv`` file (see :mod:`trinom.io`)."""
+        """Deprecated (one release): use :func:`trinom.io.read_portfolio`, which reads the same files.
+
+        The portfolio module does not import the readers (they import it); this alias does so when called.
+        """
+        warnings.warn("Portfolio.from_file is deprecated: use trinom.io.read_portfolio", DeprecationWarning,
+                      stacklevel=2)
         from .io import read_portfolio
 
         return read_portfolio(path)
