@@ -2,7 +2,7 @@
 """Compile fut/ and cuda/ into the libraries trinom loads, rebuilding only what changed.
 
     python build.py            # everything that can be built here
-    python build.py --list     # what would be built, and why other targets are skipped
+    python build.py --list     # what would be built or is up to date, and why other targets are skipped
     python build.py --force    # rebuild everything
 
 Outputs go to python/trinom/_lib/ (git-ignored):
@@ -11,12 +11,15 @@ Outputs go to python/trinom/_lib/ (git-ignored):
   ``futhark <target> --library`` on ``fut/trinom-<program>.fut`` (``fut/bonds.fut`` for the
   program ``bonds``), for the targets c and multicore (always), opencl (when an OpenCL platform
   is present) and cuda (when a GPU and the CUDA toolkit are present);
-* ``futhark_<program>_pyopencl.py`` — ``futhark pyopencl --library`` (when pyopencl is installed);
+* ``futhark_<program>_pyopencl.py`` — ``futhark pyopencl --library`` (when pyopencl is installed),
+  for the option programs basic and flat only (the bond backend has no pyopencl target);
 * ``libtrinom_cuda.so`` and its header ``trinom_cuda.h`` — every ``cuda/*.cu`` compiled by nvcc
   for sm_90 plus PTX (when nvcc and a GPU are present).
 
 Each output has a stamp (a hash of its sources and command) in build/stamps/; an output whose
-stamp matches is "up to date". Every target prints one line: built, up to date, or skipped (why).
+stamp matches is "up to date". A Futhark program's sources are its .fut file and the files it
+imports, transitively (``import "x"``), so editing fut/bonds.fut does not rebuild the option
+programs. Every target prints one line: built, up to date, or skipped (why).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -38,6 +42,9 @@ BUILD_DIR = ROOT / "build"
 PROGRAMS = {"basic": FUT_DIR / "trinom-basic.fut", "flat": FUT_DIR / "trinom-flat.fut",
             "bonds": FUT_DIR / "bonds.fut"}
 FFI_TARGETS = ("c", "multicore", "opencl", "cuda")
+#: Targets built per program: pyopencl only where a backend loads it (futhark-basic/flat's
+#: ``target="pyopencl"``; python/trinom/backends/bonds_futhark.py has no pyopencl target).
+PROGRAM_TARGETS = {"basic": (*FFI_TARGETS, "pyopencl"), "flat": (*FFI_TARGETS, "pyopencl"), "bonds": FFI_TARGETS}
 CUDA_ARCH = os.environ.get("TRINOM_CUDA_ARCH", "90")
 COMPAT_HEADER = ROOT / "tools" / "futhark_cuda13_compat.h"
 
@@ -102,6 +109,29 @@ def _opencl_platforms() -> int:
 
 
 # --- stamps -------------------------------------------------------------------------------------------
+_IMPORT = re.compile(r'\bimport\s+"([^"]+)"')
+
+
+def futhark_sources(program: Path) -> list[Path]:
+    """``program`` and every .fut file it imports, transitively, sorted.
+
+    Futhark's ``import "x"`` (also ``module m = import "x"``) names ``x.fut`` relative to the
+    importing file; comments (``--`` to the end of the line) are ignored. An import that is not
+    a file here (the prelude, or a typo that futhark itself will report) is skipped.
+    """
+    seen: set[Path] = set()
+    todo = [program.resolve()]
+    while todo:
+        source = todo.pop()
+        if source in seen or not source.is_file():
+            continue
+        seen.add(source)
+        for line in source.read_text().splitlines():
+            for name in _IMPORT.findall(line.split("--", 1)[0]):
+                todo.append((source.parent / f"{name}.fut").resolve())
+    return sorted(seen)
+
+
 def _stamp_ok(name: str, sources: list[Path], command: list[str], outputs: list[Path]) -> tuple[bool, Path, str]:
     digest = hashlib.sha256(" ".join(command).encode())
     for src in sorted(sources):
@@ -119,15 +149,17 @@ def _run(command: list[str], cwd: Path, what: str, env: dict[str, str] | None = 
 
 
 # --- one function per kind of build --------------------------------------------------------------------
-def build_futhark_ffi(tools: Toolchain, program: str, target: str, force: bool) -> str:
+def build_futhark_ffi(tools: Toolchain, program: str, target: str, force: bool, dry: bool = False) -> str:
     """``futhark <target> --library`` + futhark-ffi's cffi build -> ``_lib/_futhark_<program>_<target>*.so``."""
     name = f"futhark_{program}_{target}"
     source = PROGRAMS[program]
     command = [tools.futhark or "futhark", target, "--library", "-o", name, str(source)]
     outputs = sorted(LIB_DIR.glob(f"_{name}.*.so"))
-    fresh, stamp, digest = _stamp_ok(name, list(FUT_DIR.glob("*.fut")), command, outputs or [LIB_DIR / f"_{name}.so"])
+    fresh, stamp, digest = _stamp_ok(name, futhark_sources(source), command, outputs or [LIB_DIR / f"_{name}.so"])
     if fresh and not force:
         return "up to date"
+    if dry:
+        return "would build"
     work = BUILD_DIR / "futhark" / name
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
@@ -149,21 +181,23 @@ def build_futhark_ffi(tools: Toolchain, program: str, target: str, force: bool) 
     return "built"
 
 
-def build_futhark_pyopencl(tools: Toolchain, program: str, force: bool) -> str:
+def build_futhark_pyopencl(tools: Toolchain, program: str, force: bool, dry: bool = False) -> str:
     """``futhark pyopencl --library`` -> ``_lib/futhark_<program>_pyopencl.py`` (pure Python + pyopencl)."""
     name = f"futhark_{program}_pyopencl"
     output = LIB_DIR / f"{name}.py"
     command = [tools.futhark or "futhark", "pyopencl", "--library", "-o", str(output.with_suffix("")), str(PROGRAMS[program])]
-    fresh, stamp, digest = _stamp_ok(name, list(FUT_DIR.glob("*.fut")), command, [output])
+    fresh, stamp, digest = _stamp_ok(name, futhark_sources(PROGRAMS[program]), command, [output])
     if fresh and not force:
         return "up to date"
+    if dry:
+        return "would build"
     _run(command, ROOT, f"futhark pyopencl on {PROGRAMS[program].name}")
     stamp.parent.mkdir(parents=True, exist_ok=True)
     stamp.write_text(digest)
     return "built"
 
 
-def build_cuda_kernels(tools: Toolchain, force: bool) -> str:
+def build_cuda_kernels(tools: Toolchain, force: bool, dry: bool = False) -> str:
     """nvcc: every ``cuda/*.cu`` -> ``_lib/libtrinom_cuda.so`` (sm_90 + PTX), header copied beside it.
 
     The sources are compiled in parallel (one nvcc per file; the f64 kernels take minutes alone),
@@ -179,6 +213,8 @@ def build_cuda_kernels(tools: Toolchain, force: bool) -> str:
     fresh, stamp, digest = _stamp_ok("libtrinom_cuda", sources + headers, flags, [output])
     if fresh and not force:
         return "up to date"
+    if dry:
+        return "would build"
     objects = BUILD_DIR / "cuda"
     shutil.rmtree(objects, ignore_errors=True)
     objects.mkdir(parents=True)
@@ -198,27 +234,42 @@ def plan(tools: Toolchain) -> list[tuple[str, str | None]]:
     """Every target with None (buildable) or the reason it is skipped."""
     rows: list[tuple[str, str | None]] = []
     for program, source in PROGRAMS.items():
-        for target in (*FFI_TARGETS, "pyopencl"):
+        for target in PROGRAM_TARGETS[program]:
             reason = tools.why_not(target) or (None if source.exists() else f"{source.name} does not exist yet")
             rows.append((f"futhark-{program}/{target}", reason))
     rows.append(("cuda kernels (libtrinom_cuda.so)", tools.why_not("cuda-kernels")))
     return rows
 
 
-def build_one(tools: Toolchain, name: str, force: bool) -> str:
-    """Build one planned target; returns its status line."""
+def remove_stale() -> list[str]:
+    """Delete the pyopencl output (and stamp) of programs that no longer build one; their names."""
+    removed = []
+    for program, targets in PROGRAM_TARGETS.items():
+        if "pyopencl" in targets:
+            continue
+        name = f"futhark_{program}_pyopencl"
+        stale = [p for p in (LIB_DIR / f"{name}.py", BUILD_DIR / "stamps" / f"{name}.sha256") if p.exists()]
+        for path in stale:
+            path.unlink()
+        if stale:
+            removed.append(f"futhark-{program}/pyopencl")
+    return removed
+
+
+def build_one(tools: Toolchain, name: str, force: bool, dry: bool = False) -> str:
+    """Build one planned target (``dry``: only say whether it is up to date); returns its status line."""
     if name.startswith("cuda kernels"):
-        return build_cuda_kernels(tools, force)
+        return build_cuda_kernels(tools, force, dry)
     program, target = name.removeprefix("futhark-").split("/")
     if target == "pyopencl":
-        return build_futhark_pyopencl(tools, program, force)
-    return build_futhark_ffi(tools, program, target, force)
+        return build_futhark_pyopencl(tools, program, force, dry)
+    return build_futhark_ffi(tools, program, target, force, dry)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--force", action="store_true", help="rebuild even when up to date")
-    parser.add_argument("--list", action="store_true", help="show what would be built and why others are skipped")
+    parser.add_argument("--list", action="store_true", help="show what would be built or is up to date, and why not")
     parser.add_argument("--only", help="build only targets whose name contains this text (e.g. 'multicore')")
     parser.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1), help="targets built at once")
     args = parser.parse_args(argv)
@@ -227,9 +278,14 @@ def main(argv: list[str] | None = None) -> int:
     (LIB_DIR / "__init__.py").write_text('"""Compiled libraries (made by build.py)."""\n')
     chosen = [(name, reason) for name, reason in plan(tools) if not args.only or args.only in name]
     for name, reason in chosen:
-        if reason or args.list:
-            print(f"  {name:40s} {'skipped: ' + reason if reason else 'would build'}")
+        if reason:
+            print(f"  {name:40s} skipped: {reason}")
+        elif args.list:
+            print(f"  {name:40s} {build_one(tools, name, args.force, dry=True)}")
     todo = [] if args.list else [name for name, reason in chosen if not reason]
+    if not args.list:
+        for name in remove_stale():
+            print(f"  {name:40s} removed (no longer built: nothing loads it)")
     failures = 0
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         futures = {name: pool.submit(build_one, tools, name, args.force) for name in todo}

@@ -7,6 +7,9 @@
 -- a step) and Q5 are kept, and +-inf are mapped as in the spec; Q3 is not: a bond's cash-flow
 -- pointer never moves below its own first cash flow, so every bond is priced from its own data.
 -- Inputs are validated in Python beforehand (python/trinom/bonds), so nothing is re-checked.
+-- The lattice (geometry, probabilities, the forward gather, the backward expectation, the
+-- curve lookup) is fut/lattice.fut's under the paper's convention (360-day years, geometry
+-- in f64, (3j) M); this file adds the bond: spread, discount tables, cash flows, exercise.
 --
 -- Floating point follows the spec operation by operation: the forward pass gathers each node
 -- from its sources in increasing source order and sums alpha's weights sequentially (loops,
@@ -40,92 +43,52 @@
 -- compiled input @ ../data/bonds-6_SKEWEDCONSTWIDTH_50.in output @ ../data/bonds-6_SKEWEDCONSTWIDTH_50.out
 
 import "constants"
+import "lattice"
 
 module coupon_bond (R: float) = {
+  module L = lattice paper_convention R
   type real = R.t
 
   -- | The spec's "double" (f64) and "real" (R) worlds: `d` widens, `r` rounds to R.
-  def d (x: real) : f64 = R.to_f64 x
-  def r (x: f64) : real = R.f64 x
+  def d (x: real) : f64 = L.d x
+  def r (x: f64) : real = L.r x
 
-  def zero : real = R.i32 0
-  def half : real = R.f64 0.5
-  def sixth : real = R.i32 1 R./ R.i32 6
-  def two_thirds : real = R.i32 2 R./ R.i32 3
-  def minus_third : real = R.i32 (-1) R./ R.i32 3
-  def seven_sixths : real = R.i32 7 R./ R.i32 6
+  def zero : real = L.zero
 
   -- | Where the spec maps +inf and -inf (§6.6): the largest finite and the smallest positive
   -- normal number of R.
   def max_finite : real = if R.num_bits == 32 then R.f64 3.4028234663852886e38 else R.f64 1.7976931348623157e308
   def min_normal : real = if R.num_bits == 32 then R.f64 1.1754943508222875e-38 else R.f64 2.2250738585072014e-308
 
-  -- | A bond's per-valuation constants (§2).  The tree's shape is computed in f64, as in the
-  -- NumPy reference (python/trinom/bonds/model.py), so that f32 and f64 price the same tree:
-  -- the height n is the bond's last cash-flow step, which validation makes equal to
-  -- ceil((term_steps u) T) in f64 (from T in f32 the product can round up past an integer:
-  -- 13/12 years gives 13.0000005 steps), and jmax = trunc(-0.184 / M) + 1 uses M in f64.
-  -- The reals follow §9: V and dr in f64; M, mdrdt and g computed in f64 and rounded to R.
+  -- | A bond's per-valuation constants (§2): the lattice's geometry under the paper's
+  -- convention, computed in f64 as in the NumPy reference (python/trinom/bonds/model.py), so
+  -- that f32 and f64 price the same tree: the height n is the bond's last cash-flow step,
+  -- which validation makes equal to ceil((term_steps u) T) in f64 (from T in f32 the product
+  -- can round up past an integer: 13/12 years gives 13.0000005 steps), and
+  -- jmax = trunc(-0.184 / M) + 1 uses M in f64.  The reals follow §9: V and dr in f64; M,
+  -- mdrdt = -dr dt and the spread factor g computed in f64 and rounded to R.
   type geometry = {n: i64, jmax: i64, dt: real, M: real, mdrdt: real, g: real}
 
   def geometry_of (term_unit: i32) (term_steps: i32) (a: real) (sigma: real) (height: i64)
                   (spread: real) : geometry =
-    let u = f64.ceil (f64.i32 BOND_DAYS_IN_YEAR / f64.i32 term_unit)
-    let dt64 = u / f64.i32 term_steps
-    let dt = r dt64
-    let V = (d (sigma R.* sigma) * (1 - f64.exp (d ((R.i32 (-2) R.* a) R.* dt)))) / d (R.i32 2 R.* a)
-    let dr = f64.sqrt (3 * V)
-    let M = r (f64.exp (d (R.neg a R.* dt)) - 1)
-    let mdrdt = r (f64.neg dr * d dt)
-    let jmax = i64.f64 (JMAX_FACTOR / (f64.exp (f64.neg (d a) * dt64) - 1)) + 1
+    let lat = L.geometry term_unit term_steps a sigma height
+    let dt = lat.dt
+    let mdrdt = r (f64.neg lat.dr * d dt)
     let g = r (f64.exp (d (R.neg (spread R./ R.f64 SPREAD_UNIT) R.* dt)))
-    in {n = height, jmax, dt, M, mdrdt, g}
+    in {n = lat.n, jmax = lat.jmax, dt, M = lat.M, mdrdt, g}
 
-  -- | C's round(): half away from zero.
-  def c_round (x: real) : i64 =
-    let ax = R.abs x
-    let f = R.floor ax
-    let rounded = if ax R.- f R.>= half then f R.+ R.i32 1 else f
-    in if x R.< zero then -(R.to_i64 rounded) else R.to_i64 rounded
-
-  -- | The zero rate R(t) of §4 on the curve whose `count` points start at `off`: flat outside
-  -- the points (days equal to the last point interpolate), linear in days between them.
+  -- | The zero rate R(t) of §4 on the curve whose `count` points start at `off` (the
+  -- lattice's lookup: flat outside the points, linear in days between them).
   def curve_rate [l] (rates: [l]real) (days: [l]i32) (off: i64) (count: i64) (term_unit: i32)
                      (t: real) : real =
-    let t_days = c_round (t R.* R.i32 term_unit)
-    in if t_days <= i64.i32 days[off] then rates[off]
-       else if t_days > i64.i32 days[off + count - 1] then rates[off + count - 1]
-       else let m = loop m = 1 while i64.i32 days[off + m] < t_days do m + 1
-            let d0 = i64.i32 days[off + m - 1]
-            let d1 = i64.i32 days[off + m]
-            let y0 = rates[off + m - 1]
-            in y0 R.+ (R.i64 (t_days - d0) R./ R.i64 (d1 - d0)) R.* (rates[off + m] R.- y0)
-
-  -- | (pu, pm, pd) of node j (§3): case B at j = -jmax, C at j = jmax, else A.
-  def probabilities (M: real) (jmax: i64) (j: i64) : (real, real, real) =
-    let q = (R.i64 (j * j) R.* M) R.* M
-    let w = R.i64 j R.* M
-    in if j == -jmax
-       then (sixth R.+ (q R.- w) R.* half, (minus_third R.- q) R.+ R.i64 (2 * j) R.* M,
-             seven_sixths R.+ (q R.- R.i64 (3 * j) R.* M) R.* half)
-       else if j == jmax
-       then (seven_sixths R.+ (q R.+ R.i64 (3 * j) R.* M) R.* half, (minus_third R.- q) R.- R.i64 (2 * j) R.* M,
-             sixth R.+ (q R.+ w) R.* half)
-       else (sixth R.+ (q R.+ w) R.* half, two_thirds R.- q, sixth R.+ (q R.- w) R.* half)
-
-  -- | Probability of the branch from the node at index `src` to index `src + step` (zero when
-  -- there is none); index 0 is j = -jmax and index w-1 is j = jmax.
-  def branch (w: i64) (pu: real) (pm: real) (pd: real) (src: i64) (step: i64) : real =
-    if src == 0 then (if step == 2 then pu else if step == 1 then pm else if step == 0 then pd else zero)
-    else if src == w - 1 then (if step == 0 then pu else if step == -1 then pm else if step == -2 then pd else zero)
-    else (if step == 1 then pu else if step == 0 then pm else if step == -1 then pd else zero)
+    L.rate_at rates days off count term_unit t
 
   -- | The per-level tables of §3, by node index (index 0 is j = -jmax): x_j = exp(mdrdt j)
   -- and the branching probabilities (pu, pm, pd).
   def tables (geo: geometry) : ([]real, []real, []real, []real) =
-    let w = 2 * geo.jmax + 1
+    let w = L.width geo.jmax
     let x = tabulate w (\t -> r (f64.exp (d (geo.mdrdt R.* R.i64 (t - geo.jmax)))))
-    let (pu, pm, pd) = unzip3 (tabulate w (\t -> probabilities geo.M geo.jmax (t - geo.jmax)))
+    let (pu, pm, pd) = unzip3 (tabulate w (\t -> L.probabilities geo.M geo.jmax (t - geo.jmax)))
     in (x, pu, pm, pd)
 
   -- | Forward pass (§5): E_i = exp(-alpha_i dt) for i = 0 .. n-1 (E_n is never used, Q6);
@@ -145,13 +108,10 @@ module coupon_bond (R: float) = {
         let h = i64.min i jmax
         let E = Es[i - 1]
         let Qx = map2 (\q xj -> (q R.* E) R.* xj) Q x
-        let term (t: i64) (src: i64) : real =
-          if src < 0 || src >= w then zero
-          else let p = branch w pu[src] pm[src] pd[src] src (t - src)
-               in if p R.== zero then zero else p R.* Qx[src]
+        let prob (src: i64) (step: i64) : real =
+          L.pick_probability jmax src step (pu[src + jmax], pm[src + jmax], pd[src + jmax])
         let Q = tabulate w (\t -> if t < jmax - h || t > jmax + h then zero
-                                  else term t (t - 2) R.+ term t (t - 1) R.+ term t t
-                                       R.+ term t (t + 1) R.+ term t (t + 2))
+                                  else L.forward_node jmax prob (\src -> Qx[src + jmax]) (t - jmax))
         let A = loop A = zero for k < 2 * h + 1 do A R.+ Q[jmax - h + k] R.* x[jmax - h + k]
         let ti = R.i64 (i + 1) R.* dt
         let P = f64.exp (d (R.neg (rate_at ti) R.* ti))
@@ -200,11 +160,8 @@ module coupon_bond (R: float) = {
         let exercise_price = strike R.+ AI
         let Val = tabulate w (\t ->
                     if t < jmax - h || t > jmax + h then zero
-                    else let (up, mid, down) = if t == 0 then (2, 1, 0)
-                                               else if t == w - 1 then (t, t - 1, t - 2)
-                                               else (t + 1, t, t - 1)
-                         let cont = ((pu[t] R.* Val[up] R.+ pm[t] R.* Val[mid]) R.+ pd[t] R.* Val[down])
-                                    R.* ((e R.* x[t]) R.* geo.g)
+                    else let ev = L.expected_value jmax (pu[t], pm[t], pd[t]) (\jj -> Val[jj + jmax]) (t - jmax)
+                         let cont = ev R.* ((e R.* x[t]) R.* geo.g)
                          let v = if !exercise then cont
                                  else if kind == CALL then (if cont R.> exercise_price then exercise_price else cont)
                                  else (if exercise_price R.> cont then exercise_price else cont)

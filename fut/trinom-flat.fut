@@ -5,7 +5,9 @@
 -- 2 jmax + 1 per option), their alphas in a flat array of maxOptionsInChunk*(n_max+1)
 -- (segment s at offset s*(n_max+1)).  The flag and segment-index descriptors are computed
 -- once before the loops; both loops run n_max steps, and steps beyond an option's own
--- height leave its segment untouched.
+-- height leave its segment untouched.  The options and their trees come from fut/options.fut;
+-- the probabilities, the forward gather and the backward expectation from fut/lattice.fut
+-- (the thesis' convention).
 --
 -- Around it:
 --   price_chunked: sort the options by decreasing tree height (radix sort), bin-pack them
@@ -50,14 +52,15 @@
 -- compiled input @ ../data/2_RANDCONSTHEIGHT_1000.in output @ ../data/2_RANDCONSTHEIGHT_1000.out
 
 import "constants"
-import "model"
+import "options"
 import "chunking"
 
 -- | The chunk width of `main`/`main32`: the assignment's w = 256.
 def default_chunk_width : i64 = 256
 
-module flat_pricer (R: real) = {
-  module H = hull_white R
+module flat_pricer (R: float) = {
+  module H = zcb_option R
+  module Lat = H.L
   type real = R.t
   def zero = H.zero
 
@@ -86,7 +89,7 @@ module flat_pricer (R: real) = {
     let seg = scan i64.max 0 (scatter (replicate n 0) heads (iota m))
     let live = map2 (\k s -> m > 0 && ok[s] && k >= starts[s] && k < starts[s] + widths[s]) (iota n) seg
     let j = map3 (\l k s -> if l then k - starts[s] - trees[s].jmax else 0) live (iota n) seg
-    let (pu, pm, pd) = unzip3 (map3 (\l s jj -> if l then H.probabilities trees[s].M trees[s].jmax jj
+    let (pu, pm, pd) = unzip3 (map3 (\l s jj -> if l then Lat.probabilities trees[s].M trees[s].jmax jj
                                                 else (zero, zero, zero)) live seg j)
     let weight = map3 (\l s jj -> if l then H.level_weight trees[s].dr trees[s].dt jj else zero) live seg j
     in {seg, j, live, head, pu, pm, pd, weight, ok, opts, trees, starts, widths, heights, alpha_at}
@@ -114,9 +117,9 @@ module flat_pricer (R: real) = {
     let Qn = map (\k -> if !active[k] then Q[k]
                         else let jmax = L.trees[L.seg[k]].jmax
                              let j = L.j[k]
-                             let prob src d = H.pick_probability jmax src d
+                             let prob src d = Lat.pick_probability jmax src d
                                                 (L.pu[k + src - j], L.pm[k + src - j], L.pd[k + src - j])
-                             in H.forward_node jmax prob (\src -> E[k + src - j]) j)
+                             in Lat.forward_node jmax prob (\src -> E[k + src - j]) j)
                  (iota n)
     let tmps = map3 (\a q weight -> if a then q R.* weight else zero) active Qn L.weight
     let sums = segmented_scan (R.+) zero L.head tmps
@@ -138,7 +141,7 @@ module flat_pricer (R: real) = {
                     let jhigh = i64.min i t.jmax
                     in if i >= L.heights[s] then C[k]
                        else if j < -jhigh || j > jhigh then zero
-                       else let ev = H.expected_value t.jmax (L.pu[k], L.pm[k], L.pd[k]) (\jj -> C[k + jj - j]) j
+                       else let ev = Lat.expected_value t.jmax (L.pu[k], L.pm[k], L.pd[k]) (\jj -> C[k + jj - j]) j
                             in H.backward_node L.opts[s] t alphas[L.alpha_at[s] + i] i ev j)
         (iota n)
 
