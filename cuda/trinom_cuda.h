@@ -1,10 +1,17 @@
-/* trinom_cuda: prices European options on zero-coupon bonds under Hull-White one-factor
- * with trinomial trees on an NVIDIA GPU (three kernels: cuda-option, cuda-multi, cuda).
+/* trinom_cuda: prices a book of interest-rate instruments under Hull-White one-factor trinomial
+ * trees on NVIDIA GPUs: European options on zero-coupon bonds (three kernels: cuda-option,
+ * cuda-multi, cuda) and coupon bonds with an embedded call or put (docs/paper-instrument.md).
  *
- * One context per process: trinom_cuda_init() once, trinom_cuda_price() any number of times,
- * trinom_cuda_free() at the end. The library owns all device memory. Every function returns
- * TRINOM_OK (0) or an error code; trinom_cuda_last_error() gives the message (for CUDA errors
- * it carries CUDA's error string). Not thread-safe: call from one thread at a time.
+ * One entry prices a book: trinom_cuda_price_book() takes an option section and a bond section
+ * (either may be empty) and a device id. The library keeps at most one context per device (the
+ * device's primary context, streams, pinned and device buffers, host staging threads), created
+ * on the first call for that device and kept until trinom_cuda_release(). Calls are thread-safe:
+ * calls on different devices run at the same time, calls on one device one after the other.
+ * Each call binds the device's primary context on the calling thread and restores the caller's
+ * current context before it returns (other CUDA code in the process keeps its own).
+ *
+ * Every function returns TRINOM_OK (0) or a status code, and fills the caller's trinom_error
+ * (where not NULL) with the status, the failing row, the field or stage, and a message.
  *
  * The declarations between the CDEF markers are plain C that cffi's cdef() parses once the
  * lines starting with '#' are removed. */
@@ -21,11 +28,14 @@ extern "C" {
 enum trinom_status {
     TRINOM_OK = 0,
     TRINOM_ERR_CUDA = 1,      /* a CUDA call failed; the message has CUDA's error string */
-    TRINOM_ERR_ARGUMENT = 2,  /* a bad argument (null pointer, unknown variant, ...) */
-    TRINOM_ERR_MEMORY = 3,    /* even one option does not fit in GPU memory */
-    TRINOM_ERR_NOT_INIT = 4,  /* trinom_cuda_init() was not called */
-    TRINOM_ERR_NO_DEVICE = 5  /* no usable CUDA device */
+    TRINOM_ERR_ARGUMENT = 2,  /* a bad argument or input row (null pointer, unknown variant, no valid tree, ...) */
+    TRINOM_ERR_MEMORY = 3,    /* even one instrument does not fit in the GPU memory budget */
+    TRINOM_ERR_NO_DEVICE = 5, /* no usable CUDA device (no driver, or the driver reports none) */
+    TRINOM_ERR_DEVICE = 6     /* the device id is not one of the devices this process sees */
 };
+
+/* Which part of a book an error belongs to. */
+enum trinom_section { TRINOM_SECTION_NONE = 0, TRINOM_SECTION_OPTIONS = 1, TRINOM_SECTION_BONDS = 2 };
 
 enum trinom_variant {
     TRINOM_VARIANT_OPTION = 0, /* cuda-option: one option per thread (thesis CUDA-option / GPU-OUTER) */
@@ -38,9 +48,9 @@ enum trinom_precision { TRINOM_F32 = 0, TRINOM_F64 = 1 };
 /* Padding granularity of cuda-option's expanded arrays. */
 enum trinom_padding { TRINOM_PAD_GLOBAL = 0, TRINOM_PAD_BLOCK = 1, TRINOM_PAD_WARP = 2 };
 
-/* The portfolio as a struct of arrays, `count` entries each (host memory), in the dtypes of
- * trinom.Portfolio so that Python passes its arrays without converting them: term_unit and
- * term_steps are whole numbers held as double, option_type is int8. */
+/* Options on zero-coupon bonds as a struct of arrays, `count` entries each (host memory), in the
+ * dtypes of trinom.Portfolio so that Python passes its arrays without converting them: term_unit
+ * and term_steps are whole numbers held as double, option_type is int8. */
 typedef struct trinom_portfolio {
     int64_t count;
     const double *strike;      /* strike X */
@@ -53,37 +63,17 @@ typedef struct trinom_portfolio {
     const int8_t *option_type; /* 0 = call, 1 = put */
 } trinom_portfolio;
 
-/* The yield curve: continuously compounded rates[k] at days[k] (strictly increasing). */
+/* The options' yield curve: continuously compounded rates[k] at days[k] (strictly increasing). */
 typedef struct trinom_curve {
     int32_t count;
     const double *rates;
     const int32_t *days;
 } trinom_curve;
 
-/* How to price. Zero-filled fields take their defaults. */
-typedef struct trinom_options {
-    int32_t variant;     /* enum trinom_variant */
-    int32_t precision;   /* enum trinom_precision: compute in float or double */
-    int32_t block_size;  /* threads per block; 0: the variant's default (option 128, multi 1024, fast 128) */
-    int32_t padding;     /* enum trinom_padding (cuda-option only); default TRINOM_PAD_GLOBAL = 0 */
-    int32_t no_sort;     /* 1: keep input order (no sorting by width / height) */
-    int32_t reserved;
-    int64_t chunk_size;  /* most options priced per chunk; 0: automatic */
-    int64_t memory_limit; /* bytes of GPU memory the workspace may use; 0: what is free */
-} trinom_options;
-
-/* Optional timings of one call, in milliseconds. */
-typedef struct trinom_timing {
-    double kernel_ms;  /* pricing kernels (cudaEvent), summed over chunks */
-    double device_ms;  /* first upload to last download (cudaEvent), summed over chunks */
-    double total_ms;   /* wall clock of trinom_cuda_price */
-    int64_t chunks;    /* number of chunks (and workspace pieces) priced */
-    int64_t fallback;  /* options priced by the wide-tree fallback path */
-} trinom_timing;
-
-/* Coupon bonds with an embedded call or put (docs/paper-instrument.md): the portfolio as a
- * struct of arrays in the dtypes of trinom.bonds.BondPortfolio (host memory). Per bond: `count`
- * entries; per cash flow: cashflow_offset[count] entries, the bonds' schedules concatenated. */
+/* Coupon bonds with an embedded call or put (docs/paper-instrument.md): a struct of arrays in the
+ * dtypes of trinom.bonds.BondPortfolio (host memory), validated by the caller
+ * (BondPortfolio.validate). Per bond: `count` entries; per cash flow: cashflow_offset[count]
+ * entries, the bonds' schedules concatenated. */
 typedef struct trinom_bonds {
     int64_t count;
     const int64_t *term_unit;          /* days per term unit (360: a term unit is a year) */
@@ -104,7 +94,7 @@ typedef struct trinom_bonds {
     const double *coupon;              /* per cash flow: coupon amount paid */
 } trinom_bonds;
 
-/* The yield curves, flattened: curve c has terms[c] points (rates, days), curves concatenated. */
+/* The bonds' yield curves, flattened: curve c has terms[c] points (rates, days), curves concatenated. */
 typedef struct trinom_bond_curves {
     int64_t count;
     const int64_t *terms;
@@ -112,37 +102,77 @@ typedef struct trinom_bond_curves {
     const int64_t *days;  /* strictly increasing within a curve */
 } trinom_bond_curves;
 
-/* How to price bonds. Zero-filled fields take their defaults. */
-typedef struct trinom_bond_options {
-    int32_t precision;    /* enum trinom_precision */
-    int32_t block_size;   /* threads per block of the warp-segment kernel, 32..128; 0: 128 */
-    int32_t no_sort;      /* 1: group by tree width only (input order within a group), not by height */
-    int32_t wide_only;    /* 1: price every bond with the wide-tree kernel (one bond per block) */
-    int64_t chunk_size;   /* most bonds priced per chunk; 0: automatic */
-    int64_t memory_limit; /* bytes of GPU memory a chunk may use; 0: 80% of what is free */
-} trinom_bond_options;
+/* A book: an option section (options + their curve) and a bond section (bonds + their curves).
+ * A section with count 0 is empty and its arrays and curves are not read. */
+typedef struct trinom_book {
+    trinom_portfolio options;
+    trinom_curve curve;
+    trinom_bonds bonds;
+    trinom_bond_curves bond_curves;
+} trinom_book;
 
-/* Number of usable CUDA devices (0 if none); returns TRINOM_ERR_NO_DEVICE with a message when
- * the driver has none. Needs no init. */
-int trinom_cuda_device_count(int32_t *count);
-/* Selects the device and creates the context (streams, events). Calling it again is a no-op. */
-int trinom_cuda_init(int32_t device);
-/* Prices `portfolio` against `curve`; writes count prices in input order into `prices`
- * (float* for TRINOM_F32, double* for TRINOM_F64). `timing` may be NULL. */
-int trinom_cuda_price(const trinom_portfolio *portfolio, const trinom_curve *curve,
-                      const trinom_options *options, void *prices, trinom_timing *timing);
-/* Prices the bonds (validated by the caller: trinom.bonds.BondPortfolio.validate) against the
- * curves; writes count dirty prices per 100 face in input order into `prices` (float* or
- * double*). Trees up to 512 nodes wide (2 min(jmax, n) + 1) are priced in warp segments, wider
- * ones one per block (timing->fallback counts them). `options` and `timing` may be NULL. */
-int trinom_cuda_price_bonds(const trinom_bonds *bonds, const trinom_bond_curves *curves,
-                            const trinom_bond_options *options, void *prices, trinom_timing *timing);
-/* Frees all device and pinned memory and the context. */
-void trinom_cuda_free(void);
-/* The message of the last error (empty string if none). */
-const char *trinom_cuda_last_error(void);
-/* Name of the device in use (empty before init). */
-const char *trinom_cuda_device_name(void);
+/* How to price a book. Zero-filled fields take their defaults. */
+typedef struct trinom_run_options {
+    int32_t precision;       /* enum trinom_precision: compute in float or double (both sections) */
+    int32_t variant;         /* options: enum trinom_variant */
+    int32_t block_size;      /* options: threads per block; 0: the variant's default (option 128, multi 1024, fast 128) */
+    int32_t padding;         /* options: enum trinom_padding (cuda-option only); 0 = TRINOM_PAD_GLOBAL */
+    int32_t no_sort;         /* 1: keep input order (options: no sorting by width / height; bonds: group by width only) */
+    int32_t bond_block_size; /* bonds: threads per block of the warp-segment kernel, 32..128; 0: 128 */
+    int32_t bond_wide_only;  /* bonds: 1 = price every bond with the wide-tree kernel (one bond per block) */
+    int32_t reserved;
+    int64_t chunk_size;      /* options: most options priced per chunk; 0: automatic */
+    int64_t bond_chunk_size; /* bonds: most bonds priced per chunk; 0: automatic */
+    int64_t memory_limit;    /* bytes of GPU memory a chunk's buffers may use (options: its inputs and
+                              * the kernels' expanded arrays; bonds: its inputs and scratch); 0: the
+                              * memory policy, a fixed fraction of what the device has free
+                              * (memory_policy.cuh) */
+} trinom_run_options;
+
+/* Timings of one section of a call. */
+typedef struct trinom_section_timing {
+    double kernel_ms;  /* pricing kernels (cudaEvent), summed over chunks */
+    double device_ms;  /* first upload to last download (cudaEvent), summed over chunks */
+    int64_t chunks;    /* number of chunks (and workspace pieces) priced */
+    int64_t fallback;  /* instruments priced by the wide-tree path */
+} trinom_section_timing;
+
+/* Timings of one call, in milliseconds. */
+typedef struct trinom_timing {
+    trinom_section_timing options;
+    trinom_section_timing bonds;
+    double total_ms;   /* wall clock of the call, both sections */
+} trinom_timing;
+
+/* What went wrong, filled by every entry (status TRINOM_OK and row -1 on success). */
+typedef struct trinom_error {
+    int32_t status;    /* enum trinom_status, the entry's return value */
+    int32_t section;   /* enum trinom_section: which input arrays `row` indexes */
+    int64_t row;       /* the failing row within the section's input arrays (0-based), -1 if none */
+    int32_t device;    /* the device id of the call, -1 if none */
+    int32_t reserved;
+    char field[32];    /* the input field at fault ("curve_index", "option_type", ...), empty if none */
+    char stage[32];    /* where it failed ("arguments", "device", "geometry", "plan", "kernels", ...) */
+    char message[512]; /* the message, without the row (the caller adds it) */
+} trinom_error;
+
+/* Number of CUDA devices this process sees. TRINOM_ERR_NO_DEVICE (count 0) when there is no
+ * driver or it reports none. Creates no context. `error` may be NULL. */
+int trinom_cuda_device_count(int32_t *count, trinom_error *error);
+/* The name of device `device` into name[0..size) (NUL-terminated). Creates no context. */
+int trinom_cuda_device_name(int32_t device, char *name, int32_t size, trinom_error *error);
+/* Prices a book on device `device`: writes book->options.count option prices into
+ * `option_prices` and book->bonds.count dirty bond prices per 100 face into `bond_prices`, each
+ * in input order, as float (TRINOM_F32) or double (TRINOM_F64). Options are priced first, then
+ * bonds; each section is priced as a separate call for it alone would price it (same bits).
+ * Option trees wider than 512 nodes go to the cuda-option kernel, bond trees wider than 512 nodes
+ * to the one-bond-per-block kernel (timing->*.fallback counts them). The prices of an empty
+ * section may be NULL; `options`, `timing` and `error` may be NULL. */
+int trinom_cuda_price_book(const trinom_book *book, int32_t device, const trinom_run_options *options,
+                           void *option_prices, void *bond_prices, trinom_timing *timing, trinom_error *error);
+/* Frees the context of `device` (all contexts for -1): its buffers, streams and threads, and
+ * releases its primary context. A later call on the device creates a new one. */
+void trinom_cuda_release(int32_t device);
 /* CDEF END */
 
 #ifdef __cplusplus

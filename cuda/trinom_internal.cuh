@@ -1,15 +1,15 @@
 // Internal declarations shared by the CUDA sources: device math in the thesis' operation order,
-// the per-option parameters, and the launchers of the three pricing kernels.
+// the per-option parameters, and the launchers of the option kernels (tree geometry and binning,
+// and the three pricing kernels).
 #pragma once
 
-#include <cuda.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include <string>
 #include <type_traits>
 #include <vector>
 
+#include "failure.cuh"
 #include "trinom_constants.h"
 #include "trinom_cuda.h"
 
@@ -253,66 +253,43 @@ template <typename Launch> void with_fast_class(int cls, Launch &&launch) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Launchers (host side). All work is enqueued on `stream`; errors are thrown as CudaFailure.
-struct CudaFailure {
-    int code;
-    std::string message;
-};
-void check_cuda(cudaError_t err, const char *what);
-#define TRINOM_CHECK(call) ::trinom::check_cuda((call), #call)
+// Launchers (host side). All work is enqueued on `stream`; errors are thrown as CudaFailure
+// (failure.cuh).
 
-// Device and pinned host memory that grows on demand (ensure) and is kept until release().
-// A growable allocation: ensure() reallocates only when more bytes are needed. Memory says
-// where it lives (device or pinned host memory).
-template <typename Memory> struct Buffer {
-    void *ptr = nullptr;
-    size_t size = 0;
-    void ensure(size_t bytes) {
-        if (bytes <= size) return;
-        release();
-        TRINOM_CHECK(Memory::allocate(&ptr, bytes));
-        size = bytes;
-    }
-    void release() {
-        if (ptr) Memory::free(ptr);
-        ptr = nullptr;
-        size = 0;
-    }
+// The inputs of one chunk of options on the device, in the working precision. Columns that vary
+// from row to row are uploaded as arrays; a column with one value for every row (term units,
+// steps, volatilities, types, ... often are) travels as that value only.
+constexpr int kRealColumns = 5;  // strike, maturity, expiry, a, sigma
+constexpr int kColumns = 8;      // ... term_unit, term_steps, option_type
+template <typename real> struct Inputs {
+    const real *column[kRealColumns];
+    real value[kRealColumns];
+    const int *int_column[2];  // term_unit, term_steps
+    int int_value[2];
+    const signed char *type_column;
+    int type_value;
+    __device__ __forceinline__ real get(int c, int o) const { return column[c] ? column[c][o] : value[c]; }
+    __device__ __forceinline__ int get_int(int c, int o) const { return int_column[c] ? int_column[c][o] : int_value[c]; }
+    __device__ __forceinline__ int get_type(int o) const { return type_column ? type_column[o] : type_value; }
 };
 
-struct DeviceMemory {
-    static cudaError_t allocate(void **ptr, size_t bytes) { return cudaMalloc(ptr, bytes); }
-    static void free(void *ptr) { cudaFree(ptr); }
-};
-struct PinnedMemory {
-    static cudaError_t allocate(void **ptr, size_t bytes) { return cudaHostAlloc(ptr, bytes, cudaHostAllocDefault); }
-    static void free(void *ptr) { cudaFreeHost(ptr); }
-};
-using DeviceBuffer = Buffer<DeviceMemory>;
-using PinnedBuffer = Buffer<PinnedMemory>;
+// Bins of the fast variant's counting sort: (kFastClasses + 1) classes x kFastBuckets heights.
+constexpr int kBins = (kFastClasses + 1) * kFastBuckets;
+// The bins' summary downloaded per chunk: class begin, class count, and the first bad option.
+constexpr int kInfoInts = 2 * (kFastClasses + 1) + 1;
+constexpr int kFirstBad = 2 * (kFastClasses + 1);
 
-// The context of trinom_api.cu, for the other host files (trinom_bonds_api.cu).
-bool context_ready();                                    // trinom_cuda_init() succeeded
-int report_error(int code, const std::string &message);  // sets trinom_cuda_last_error(); returns code
-void clear_error();
-void on_context_free(void (*release)());                 // run by trinom_cuda_free() before the context goes
-
-// Makes the device's primary context (the one the library's streams and buffers live in)
-// current on the calling thread for the scope, and restores the caller's context after.
-// Needed where other code in the process, such as a Futhark cuda library, has made its own
-// CUDA context current: the runtime API would otherwise run in that context and find the
-// library's streams invalid ("invalid resource handle").
-class PrimaryContextScope {
-  public:
-    PrimaryContextScope();
-    ~PrimaryContextScope();
-    PrimaryContextScope(const PrimaryContextScope &) = delete;
-    PrimaryContextScope &operator=(const PrimaryContextScope &) = delete;
-
-  private:
-    CUcontext previous_ = nullptr;
-    bool switched_ = false;
-};
+// Tree geometry of options 0..count-1 into `params` (kernel_geometry.cu); *first_bad gets the
+// lowest option that gives no valid tree. With `fast`, also each option's bin key (class, and
+// height bucket if `sort`) counted into hist.
+template <typename real>
+void launch_geometry(const Inputs<real> &inputs, int count, const Params<real> &params, bool fast, bool sort,
+                     int *hist, int *first_bad, cudaStream_t stream);
+// The fast variant's counting sort: scans hist into bin cursors and the class summary `info`,
+// then scatters the options into perm, grouped by class and ordered by height bucket.
+template <typename real>
+void launch_bins(const Params<real> &params, int count, const int *hist, int *cursor, int *info, int *perm,
+                 cudaStream_t stream);
 
 // Layout of cuda-option's expanded arrays for the options perm[0..count) of one launch.
 struct OptionLayout {

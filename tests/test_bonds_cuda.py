@@ -21,9 +21,11 @@ def test_header_declares_what_python_passes():
     passed = {*_cuda_lib._BOND_FIELDS_INT64, *_cuda_lib._BOND_FIELDS_FLOAT64, "option_type", "count"}
     assert fields == passed
     assert {name for name, _ in ffi.typeof("trinom_bond_curves").fields} == {"count", "terms", "rates", "days"}
-    options = {name for name, _ in ffi.typeof("trinom_bond_options").fields}
-    assert options == {"precision", "block_size", "no_sort", "wide_only", "chunk_size", "memory_limit"}
-    assert ffi.sizeof("trinom_bond_options") == 32
+    options = {name for name, _ in ffi.typeof("trinom_run_options").fields}
+    assert options >= {"precision", "bond_block_size", "no_sort", "bond_wide_only", "bond_chunk_size", "memory_limit"}
+    assert ffi.sizeof("trinom_run_options") == 56
+    timing = {name for name, _ in ffi.typeof("trinom_timing").fields}
+    assert timing == {"options", "bonds", "total_ms"}
 
 
 def test_backend_interface():
@@ -33,6 +35,9 @@ def test_backend_interface():
         bonds_cuda.price(bonds, curves, target="opencl")
     with pytest.raises(ValueError, match="precision"):
         bonds_cuda.price(bonds, curves, "f16")
+    with pytest.raises(_cuda_lib.CudaError, match="device -1 is out of range") as caught:
+        bonds_cuda.price(bonds, curves, device=-1)
+    assert caught.value.code == _cuda_lib.ERR_DEVICE and caught.value.field == "device"
 
 
 def test_without_gpu_says_no_cuda_device():
@@ -44,3 +49,5 @@ def test_without_gpu_says_no_cuda_device():
     bonds, curves = sample_bond()
     with pytest.raises(BackendUnavailable, match="no CUDA device"):
         bonds_cuda.price(bonds, curves, "f32")
+    with pytest.raises(BackendUnavailable, match="no CUDA device"):
+        _cuda_lib.price_book(None, None, bonds, curves, "f64", device=0)

@@ -18,9 +18,10 @@ import functools
 
 import numpy as np
 import pytest
+import trinom
 from conftest import PAPER_50, PAPER_SAMPLE, load_paper
 from trinom.backends import _cuda_lib, bonds_cuda
-from trinom.bonds import BondPortfolio, price_bonds, reference
+from trinom.bonds import BondPortfolio, reference
 from trinom.bonds.generator import DATASETS, a_for_width, generate_bonds, paper_curves
 
 pytestmark = pytest.mark.gpu
@@ -193,9 +194,9 @@ def test_chunks_and_memory_limit_give_the_same_prices(mixed):
     assert timing["chunks"] > 1
 
 
-def test_through_price_bonds():
+def test_through_trinom_price():
     bonds, curves, out64 = load_paper(PAPER_SAMPLE)
-    assert_f64(price_bonds(bonds, curves, backend="cuda").dirty, out64, "price_bonds(backend='cuda')")
+    assert_f64(trinom.price(bonds, curves, backend="cuda").price, out64, "trinom.price(bonds, backend='cuda')")
 
 
 def test_timing_is_reported(mixed):
@@ -206,11 +207,84 @@ def test_timing_is_reported(mixed):
     assert timing["chunks"] == 1 and timing["fallback"] == 0
 
 
-def test_library_errors_carry_the_row():
+def bad_curve_at_row_2() -> tuple[BondPortfolio, tuple]:
     bonds, curves, _ = load_paper(PAPER_SAMPLE)
     fields = bonds[:3].as_dict()
     fields["curve_index"] = np.array([0, 0, 5])  # not validated here: the library refuses row 2
-    bad = BondPortfolio(**fields)
-    with pytest.raises(_cuda_lib.CudaError, match="row 2"):
+    return BondPortfolio(**fields), curves
+
+
+def test_library_errors_carry_the_row():
+    bad, curves = bad_curve_at_row_2()
+    with pytest.raises(_cuda_lib.CudaError, match=r"^row 2: curve_index 5 is not one of the") as caught:
         bonds_cuda.price(bad, curves, "f64")
-    assert np.isfinite(bonds_cuda.price(bonds[:2], curves, "f64")).all()  # the context survives
+    err = caught.value
+    assert (err.code, err.row, err.section, err.field, err.stage) == (_cuda_lib.ERR_ARGUMENT, 2, "bonds", "curve_index",
+                                                                      "plan")
+    assert np.isfinite(bonds_cuda.price(bad[:2], curves, "f64")).all()  # the context survives
+
+
+def test_error_row_in_a_later_chunk():
+    bad, curves = bad_curve_at_row_2()
+    with pytest.raises(_cuda_lib.CudaError) as caught:
+        bonds_cuda.price(bad, curves, "f64", chunk_size=2)  # row 2 is the first of the second chunk
+    assert (caught.value.row, caught.value.field) == (2, "curve_index")
+
+
+def test_device_id(mixed):
+    bonds, curves, expected = mixed
+    got = bonds_cuda.price(bonds, curves, "f64", device=0)
+    np.testing.assert_array_equal(got, bonds_cuda.price(bonds, curves, "f64"))
+    assert_f64(got, expected, "device 0")
+    with pytest.raises(_cuda_lib.CudaError, match="device 64 is out of range") as caught:
+        bonds_cuda.price(bonds, curves, "f64", device=64)
+    assert caught.value.code == _cuda_lib.ERR_DEVICE
+
+
+def options_book(count: int = 400) -> tuple[trinom.Portfolio, trinom.YieldCurve]:
+    """Options of several widths and heights, a few wider than 512 nodes (the fallback kernel)."""
+    rng = np.random.default_rng(11)
+    a = np.where(np.arange(count) % 50 == 0, 0.004, rng.uniform(0.03, 0.6, count))
+    portfolio = trinom.Portfolio(strike=rng.uniform(40.0, 100.0, count), maturity=rng.uniform(1.0, 12.0, count),
+                                 expiry=rng.uniform(0.0, 1.0, count), term_unit=rng.choice([365, 360], count),
+                                 term_steps=rng.integers(1, 25, count), a=a, sigma=rng.uniform(0.002, 0.04, count),
+                                 option_type=rng.integers(0, 2, count))
+    assert not portfolio.validate()
+    return portfolio, trinom.YieldCurve.thesis()
+
+
+@pytest.mark.parametrize("precision", ["f64", "f32"])
+@pytest.mark.parametrize("variant", ["fast", "option", "multi"])
+def test_mixed_book_in_one_call_equals_the_separate_calls(mixed, variant: str, precision: str):
+    bonds, curves, _ = mixed
+    wide, _ = wide_bonds(2)
+    bonds = BondPortfolio.concatenate([bonds, wide])
+    portfolio, curve = options_book()
+    timing: dict = {}
+    options, dirty = _cuda_lib.price_book(portfolio, curve, bonds, curves, precision, variant=variant, timing=timing)
+    np.testing.assert_array_equal(options, _cuda_lib.price(portfolio, curve, precision, variant=variant))
+    np.testing.assert_array_equal(dirty, _cuda_lib.price_bonds(bonds, curves, precision))
+    assert timing["bonds"]["fallback"] == 2 and timing["options"]["chunks"] >= 1
+    assert timing["kernel_ms"] == timing["options"]["kernel_ms"] + timing["bonds"]["kernel_ms"]
+    assert 0 < timing["kernel_ms"] <= timing["device_ms"] <= timing["library_ms"]
+
+
+def test_book_sections_may_be_empty(mixed):
+    bonds, curves, _ = mixed
+    portfolio, curve = options_book(50)
+    options, dirty = _cuda_lib.price_book(None, None, bonds, curves, "f64")
+    assert options is None
+    np.testing.assert_array_equal(dirty, bonds_cuda.price(bonds, curves, "f64"))
+    options, dirty = _cuda_lib.price_book(portfolio, curve, None, (), "f64")
+    assert dirty is None
+    np.testing.assert_array_equal(options, _cuda_lib.price(portfolio, curve, "f64"))
+    options, dirty = _cuda_lib.price_book(portfolio[:0], curve, bonds[:0], curves, "f64")
+    assert options.size == 0 and dirty.size == 0
+
+
+def test_mixed_book_error_names_the_section(mixed):
+    bad, curves = bad_curve_at_row_2()
+    portfolio, curve = options_book(50)
+    with pytest.raises(_cuda_lib.CudaError, match=r"^bonds row 2: curve_index") as caught:
+        _cuda_lib.price_book(portfolio, curve, bad, curves, "f64")
+    assert (caught.value.section, caught.value.row) == ("bonds", 2)

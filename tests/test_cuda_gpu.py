@@ -6,6 +6,7 @@ in float32 (``out32/``).
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 
 import numpy as np
@@ -13,11 +14,13 @@ import pytest
 import trinom
 from conftest import load_thesis, shared_data_dir
 from trinom import backends
-from trinom.backends import _cuda_lib
+from trinom.backends import _cuda_lib, cuda, cuda_multi, cuda_option, reference
 
 pytestmark = pytest.mark.gpu
 
 CUDA_BACKENDS = ("cuda-option", "cuda-multi", "cuda")
+#: The option kernel module of each CUDA engine (what the engine calls; its knobs are the module's).
+KERNELS = {"cuda-option": cuda_option, "cuda-multi": cuda_multi, "cuda": cuda}
 TOLERANCE = {"f64": 1e-11, "f32": 1.2e-4}
 DATASETS = (
     "book", "options-1000", "options-60000",
@@ -46,6 +49,11 @@ def dataset(name: str, precision: str) -> tuple[trinom.Portfolio, np.ndarray]:
     return loaded
 
 
+def kernel(name: str):
+    """The option kernel module behind CUDA engine ``name``."""
+    return KERNELS[name]
+
+
 def check(got: np.ndarray, expected: np.ndarray, precision: str, what: str) -> None:
     assert got.dtype == (np.float32 if precision == "f32" else np.float64), what
     assert got.shape == expected.shape, what
@@ -61,7 +69,7 @@ def check(got: np.ndarray, expected: np.ndarray, precision: str, what: str) -> N
 @pytest.mark.parametrize("backend", CUDA_BACKENDS)
 def test_matches_thesis_reference(backend: str, name: str, precision: str, thesis_curve: trinom.YieldCurve):
     portfolio, expected = dataset(name, precision)
-    got = backends.get(backend).price(portfolio, thesis_curve, precision)
+    got = kernel(backend).price(portfolio, thesis_curve, precision)
     check(got, expected, precision, f"{backend} {name} {precision}")
 
 
@@ -71,7 +79,7 @@ def test_matches_thesis_reference(backend: str, name: str, precision: str, thesi
 def test_cuda_option_padding_and_sorting(padding: str, sort: bool, precision: str, thesis_curve):
     for name in ("options-1000", "4_SKEWED"):
         portfolio, expected = dataset(name, precision)
-        got = backends.get("cuda-option").price(portfolio, thesis_curve, precision, padding=padding, sort=sort,
+        got = kernel("cuda-option").price(portfolio, thesis_curve, precision, padding=padding, sort=sort,
                                                 block_size=64)
         check(got, expected, precision, f"cuda-option {name} padding={padding} sort={sort}")
 
@@ -80,7 +88,7 @@ def test_cuda_option_padding_and_sorting(padding: str, sort: bool, precision: st
 def test_unsorted_and_other_block_sizes(backend: str, thesis_curve):
     portfolio, expected = dataset("1_RAND_1000", "f64")
     block = {"cuda-option": 256, "cuda-multi": 512, "cuda": 64}[backend]
-    got = backends.get(backend).price(portfolio, thesis_curve, "f64", sort=False, block_size=block)
+    got = kernel(backend).price(portfolio, thesis_curve, "f64", sort=False, block_size=block)
     check(got, expected, "f64", f"{backend} unsorted block {block}")
 
 
@@ -112,8 +120,8 @@ def test_random_portfolio_matches_the_reference_backend(backend: str, precision:
     seed = int(np.random.SeedSequence().entropy % 2**32)
     portfolio = random_portfolio(np.random.default_rng(seed), 300)
     assert not portfolio.validate()
-    expected = backends.get("reference").price(portfolio, thesis_curve, precision).astype(np.float64)
-    got = backends.get(backend).price(portfolio, thesis_curve, precision).astype(np.float64)
+    expected = reference.price(portfolio, thesis_curve, precision).astype(np.float64)
+    got = kernel(backend).price(portfolio, thesis_curve, precision).astype(np.float64)
     tolerance = 1e-11 if precision == "f64" else 2e-4
     error = np.abs(got - expected)
     worst = int(np.argmax(error))
@@ -127,10 +135,10 @@ def test_wide_trees_take_the_fallback(backend: str, precision: str, thesis_curve
     portfolio = wide_portfolio()
     widths = portfolio.widths()
     assert widths.min() > 512 and widths.max() > 1024 and (portfolio.heights() > widths // 2).any()
-    expected = backends.get("reference").price(portfolio, thesis_curve, precision)
+    expected = reference.price(portfolio, thesis_curve, precision)
     timing: dict = {}
     options = {"block_size": 512} if backend == "cuda-multi" else {}
-    got = backends.get(backend).price(portfolio, thesis_curve, precision, timing=timing, **options)
+    got = kernel(backend).price(portfolio, thesis_curve, precision, timing=timing, **options)
     tolerance = TOLERANCE[precision] if precision == "f64" else 2e-4
     assert np.abs(got.astype(np.float64) - expected).max() <= tolerance
     if backend != "cuda-option":
@@ -140,9 +148,9 @@ def test_wide_trees_take_the_fallback(backend: str, precision: str, thesis_curve
 @pytest.mark.parametrize("backend", CUDA_BACKENDS)
 def test_chunks_give_the_same_prices(backend: str, thesis_curve):
     portfolio, expected = dataset("options-1000", "f64")
-    whole = backends.get(backend).price(portfolio, thesis_curve, "f64")
+    whole = kernel(backend).price(portfolio, thesis_curve, "f64")
     timing: dict = {}
-    chunked = backends.get(backend).price(portfolio, thesis_curve, "f64", chunk_size=97, timing=timing)
+    chunked = kernel(backend).price(portfolio, thesis_curve, "f64", chunk_size=97, timing=timing)
     assert timing["chunks"] >= 11
     if backend == "cuda-multi":  # other bins: other summation orders in the alpha sums
         np.testing.assert_allclose(chunked, whole, rtol=0, atol=1e-12)
@@ -156,7 +164,7 @@ def test_workspace_larger_than_memory_is_split(backend: str, thesis_curve):
     portfolio, expected = dataset("1_RAND_1000", "f64")
     timing: dict = {}
     options = {"padding": "global"} if backend == "cuda-option" else {}
-    got = backends.get(backend).price(portfolio, thesis_curve, "f64", memory_limit=2_000_000, timing=timing,
+    got = kernel(backend).price(portfolio, thesis_curve, "f64", memory_limit=2_000_000, timing=timing,
                                       **options)
     assert timing["chunks"] > 1
     check(got, expected, "f64", f"{backend} with a 2 MB workspace")
@@ -166,20 +174,20 @@ def test_workspace_larger_than_memory_is_split(backend: str, thesis_curve):
 def test_prices_come_back_in_input_order(backend: str, thesis_curve):
     portfolio, expected = dataset("4_SKEWED", "f64")
     order = np.random.default_rng(7).permutation(len(portfolio))[:5000]
-    got = backends.get(backend).price(portfolio[order], thesis_curve, "f64")
+    got = kernel(backend).price(portfolio[order], thesis_curve, "f64")
     check(got, expected[order], "f64", f"{backend} permuted subset")
 
 
 @pytest.mark.parametrize("backend", CUDA_BACKENDS)
 def test_through_trinom_price(backend: str, thesis_curve):
     portfolio, expected = dataset("book", "f64")
-    check(trinom.price(portfolio, thesis_curve, backend=backend), expected, "f64", backend)
+    check(trinom.price(portfolio, thesis_curve, backend=backend).price, expected, "f64", backend)
 
 
 def test_timing_is_reported(thesis_curve):
     portfolio, _ = dataset("options-1000", "f32")
     timing: dict = {}
-    backends.get("cuda").price(portfolio, thesis_curve, "f32", timing=timing)
+    kernel("cuda").price(portfolio, thesis_curve, "f32", timing=timing)
     assert 0 < timing["kernel_ms"] <= timing["device_ms"] <= timing["library_ms"]
 
 
@@ -189,14 +197,94 @@ def test_available_names_the_device():
     assert reason.startswith("CUDA on")
 
 
-def test_library_errors_carry_the_row(thesis_curve):
+@pytest.mark.parametrize("variant", ["fast", "option", "multi"])
+def test_library_errors_carry_the_row(variant: str, thesis_curve):
     # Bypass validation: a negative a (no valid tree) reaches the library, which refuses the row.
     bad = trinom.Portfolio(strike=[63.0, 63.0], maturity=[9.0, 9.0], expiry=[3.0, 3.0], term_unit=[365, 365],
                            term_steps=[12, 12], a=[0.1, -0.1], sigma=[0.01, 0.01], option_type=[1, 1])
-    with pytest.raises(_cuda_lib.CudaError, match="row 1"):
-        _cuda_lib.price(bad, thesis_curve, "f64", variant="fast")
+    with pytest.raises(_cuda_lib.CudaError, match=r"^row 1: the option gives no valid tree") as caught:
+        _cuda_lib.price(bad, thesis_curve, "f64", variant=variant)
+    err = caught.value
+    assert (err.code, err.row, err.section, err.field, err.stage, err.device) == (
+        _cuda_lib.ERR_ARGUMENT, 1, "options", "a", "geometry", 0)
     # The context survives the error.
-    assert np.isfinite(_cuda_lib.price(bad[:1], thesis_curve, "f64", variant="fast")).all()
+    assert np.isfinite(_cuda_lib.price(bad[:1], thesis_curve, "f64", variant=variant)).all()
+
+
+def test_error_row_is_the_row_of_the_input_across_chunks(thesis_curve):
+    """Chunks price rows 0-2, 3-5, ...: the row is still the caller's, from the error struct."""
+    portfolio, _ = dataset("options-1000", "f64")
+    fields = {name: np.array(getattr(portfolio, name)[:10]) for name in
+              ("strike", "maturity", "expiry", "term_unit", "term_steps", "a", "sigma", "option_type")}
+    fields["sigma"][7] = np.nan
+    bad = trinom.Portfolio(**fields)
+    with pytest.raises(_cuda_lib.CudaError) as caught:
+        _cuda_lib.price(bad, thesis_curve, "f64", chunk_size=3)
+    assert (caught.value.row, caught.value.field) == (7, "sigma")
+    assert str(caught.value).startswith("row 7: ")
+
+
+def test_device_id(thesis_curve):
+    portfolio, expected = dataset("options-1000", "f64")
+    for name in CUDA_BACKENDS:
+        got = kernel(name).price(portfolio, thesis_curve, "f64", device=0)
+        np.testing.assert_array_equal(got, kernel(name).price(portfolio, thesis_curve, "f64"))
+        check(got, expected, "f64", f"{name} on device 0")
+    usable, reason = _cuda_lib.available(device=0)
+    assert usable and reason.startswith("CUDA on"), reason
+
+
+def test_device_out_of_range_is_a_clear_error(thesis_curve):
+    portfolio, _ = dataset("book", "f64")
+    usable, _ = _cuda_lib.available(device=64)
+    assert not usable
+    for device in (64, -1):
+        with pytest.raises(_cuda_lib.CudaError, match=f"device {device} is out of range") as caught:
+            kernel("cuda").price(portfolio, thesis_curve, "f64", device=device)
+        assert caught.value.code == _cuda_lib.ERR_DEVICE and caught.value.field == "device"
+        assert caught.value.row == -1
+    with pytest.raises(_cuda_lib.CudaError, match="device 64 is out of range"):  # also for an empty book
+        _cuda_lib.price(portfolio[:0], thesis_curve, "f64", device=64)
+    # The library still prices on device 0.
+    assert np.isfinite(kernel("cuda").price(portfolio, thesis_curve, "f64", device=0)).all()
+
+
+def test_threads_share_a_device(thesis_curve):
+    """Calls from several threads (one device: they take turns) give the bits of one thread alone."""
+    portfolio, _ = dataset("options-1000", "f64")
+    alone = {v: _cuda_lib.price(portfolio, thesis_curve, "f64", variant=v) for v in _cuda_lib.VARIANTS}
+    with concurrent.futures.ThreadPoolExecutor(6) as pool:
+        runs = [(v, pool.submit(_cuda_lib.price, portfolio, thesis_curve, "f64", variant=v))
+                for _ in range(4) for v in _cuda_lib.VARIANTS]
+        for variant, run in runs:
+            np.testing.assert_array_equal(run.result(), alone[variant])
+
+
+def test_threads_on_every_device(thesis_curve):
+    """One thread per device at the same time (a Dask worker per GPU): each gets device 0's bits."""
+    count = len(_device_ids())
+    if count < 2:
+        pytest.skip(f"one CUDA device here ({count}): pricing on two devices at once is not checked")
+    portfolio, expected = dataset("options-1000", "f64")
+    with concurrent.futures.ThreadPoolExecutor(count) as pool:
+        runs = [pool.submit(_cuda_lib.price, portfolio, thesis_curve, "f64", device=d) for d in range(count)]
+        results = [run.result() for run in runs]
+    for got in results:
+        np.testing.assert_array_equal(got, results[0])
+    check(results[0], expected, "f64", "every device")
+
+
+def _device_ids() -> list[int]:
+    ffi, lib = _cuda_lib._LIBRARY.open()
+    return list(range(len(_cuda_lib._device_names(ffi, lib))))
+
+
+def test_release_and_price_again(thesis_curve):
+    portfolio, expected = dataset("options-1000", "f64")
+    before = _cuda_lib.price(portfolio, thesis_curve, "f64")
+    _cuda_lib.release(0)
+    np.testing.assert_array_equal(_cuda_lib.price(portfolio, thesis_curve, "f64"), before)
+    check(before, expected, "f64", "after release")
 
 
 def test_cuda_and_futhark_cuda_share_a_process(thesis_curve):
@@ -208,5 +296,5 @@ def test_cuda_and_futhark_cuda_share_a_process(thesis_curve):
         pytest.fail(f"futhark-basic/cuda not usable on this GPU machine: {futhark.available('cuda')[1]}")
     for name, options in (("futhark-basic", {"target": "cuda"}), ("cuda", {}), ("futhark-basic", {"target": "cuda"}),
                           ("cuda-multi", {})):
-        got = trinom.price(portfolio, thesis_curve, backend=name, **options)
+        got = trinom.price(portfolio, thesis_curve, backend=name, **options).price
         check(got, expected, "f64", f"{name} after the other library")

@@ -1,15 +1,22 @@
 """The hand-written CUDA library ``trinom/_lib/libtrinom_cuda.so``, loaded with cffi (ABI mode).
 
-One context per process: the library is opened and the GPU context created on first use and
-kept until the process ends. The three CUDA backends (``cuda-option``, ``cuda-multi`` and
-``cuda``) call :func:`price` with their variant, the bond backend ``bonds_cuda`` calls
-:func:`price_bonds`. Where the library is not built or no GPU exists, :func:`available` says
-``(False, "no CUDA device: ...")`` and both pricing functions raise
-:class:`~trinom.backends.BackendUnavailable`.
+One loader and one entry: every price goes through ``trinom_cuda_price_book``, which takes a book
+(an option section and a bond section, either may be empty) and a device id. :func:`price_book`
+makes that one call for a mixed book; :func:`price` (the option backends ``cuda-option``,
+``cuda-multi`` and ``cuda``) and :func:`price_bonds` (the bond backend ``bonds_cuda``) call it with
+one section. The library keeps one context per device, created on the first call for that device
+and kept until the process ends; calls on different devices may run at the same time from
+different threads (cffi releases the GIL during the call).
+
+Errors come back as data (the library's ``trinom_error``): :class:`CudaError` carries the status,
+the failing row of the section's input arrays, the field and the stage. Where the library is not
+built or no GPU exists, :func:`available` says ``(False, "no CUDA device: ...")`` and the pricing
+functions raise :class:`~trinom.backends.BackendUnavailable`.
 """
 
 from __future__ import annotations
 
+import operator
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,14 +40,36 @@ VARIANTS: dict[str, int] = {"option": 0, "multi": 1, "fast": 2}
 PADDINGS: dict[str, int] = {"global": 0, "block": 1, "warp": 2}
 _PRECISIONS: dict[str, tuple[int, type[np.floating]]] = {"f32": (0, np.float32), "f64": (1, np.float64)}
 _NO_DEVICE = "no CUDA device"
+#: enum trinom_status
+OK, ERR_CUDA, ERR_ARGUMENT, ERR_MEMORY, ERR_NO_DEVICE, ERR_DEVICE = 0, 1, 2, 3, 5, 6
+#: enum trinom_section, by name
+SECTIONS: dict[int, str] = {0: "", 1: "options", 2: "bonds"}
+
+_OPTION_FIELDS = ("strike", "maturity", "expiry", "term_unit", "term_steps", "a", "sigma")
+_BOND_FIELDS_INT64 = ("term_unit", "term_steps", "first_exercise", "last_exercise", "exercise_frequency",
+                      "curve_index", "cashflow_offset", "cashflow_step")
+_BOND_FIELDS_FLOAT64 = ("a", "sigma", "maturity", "spread", "strike", "repayment", "coupon")
+_C_TYPES = {np.dtype(np.int64): "int64_t[]", np.dtype(np.int32): "int32_t[]", np.dtype(np.float64): "double[]",
+            np.dtype(np.int8): "int8_t[]"}
 
 
 class CudaError(RuntimeError):
-    """The CUDA library failed; the message carries CUDA's error string. ``code`` is its status."""
+    """The CUDA library refused or failed, from its ``trinom_error``.
 
-    def __init__(self, code: int, message: str):
+    ``code`` is the status (``ERR_*``), ``row`` the failing row of the section's input arrays (-1 if
+    none), ``section`` ``"options"``, ``"bonds"`` or ``""``, ``field`` the input field at fault and
+    ``stage`` where it failed (both may be empty), ``device`` the device id of the call.
+    """
+
+    def __init__(self, code: int, message: str, *, row: int = -1, section: str = "", field: str = "",
+                 stage: str = "", device: int = -1):
         super().__init__(message)
         self.code = code
+        self.row = row
+        self.section = section
+        self.field = field
+        self.stage = stage
+        self.device = device
 
 
 def cdef_text(header: str) -> str:
@@ -51,73 +80,226 @@ def cdef_text(header: str) -> str:
 
 
 class _Library:
-    """The opened library and its context (created once, under a lock)."""
+    """The library, opened once (under a lock); it creates its device contexts itself."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.ffi: Any = None
         self.lib: Any = None
-        self.ready = False
-        self.failure: str | None = None
 
     def open(self) -> tuple[Any, Any]:
-        if self.lib is not None:
-            return self.ffi, self.lib
-        if not LIBRARY.exists():
-            raise BackendUnavailable(f"{_NO_DEVICE}: {LIBRARY} is not built "
-                                     "(it is built where nvcc and an NVIDIA GPU are present)")
-        header = next((h for h in HEADERS if h.exists()), None)
-        if header is None:
-            raise BackendUnavailable(f"{_NO_DEVICE}: trinom_cuda.h not found beside {LIBRARY}")
-        try:
-            import cffi
-        except ImportError as err:  # pragma: no cover - cffi is a dependency
-            raise BackendUnavailable(f"{_NO_DEVICE}: cffi is not installed ({err})") from None
-        ffi = cffi.FFI()
-        ffi.cdef(cdef_text(header.read_text()))
-        try:
-            lib = ffi.dlopen(str(LIBRARY))
-        except OSError as err:
-            raise BackendUnavailable(f"{_NO_DEVICE}: cannot load {LIBRARY.name}: {err}") from None
-        self.ffi, self.lib = ffi, lib
-        return ffi, lib
-
-    def message(self) -> str:
-        return self.ffi.string(self.lib.trinom_cuda_last_error()).decode(errors="replace")
-
-    def context(self) -> tuple[Any, Any]:
-        """The library with its context initialised (device 0)."""
         with self.lock:
-            ffi, lib = self.open()
-            if not self.ready:
-                if self.failure is not None:
-                    raise BackendUnavailable(self.failure)
-                status = lib.trinom_cuda_init(0)
-                if status != 0:
-                    text = self.message()
-                    self.failure = text if text.startswith(_NO_DEVICE) else f"{_NO_DEVICE}: {text}"
-                    raise BackendUnavailable(self.failure)
-                self.ready = True
+            if self.lib is not None:
+                return self.ffi, self.lib
+            if not LIBRARY.exists():
+                raise BackendUnavailable(f"{_NO_DEVICE}: {LIBRARY} is not built "
+                                         "(it is built where nvcc and an NVIDIA GPU are present)")
+            header = next((h for h in HEADERS if h.exists()), None)
+            if header is None:
+                raise BackendUnavailable(f"{_NO_DEVICE}: trinom_cuda.h not found beside {LIBRARY}")
+            try:
+                import cffi
+            except ImportError as err:  # pragma: no cover - cffi is a dependency
+                raise BackendUnavailable(f"{_NO_DEVICE}: cffi is not installed ({err})") from None
+            ffi = cffi.FFI()
+            ffi.cdef(cdef_text(header.read_text()))
+            try:
+                lib = ffi.dlopen(str(LIBRARY))
+            except OSError as err:
+                raise BackendUnavailable(f"{_NO_DEVICE}: cannot load {LIBRARY.name}: {err}") from None
+            self.ffi, self.lib = ffi, lib
             return ffi, lib
 
 
 _LIBRARY = _Library()
 
 
-def available(target: str | None = None) -> tuple[bool, str]:
-    """Whether the CUDA library and a GPU are usable here, and on what (or why not)."""
+def _text(ffi: Any, chars: Any) -> str:
+    return ffi.string(chars).decode(errors="replace")
+
+
+def _failure(ffi: Any, error: Any, *, name_section: bool = False) -> Exception:
+    """The exception for a filled ``trinom_error``: BackendUnavailable where no GPU exists, else CudaError.
+
+    The row comes from the struct: the message is ``row N: ...`` (``options row N`` / ``bonds row N``
+    with ``name_section``, for a book of both).
+    """
+    code, message = int(error.status), _text(ffi, error.message)
+    if code == ERR_NO_DEVICE:
+        return BackendUnavailable(message if message.startswith(_NO_DEVICE) else f"{_NO_DEVICE}: {message}")
+    row, section = int(error.row), SECTIONS.get(int(error.section), "")
+    if row >= 0:
+        message = f"{section + ' ' if name_section and section else ''}row {row}: {message}"
+    return CudaError(code, message, row=row, section=section, field=_text(ffi, error.field),
+                     stage=_text(ffi, error.stage), device=int(error.device))
+
+
+def _device_names(ffi: Any, lib: Any) -> list[str]:
+    """The names of the devices this process sees; raises BackendUnavailable where there are none."""
+    count, error = ffi.new("int32_t *"), ffi.new("trinom_error *")
+    if lib.trinom_cuda_device_count(count, error) != OK:
+        raise _failure(ffi, error)
+    names = []
+    name = ffi.new("char[256]")
+    for device in range(count[0]):
+        if lib.trinom_cuda_device_name(device, name, 256, error) != OK:
+            raise _failure(ffi, error)
+        names.append(_text(ffi, name))
+    return names
+
+
+def available(target: str | None = None, *, device: int | None = None) -> tuple[bool, str]:
+    """Whether the CUDA library and a GPU (``device``, if given) are usable here, and on what (or why not)."""
     if target not in (None, "cuda"):
         return False, f"unknown target {target!r} (the CUDA backends run on target 'cuda')"
     try:
-        ffi, lib = _LIBRARY.open()
+        names = _device_names(*_LIBRARY.open())
     except BackendUnavailable as err:
         return False, str(err)
-    count = ffi.new("int32_t *")
-    if lib.trinom_cuda_device_count(count) != 0:
-        text = _LIBRARY.message()
-        return False, text if text.startswith(_NO_DEVICE) else f"{_NO_DEVICE}: {text}"
-    name = ffi.string(lib.trinom_cuda_device_name()).decode() if _LIBRARY.ready else ""
-    return True, f"CUDA on {name or f'{count[0]} device(s)'}"
+    except CudaError as err:
+        return False, f"{_NO_DEVICE}: {err}"
+    if device is not None:
+        if not 0 <= device < len(names):
+            return False, f"device {device} is out of range: this process sees {len(names)} CUDA device(s)"
+        return True, f"CUDA on {names[device]} (device {device})"
+    if len(names) == 1:
+        return True, f"CUDA on {names[0]}"
+    return True, f"CUDA on {len(names)} devices: " + ", ".join(f"{d}: {n}" for d, n in enumerate(names))
+
+
+def _checked(target: str | None, precision: str, device: int) -> tuple[int, Any, int]:
+    """The precision code, the result dtype and the device id; unknown targets, precisions and ids are refused."""
+    if target not in (None, "cuda"):
+        raise BackendUnavailable(f"unknown target {target!r} (the CUDA backends run on target 'cuda')")
+    if precision not in _PRECISIONS:
+        raise ValueError(f"precision must be 'f32' or 'f64', got {precision!r}")
+    device = operator.index(device)
+    if not 0 <= device < 2**31:
+        raise CudaError(ERR_DEVICE, f"device {device} is out of range: device ids start at 0", field="device",
+                        stage="device", device=device)
+    code, dtype = _PRECISIONS[precision]
+    return code, dtype, device
+
+
+def _buffer(ffi: Any, keep: list, array: np.ndarray) -> Any:
+    """A C pointer to ``array``'s data, kept alive in ``keep`` for the call."""
+    pointer = ffi.from_buffer(_C_TYPES[array.dtype], array)
+    keep.append((array, pointer))
+    return pointer
+
+
+def _option_section(ffi: Any, book: Any, keep: list, portfolio: Portfolio, curve: YieldCurve) -> None:
+    """Fill the book's option section. The arrays go as trinom.Portfolio holds them (float64, option
+    types int8): no conversion here; the library converts while staging them for the GPU."""
+    options = book.options
+    options.count = len(portfolio)
+    for name in _OPTION_FIELDS:
+        setattr(options, name, _buffer(ffi, keep, np.ascontiguousarray(getattr(portfolio, name), dtype=np.float64)))
+    options.option_type = _buffer(ffi, keep, np.ascontiguousarray(portfolio.option_type, dtype=np.int8))
+    book.curve.count = len(curve.rates)
+    book.curve.rates = _buffer(ffi, keep, np.ascontiguousarray(curve.rates, dtype=np.float64))
+    book.curve.days = _buffer(ffi, keep, np.ascontiguousarray(curve.days, dtype=np.int32))
+
+
+def _bond_section(ffi: Any, book: Any, keep: list, bonds: BondPortfolio, curves: Sequence[YieldCurve]) -> None:
+    """Fill the book's bond section, the arrays as trinom.bonds.BondPortfolio holds them (int64, float64, int8)."""
+    from ..bonds.portfolio import flatten_curves
+
+    section = book.bonds
+    section.count = len(bonds)
+    for name in _BOND_FIELDS_INT64:
+        setattr(section, name, _buffer(ffi, keep, np.ascontiguousarray(getattr(bonds, name), dtype=np.int64)))
+    for name in _BOND_FIELDS_FLOAT64:
+        setattr(section, name, _buffer(ffi, keep, np.ascontiguousarray(getattr(bonds, name), dtype=np.float64)))
+    section.option_type = _buffer(ffi, keep, np.ascontiguousarray(bonds.option_type, dtype=np.int8))
+    terms, rates, days = flatten_curves(tuple(curves))
+    book.bond_curves.count = len(terms)
+    book.bond_curves.terms = _buffer(ffi, keep, np.ascontiguousarray(terms, dtype=np.int64))
+    book.bond_curves.rates = _buffer(ffi, keep, np.ascontiguousarray(rates, dtype=np.float64))
+    book.bond_curves.days = _buffer(ffi, keep, np.ascontiguousarray(days, dtype=np.int64))
+
+
+def _section_timing(section: Any) -> dict[str, float]:
+    return {"kernel_ms": section.kernel_ms, "device_ms": section.device_ms, "chunks": int(section.chunks),
+            "fallback": int(section.fallback)}
+
+
+def price_book(
+    portfolio: Portfolio | None,
+    curve: YieldCurve | None,
+    bonds: BondPortfolio | None,
+    curves: Sequence[YieldCurve] = (),
+    precision: str = "f64",
+    *,
+    device: int = 0,
+    variant: str = "fast",
+    target: str | None = None,
+    block_size: int | None = None,
+    padding: str = "global",
+    sort: bool = True,
+    chunk_size: int | None = None,
+    bond_block_size: int | None = None,
+    wide_only: bool = False,
+    bond_chunk_size: int | None = None,
+    memory_limit: int | None = None,
+    timing: dict[str, Any] | None = None,
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Option prices and dirty bond prices (per 100 face) of a book in one library call, on GPU ``device``.
+
+    ``portfolio`` (priced against ``curve``) or ``bonds`` (against ``curves``, indexed by each bond's
+    ``curve_index``) may be None (or empty); its prices are then None. Both come back in input order,
+    float32 for ``"f32"``, float64 for ``"f64"``, each section bit for bit what a call for it alone
+    gives. Options: ``variant`` (``"option"``, ``"multi"``, ``"fast"``), ``block_size``, ``padding``
+    (cuda-option), ``chunk_size``; bonds: ``bond_block_size``, ``wide_only``, ``bond_chunk_size``;
+    both: ``sort``, ``memory_limit`` (bytes of GPU memory a section's buffers may use; default a
+    fixed fraction of what is free). ``timing``, if given, is filled with ``kernel_ms``, ``device_ms``,
+    ``chunks`` and ``fallback`` summed over the sections, ``library_ms`` (wall clock inside the
+    library), and the per-section values under ``"options"`` and ``"bonds"``.
+
+    Raises :class:`BackendUnavailable` ("no CUDA device: ...") where the library or a GPU is
+    missing, :class:`CudaError` (with ``row``, ``section``, ``field``, ``stage``) where the library
+    refuses an input or fails, and for a device id out of range.
+    """
+    code, dtype, device = _checked(target, precision, device)
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
+    if padding not in PADDINGS:
+        raise ValueError(f"padding must be one of {', '.join(PADDINGS)}, got {padding!r}")
+    if portfolio is not None and curve is None:
+        raise ValueError("options need a yield curve")
+    ffi, lib = _LIBRARY.open()
+    keep: list = []
+    book = ffi.new("trinom_book *")
+    option_prices = bond_prices = None
+    if portfolio is not None:
+        _option_section(ffi, book, keep, portfolio, curve)
+        option_prices = np.empty(len(portfolio), dtype=dtype)
+    if bonds is not None:
+        _bond_section(ffi, book, keep, bonds, curves)
+        bond_prices = np.empty(len(bonds), dtype=dtype)
+    opt = ffi.new("trinom_run_options *")
+    opt.precision = code
+    opt.variant = VARIANTS[variant]
+    opt.block_size = int(block_size or 0)
+    opt.padding = PADDINGS[padding]
+    opt.no_sort = 0 if sort else 1
+    opt.bond_block_size = int(bond_block_size or 0)
+    opt.bond_wide_only = 1 if wide_only else 0
+    opt.chunk_size = int(chunk_size or 0)
+    opt.bond_chunk_size = int(bond_chunk_size or 0)
+    opt.memory_limit = int(memory_limit or 0)
+    out = [ffi.NULL if p is None or not p.size else ffi.from_buffer("char[]", p, require_writable=True)
+           for p in (option_prices, bond_prices)]
+    times, error = ffi.new("trinom_timing *"), ffi.new("trinom_error *")
+    status = lib.trinom_cuda_price_book(book, device, opt, out[0], out[1], times, error)
+    if status != OK:
+        both = bool(portfolio is not None and len(portfolio) and bonds is not None and len(bonds))
+        raise _failure(ffi, error, name_section=both)
+    if timing is not None:
+        sections = {"options": _section_timing(times.options), "bonds": _section_timing(times.bonds)}
+        timing.update({key: sum(s[key] for s in sections.values()) for key in sections["options"]})
+        timing.update(library_ms=times.total_ms, **sections)
+    return option_prices, bond_prices
 
 
 def price(
@@ -125,8 +307,9 @@ def price(
     curve: YieldCurve,
     precision: str = "f64",
     *,
-    variant: str,
     target: str | None = None,
+    variant: str = "fast",
+    device: int = 0,
     block_size: int | None = None,
     padding: str = "global",
     sort: bool = True,
@@ -134,51 +317,19 @@ def price(
     memory_limit: int | None = None,
     timing: dict[str, float] | None = None,
 ) -> np.ndarray:
-    """Prices in input order from the CUDA library (see the backend modules for the options).
-
-    Raises :class:`BackendUnavailable` ("no CUDA device: ...") where the library or a GPU is
-    missing: opening the context is the check, so no separate probe runs per call.
+    """Option prices in input order on GPU ``device`` (see :func:`price_book` and the backend modules).
 
     ``timing``, if given, is filled with ``kernel_ms`` (pricing kernels, cudaEvent), ``device_ms``
     (first upload to last download), ``library_ms`` (wall clock inside the library), ``chunks``
     and ``fallback`` (options priced by the wide-tree fallback).
     """
-    code, dtype = _checked(target, precision)
-    if padding not in PADDINGS:
-        raise ValueError(f"padding must be one of {', '.join(PADDINGS)}, got {padding!r}")
-    ffi, lib = _LIBRARY.context()
-    count = len(portfolio)
-    # The arrays go to the library as trinom.Portfolio holds them (float64, option types int8):
-    # no conversion here; the library converts while staging them for the GPU.
-    keep = {name: np.ascontiguousarray(getattr(portfolio, name), dtype=np.float64)
-            for name in ("strike", "maturity", "expiry", "term_unit", "term_steps", "a", "sigma")}
-    keep["option_type"] = np.ascontiguousarray(portfolio.option_type, dtype=np.int8)
-    rates = np.ascontiguousarray(curve.rates, dtype=np.float64)
-    days = curve.days.astype(np.int32)
-    prices = np.empty(count, dtype=dtype)
-
-    pf = ffi.new("trinom_portfolio *")
-    pf.count = count
-    for name, array in keep.items():
-        setattr(pf, name, ffi.from_buffer("double[]" if array.dtype == np.float64 else "int8_t[]", array))
-    yc = ffi.new("trinom_curve *")
-    yc.count = len(rates)
-    c_rates, c_days = ffi.from_buffer("double[]", rates), ffi.from_buffer("int32_t[]", days)
-    yc.rates, yc.days = c_rates, c_days
-    opt = ffi.new("trinom_options *")
-    opt.variant = VARIANTS[variant]
-    opt.precision = code
-    opt.block_size = int(block_size or 0)
-    opt.padding = PADDINGS[padding]
-    opt.no_sort = 0 if sort else 1
-    opt.chunk_size = int(chunk_size or 0)
-    opt.memory_limit = int(memory_limit or 0)
-    return _call(ffi, lib.trinom_cuda_price, pf, yc, opt, prices, timing)
-
-
-_BOND_FIELDS_INT64 = ("term_unit", "term_steps", "first_exercise", "last_exercise", "exercise_frequency",
-                      "curve_index", "cashflow_offset", "cashflow_step")
-_BOND_FIELDS_FLOAT64 = ("a", "sigma", "maturity", "spread", "strike", "repayment", "coupon")
+    times: dict[str, Any] = {}
+    prices, _ = price_book(portfolio, curve, None, (), precision, device=device, variant=variant, target=target,
+                           block_size=block_size, padding=padding, sort=sort, chunk_size=chunk_size,
+                           memory_limit=memory_limit, timing=times)
+    if timing is not None:
+        timing.update(times["options"], library_ms=times["library_ms"])
+    return prices
 
 
 def price_bonds(
@@ -187,6 +338,7 @@ def price_bonds(
     precision: str = "f64",
     *,
     target: str | None = None,
+    device: int = 0,
     block_size: int | None = None,
     sort: bool = True,
     wide_only: bool = False,
@@ -194,62 +346,22 @@ def price_bonds(
     memory_limit: int | None = None,
     timing: dict[str, float] | None = None,
 ) -> np.ndarray:
-    """Dirty bond prices in input order from ``trinom_cuda_price_bonds`` (see ``bonds_cuda``).
+    """Dirty bond prices in input order on GPU ``device`` (see :func:`price_book` and ``bonds_cuda``).
 
-    The arrays go to the library as :class:`~trinom.bonds.BondPortfolio` holds them (int64,
-    float64, int8): no conversion here. ``timing`` as for :func:`price` (``fallback`` counts the
-    bonds priced by the wide-tree kernel).
+    ``block_size`` and ``chunk_size`` are the bond section's (``bond_block_size``, ``bond_chunk_size``
+    of :func:`price_book`). ``timing`` as for :func:`price` (``fallback`` counts the bonds priced by
+    the wide-tree kernel).
     """
-    from ..bonds.portfolio import flatten_curves
-
-    code, dtype = _checked(target, precision)
-    ffi, lib = _LIBRARY.context()
-    keep: dict[str, np.ndarray] = {name: np.ascontiguousarray(getattr(portfolio, name), dtype=np.int64)
-                                   for name in _BOND_FIELDS_INT64}
-    keep.update({name: np.ascontiguousarray(getattr(portfolio, name), dtype=np.float64)
-                 for name in _BOND_FIELDS_FLOAT64})
-    keep["option_type"] = np.ascontiguousarray(portfolio.option_type, dtype=np.int8)
-    terms, rates, days = (np.ascontiguousarray(a) for a in flatten_curves(tuple(curves)))
-    keep.update(curve_terms=terms.astype(np.int64, copy=False), curve_rates=rates.astype(np.float64, copy=False),
-                curve_days=days.astype(np.int64, copy=False))
-    prices = np.empty(len(portfolio), dtype=dtype)
-    c_types = {np.dtype(np.int64): "int64_t[]", np.dtype(np.float64): "double[]", np.dtype(np.int8): "int8_t[]"}
-    buffers = {name: ffi.from_buffer(c_types[array.dtype], array) for name, array in keep.items()}
-
-    bonds = ffi.new("trinom_bonds *")
-    bonds.count = len(portfolio)
-    for name in (*_BOND_FIELDS_INT64, *_BOND_FIELDS_FLOAT64, "option_type"):
-        setattr(bonds, name, buffers[name])
-    yc = ffi.new("trinom_bond_curves *")
-    yc.count = len(terms)
-    yc.terms, yc.rates, yc.days = buffers["curve_terms"], buffers["curve_rates"], buffers["curve_days"]
-    opt = ffi.new("trinom_bond_options *")
-    opt.precision = code
-    opt.block_size = int(block_size or 0)
-    opt.no_sort = 0 if sort else 1
-    opt.wide_only = 1 if wide_only else 0
-    opt.chunk_size = int(chunk_size or 0)
-    opt.memory_limit = int(memory_limit or 0)
-    return _call(ffi, lib.trinom_cuda_price_bonds, bonds, yc, opt, prices, timing)
-
-
-def _checked(target: str | None, precision: str) -> tuple[int, Any]:
-    """The library's precision code and the result dtype; unknown targets and precisions are refused."""
-    if target not in (None, "cuda"):
-        raise BackendUnavailable(f"unknown target {target!r} (the CUDA backends run on target 'cuda')")
-    if precision not in _PRECISIONS:
-        raise ValueError(f"precision must be 'f32' or 'f64', got {precision!r}")
-    return _PRECISIONS[precision]
-
-
-def _call(ffi: Any, function: Any, inputs: Any, curves: Any, options: Any, prices: np.ndarray,
-          timing: dict[str, float] | None) -> np.ndarray:
-    """Run one pricing entry of the library into ``prices``; raise CudaError on failure, fill ``timing``."""
-    times = ffi.new("trinom_timing *")
-    status = function(inputs, curves, options, ffi.from_buffer("char[]", prices, require_writable=True), times)
-    if status != 0:
-        raise CudaError(status, _LIBRARY.message())
+    times: dict[str, Any] = {}
+    _, prices = price_book(None, None, portfolio, curves, precision, device=device, target=target,
+                           bond_block_size=block_size, sort=sort, wide_only=wide_only, bond_chunk_size=chunk_size,
+                           memory_limit=memory_limit, timing=times)
     if timing is not None:
-        timing.update(kernel_ms=times.kernel_ms, device_ms=times.device_ms, library_ms=times.total_ms,
-                      chunks=int(times.chunks), fallback=int(times.fallback))
+        timing.update(times["bonds"], library_ms=times["library_ms"])
     return prices
+
+
+def release(device: int = -1) -> None:
+    """Free the library's context on ``device`` (every device for -1); the next call creates a new one."""
+    if _LIBRARY.lib is not None:
+        _LIBRARY.lib.trinom_cuda_release(int(device))

@@ -43,6 +43,7 @@ def price(
     precision: str = "f64",
     *,
     target: str | None = None,
+    device: int = 0,
     block_size: int = 128,
     sort: bool = True,
     wide_only: bool = False,
@@ -50,14 +51,15 @@ def price(
     memory_limit: int | None = None,
     timing: dict[str, float] | None = None,
 ) -> np.ndarray:
-    """Dirty prices per 100 face in input order (float32 for ``"f32"``, float64 for ``"f64"``).
+    """Dirty prices per 100 face in input order (float32 for ``"f32"``, float64 for ``"f64"``) on GPU ``device``.
 
-    ``block_size``: threads per block of the warp-segment kernel (32, 64, 96 or 128); ``sort``:
-    tallest trees first inside a width class; ``wide_only``: price every bond with the wide-tree
-    kernel (for tests); ``chunk_size``: most bonds per chunk; ``memory_limit``: bytes of GPU
-    memory a chunk may use; ``timing``: filled with ``kernel_ms``, ``device_ms``, ``library_ms``,
-    ``chunks`` and ``fallback``.
+    ``device``: the CUDA device id (one library context per device); ``block_size``: threads per
+    block of the warp-segment kernel (32, 64, 96 or 128); ``sort``: tallest trees first inside a
+    width class; ``wide_only``: price every bond with the wide-tree kernel (for tests);
+    ``chunk_size``: most bonds per chunk; ``memory_limit``: bytes of GPU memory a chunk may use
+    (default: a fixed fraction of the free memory); ``timing``: filled with ``kernel_ms``,
+    ``device_ms``, ``library_ms``, ``chunks`` and ``fallback``.
     """
-    return _cuda_lib.price_bonds(portfolio, curves, precision, target=target, block_size=block_size, sort=sort,
-                                 wide_only=wide_only, chunk_size=chunk_size, memory_limit=memory_limit,
+    return _cuda_lib.price_bonds(portfolio, curves, precision, target=target, device=device, block_size=block_size,
+                                 sort=sort, wide_only=wide_only, chunk_size=chunk_size, memory_limit=memory_limit,
                                  timing=timing)

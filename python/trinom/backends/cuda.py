@@ -36,17 +36,18 @@ def price(
     precision: str = "f64",
     *,
     target: str | None = None,
+    device: int = 0,
     block_size: int = 128,
     sort: bool = True,
     chunk_size: int | None = None,
     memory_limit: int | None = None,
     timing: dict[str, float] | None = None,
 ) -> np.ndarray:
-    """Prices in input order (float32 for ``"f32"``, float64 for ``"f64"``).
+    """Prices in input order (float32 for ``"f32"``, float64 for ``"f64"``) on GPU ``device``.
 
     ``block_size``: threads per block (32, 64, 96 or 128); ``sort``: tallest trees first inside
-    a width class; ``chunk_size``, ``memory_limit`` and ``timing`` as for ``cuda-option``.
+    a width class; ``device``, ``chunk_size``, ``memory_limit`` and ``timing`` as for ``cuda-option``.
     """
-    return _cuda_lib.price(portfolio, curve, precision, target=target,
+    return _cuda_lib.price(portfolio, curve, precision, target=target, device=device,
                            variant="fast", block_size=block_size, sort=sort,
                            chunk_size=chunk_size, memory_limit=memory_limit, timing=timing)

@@ -29,6 +29,7 @@ def price(
     precision: str = "f64",
     *,
     target: str | None = None,
+    device: int = 0,
     block_size: int = 128,
     padding: str = "warp",
     sort: bool = True,
@@ -36,13 +37,15 @@ def price(
     memory_limit: int | None = None,
     timing: dict[str, float] | None = None,
 ) -> np.ndarray:
-    """Prices in input order (float32 for ``"f32"``, float64 for ``"f64"``).
+    """Prices in input order (float32 for ``"f32"``, float64 for ``"f64"``) on GPU ``device``.
 
-    ``block_size``: threads per block (32..1024); ``padding``: ``"global"``, ``"block"`` or
+    ``device``: the CUDA device id (0, 1, ...; one library context per device, see
+    :mod:`trinom.backends._cuda_lib`); ``block_size``: threads per block (32..1024); ``padding``: ``"global"``, ``"block"`` or
     ``"warp"``; ``sort``: widest trees first; ``chunk_size``: most options per chunk;
     ``memory_limit``: bytes the expanded arrays may take (default: the free GPU memory; larger
     portfolios are priced in pieces); ``timing``: a dict filled with ``kernel_ms``,
     ``device_ms`` and ``library_ms`` (see :func:`trinom.backends._cuda_lib.price`).
     """
-    return _cuda_lib.price(portfolio, curve, precision, target=target, variant="option", block_size=block_size,
-                           padding=padding, sort=sort, chunk_size=chunk_size, memory_limit=memory_limit, timing=timing)
+    return _cuda_lib.price(portfolio, curve, precision, target=target, device=device, variant="option",
+                           block_size=block_size, padding=padding, sort=sort, chunk_size=chunk_size,
+                           memory_limit=memory_limit, timing=timing)

@@ -1,94 +1,29 @@
-// Host side of trinom_cuda_price_bonds: per chunk of bonds, the tree shapes and width classes
-// on the host, a stable counting sort by (class, height), the per-step scratch layout, one
-// upload, the kernels (classes side by side on streams), one download. The context, its error
-// message and the buffers' release belong to trinom_api.cu.
+// The bond section of a book (pricing.cuh): the bonds are priced in chunks that fit the memory
+// budget; per chunk, the tree shapes and width classes on the host threads, a stable counting
+// sort by (class, height), the per-step scratch layout, one upload of the staged inputs, the
+// kernels (classes side by side on streams), one download.
 #include <algorithm>
-#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstring>
-#include <functional>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "memory_policy.cuh"
+#include "pricing.cuh"
 #include "trinom_bonds.cuh"
 
 namespace trinom {
 namespace {
 
-constexpr int kStreams = 8;
 constexpr int kWide = kFastClasses;    // group of the wide-tree kernel (after the fast classes)
 constexpr int kGroups = kFastClasses + 1;
-constexpr long long kMaxSteps = 1 << 24;  // tree heights beyond this are refused (memory)
+constexpr long long kMaxSteps = 1 << 24;    // tree heights beyond this are refused (memory)
+constexpr long long kDefaultChunk = 1LL << 20;  // bonds per chunk unless the caller says
+constexpr long long kStagingGrain = 16384;      // bonds (or cash flows) per host thread
 
-struct BondContext {
-    bool open = false;
-    cudaStream_t stream = nullptr;
-    cudaStream_t side[kStreams] = {};
-    cudaEvent_t side_done[kStreams] = {};
-    cudaEvent_t mark[4] = {};  // upload starts, kernels start, kernels end, download ends
-    DeviceBuffer arena;
-    PinnedBuffer staging;
-
-    void ensure_open() {
-        if (open) return;
-        TRINOM_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-        for (int s = 0; s < kStreams; ++s) {
-            TRINOM_CHECK(cudaStreamCreateWithFlags(&side[s], cudaStreamNonBlocking));
-            TRINOM_CHECK(cudaEventCreateWithFlags(&side_done[s], cudaEventDisableTiming));
-        }
-        for (auto &e : mark) TRINOM_CHECK(cudaEventCreate(&e));
-        open = true;
-    }
-    void release() {
-        arena.release();
-        staging.release();
-        if (!open) return;
-        for (auto &e : mark) cudaEventDestroy(e);
-        for (int s = 0; s < kStreams; ++s) {
-            cudaEventDestroy(side_done[s]);
-            cudaStreamDestroy(side[s]);
-        }
-        cudaStreamDestroy(stream);
-        *this = BondContext();
-    }
-};
-
-BondContext g_bonds;
-
-void release_bonds() { g_bonds.release(); }
-
-[[noreturn]] void refuse(int code, long long row, const std::string &what) {
-    throw CudaFailure{code, "row " + std::to_string(row) + ": " + what};
-}
-
-// fn(lo, hi) over [0, count), split over up to 8 host threads when there is enough work. A
-// CudaFailure thrown in any part is rethrown here, the one of the lowest part first.
-void parallel_for(long long count, const std::function<void(long long, long long)> &fn) {
-    const long long grain = 16384;
-    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    const int parts = static_cast<int>(std::min<long long>(std::min(cores, 8u), std::max(1LL, count / grain)));
-    if (parts <= 1) {
-        fn(0, count);
-        return;
-    }
-    std::vector<CudaFailure> failure(parts);
-    std::vector<char> failed(parts, 0);
-    auto part = [&](int k) {
-        try {
-            fn(count * k / parts, count * (k + 1) / parts);
-        } catch (const CudaFailure &f) {
-            failure[k] = f;
-            failed[k] = 1;
-        }
-    };
-    std::vector<std::thread> threads;
-    for (int k = 1; k < parts; ++k) threads.emplace_back(part, k);
-    part(0);
-    for (auto &t : threads) t.join();
-    for (int k = 0; k < parts; ++k)
-        if (failed[k]) throw failure[k];
+[[noreturn]] void refuse(int code, long long row, const std::string &what, const std::string &field = {}) {
+    throw CudaFailure(code, what, row, field);
 }
 
 int clamp_int(int64_t v) { return static_cast<int>(std::max<int64_t>(INT_MIN / 2, std::min<int64_t>(INT_MAX / 2, v))); }
@@ -123,8 +58,16 @@ bool tree_shape(int64_t term_unit, int64_t term_steps, double a, double maturity
     return true;
 }
 
-void plan_chunk(const trinom_bonds &bd, int64_t curves, long long first_row, int count, bool sort, bool wide_only,
-                ChunkPlan &plan) {
+// The field that makes bond b give no valid tree (tree_shape's test), as far as one field tells.
+std::string tree_fault(const trinom_bonds &bd, long long b) {
+    if (bd.term_unit[b] < 1 || bd.term_unit[b] > INT_MAX) return "term_unit";
+    if (bd.term_steps[b] < 1 || bd.term_steps[b] > INT_MAX) return "term_steps";
+    if (!(bd.a[b] > 0.0) || !std::isfinite(bd.a[b])) return "a";
+    return "maturity";  // no step, or more than kMaxSteps
+}
+
+void plan_chunk(HostPool &pool, const trinom_bonds &bd, int64_t curves, long long first_row, int count, bool sort,
+                bool wide_only, ChunkPlan &plan) {
     plan.first_row = first_row;
     plan.count = count;
     plan.n.assign(count, 0);
@@ -135,24 +78,25 @@ void plan_chunk(const trinom_bonds &bd, int64_t curves, long long first_row, int
         refuse(TRINOM_ERR_ARGUMENT, first_row, "too many cash flows in one chunk (set a smaller chunk_size)");
     plan.cashflows = static_cast<int>(cf_end - plan.cf_first);
     std::vector<int> key(count);
-    parallel_for(count, [&](long long lo, long long hi) {
+    pool.parallel_for(count, kStagingGrain, [&](int, long long lo, long long hi) {
         for (int i = static_cast<int>(lo); i < hi; ++i) {
             const long long b = first_row + i;
             // Checks that keep the kernels inside their arrays (the values were validated in Python).
             if (bd.cashflow_offset[b + 1] - bd.cashflow_offset[b] < 1)
-                refuse(TRINOM_ERR_ARGUMENT, b, "a bond needs at least one cash flow");
+                refuse(TRINOM_ERR_ARGUMENT, b, "a bond needs at least one cash flow", "cashflow_count");
             if (bd.curve_index[b] < 0 || bd.curve_index[b] >= curves)
                 refuse(TRINOM_ERR_ARGUMENT, b,
                        "curve_index " + std::to_string(bd.curve_index[b]) + " is not one of the " +
-                           std::to_string(curves) + " curves");
+                           std::to_string(curves) + " curves",
+                       "curve_index");
             if (bd.exercise_frequency[b] < 1 || bd.exercise_frequency[b] > INT_MAX)
-                refuse(TRINOM_ERR_ARGUMENT, b, "exercise_frequency must be in 1..2^31-1");
+                refuse(TRINOM_ERR_ARGUMENT, b, "exercise_frequency must be in 1..2^31-1", "exercise_frequency");
             if (bd.option_type[b] != CALL && bd.option_type[b] != PUT)
-                refuse(TRINOM_ERR_ARGUMENT, b, "option_type must be 0 (call) or 1 (put)");
+                refuse(TRINOM_ERR_ARGUMENT, b, "option_type must be 0 (call) or 1 (put)", "option_type");
             if (bd.term_unit[b] > INT_MAX || bd.term_steps[b] > INT_MAX ||
                 !tree_shape(bd.term_unit[b], bd.term_steps[b], bd.a[b], bd.maturity[b], plan.n[i], plan.jmax[i]))
-                refuse(TRINOM_ERR_ARGUMENT, b,
-                       "the bond gives no valid tree (check term_unit, term_steps, a and maturity)");
+                refuse(TRINOM_ERR_ARGUMENT, b, "the bond gives no valid tree (check term_unit, term_steps, a and maturity)",
+                       tree_fault(bd, b));
             const int half = std::min(plan.jmax[i], plan.n[i]);
             const int group = wide_only ? kWide : fast_class(2 * half + 1);
             int bucket = 0;
@@ -203,15 +147,6 @@ void plan_chunk(const trinom_bonds &bd, int64_t curves, long long first_row, int
 }
 
 // ---- device layout of one chunk: the upload region first, then the outputs and the scratch ----
-struct Bump {
-    size_t bytes = 0;
-    size_t take(size_t n) {
-        const size_t at = bytes;
-        bytes += (n + 255) / 256 * 256;
-        return at;
-    }
-};
-
 enum IntArray { kN, kJmax, kTermUnit, kTermSteps, kFirst, kLast, kFreq, kCurve, kCfBegin, kCfStep, kCurveBegin,
                 kCurveDays, kPerm, kIntArrays };
 enum RealArray { kA, kSigma, kSpread, kStrike, kPaid, kCoupon, kRates, kRealArrays };
@@ -221,7 +156,7 @@ template <typename real> struct ChunkLayout {
 };
 
 template <typename real> ChunkLayout<real> chunk_layout(const ChunkPlan &plan, int curves, int points) {
-    Bump l;
+    Layout l;
     ChunkLayout<real> c;
     const size_t count = plan.count;
     const size_t int_sizes[kIntArrays] = {count, count, count, count, count, count, count, count, count + 1,
@@ -239,15 +174,10 @@ template <typename real> ChunkLayout<real> chunk_layout(const ChunkPlan &plan, i
     return c;
 }
 
-struct Timing {
-    double kernel_ms = 0, device_ms = 0;
-    long long chunks = 0, wide = 0;
-};
-
 template <typename real>
-void price_chunk(const trinom_bonds &bd, const trinom_bond_curves &curves, const ChunkPlan &plan, int block_size,
-                 real *prices, Timing &timing) {
-    BondContext &ctx = g_bonds;
+void price_chunk(DeviceContext &ctx, const trinom_bonds &bd, const trinom_bond_curves &curves, const ChunkPlan &plan,
+                 int block_size, real *prices, trinom_section_timing &timing) {
+    Stage staging("staging");
     int points = 0;
     for (int64_t c = 0; c < curves.count; ++c) points += static_cast<int>(curves.terms[c]);
     const int nc = static_cast<int>(curves.count);
@@ -264,7 +194,7 @@ void price_chunk(const trinom_bonds &bd, const trinom_bond_curves &curves, const
     std::memcpy(ints(kN), plan.n.data(), count * sizeof(int));
     std::memcpy(ints(kJmax), plan.jmax.data(), count * sizeof(int));
     std::memcpy(ints(kPerm), plan.perm.data(), count * sizeof(int));
-    parallel_for(count, [&](long long lo, long long hi) {
+    ctx.pool->parallel_for(count, kStagingGrain, [&](int, long long lo, long long hi) {
         for (long long i = lo; i < hi; ++i) {
             const long long b = b0 + i;
             ints(kTermUnit)[i] = static_cast<int>(bd.term_unit[b]);
@@ -282,7 +212,7 @@ void price_chunk(const trinom_bonds &bd, const trinom_bond_curves &curves, const
     });
     ints(kCfBegin)[count] = plan.cashflows;
     std::memcpy(st + lay.type, bd.option_type + b0, count);
-    parallel_for(plan.cashflows, [&](long long lo, long long hi) {
+    ctx.pool->parallel_for(plan.cashflows, kStagingGrain, [&](int, long long lo, long long hi) {
         for (long long k = lo; k < hi; ++k) {
             const long long f = plan.cf_first + k;
             ints(kCfStep)[k] = clamp_int(bd.cashflow_step[f]);
@@ -333,138 +263,76 @@ void price_chunk(const trinom_bonds &bd, const trinom_bond_curves &curves, const
     const long long *d_at = reinterpret_cast<const long long *>(dev + lay.at);
     real *out = reinterpret_cast<real *>(dev + lay.out);
 
-    TRINOM_CHECK(cudaEventRecord(ctx.mark[0], ctx.stream));
+    // upload starts, kernels start, kernels end, download ends
+    const cudaEvent_t mark[4] = {ctx.event(), ctx.event(), ctx.event(), ctx.event()};
+    Stage kernels("kernels");
+    TRINOM_CHECK(cudaEventRecord(mark[0], ctx.stream));
     TRINOM_CHECK(cudaMemcpyAsync(dev, st, lay.upload, cudaMemcpyHostToDevice, ctx.stream));
-    TRINOM_CHECK(cudaEventRecord(ctx.mark[1], ctx.stream));
+    TRINOM_CHECK(cudaEventRecord(mark[1], ctx.stream));
     // The groups side by side, the most work first (the wide kernel counts as the most).
     std::vector<int> groups;
     for (int g = 0; g < kGroups; ++g)
         if (plan.size[g] > 0) groups.push_back(g);
     std::sort(groups.begin(), groups.end(),
               [&](int x, int y) { return plan.size[x] * (x + 1LL) > plan.size[y] * (y + 1LL); });
-    const int used = static_cast<int>(std::min<size_t>(groups.size(), kStreams));
-    for (size_t q = 0; q < groups.size(); ++q) {
+    ctx.fan_out(static_cast<int>(groups.size()), mark[1], [&](int q, cudaStream_t s) {
         const int g = groups[q];
-        cudaStream_t s = groups.size() == 1 ? ctx.stream : ctx.side[q % kStreams];
-        if (s != ctx.stream && q < kStreams) TRINOM_CHECK(cudaStreamWaitEvent(s, ctx.mark[1], 0));
         if (g == kWide)
             launch_bonds_wide<real>(args, perm, plan.begin[g], plan.size[g], d_at + plan.at_begin[g], out, s);
         else
             launch_bonds<real>(g, args, perm, plan.begin[g], plan.size[g], d_at + plan.at_begin[g], out, block_size, s);
-    }
-    if (groups.size() > 1) {
-        for (int q = 0; q < used; ++q) {
-            TRINOM_CHECK(cudaEventRecord(ctx.side_done[q], ctx.side[q]));
-            TRINOM_CHECK(cudaStreamWaitEvent(ctx.stream, ctx.side_done[q], 0));
-        }
-    }
-    TRINOM_CHECK(cudaEventRecord(ctx.mark[2], ctx.stream));
+    });
+    TRINOM_CHECK(cudaEventRecord(mark[2], ctx.stream));
+    Stage download("download");
     TRINOM_CHECK(cudaMemcpyAsync(prices, out, count * sizeof(real), cudaMemcpyDeviceToHost, ctx.stream));
-    TRINOM_CHECK(cudaEventRecord(ctx.mark[3], ctx.stream));
+    TRINOM_CHECK(cudaEventRecord(mark[3], ctx.stream));
     TRINOM_CHECK(cudaStreamSynchronize(ctx.stream));
-    float kernel = 0, device = 0;
-    TRINOM_CHECK(cudaEventElapsedTime(&kernel, ctx.mark[1], ctx.mark[2]));
-    TRINOM_CHECK(cudaEventElapsedTime(&device, ctx.mark[0], ctx.mark[3]));
-    timing.kernel_ms += kernel;
-    timing.device_ms += device;
+    timing.kernel_ms += elapsed_ms(mark[1], mark[2]);
+    timing.device_ms += elapsed_ms(mark[0], mark[3]);
     timing.chunks += 1;
-    timing.wide += plan.size[kWide];
+    timing.fallback += plan.size[kWide];
+    ctx.recycle_events();
 }
 
 template <typename real>
-void price_all(const trinom_bonds &bd, const trinom_bond_curves &curves, const trinom_bond_options &opt, real *prices,
-               Timing &timing) {
-    g_bonds.ensure_open();
-    on_context_free(release_bonds);
-    long long chunk = opt.chunk_size > 0 ? opt.chunk_size : (1LL << 20);
+void price_all(DeviceContext &ctx, const trinom_bonds &bd, const trinom_bond_curves &curves,
+               const trinom_run_options &opt, real *prices, trinom_section_timing &timing) {
+    long long chunk = opt.bond_chunk_size > 0 ? opt.bond_chunk_size : kDefaultChunk;
     chunk = std::min<long long>(chunk, INT_MAX / 8);
-    size_t budget = static_cast<size_t>(opt.memory_limit);
-    if (opt.memory_limit <= 0) {
-        size_t free_bytes = 0, all = 0;
-        TRINOM_CHECK(cudaMemGetInfo(&free_bytes, &all));
-        budget = static_cast<size_t>(0.8 * static_cast<double>(free_bytes + g_bonds.arena.size));
-    }
+    const size_t budget = memory_budget(opt.memory_limit, ctx.arena.size);
     int points = 0;
     for (int64_t c = 0; c < curves.count; ++c) points += static_cast<int>(curves.terms[c]);
     ChunkPlan plan;
     for (long long begin = 0; begin < bd.count;) {
         int count = static_cast<int>(std::min<long long>(chunk, bd.count - begin));
         for (;;) {  // halve the chunk until its buffers fit the budget
-            plan_chunk(bd, curves.count, begin, count, !opt.no_sort, opt.wide_only != 0, plan);
+            Stage stage("plan");
+            plan_chunk(*ctx.pool, bd, curves.count, begin, count, !opt.no_sort, opt.bond_wide_only != 0, plan);
             const size_t need = chunk_layout<real>(plan, static_cast<int>(curves.count), points).total;
             if (need <= budget) break;
-            if (count == 1)
+            if (count == 1) {
+                Stage memory("memory");
                 refuse(TRINOM_ERR_MEMORY, begin, "the bond's tree needs " + std::to_string(need) +
                                                      " bytes of GPU memory, more than the budget of " +
                                                      std::to_string(budget));
+            }
             count = (count + 1) / 2;
         }
-        price_chunk<real>(bd, curves, plan, opt.block_size, prices + begin, timing);
+        const int block_size = opt.bond_block_size > 0 ? opt.bond_block_size : 128;
+        price_chunk<real>(ctx, bd, curves, plan, block_size, prices + begin, timing);
         begin += count;
     }
 }
 
-bool missing_arrays(const trinom_bonds &b) {
-    const void *arrays[] = {b.term_unit, b.term_steps, b.a, b.sigma, b.maturity, b.spread, b.option_type, b.strike,
-                            b.first_exercise, b.last_exercise, b.exercise_frequency, b.curve_index, b.cashflow_offset};
-    for (const void *p : arrays)
-        if (!p) return true;
-    const bool cashflows = b.cashflow_offset[b.count] > 0;
-    return cashflows && (!b.cashflow_step || !b.repayment || !b.coupon);
-}
-
 }  // namespace
-}  // namespace trinom
 
-using namespace trinom;
-
-extern "C" int trinom_cuda_price_bonds(const trinom_bonds *bonds, const trinom_bond_curves *curves,
-                                       const trinom_bond_options *options, void *prices, trinom_timing *timing) {
-    const auto t0 = std::chrono::steady_clock::now();
-    if (!context_ready()) return report_error(TRINOM_ERR_NOT_INIT, "trinom_cuda_init() was not called");
-    if (!bonds || !curves || !prices)
-        return report_error(TRINOM_ERR_ARGUMENT, "bonds, curves and prices must not be NULL");
-    PrimaryContextScope scope;
-    trinom_bond_options opt{};
-    if (options) opt = *options;
-    const trinom_bonds &bd = *bonds;
-    if (bd.count < 0) return report_error(TRINOM_ERR_ARGUMENT, "count must be >= 0");
-    if (bd.count > 0 && (!bd.cashflow_offset || missing_arrays(bd)))
-        return report_error(TRINOM_ERR_ARGUMENT, "a bond array is NULL");
-    if (curves->count < 1 || !curves->terms || !curves->rates || !curves->days)
-        return report_error(TRINOM_ERR_ARGUMENT, "no yield curve given");
-    long long points = 0;
-    for (int64_t c = 0; c < curves->count; ++c) {
-        if (curves->terms[c] < 1)
-            return report_error(TRINOM_ERR_ARGUMENT, "yield curve " + std::to_string(c) + " has no points");
-        points += curves->terms[c];
-    }
-    if (points > INT_MAX / 2) return report_error(TRINOM_ERR_ARGUMENT, "the yield curves have too many points");
-    if (opt.precision != TRINOM_F32 && opt.precision != TRINOM_F64)
-        return report_error(TRINOM_ERR_ARGUMENT, "unknown precision " + std::to_string(opt.precision));
-    if (opt.block_size != 0 && (opt.block_size < 32 || opt.block_size > 128 || opt.block_size % 32 != 0))
-        return report_error(TRINOM_ERR_ARGUMENT, "block_size must be 32, 64, 96 or 128, got " +
-                                                     std::to_string(opt.block_size));
-    Timing t;
-    try {
-        if (bd.count > 0) {
-            if (opt.precision == TRINOM_F32)
-                price_all<float>(bd, *curves, opt, static_cast<float *>(prices), t);
-            else
-                price_all<double>(bd, *curves, opt, static_cast<double *>(prices), t);
-        }
-    } catch (const CudaFailure &f) {
-        return report_error(f.code, f.message);
-    } catch (const std::exception &e) {
-        return report_error(TRINOM_ERR_MEMORY, std::string("host error: ") + e.what());
-    }
-    if (timing) {
-        timing->kernel_ms = t.kernel_ms;
-        timing->device_ms = t.device_ms;
-        timing->total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-        timing->chunks = t.chunks;
-        timing->fallback = t.wide;
-    }
-    clear_error();
-    return TRINOM_OK;
+void price_bonds(DeviceContext &ctx, const trinom_bonds &bonds, const trinom_bond_curves &curves,
+                 const trinom_run_options &options, void *prices, trinom_section_timing &timing) {
+    if (bonds.count <= 0) return;
+    if (options.precision == TRINOM_F32)
+        price_all<float>(ctx, bonds, curves, options, static_cast<float *>(prices), timing);
+    else
+        price_all<double>(ctx, bonds, curves, options, static_cast<double *>(prices), timing);
 }
+
+}  // namespace trinom
