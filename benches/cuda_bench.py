@@ -31,7 +31,7 @@ from trinom.lattice import work
 
 BIG = ("0_UNIFORM", "1_RAND", "2_RANDCONSTHEIGHT", "3_RANDCONSTWIDTH", "4_SKEWED", "5_SKEWEDCONSTHEIGHT",
        "6_SKEWEDCONSTWIDTH")
-#: anchors.md: the thesis' best kernel time (ms) per dataset on the H100 (bold figures), f32 and f64.
+#: docs/anchors.md: the thesis' best kernel time (ms) per dataset on the H100 (bold figures), f32 and f64.
 BOLD_MS = {
     "0_UNIFORM": (3.39, 6.18), "1_RAND": (194.1, 295.5), "2_RANDCONSTHEIGHT": (14.70, 22.95),
     "3_RANDCONSTWIDTH": (31.51, 52.09), "4_SKEWED": (19.27, 30.15), "5_SKEWEDCONSTHEIGHT": (14.85, 23.41),

@@ -5,7 +5,7 @@
 
 * time.png        median time per dataset and backend (log scale), float64 and float32
 * gnodes.png      throughput in Gnode/s (docs/model.md §1.11)
-* speedup.png     speed-up of each GPU backend over the thesis' best H100 kernel (anchors.md)
+* speedup.png     speed-up of each GPU backend over the thesis' best H100 kernel (docs/anchors.md)
 * convergence.png |tree - closed form| of the book option against steps per year
 """
 

@@ -42,13 +42,13 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-#: Thesis kernels on the lent H100 (anchors.md): best kernel ms, (f32, f64) of the better of CUDA-option / CUDA-multi.
+#: Thesis kernels on the lent H100 (docs/anchors.md): best kernel ms, (f32, f64) of the better of CUDA-option / CUDA-multi.
 THESIS_H100_MS = {
     "0_UNIFORM": (3.39, 6.18), "1_RAND": (194.1, 295.5), "2_RANDCONSTHEIGHT": (14.70, 22.95),
     "3_RANDCONSTWIDTH": (31.51, 52.09), "4_SKEWED": (19.27, 30.15), "5_SKEWEDCONSTHEIGHT": (14.85, 23.41),
     "6_SKEWEDCONSTWIDTH": (14.87, 23.35),
 }
-#: Sequential C++ pricer of the thesis on a 2-core machine of our kind (anchors.md), seconds, float64.
+#: Sequential C++ pricer of the thesis on a 2-core machine of our kind (docs/anchors.md), seconds, float64.
 THESIS_SEQ_S = {"0_UNIFORM_1000": 0.10, "1_RAND_1000": 2.48, "2_RANDCONSTHEIGHT_1000": 0.17, "3_RANDCONSTWIDTH_1000": 0.64}
 #: futhark bench entry points of fut/bench-*.fut and their precision.
 ENTRY_PRECISION = {"main": "f64", "main32": "f32"}
