@@ -61,7 +61,7 @@ module coupon_bond (R: float) = {
   def min_normal : real = if R.num_bits == 32 then R.f64 1.1754943508222875e-38 else R.f64 2.2250738585072014e-308
 
   -- | A bond's per-valuation constants (§2): the lattice's geometry under the paper's
-  -- convention, computed in f64 as in the NumPy reference (python/trinom/bonds/model.py), so
+  -- convention, computed in f64 as in the NumPy reference (python/trinom/lattice.py), so
   -- that f32 and f64 price the same tree: the height n is the bond's last cash-flow step,
   -- which validation makes equal to ceil((term_steps u) T) in f64 (from T in f32 the product
   -- can round up past an integer: 13/12 years gives 13.0000005 steps), and

@@ -8,9 +8,9 @@
 -- zero-coupon bonds, the thesis') and fut/bonds.fut (coupon bonds with an embedded call or
 -- put, the ARRAY'21 paper's).
 --
--- Two conventions, each reproducing its source to the last bit (python/trinom/model.py and
--- curve.py for the thesis, python/trinom/bonds/model.py and docs/paper-instrument.md §2-§4,
--- §9 for the paper):
+-- Two conventions, each reproducing its source to the last bit: docs/model.md for the thesis,
+-- docs/paper-instrument.md §2-§4 and §9 for the paper.  They are the Futhark twins of
+-- python/trinom/lattice.py's Convention.THESIS and Convention.PAPER (and curve.py):
 --
 --                      thesis_convention                  paper_convention
 --   used by            trinom-basic.fut, trinom-flat.fut  bonds.fut
@@ -128,7 +128,8 @@ module lattice (C: convention) (R: float) = {
   def width (jmax: i64) : i64 = 2 * jmax + 1
 
   -- | Node updates of both passes of one tree: 2 sum_{i<n} (2 min(i, jmax) + 1)
-  -- (python/trinom/model.py `work`; levels below jmax still grow by two nodes a step).
+  -- (docs/model.md §1.11, python/trinom/lattice.py `work`; levels below jmax still grow by
+  -- two nodes a step).
   def work (n: i64) (jmax: i64) : i64 =
     let k = i64.min n (jmax + 1)
     in 2 * (k * k + (n - k) * width jmax)

@@ -4,7 +4,7 @@
 --
 -- `zcb_option R` is parameterised over the real type (f32 or f64).  Every formula is
 -- evaluated in R, in the order of the thesis' sequential pricer and of the NumPy model
--- (python/trinom/model.py and curve.py), so that f64 prices match the reference outputs
+-- (python/trinom/lattice.py and curve.py), so that f64 prices match the reference outputs
 -- to rounding and f32 prices match the thesis' float outputs.  See docs/model.md §1.3-1.9.
 --
 -- Per option: K = ceil(365/term_unit), n = int(term_steps*K*maturity), dt = K/term_steps,
