@@ -323,11 +323,11 @@ def price(
     (first upload to last download), ``library_ms`` (wall clock inside the library), ``chunks``
     and ``fallback`` (options priced by the wide-tree fallback).
     """
-    times: dict[str, Any] = {}
+    times: dict[str, Any] | None = None if timing is None else {}
     prices, _ = price_book(portfolio, curve, None, (), precision, device=device, variant=variant, target=target,
                            block_size=block_size, padding=padding, sort=sort, chunk_size=chunk_size,
                            memory_limit=memory_limit, timing=times)
-    if timing is not None:
+    if timing is not None and times is not None:
         timing.update(times["options"], library_ms=times["library_ms"])
     return prices
 
@@ -352,11 +352,11 @@ def price_bonds(
     of :func:`price_book`). ``timing`` as for :func:`price` (``fallback`` counts the bonds priced by
     the wide-tree kernel).
     """
-    times: dict[str, Any] = {}
+    times: dict[str, Any] | None = None if timing is None else {}
     _, prices = price_book(None, None, portfolio, curves, precision, device=device, target=target,
                            bond_block_size=block_size, sort=sort, wide_only=wide_only, bond_chunk_size=chunk_size,
                            memory_limit=memory_limit, timing=times)
-    if timing is not None:
+    if timing is not None and times is not None:
         timing.update(times["bonds"], library_ms=times["library_ms"])
     return prices
 
