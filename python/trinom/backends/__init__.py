@@ -19,7 +19,7 @@ missing library matters only when its engine is used.
 from __future__ import annotations
 
 from ..book import BOND, OPTION
-from .engine import PRECISIONS, BackendUnavailable, Engine, KernelEngine
+from .engine import PRECISIONS, BackendUnavailable, CudaEngine, Engine, KernelEngine
 
 _ENGINES: dict[str, Engine] = {}
 
@@ -36,7 +36,7 @@ for _engine in (
     KernelEngine("futhark", {OPTION: "trinom.backends.futhark_basic", BOND: "trinom.backends.bonds_futhark"}),
     KernelEngine("futhark-basic", {OPTION: "trinom.backends.futhark_basic"}),
     KernelEngine("futhark-flat", {OPTION: "trinom.backends.futhark_flat"}),
-    KernelEngine("cuda", {OPTION: "trinom.backends.cuda", BOND: "trinom.backends.bonds_cuda"}),
+    CudaEngine("cuda", {OPTION: "trinom.backends.cuda", BOND: "trinom.backends.bonds_cuda"}),
     KernelEngine("cuda-option", {OPTION: "trinom.backends.cuda_option"}),
     KernelEngine("cuda-multi", {OPTION: "trinom.backends.cuda_multi"}),
 ):

@@ -219,6 +219,29 @@ def _bond_section(ffi: Any, book: Any, keep: list, bonds: BondPortfolio, curves:
     book.bond_curves.days = _buffer(ffi, keep, np.ascontiguousarray(days, dtype=np.int64))
 
 
+def _book(ffi: Any, portfolio: Portfolio | None, curve: YieldCurve | None, bonds: BondPortfolio | None,
+          curves: tuple[YieldCurve, ...]) -> tuple[Any, list]:
+    """The C book of the sections (and the arrays it points into, to keep alive).
+
+    A one-section book is built once per portfolio and curve(s) and kept on the portfolio: its arrays
+    are read-only, so the struct stays valid, and a repeated call passes it again without rebuilding it.
+    """
+    def build() -> tuple[Any, list]:
+        keep: list = []
+        book = ffi.new("trinom_book *")
+        if portfolio is not None:
+            _option_section(ffi, book, keep, portfolio, curve)
+        if bonds is not None:
+            _bond_section(ffi, book, keep, bonds, curves)
+        return book, keep
+
+    if portfolio is not None and bonds is None:
+        return portfolio.cached(("cuda-book", curve), build)
+    if bonds is not None and portfolio is None:
+        return bonds.cached(("cuda-book", curves), build)
+    return build()
+
+
 def _section_timing(section: Any) -> dict[str, float]:
     return {"kernel_ms": section.kernel_ms, "device_ms": section.device_ms, "chunks": int(section.chunks),
             "fallback": int(section.fallback)}
@@ -268,15 +291,9 @@ def price_book(
     if portfolio is not None and curve is None:
         raise ValueError("options need a yield curve")
     ffi, lib = _LIBRARY.open()
-    keep: list = []
-    book = ffi.new("trinom_book *")
-    option_prices = bond_prices = None
-    if portfolio is not None:
-        _option_section(ffi, book, keep, portfolio, curve)
-        option_prices = np.empty(len(portfolio), dtype=dtype)
-    if bonds is not None:
-        _bond_section(ffi, book, keep, bonds, curves)
-        bond_prices = np.empty(len(bonds), dtype=dtype)
+    book, _keep = _book(ffi, portfolio, curve, bonds, tuple(curves))
+    option_prices = None if portfolio is None else np.empty(len(portfolio), dtype=dtype)
+    bond_prices = None if bonds is None else np.empty(len(bonds), dtype=dtype)
     opt = ffi.new("trinom_run_options *")
     opt.precision = code
     opt.variant = VARIANTS[variant]

@@ -195,4 +195,36 @@ class KernelEngine(Engine):
                                  f"got device {device}")
 
 
-__all__ = ["BOND", "OPTION", "PRECISIONS", "BackendUnavailable", "Engine", "KernelEngine"]
+class CudaEngine(KernelEngine):
+    """The ``cuda`` engine: its kernels, and a book holding options and bonds priced in one library call.
+
+    The library's one C entry takes both sections of a book and a device id (``_cuda_lib.price_book``);
+    a mixed book with one scenario, its options on one curve and no per-instrument knobs is sent there
+    whole, anything else goes through the kernels one instrument at a time as in :class:`KernelEngine`.
+    """
+
+    #: Knobs that mean the same for both sections of the one call.
+    SHARED_KNOBS = frozenset({"sort", "memory_limit", "timing"})
+
+    def price(self, book: Book, market: Market, *, precision: str = "f64", target: str | None = None,
+              device: int = 0, **tuning: Any) -> np.ndarray:
+        one_call = (book.instruments() == [OPTION, BOND] and len(market) == 1 and set(tuning) <= self.SHARED_KNOBS
+                    and book.cached(("curves-used", OPTION), lambda: np.unique(book.curve[book.rows_of(OPTION)]).size) == 1)
+        if not one_call:
+            return super().price(book, market, precision=precision, target=target, device=device, **tuning)
+        from . import _cuda_lib, lift
+
+        self.check_book(book)
+        options_rows, bond_rows = book.rows_of(OPTION), book.rows_of(BOND)
+        options = book.cached(("part", OPTION), lambda: book.take(options_rows))
+        bonds = book.cached(("part", BOND), lambda: book.take(bond_rows))
+        curves = market.aligned(book.curve_names)
+        option_prices, bond_prices = _cuda_lib.price_book(
+            lift.options(options), curves[int(options.curve[0])], lift.bonds(bonds), curves,
+            precision, device=device, target=target, **tuning)
+        out = np.empty((1, len(book)), dtype=np.float32 if precision == "f32" else np.float64)
+        out[0, options_rows], out[0, bond_rows] = option_prices, bond_prices
+        return out
+
+
+__all__ = ["BOND", "OPTION", "PRECISIONS", "BackendUnavailable", "CudaEngine", "Engine", "KernelEngine"]
