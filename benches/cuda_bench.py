@@ -15,6 +15,7 @@ validation is not included). Work W follows docs/model.md §1.11: per option 2 *
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import statistics
 import sys
@@ -50,8 +51,13 @@ def data_dir() -> Path:
     return unpack() / "thesis"
 
 
+#: The kernel module of each CUDA engine (their price() takes the timing dict).
+KERNELS = {"cuda": "trinom.backends.cuda", "cuda-option": "trinom.backends.cuda_option",
+           "cuda-multi": "trinom.backends.cuda_multi"}
+
+
 def measure(backend: str, portfolio, curve, precision: str, runs: int, warmup: int, **options) -> dict:
-    module = get(backend)
+    module = importlib.import_module(KERNELS[backend])
     for _ in range(warmup):
         module.price(portfolio, curve, precision, **options)
     e2e, kernel, device, library = [], [], [], []
