@@ -45,7 +45,8 @@ print(json.dumps(times))
 
 def time_tree(tree: Path, dataset: str, args: argparse.Namespace, precision: str) -> list[float]:
     """Per-call seconds of one tree on one dataset (one process)."""
-    env = {**os.environ, "PYTHONPATH": str(tree / "python")}
+    inherited = os.environ.get("PYTHONPATH", "")
+    env = {**os.environ, "PYTHONPATH": str(tree / "python") + (os.pathsep + inherited if inherited else "")}
     data = ROOT / "data" / "thesis"
     command = [sys.executable, "-c", _TIMER, str(data / f"{dataset}.in"), str(data / "yield.in"), args.backend,
                precision, str(args.rounds), args.target or "-"]
