@@ -6,7 +6,7 @@
 
 For every dataset and precision, each tree is timed in its own Python process (its own ``python/``
 on ``sys.path``), the trees taking turns ``--repeats`` times so that drifts of the machine hit both
-alike; each process warms up once, then times ``--rounds`` end-to-end calls (arrays in host memory to
+alike; each process warms up (3 calls), then times ``--rounds`` end-to-end calls (arrays in host memory to
 prices in host memory). The table gives each tree's median of medians and the ratio to the first tree.
 The datasets are read from this repository's ``data/thesis`` (``make data`` unpacks them).
 """
@@ -33,7 +33,8 @@ path, curve_path, backend, precision, rounds, target = sys.argv[1:7]
 portfolio = io.read_portfolio(path)
 curve = io.read_yield_curve(curve_path)
 options = {"target": target} if target != "-" else {}
-trinom.price(portfolio, curve, backend=backend, precision=precision, **options)  # warm-up: context, caches
+for _ in range(3):  # warm-up: context, caches, the GPU's clocks
+    trinom.price(portfolio, curve, backend=backend, precision=precision, **options)
 times = []
 for _ in range(int(rounds)):
     start = time.perf_counter()

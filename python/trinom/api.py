@@ -103,15 +103,16 @@ class Job:
             static = block.cached(("result-columns", np.dtype(dtype).str), lambda: _columns(self.blocks, dtype))
         else:
             static = _columns(self.blocks, dtype)
-        accrued, kinds = static
+        accrued, kinds, no_errors = static
         price = values
         if self.rows is not None:
             price = np.full((values.shape[0], self.size), np.nan, dtype=dtype)
             price[:, self.rows] = values
         price = price[0] if price.shape[0] == 1 else price
-        clean = price if not accrued.any() else price - accrued
-        return Prices(price=price, clean=clean, accrued=accrued, error=_messages(self.size, self.problems),
-                      instrument=kinds, engine=engine)
+        clean = price if accrued is None else price - accrued
+        return Prices(price=price, clean=clean, accrued=kinds.accrued if accrued is None else accrued,
+                      error=no_errors if not self.problems else _messages(self.size, self.problems),
+                      instrument=kinds.labels, engine=engine)
 
 
 def prepare(instruments: Instrument | Sequence[Instrument], market: Market, *,
@@ -206,16 +207,25 @@ def _empty(market: Market) -> Book:
     return empty_book(market.names)
 
 
-def _columns(blocks: Sequence[Instrument], dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
-    """Accrued interest (0 for options) and the instrument label of every input row (read-only)."""
+@dataclass(frozen=True)
+class _Columns:
+    labels: np.ndarray  #: "option"/"bond" per row
+    accrued: np.ndarray  #: accrued interest per row (0 for options)
+
+
+def _columns(blocks: Sequence[Instrument], dtype: np.dtype) -> tuple[np.ndarray | None, _Columns, np.ndarray]:
+    """What a result needs besides the prices, per input row (read-only, cached by the caller): the accrued
+    interest to subtract (None when it is 0 everywhere: clean is then the price itself), the instrument
+    labels and the accrued column, and the error column of a book without errors."""
     accrued = np.concatenate([b.accrued().astype(dtype) if isinstance(b, BondPortfolio) else np.zeros(len(b), dtype)
                               for b in blocks]) if blocks else np.zeros(0, dtype)
     kinds = np.concatenate([np.full(len(b), 1 if isinstance(b, BondPortfolio) else 0, dtype=np.int8)
                             for b in blocks]) if blocks else np.zeros(0, np.int8)
     labels = instrument_labels(kinds)
-    accrued.setflags(write=False)
-    labels.setflags(write=False)
-    return accrued, labels
+    no_errors = np.zeros(accrued.size, dtype="<U1")
+    for array in (accrued, labels, no_errors):
+        array.setflags(write=False)
+    return (accrued if accrued.any() else None), _Columns(labels=labels, accrued=accrued), no_errors
 
 
 def _messages(count: int, problems: list[tuple[int | None, str, str]]) -> np.ndarray:
