@@ -70,15 +70,51 @@ def price(
         raise ValueError(f"precision must be one of {', '.join(backends.PRECISIONS)}, got {precision!r}")
     if errors not in ("raise", "mask"):
         raise ValueError(f"errors must be 'raise' or 'mask', got {errors!r}")
-    market = Market.of(curves)
-    job = prepare(instruments, market, max_width=max_width)
-    if job.problems and errors == "raise":
-        raise InputError(job.problems)
-    engine, chosen = resolve(backend, job.book, precision, target)
-    values = run(engine, job.book, market, precision=precision, target=chosen, device=device,
-                 progress=progress, **tuning)
-    label = engine.name + (f"/{chosen}" if chosen else "")
-    return job.result(values, label)
+    def plan() -> Plan:
+        market = Market.of(curves)
+        job = prepare(instruments, market, max_width=max_width)
+        if job.problems and errors == "raise":
+            raise InputError(job.problems)
+        engine, chosen = resolve(backend, job.book, precision, target)
+        label = engine.name + (f"/{chosen}" if chosen else "")
+        call = (engine.runner(job.book, market, precision=precision, target=chosen, device=device, **tuning)
+                if len(job.book) else lambda: run(engine, job.book, market, precision=precision))
+        return Plan(job, call, label, engine, market, chosen)
+
+    key = _plan_key(instruments, curves, backend, precision, target, device, errors, max_width, tuning)
+    if progress is None and key is not None:  # a repeated call: validated, lowered and resolved already
+        ready = instruments.cached(key, plan)  # type: ignore[union-attr]
+        return ready.job.result(ready.call(), ready.label)
+    ready = plan()
+    values = run(ready.engine, ready.job.book, ready.market, precision=precision, target=ready.target,
+                 device=device, progress=progress, **tuning)
+    return ready.job.result(values, ready.label)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A call resolved once: the job, the engine's prepared call, and what ran."""
+
+    job: Job
+    call: Callable[[], np.ndarray]
+    label: str
+    engine: backends.Engine
+    market: Market
+    target: str | None
+
+
+def _plan_key(instruments: object, curves: object, *args: Any) -> tuple | None:
+    """The key under which a call's plan is kept on its portfolio, or None where the call is not cacheable
+    (a sequence of portfolios, unhashable curves or knobs such as a ``timing`` dict)."""
+    if not isinstance(instruments, (Portfolio, BondPortfolio)):
+        return None
+    *fixed, tuning = args
+    key = ("plan", curves, *fixed, tuple(sorted(tuning.items())))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 @dataclass(frozen=True)

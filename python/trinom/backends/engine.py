@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
@@ -58,6 +58,12 @@ class Engine:
               device: int = 0, **tuning: Any) -> np.ndarray:
         """Prices of shape ``(len(market), len(book))`` in book order."""
         raise NotImplementedError
+
+    def runner(self, book: Book, market: Market, *, precision: str = "f64", target: str | None = None,
+               device: int = 0, **tuning: Any) -> Callable[[], np.ndarray]:
+        """A call that prices ``book`` in ``market`` (what :meth:`price` returns) each time it is made: the
+        checks and the set-up are done once, here. :func:`trinom.price` keeps it for repeated calls."""
+        return lambda: self.price(book, market, precision=precision, target=target, device=device, **tuning)
 
     def check_book(self, book: Book) -> None:
         """A clear error if the book holds an instrument this engine does not price."""
@@ -129,13 +135,7 @@ class KernelEngine(Engine):
 
     def price(self, book: Book, market: Market, *, precision: str = "f64", target: str | None = None,
               device: int = 0, **tuning: Any) -> np.ndarray:
-        self.check_book(book)
-        if precision not in PRECISIONS:
-            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
-        if target is not None and target not in self.targets:
-            runs_on = f"targets {', '.join(self.targets)}" if self.targets else "no named target"
-            raise ValueError(f"engine {self.name!r} runs on {runs_on}; got target {target!r}")
-        self._check_tuning(book, tuning)
+        self.check_call(book, precision, target, tuning)
         kinds = book.instruments()
         if len(kinds) == 1 and len(market) == 1:  # the common case: one instrument, one scenario, no copies
             return self._run(kinds[0], book, market, 0, precision, target, device, tuning).reshape(1, -1)
@@ -146,6 +146,29 @@ class KernelEngine(Engine):
             for scenario in range(len(market)):
                 out[scenario, rows] = self._run(kind, part, market, scenario, precision, target, device, tuning)
         return out
+
+    def runner(self, book: Book, market: Market, *, precision: str = "f64", target: str | None = None,
+               device: int = 0, **tuning: Any) -> Callable[[], np.ndarray]:
+        """A one-instrument, one-scenario book calls its kernel directly (a subclass that prices such books
+        otherwise must override this too); anything else calls :meth:`price`."""
+        kinds = book.instruments()
+        if len(kinds) != 1 or len(market) != 1:
+            return super().runner(book, market, precision=precision, target=target, device=device, **tuning)
+        self.check_call(book, precision, target, tuning)
+        module, arguments, knobs = self._call(kinds[0], book, market, 0, precision, target, device, tuning)
+        if arguments is None:
+            return super().runner(book, market, precision=precision, target=target, device=device, **tuning)
+        return lambda: module.price(*arguments, precision, target=target, **knobs).reshape(1, -1)
+
+    def check_call(self, book: Book, precision: str, target: str | None, tuning: Mapping[str, Any]) -> None:
+        """Errors for an instrument, precision, target or knob this engine does not take (nothing is ignored)."""
+        self.check_book(book)
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+        if target is not None and target not in self.targets:
+            runs_on = f"targets {', '.join(self.targets)}" if self.targets else "no named target"
+            raise ValueError(f"engine {self.name!r} runs on {runs_on}; got target {target!r}")
+        self._check_tuning(book, tuning)
 
     def _check_tuning(self, book: Book, tuning: Mapping[str, Any]) -> None:
         """Every knob must be taken by a kernel the book uses: nothing is ignored silently."""
@@ -162,8 +185,9 @@ class KernelEngine(Engine):
             raise ValueError(f"engine {self.name!r} takes no option {', '.join(map(repr, unknown))} "
                              f"(it takes: {', '.join(sorted(taken - {'target', 'device'})) or 'none'})")
 
-    def _run(self, kind: int, part: Book, market: Market, scenario: int, precision: str, target: str | None,
-             device: int, tuning: Mapping[str, Any]) -> np.ndarray:
+    def _call(self, kind: int, part: Book, market: Market, scenario: int, precision: str, target: str | None,
+              device: int, tuning: Mapping[str, Any]) -> tuple[ModuleType, tuple | None, dict[str, Any]]:
+        """The kernel module, its leading arguments (None when the options need several curves) and knobs."""
         from . import lift
 
         module = self.module(kind)
@@ -172,12 +196,22 @@ class KernelEngine(Engine):
         knobs.update(self._device_knob(named, any_name, target, device))
         curves = market.aligned(part.curve_names, scenario)
         if kind == BOND:
-            return module.price(lift.bonds(part), curves, precision, target=target, **knobs)
+            return module, (lift.bonds(part), curves), knobs
         used = part.cached("curves-used", lambda: np.unique(part.curve).tolist())
         if len(used) == 1:  # the common case: every option on one curve
-            return module.price(lift.options(part), curves[used[0]], precision, target=target, **knobs)
+            return module, (lift.options(part), curves[used[0]]), knobs
+        return module, None, knobs
+
+    def _run(self, kind: int, part: Book, market: Market, scenario: int, precision: str, target: str | None,
+             device: int, tuning: Mapping[str, Any]) -> np.ndarray:
+        module, arguments, knobs = self._call(kind, part, market, scenario, precision, target, device, tuning)
+        if arguments is not None:
+            return module.price(*arguments, precision, target=target, **knobs)
+        from . import lift
+
+        curves = market.aligned(part.curve_names, scenario)
         prices = np.empty(len(part), dtype=np.float32 if precision == "f32" else np.float64)
-        for curve in used:
+        for curve in part.cached("curves-used", lambda: np.unique(part.curve).tolist()):
             rows = np.flatnonzero(part.curve == curve)
             prices[rows] = module.price(lift.options(part.take(rows)), curves[curve], precision, target=target, **knobs)
         return prices
