@@ -57,9 +57,26 @@ def time_tree(tree: Path, dataset: str, args: argparse.Namespace, precision: str
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+def markdown(runs: list[dict]) -> str:
+    """One Markdown table of runs: engine, dataset, precision, each tree's median ms, the ratio to the first."""
+    lines = []
+    for run in runs:
+        names = [k for k in run["rows"][0] if k not in ("dataset", "precision")]
+        if not lines:
+            lines += [f"| engine | dataset | precision | {' | '.join(f'{n} ms' for n in names)} | ratio |",
+                      "| --- | --- | --- |" + " ---: |" * (len(names) + 1)]
+        engine = run["backend"] + (f"/{run['target']}" if run.get("target") else "")
+        for row in run["rows"]:
+            ratio = row[names[-1]] / row[names[0]]
+            cells = " | ".join(f"{row[n]:.3f}" for n in names)
+            lines.append(f"| {engine} | {row['dataset']} | {row['precision']} | {cells} | {ratio:.3f} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tree", action="append", required=True, help="NAME=PATH of a source tree (first: baseline)")
+    parser.add_argument("--tree", action="append", help="NAME=PATH of a source tree (first: baseline)")
+    parser.add_argument("--table", nargs="+", type=Path, help="print the JSON files of earlier runs as one Markdown table")
     parser.add_argument("--backend", default="cuda")
     parser.add_argument("--target", default=None)
     parser.add_argument("--datasets", nargs="+", default=["0_UNIFORM", "1_RAND", "2_RANDCONSTHEIGHT",
@@ -70,6 +87,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
+    if args.table:
+        print(markdown([json.loads(path.read_text()) for path in args.table]))
+        return 0
+    if not args.tree:
+        parser.error("--tree is required (twice: the baseline, then the tree to compare)")
     trees = [(name, Path(path).resolve()) for name, path in (t.split("=", 1) for t in args.tree)]
     rows = []
     for dataset in args.datasets:
