@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..book import BOND, CASH_FLOW, EXERCISE, Book, make_book
-from ..columns import as_array, option_types, show
+from ..columns import as_array, as_float_column, option_types, show
 from ..constants import CALL, PUT
 from ..curve import YieldCurve
 from ..errors import InputError
@@ -338,20 +338,8 @@ def _find_problems(p: BondPortfolio, n_curves: int, max_width: int) -> list[tupl
 
 
 def _numeric(name: str, values: npt.ArrayLike, integer: bool) -> np.ndarray:
-    arr = np.asarray(values)
-    if arr.ndim == 0:
-        arr = arr.reshape(1)
-    if arr.ndim != 1:
-        raise InputError([(None, name, f"{name} must be one-dimensional, got shape {arr.shape}")])
-    try:
-        floats = np.array(arr, dtype=np.float64)
-    except (TypeError, ValueError):
-        for row, value in enumerate(arr.tolist()):
-            try:
-                float(value)
-            except (TypeError, ValueError):
-                raise InputError([(row, name, f"{name} must be a number, got {value!r}")]) from None
-        raise
+    """One field as float64 (:func:`~trinom.columns.as_float_column`), or int64 where it must be whole."""
+    floats = as_float_column(name, values)
     if not integer:
         return floats
     bad = np.flatnonzero(~np.isfinite(floats) | (floats != np.round(floats)) | (np.abs(floats) > 2**31))
