@@ -149,3 +149,12 @@ def test_price_bonds_is_a_deprecated_alias():
     assert any(issubclass(w.category, DeprecationWarning) for w in caught)
     new = trinom.price(bonds, curves, backend="reference")
     assert np.array_equal(old.dirty, new.price) and np.array_equal(old.clean, new.clean)
+
+
+def test_repeated_calls_reuse_a_bounded_number_of_plans():
+    portfolio, _ = load_thesis("book")
+    first = trinom.price(portfolio, backend="reference").price
+    assert np.array_equal(trinom.price(portfolio, backend="reference").price, first)
+    for rate in np.linspace(0.01, 0.05, 3 * api.PLANS_KEPT):  # new curve objects: new plans, a bounded number kept
+        trinom.price(portfolio, trinom.YieldCurve([rate], [365]), backend="reference")
+    assert len(portfolio.cached("plans", dict)) == api.PLANS_KEPT

@@ -29,6 +29,8 @@ Instrument = Portfolio | BondPortfolio
 PROGRESS_MIN_WORK = 2e8
 #: Slices of about equal work that a job with a progress bar is priced in.
 PROGRESS_SLICES = 20
+#: Resolved calls kept per portfolio (for repeated calls with the same curves and options).
+PLANS_KEPT = 8
 
 
 def price(
@@ -70,6 +72,7 @@ def price(
         raise ValueError(f"precision must be one of {', '.join(backends.PRECISIONS)}, got {precision!r}")
     if errors not in ("raise", "mask"):
         raise ValueError(f"errors must be 'raise' or 'mask', got {errors!r}")
+
     def plan() -> Plan:
         market = Market.of(curves)
         job = prepare(instruments, market, max_width=max_width)
@@ -83,7 +86,13 @@ def price(
 
     key = _plan_key(instruments, curves, backend, precision, target, device, errors, max_width, tuning)
     if progress is None and key is not None:  # a repeated call: validated, lowered and resolved already
-        ready = instruments.cached(key, plan)  # type: ignore[union-attr]
+        plans: dict[tuple, Plan] = instruments.cached("plans", dict)  # type: ignore[union-attr]
+        ready = plans.get(key)
+        if ready is None:
+            ready = plan()
+            if len(plans) >= PLANS_KEPT:  # the oldest goes: a loop over new curves must not grow memory
+                plans.pop(next(iter(plans)), None)
+            plans[key] = ready
         return ready.job.result(ready.call(), ready.label)
     ready = plan()
     values = run(ready.engine, ready.job.book, ready.market, precision=precision, target=ready.target,
