@@ -248,7 +248,7 @@ class CudaEngine(KernelEngine):
             return super().price(book, market, precision=precision, target=target, device=device, **tuning)
         from . import _cuda_lib, lift
 
-        self.check_book(book)
+        self.check_call(book, precision, target, tuning)
         options_rows, bond_rows = book.rows_of(OPTION), book.rows_of(BOND)
         options = book.cached(("part", OPTION), lambda: book.take(options_rows))
         bonds = book.cached(("part", BOND), lambda: book.take(bond_rows))
