@@ -74,7 +74,7 @@ def cmd_price(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     bar = ProgressBar(f"pricing {len(instruments)} {kind}")
     result = price(instruments, curves, backend=args.backend, target=args.target, precision=args.precision,
-                   errors=args.errors, max_width=args.max_width, progress=bar)
+                   device=args.device, errors=args.errors, max_width=args.max_width, progress=bar)
     elapsed = time.perf_counter() - start
     if args.out:
         write_result(args.out, result)
@@ -209,6 +209,7 @@ def parser() -> argparse.ArgumentParser:
     pr.add_argument("--target", choices=("c", "multicore", "opencl", "cuda", "pyopencl"),
                     help="where the engine runs (Futhark's targets; cuda: the GPU); with auto, the best engine there")
     pr.add_argument("--precision", default="f64", choices=backends.PRECISIONS)
+    pr.add_argument("--device", type=int, default=0, help="the GPU's index (default 0; the CPU has only 0)")
     pr.add_argument("--out", type=Path, help="write prices here (.out or .csv) instead of stdout")
     pr.add_argument("--errors", default="raise", choices=("raise", "mask"),
                     help="raise: stop at bad input; mask: price the good rows, NaN and a message for bad ones")
