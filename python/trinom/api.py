@@ -18,7 +18,7 @@ import numpy as np
 from . import auto, backends
 from .bonds.portfolio import BondPortfolio
 from .book import Book
-from .constants import DEFAULT_MAX_WIDTH
+from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
 from .errors import InputError
 from .market import CurvesLike, Market
 from .portfolio import Portfolio
@@ -43,6 +43,7 @@ def price(
     device: int = 0,
     errors: str = "raise",
     max_width: int = DEFAULT_MAX_WIDTH,
+    max_steps: int = DEFAULT_MAX_STEPS,
     progress: Callable[[float, float], None] | None = None,
     **tuning: Any,
 ) -> Prices:
@@ -54,7 +55,9 @@ def price(
     options use the first), or a :class:`~trinom.Market`; default: the thesis curve.
     ``backend``: an engine of :func:`trinom.backends.names` (``auto``: the fastest usable one, on
     ``target`` if given); ``precision``: ``"f64"`` or ``"f32"``; ``device``: the GPU's index;
-    ``tuning``: the engine's own knobs (an unknown one is an error).
+    ``tuning``: the engine's own knobs (an unknown one is an error). ``max_width`` and ``max_steps``
+    bound every tree's width and number of steps, so that a row's memory and work are known before
+    any pricing (a row beyond them is bad input naming the row).
 
     The input is validated once. With ``errors="raise"`` a bad row raises :class:`trinom.InputError`
     naming the row and the field; with ``errors="mask"`` it gets NaN and its message in
@@ -75,7 +78,7 @@ def price(
 
     def plan() -> Plan:
         market = Market.of(curves)
-        job = prepare(instruments, market, max_width=max_width)
+        job = prepare(instruments, market, max_width=max_width, max_steps=max_steps)
         if job.problems and errors == "raise":
             raise InputError(job.problems)
         engine, chosen = resolve(backend, job.book, precision, target)
@@ -84,7 +87,7 @@ def price(
                 if len(job.book) else lambda: run(engine, job.book, market, precision=precision))
         return Plan(job, call, label, engine, market, chosen)
 
-    key = _plan_key(instruments, curves, backend, precision, target, device, errors, max_width, tuning)
+    key = _plan_key(instruments, curves, backend, precision, target, device, errors, max_width, max_steps, tuning)
     if progress is None and key is not None:  # a repeated call: validated, lowered and resolved already
         plans: dict[tuple, Plan] = instruments.cached("plans", dict)  # type: ignore[union-attr]
         ready = plans.get(key)
@@ -161,10 +164,10 @@ class Job:
 
 
 def prepare(instruments: Instrument | Sequence[Instrument], market: Market, *,
-            max_width: int = DEFAULT_MAX_WIDTH) -> Job:
+            max_width: int = DEFAULT_MAX_WIDTH, max_steps: int = DEFAULT_MAX_STEPS) -> Job:
     """Validate every row once, mask the bad ones and lower the good ones to one book."""
     blocks = _blocks(instruments)
-    if len(blocks) == 1 and not (problems := _validate(blocks[0], market, max_width)):  # the common case
+    if len(blocks) == 1 and not (problems := _validate(blocks[0], market, max_width, max_steps)):  # the common case
         block = blocks[0]
         return Job(blocks=(block,), starts=np.array([0, len(block)]), problems=problems, book=_lower(block, market),
                    rows=None)
@@ -173,7 +176,7 @@ def prepare(instruments: Instrument | Sequence[Instrument], market: Market, *,
     problems: list[tuple[int | None, str, str]] = []
     books, rows = [], []
     for start, block in zip(starts[:-1], blocks, strict=True):
-        found = _validate(block, market, max_width)
+        found = _validate(block, market, max_width, max_steps)
         problems += [(None if row is None else int(row + start), field, message) for row, field, message in found]
         good = np.setdiff1d(np.arange(len(block)), [row for row, _f, _m in found if row is not None])
         part = block if not found else block[good] if good.size else None
@@ -234,11 +237,11 @@ def _blocks(instruments: Instrument | Sequence[Instrument]) -> list[Instrument]:
                        f"sequence of them, got {type(instruments).__name__}")])
 
 
-def _validate(block: Instrument, market: Market, max_width: int) -> list[tuple[int | None, str, str]]:
+def _validate(block: Instrument, market: Market, max_width: int, max_steps: int) -> list[tuple[int | None, str, str]]:
     """The block's problems, rows numbered within it."""
     if isinstance(block, Portfolio):
-        return block.validate(max_width)
-    return block.validate(market.curves, max_width)
+        return block.validate(max_width, max_steps)
+    return block.validate(market.curves, max_width, max_steps)
 
 
 def _lower(block: Instrument, market: Market) -> Book:

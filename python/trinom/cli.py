@@ -15,7 +15,7 @@ from .bonds.cli import write_bond_prices
 from .bonds.generator import generate_bonds
 from .bonds.io import is_bond_file, read_bonds
 from .bonds.portfolio import BondPortfolio
-from .constants import DEFAULT_MAX_WIDTH, PUT
+from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, PUT
 from .curve import YieldCurve
 from .errors import InputError
 from .generator import generate
@@ -74,7 +74,8 @@ def cmd_price(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     bar = ProgressBar(f"pricing {len(instruments)} {kind}")
     result = price(instruments, curves, backend=args.backend, target=args.target, precision=args.precision,
-                   device=args.device, errors=args.errors, max_width=args.max_width, progress=bar)
+                   device=args.device, errors=args.errors, max_width=args.max_width, max_steps=args.max_steps,
+                   progress=bar)
     elapsed = time.perf_counter() - start
     if args.out:
         write_result(args.out, result)
@@ -213,7 +214,9 @@ def parser() -> argparse.ArgumentParser:
     pr.add_argument("--out", type=Path, help="write prices here (.out or .csv) instead of stdout")
     pr.add_argument("--errors", default="raise", choices=("raise", "mask"),
                     help="raise: stop at bad input; mask: price the good rows, NaN and a message for bad ones")
-    pr.add_argument("--max-width", type=int, default=DEFAULT_MAX_WIDTH, help="widest tree accepted")
+    pr.add_argument("--max-width", type=int, default=DEFAULT_MAX_WIDTH, help="widest tree accepted (default %(default)s)")
+    pr.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS,
+                    help="most time steps of a tree accepted (default %(default)s): bounds each row's memory and work")
     pr.set_defaults(func=cmd_price)
 
     info = sub.add_parser("info", help="size, tree widths/heights and their statistics, problems")

@@ -18,6 +18,9 @@ PUT: Final[int] = 1
 OPTION_TYPES: Final[dict[str, int]] = {"call": CALL, "put": PUT}
 #: Default limit on a tree's width (``2 jmax + 1``); wider trees are rejected as bad input.
 DEFAULT_MAX_WIDTH: Final[int] = 65535
+#: Default limit on a tree's number of time steps (its height less one): with the width limit it bounds
+#: a tree's memory and work, checked before any pricing. The paper's file format stores steps as uint16.
+DEFAULT_MAX_STEPS: Final[int] = 65535
 
 # --- coupon bonds (the ARRAY'21 paper's instrument, docs/paper-instrument.md) --------------------
 #: Days in a year for bonds: a term unit of 360 days is one year (``ceil(BOND_DAYS_IN_YEAR / term_unit)``).

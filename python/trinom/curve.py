@@ -11,6 +11,9 @@ import numpy.typing as npt
 from .errors import InputError
 from .textdata import read_arrays
 
+#: Largest day a curve point may have: the kernels hold days as int32.
+MAX_DAYS = 2**31 - 1
+
 
 @dataclass(frozen=True, eq=False)
 class YieldCurve:
@@ -28,8 +31,8 @@ class YieldCurve:
     days: npt.NDArray[np.int64]
 
     def __init__(self, rates: npt.ArrayLike, days: npt.ArrayLike):
-        r = np.asarray(rates, dtype=np.float64).reshape(-1) if np.size(rates) else np.zeros(0)
-        d_raw = np.asarray(days, dtype=np.float64).reshape(-1) if np.size(days) else np.zeros(0)
+        r = _numbers("rates", "rate", rates)
+        d_raw = _numbers("days", "days", days)
         problems: list[tuple[int | None, str, str]] = []
         if r.size == 0:
             problems.append((None, "rates", "yield curve is empty"))
@@ -39,6 +42,10 @@ class YieldCurve:
             problems.append((None, "rates", f"yield curve point {k}: rate must be finite, got {r[k]}"))
         for k in np.flatnonzero(~np.isfinite(d_raw) | (d_raw != np.round(d_raw))):
             problems.append((None, "days", f"yield curve point {k}: days must be a whole number, got {d_raw[k]}"))
+        with np.errstate(invalid="ignore"):
+            out_of_range = np.flatnonzero(np.isfinite(d_raw) & ((d_raw < 0) | (d_raw > MAX_DAYS)))
+        for k in out_of_range:  # the kernels hold days as int32: a larger day would wrap around
+            problems.append((None, "days", f"yield curve point {k}: days must be in 0..{MAX_DAYS}, got {d_raw[k]:.0f}"))
         if not problems:
             for k in np.flatnonzero(np.diff(d_raw) <= 0):
                 problems.append((None, "days", f"yield curve days must be strictly increasing: "
@@ -81,3 +88,18 @@ class YieldCurve:
         coefficient = (t_days - t1).astype(dt) / np.maximum(t2 - t1, 1).astype(dt)
         interpolated = rates[first] + coefficient * (rates[inner] - rates[first])
         return np.where(second == 0, rates[0], np.where(second >= len(self), rates[-1], interpolated)).astype(dt)
+
+
+def _numbers(field: str, what: str, values: npt.ArrayLike) -> np.ndarray:
+    """A curve column as a flat float64 array; a value that is no number is an InputError naming its point."""
+    if isinstance(values, (str, bytes)) or values is None:
+        raise InputError([(None, field, f"yield curve {field} must be a sequence of numbers, got {values!r}")])
+    try:
+        return np.asarray(values, dtype=np.float64).reshape(-1) if np.size(values) else np.zeros(0)
+    except (TypeError, ValueError):
+        for k, value in enumerate(np.asarray(values, dtype=object).reshape(-1).tolist()):
+            try:
+                float(value)
+            except (TypeError, ValueError):
+                raise InputError([(None, field, f"yield curve point {k}: {what} must be a number, got {value!r}")]) from None
+        raise InputError([(None, field, f"yield curve {field} must be a sequence of numbers")]) from None

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .csvtable import read_table
 from .curve import YieldCurve
 from .errors import InputError
 from .portfolio import FIELDS, Portfolio
@@ -50,30 +51,27 @@ def read_portfolio(path: str | Path) -> Portfolio:
 
 def read_csv_portfolio(path: str | Path) -> Portfolio:
     """One option per row; the header names the fields (any order, ``type`` may be call/put)."""
-    with open(path, newline="") as handle:
-        reader = csv.DictReader(handle)
-        header = [name.strip() for name in reader.fieldnames or []]
-        missing = [f for f in FIELDS if f not in header]
-        if missing:
-            raise InputError([(None, f, f"{path}: CSV header lacks column '{f}' (need {', '.join(FIELDS)})")
-                              for f in missing])
-        columns: dict[str, list[str]] = {f: [] for f in FIELDS}
-        for row in reader:
-            for f in FIELDS:
-                columns[f].append((row.get(f) or "").strip())
+    columns = read_table(path, list(FIELDS))
     fields: dict[str, object] = {}
     for f, values in columns.items():
         if f == "option_type":
             fields[f] = [int(v) if v.lstrip("-").isdigit() else v for v in values]
             continue
-        parsed = []
-        for k, v in enumerate(values):
-            try:
-                parsed.append(float(v))
-            except ValueError:
-                raise InputError([(k, f, f"{f} must be a number, got {v!r}")]) from None
-        fields[f] = parsed
+        fields[f] = _parsed(path, f, values, rows=True)
     return Portfolio(**fields)
+
+
+def _parsed(path: str | Path, field: str, cells: list[str], rows: bool = False) -> list[float]:
+    """A CSV column as floats (Futhark's ``f64.inf``/``f64.nan`` spellings too); a bad cell names its line
+    (and, for a table of instruments, its row)."""
+    values = []
+    for k, cell in enumerate(cells):
+        try:
+            values.append(float(cell.replace("f64.", "").replace("f32.", "")))
+        except ValueError:
+            raise InputError([(k if rows else None, field, f"{path} line {k + 2}: {field} must be a number, "
+                               f"got {cell!r}")]) from None
+    return values
 
 
 def write_portfolio(portfolio: Portfolio, path: str | Path, curve: YieldCurve | None = None) -> None:
@@ -101,12 +99,8 @@ def read_yield_curve(path: str | Path) -> YieldCurve:
     if not path.exists():
         raise InputError([(None, "file", f"{path}: no such file")])
     if path.suffix.lower() == ".csv":
-        with open(path, newline="") as handle:
-            rows = list(csv.DictReader(handle))
-        try:
-            return YieldCurve([float(r["rate"]) for r in rows], [float(r["days"]) for r in rows])
-        except KeyError:
-            raise InputError([(None, "file", f"{path}: a yield-curve CSV needs columns 'days' and 'rate'")]) from None
+        table = read_table(path, ["days", "rate"])
+        return YieldCurve(_parsed(path, "rate", table["rate"]), _parsed(path, "days", table["days"]))
     arrays = read_arrays(path)
     if len(arrays) != 2:
         raise InputError([(None, "file", f"{path}: a yield curve file holds 2 arrays (rates, days), found {len(arrays)}")])

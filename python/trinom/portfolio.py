@@ -13,7 +13,7 @@ import numpy.typing as npt
 
 from .book import CASH_FLOW, OPTION, PAYOFF, Book, make_book
 from .columns import as_array, as_float_column, option_types, show
-from .constants import CALL, DEFAULT_MAX_WIDTH, FACE_VALUE, PUT
+from .constants import CALL, DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, FACE_VALUE, PUT
 from .errors import InputError
 from .lattice import Convention, TreeGeometry, tree_geometry
 
@@ -186,18 +186,22 @@ class Portfolio:
         return {"width": describe(self.widths()), "height": describe(self.heights())}
 
     # --- validation -------------------------------------------------------------------------
-    def validate(self, max_width: int = DEFAULT_MAX_WIDTH) -> list[tuple[int, str, str]]:
-        """Every problem as ``(row, field, message)``, in row order; empty when all is well (cached)."""
-        key = ("problems", int(max_width))
+    def validate(self, max_width: int = DEFAULT_MAX_WIDTH, max_steps: int = DEFAULT_MAX_STEPS) -> list[tuple[int, str, str]]:
+        """Every problem as ``(row, field, message)``, in row order; empty when all is well (cached).
+
+        ``max_width`` and ``max_steps`` bound each tree's width and height (its memory and work).
+        """
+        key = ("problems", int(max_width), int(max_steps))
         if key not in self._cache:
-            self._cache[key] = self._find_problems(int(max_width))
+            self._cache[key] = self._find_problems(int(max_width), int(max_steps))
         return list(self._cache[key])
 
-    def good_rows(self, max_width: int = DEFAULT_MAX_WIDTH) -> np.ndarray:
+    def good_rows(self, max_width: int = DEFAULT_MAX_WIDTH, max_steps: int = DEFAULT_MAX_STEPS) -> np.ndarray:
         """Indices of the rows :meth:`validate` finds no problem in, ascending."""
-        return np.setdiff1d(np.arange(len(self)), [row for row, _field, _message in self.validate(max_width)])
+        problems = self.validate(max_width, max_steps)
+        return np.setdiff1d(np.arange(len(self)), [row for row, _field, _message in problems])
 
-    def _find_problems(self, max_width: int) -> list[tuple[int, str, str]]:
+    def _find_problems(self, max_width: int, max_steps: int) -> list[tuple[int, str, str]]:
         problems: list[tuple[int, str, str]] = []
 
         def bad(mask: np.ndarray, field: str, text: str) -> None:
@@ -224,10 +228,16 @@ class Portfolio:
         checked[[row for row, _f, _m in problems]] = False
         geometry = self.geometry()
         n, width = geometry.n, geometry.width
-        for row in np.flatnonzero(checked & (n < 1)):
+        overflow = n < 0  # the step count does not even fit an integer
+        for row in np.flatnonzero(checked & ((n > max_steps) | overflow)):
+            steps = "more than 2**62" if overflow[row] else str(int(n[row]))
+            problems.append((int(row), "maturity", f"maturity gives a tree of {steps} steps, over the limit max_steps="
+                             f"{max_steps} (maturity {show(self.maturity[row])} years at {show(self.term_steps[row])} "
+                             "steps per term; raise max_steps to allow it)"))
+        for row in np.flatnonzero(checked & (n == 0)):
             problems.append((int(row), "maturity", f"maturity gives a tree with no time steps (maturity "
                              f"{show(self.maturity[row])} years at {show(self.term_steps[row])} steps per term)"))
-        for row in np.flatnonzero(checked & (n >= 1) & ((width < 3) | (width > max_width))):
+        for row in np.flatnonzero(checked & (n >= 1) & (n <= max_steps) & ((width < 3) | (width > max_width))):
             problems.append((int(row), "a", f"a gives a tree of width {int(width[row])}, outside 3..{max_width} "
                              f"(a={show(self.a[row])}; raise max_width to allow it)"))
         problems.sort(key=lambda p: p[0])  # stable: a row's problems keep their order

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..csvtable import read_table
 from ..curve import YieldCurve
 from ..errors import InputError
 from ..textdata import format_array, format_float, read_arrays
@@ -117,12 +118,12 @@ def read_bonds_csv(path: str | Path) -> tuple[BondPortfolio, tuple[YieldCurve, .
     for needed in (cash_path, curve_path):
         if not needed.exists():
             raise InputError([(None, "file", f"{path}: a bond CSV needs its companion file {needed.name}")])
-    bonds = _read_table(path, ["id", *BOND_FIELDS])
+    bonds = read_table(path, ["id", *BOND_FIELDS])
     ids = bonds["id"]
     if len(set(ids)) != len(ids):
         raise InputError([(None, "id", f"{path}: bond ids must be unique")])
     position = {bond_id: row for row, bond_id in enumerate(ids)}
-    flows = _read_table(cash_path, ["id", "step", "repayment", "coupon"])
+    flows = read_table(cash_path, ["id", "step", "repayment", "coupon"])
     owners = []
     for k, bond_id in enumerate(flows["id"]):
         if bond_id not in position:
@@ -150,7 +151,7 @@ def read_bonds_csv(path: str | Path) -> tuple[BondPortfolio, tuple[YieldCurve, .
     for name, column in (("repayment", "repayment"), ("coupon", "coupon")):
         values = np.array([_number(cash_path, column, k, v) for k, v in enumerate(flows[column])])
         fields[name] = values[order]
-    table = _read_table(curve_path, ["curve", "days", "rate"])
+    table = read_table(curve_path, ["curve", "days", "rate"])
     names = list(dict.fromkeys(table["curve"]))  # curve names (or numbers) in order of first appearance
     if all(name.lstrip("-").isdigit() for name in names):
         names = [str(c) for c in range(max((int(n) for n in names), default=-1) + 1)]
@@ -164,22 +165,8 @@ def read_bonds_csv(path: str | Path) -> tuple[BondPortfolio, tuple[YieldCurve, .
 
 def _curve_names(curve_path: Path) -> dict[str, int]:
     """Curve name -> index, in order of first appearance in ``NAME.curves.csv``."""
-    names = dict.fromkeys(_read_table(curve_path, ["curve", "days", "rate"])["curve"])
+    names = dict.fromkeys(read_table(curve_path, ["curve", "days", "rate"])["curve"])
     return {name: c for c, name in enumerate(names)}
-
-
-def _read_table(path: Path, columns: list[str]) -> dict[str, list[str]]:
-    with open(path, newline="") as handle:
-        reader = csv.DictReader(handle)
-        header = [name.strip() for name in reader.fieldnames or []]
-        missing = [c for c in columns if c not in header]
-        if missing:
-            raise InputError([(None, c, f"{path.name}: CSV header lacks column '{c}'") for c in missing])
-        table: dict[str, list[str]] = {c: [] for c in columns}
-        for row in reader:
-            for c in columns:
-                table[c].append((row.get(c) or "").strip())
-    return table
 
 
 def _number(path: Path, field: str, k: int, text: str, row: int | None = None) -> float:

@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from ..book import BOND, CASH_FLOW, EXERCISE, Book, make_book
 from ..columns import as_array, as_float_column, option_types, show
-from ..constants import CALL, PUT
+from ..constants import CALL, DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, PUT
 from ..curve import YieldCurve
 from ..errors import InputError
 from ..lattice import BondGeometry, Convention, bond_geometry
@@ -247,16 +247,21 @@ class BondPortfolio:
         return 2 * self.jmax() + 1
 
     # --- validation --------------------------------------------------------------------------------
-    def validate(self, curves: Sequence[YieldCurve], max_width: int = 65535) -> list[tuple[int, str, str]]:
-        """Every problem as ``(row, field, message)``, in row order; empty when all is well."""
-        key = ("problems", len(curves), int(max_width))
+    def validate(self, curves: Sequence[YieldCurve], max_width: int = DEFAULT_MAX_WIDTH,
+                 max_steps: int = DEFAULT_MAX_STEPS) -> list[tuple[int, str, str]]:
+        """Every problem as ``(row, field, message)``, in row order; empty when all is well.
+
+        ``max_width`` and ``max_steps`` (at most 65535, the file format's) bound each tree's width and height.
+        """
+        key = ("problems", len(curves), int(max_width), int(max_steps))
         if key not in self._cache:
-            self._cache[key] = _find_problems(self, len(curves), int(max_width))
+            self._cache[key] = _find_problems(self, len(curves), int(max_width), min(int(max_steps), _STEP_LIMIT))
         return list(self._cache[key])
 
-    def good_rows(self, curves: Sequence[YieldCurve], max_width: int = 65535) -> np.ndarray:
+    def good_rows(self, curves: Sequence[YieldCurve], max_width: int = DEFAULT_MAX_WIDTH,
+                  max_steps: int = DEFAULT_MAX_STEPS) -> np.ndarray:
         """Indices of the bonds :meth:`validate` finds no problem in, ascending."""
-        bad = [row for row, _f, _m in self.validate(curves, max_width) if row is not None]
+        bad = [row for row, _f, _m in self.validate(curves, max_width, max_steps) if row is not None]
         return np.setdiff1d(np.arange(len(self)), bad)
 
 
@@ -268,7 +273,7 @@ def flatten_curves(curves: Sequence[YieldCurve]) -> tuple[np.ndarray, np.ndarray
     return terms, np.concatenate([c.rates for c in curves]), np.concatenate([c.days for c in curves])
 
 
-def _find_problems(p: BondPortfolio, n_curves: int, max_width: int) -> list[tuple[int, str, str]]:
+def _find_problems(p: BondPortfolio, n_curves: int, max_width: int, max_steps: int) -> list[tuple[int, str, str]]:
     """Value checks; each message names the field and the value (the row is added by InputError)."""
     problems: list[tuple[int, str, str]] = []
 
@@ -305,9 +310,10 @@ def _find_problems(p: BondPortfolio, n_curves: int, max_width: int) -> list[tupl
     checked[[row for row, _f, _m in problems]] = False
     geometry = p.geometry()
     n, width = geometry.n, 2 * geometry.jmax + 1
-    for row in np.flatnonzero(checked & ((n < 1) | (n > _STEP_LIMIT))):
-        problems.append((int(row), "maturity", f"maturity gives a tree of {int(n[row])} steps, outside "
-                         f"1..{_STEP_LIMIT} (maturity {show(p.maturity[row])} at {int(p.term_steps[row])} steps per term)"))
+    for row in np.flatnonzero(checked & ((n < 1) | (n > max_steps))):
+        steps = "more than 2**40" if n[row] < 0 else str(int(n[row]))
+        problems.append((int(row), "maturity", f"maturity gives a tree of {steps} steps, outside 1..{max_steps} "
+                         f"(maturity {show(p.maturity[row])} at {int(p.term_steps[row])} steps per term)"))
         checked[row] = False
     for row in np.flatnonzero(checked & ((width < 3) | (width > max_width))):
         problems.append((int(row), "a", f"a gives a tree of width {int(width[row])}, outside 3..{max_width} "

@@ -1,0 +1,103 @@
+"""Bad input gets a clear InputError naming the row (or line) and the field: nothing silently wrong or ignored."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import trinom
+from trinom import io
+from trinom.bonds.generator import generate_bonds
+from trinom.bonds.io import read_bonds, write_bonds
+from trinom.csvtable import read_table
+
+HEADER = ",".join(trinom.FIELDS)
+ROW = "63,9,3,365,12,0.1,0.01,put"
+
+
+# --- curves: days beyond int32 used to price 0 on the reference and 6.05 on Futhark ----------------------
+@pytest.mark.parametrize("rates,days,message", [
+    ([0.01], [3e9], "yield curve point 0: days must be in 0..2147483647, got 3000000000"),
+    ([0.01, 0.02], [1, -5], "yield curve point 1: days must be in 0..2147483647, got -5"),
+    (["a"], [1], "yield curve point 0: rate must be a number, got 'a'"),
+    ([0.01], ["x"], "yield curve point 0: days must be a number, got 'x'"),
+    ("abc", [1], "yield curve rates must be a sequence of numbers, got 'abc'"),
+])
+def test_curve_values_are_checked(rates, days, message):
+    with pytest.raises(trinom.InputError) as caught:
+        trinom.YieldCurve(rates, days)
+    assert message in str(caught.value)
+
+
+# --- unbounded work: every row's tree is bounded before any pricing ------------------------------------
+def test_tall_trees_are_refused_up_front_naming_the_row():
+    fields = {f: [v] * 4 for f, v in zip(trinom.FIELDS, [63.0, 9.0, 3.0, 365, 12, 0.1, 0.01, 1], strict=True)}
+    fields["maturity"] = [9.0, 9.0, 2e6, 1e30]
+    portfolio = trinom.Portfolio(**fields)
+    with pytest.raises(trinom.InputError) as caught:
+        trinom.price(portfolio, backend="reference")
+    assert caught.value.rows == [2, 3]
+    text = str(caught.value)
+    assert "row 2: maturity gives a tree of 24000000 steps, over the limit max_steps=65535" in text
+    assert "row 3: maturity gives a tree of more than 2**62 steps" in text and "no time steps" not in text
+    result = trinom.price(portfolio, backend="reference", errors="mask")
+    assert np.isfinite(result.price[:2]).all() and np.isnan(result.price[2:]).all()
+    assert portfolio.validate(max_steps=30_000_000)[0][0] == 3  # the limit can be raised
+
+
+def test_bond_trees_have_the_same_limit():
+    bonds, curves = generate_bonds("U1", 3, seed=1)
+    assert bonds.validate(curves, max_steps=10)[0][2].startswith("maturity gives a tree of")
+
+
+# --- CSV: duplicated columns, extra values, short rows, BOM and spaces, binary files --------------------
+@pytest.mark.parametrize("text,message", [
+    (f"{HEADER},strike\n{ROW},64\n", "column 'strike' appears twice in the header"),
+    (f"{HEADER}\n{ROW},99\n", "line 2: 9 values, but the header names 8 columns"),
+    (f"{HEADER}\n63,9,3\n", "line 2: 3 values, but the header names 8 columns"),
+    (f"{HEADER},volume\n{ROW},7\n", "unknown column 'volume'"),
+    ("", "empty file"),
+])
+def test_option_csv_problems(tmp_path: Path, text: str, message: str):
+    path = tmp_path / "book.csv"
+    path.write_text(text)
+    with pytest.raises(trinom.InputError) as caught:
+        io.read_portfolio(path)
+    assert message in str(caught.value) and str(path) in str(caught.value)
+
+
+def test_header_with_spaces_and_a_byte_order_mark_reads(tmp_path: Path):
+    path = tmp_path / "book.csv"
+    path.write_text("\ufeff" + ", ".join(trinom.FIELDS) + "\n" + ROW + "\n", encoding="utf-8")
+    assert io.read_portfolio(path).strike.tolist() == [63.0]
+
+
+def test_binary_file_names_the_file(tmp_path: Path):
+    path = tmp_path / "book.csv"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe")
+    with pytest.raises(trinom.InputError, match="not a UTF-8 text file"):
+        io.read_portfolio(path)
+
+
+def test_yield_csv_short_row(tmp_path: Path):
+    path = tmp_path / "curve.csv"
+    path.write_text("days,rate\n365,0.05\n730\n")
+    with pytest.raises(trinom.InputError, match="line 3: 1 values, but the header names 2 columns"):
+        io.read_yield_curve(path)
+    assert read_table(_write(tmp_path / "ok.csv", "days,rate\n1,2\n"), ["days", "rate"]) == {"days": ["1"], "rate": ["2"]}
+
+
+def test_bond_csv_duplicate_column(tmp_path: Path):
+    bonds, curves = generate_bonds("U1", 2, seed=1)
+    path = tmp_path / "bonds.csv"
+    write_bonds(bonds, curves, path)
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join([lines[0] + ",strike", *(line + ",1" for line in lines[1:])]) + "\n")
+    with pytest.raises(trinom.InputError, match="column 'strike' appears twice"):
+        read_bonds(path)
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
