@@ -101,3 +101,26 @@ def test_bond_csv_duplicate_column(tmp_path: Path):
 def _write(path: Path, text: str) -> Path:
     path.write_text(text)
     return path
+
+
+def test_a_curve_name_that_looks_like_a_number_is_a_name(tmp_path: Path):
+    """Curves named `1` (listed first) and `EUR`: a bond on curve `1` used to be priced on EUR."""
+    bonds, curves = generate_bonds("U1", 2, seed=1)
+    path = tmp_path / "bonds.csv"
+    write_bonds(bonds[[0, 1]], curves[:2], path)
+    text = path.read_text().splitlines()
+    column = text[0].split(",").index("curve_index")
+    rows = [line.split(",") for line in text[1:]]
+    rows[0][column], rows[1][column] = "1", "EUR"
+    path.write_text("\n".join([text[0], *(",".join(r) for r in rows)]) + "\n")
+    curve_file = tmp_path / "bonds.curves.csv"
+    lines = curve_file.read_text().splitlines()
+    renamed = [lines[0]] + [("1" if line.split(",")[0] == "0" else "EUR") + line[line.index(","):] for line in lines[1:]]
+    curve_file.write_text("\n".join(renamed) + "\n")
+    read, read_curves = read_bonds(path)
+    assert read.curve_index.tolist() == [0, 1]  # "1" is the first curve, EUR the second
+    assert np.array_equal(read_curves[0].rates, curves[0].rates)
+    rows[1][column] = "GBP"
+    path.write_text("\n".join([text[0], *(",".join(r) for r in rows)]) + "\n")
+    with pytest.raises(trinom.InputError, match="row 1: bonds.csv line 3: curve_index 'GBP' names no curve"):
+        read_bonds(path)

@@ -133,13 +133,17 @@ def read_bonds_csv(path: str | Path) -> tuple[BondPortfolio, tuple[YieldCurve, .
     steps = np.array([_number(cash_path, "step", k, v) for k, v in enumerate(flows["step"])])
     order = np.lexsort((steps, owner))  # by bond, then by step
     fields: dict[str, object] = {}
-    curve_names = _curve_names(curve_path)
+    table = read_table(curve_path, ["curve", "days", "rate"])
+    names = list(dict.fromkeys(table["curve"]))  # curve names (or numbers) in order of first appearance
+    numbered = all(name.lstrip("-").isdigit() for name in names)
+    if numbered:  # curves numbered 0, 1, ...: a bond's curve_index is such a number
+        names = [str(c) for c in range(max((int(n) for n in names), default=-1) + 1)]
+    position_of = {name: c for c, name in enumerate(names)}
     for f in BOND_FIELDS:
         if f == "option_type":
             fields[f] = bonds[f]
-        elif f == "curve_index":  # a curve's number, or its name in NAME.curves.csv
-            fields[f] = [curve_names[v] if v in curve_names and not v.lstrip("-").isdigit()
-                         else _number(path, f, k, v, row=k) for k, v in enumerate(bonds[f])]
+        elif f == "curve_index":  # a curve's name in NAME.curves.csv (its number where the curves are numbered)
+            fields[f] = [_curve_of(path, k, v, position_of, numbered) for k, v in enumerate(bonds[f])]
         else:
             fields[f] = [_number(path, f, k, v, row=k) for k, v in enumerate(bonds[f])]
     counted = np.bincount(owner, minlength=len(ids))
@@ -151,11 +155,6 @@ def read_bonds_csv(path: str | Path) -> tuple[BondPortfolio, tuple[YieldCurve, .
     for name, column in (("repayment", "repayment"), ("coupon", "coupon")):
         values = np.array([_number(cash_path, column, k, v) for k, v in enumerate(flows[column])])
         fields[name] = values[order]
-    table = read_table(curve_path, ["curve", "days", "rate"])
-    names = list(dict.fromkeys(table["curve"]))  # curve names (or numbers) in order of first appearance
-    if all(name.lstrip("-").isdigit() for name in names):
-        names = [str(c) for c in range(max((int(n) for n in names), default=-1) + 1)]
-    position_of = {name: c for c, name in enumerate(names)}
     curve_ids = np.array([position_of.get(v, -1) for v in table["curve"]], dtype=np.int64)
     days = np.array([_number(curve_path, "days", k, v) for k, v in enumerate(table["days"])])
     rates = np.array([_number(curve_path, "rate", k, v) for k, v in enumerate(table["rate"])])
@@ -163,10 +162,17 @@ def read_bonds_csv(path: str | Path) -> tuple[BondPortfolio, tuple[YieldCurve, .
     return BondPortfolio(**fields), curves
 
 
-def _curve_names(curve_path: Path) -> dict[str, int]:
-    """Curve name -> index, in order of first appearance in ``NAME.curves.csv``."""
-    names = dict.fromkeys(read_table(curve_path, ["curve", "days", "rate"])["curve"])
-    return {name: c for c, name in enumerate(names)}
+def _curve_of(path: Path, row: int, value: str, position_of: dict[str, int], numbered: bool) -> float:
+    """The index of the curve a bond names: text is matched as a name (``1`` may name a curve), never
+    read as a position among named curves, so a name that looks like a number cannot pick another curve."""
+    if numbered:  # a number: validation checks that it is a whole number naming a curve
+        return _number(path, "curve_index", row, value, row=row)  # type: ignore[return-value]
+    key = value
+    if key not in position_of:
+        shown = ", ".join(position_of) if len(position_of) <= 20 else f"{len(position_of)} curves"
+        raise InputError([(row, "curve_index", f"{path.name} line {row + 2}: curve_index {value!r} names no curve "
+                           f"of the curves file ({shown})")])
+    return float(position_of[key])
 
 
 def _number(path: Path, field: str, k: int, text: str, row: int | None = None) -> float:
