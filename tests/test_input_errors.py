@@ -124,3 +124,31 @@ def test_a_curve_name_that_looks_like_a_number_is_a_name(tmp_path: Path):
     path.write_text("\n".join([text[0], *(",".join(r) for r in rows)]) + "\n")
     with pytest.raises(trinom.InputError, match="row 1: bonds.csv line 3: curve_index 'GBP' names no curve"):
         read_bonds(path)
+
+
+# --- what a user naturally passes: tables and mappings, or a clear word on what is expected ---------------
+def test_tables_and_mappings_are_accepted():
+    import pandas as pd
+
+    portfolio = trinom.generator.generate("uniform", 3)
+    curve = pd.DataFrame({"days": [365, 730], "rate": [0.05, 0.06]})
+    expected = trinom.price(portfolio, trinom.YieldCurve([0.05, 0.06], [365, 730]), backend="reference").price
+    assert np.array_equal(trinom.price(portfolio.to_dataframe(), curve, backend="reference").price, expected)
+    assert np.array_equal(trinom.price(portfolio.as_dict(), {"EUR": curve}, backend="reference").price, expected)
+    bonds, curves = generate_bonds("U1", 2, seed=1)
+    assert np.array_equal(trinom.price(bonds.as_dict(), curves, backend="reference").price,
+                          trinom.price(bonds, curves, backend="reference").price)
+
+
+@pytest.mark.parametrize("instruments,curves,message", [
+    ([1, 2], None, "instruments[0] must be a trinom.Portfolio, a trinom.BondPortfolio, or a table of one; got int"),
+    ("book.csv", None, "instruments must be a trinom.Portfolio, a trinom.BondPortfolio, a table of one"),
+    ({"strike": [1.0]}, None, "missing field 'maturity'"),
+    (None, [0.05, 0.06], "curve '0' must be a YieldCurve (or a table with columns days and rate), got float"),
+    (None, 0.05, "curves must be a YieldCurve, a sequence or mapping of them, or a Market; got float"),
+])
+def test_wrong_types_are_named(instruments, curves, message):
+    instruments = trinom.generator.generate("uniform", 2) if instruments is None else instruments
+    with pytest.raises(trinom.InputError) as caught:
+        trinom.price(instruments, curves, backend="reference")
+    assert message in str(caught.value)

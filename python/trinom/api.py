@@ -9,7 +9,7 @@ sequence of them) take the same path; the CLI's progress bar uses it too.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -223,18 +223,45 @@ def run(engine: backends.Engine, book: Book, market: Market, *, precision: str =
     return out
 
 
-def _blocks(instruments: Instrument | Sequence[Instrument]) -> list[Instrument]:
-    if isinstance(instruments, (Portfolio, BondPortfolio)):
-        return [instruments]
-    if isinstance(instruments, Sequence) and not isinstance(instruments, str):
-        blocks = list(instruments)
-        for k, block in enumerate(blocks):
-            if not isinstance(block, (Portfolio, BondPortfolio)):
-                raise InputError([(None, "instruments", f"instruments[{k}] must be a trinom.Portfolio or "
-                                   f"trinom.BondPortfolio, got {type(block).__name__}")])
+def _blocks(instruments: object) -> list[Instrument]:
+    """The portfolios of ``instruments``: a portfolio, a table of one (a pandas DataFrame or a mapping of
+    field name to column), or a sequence of them."""
+    single = _as_portfolio(instruments)
+    if single is not None:
+        return [single]
+    if isinstance(instruments, Sequence) and not isinstance(instruments, (str, bytes)):
+        blocks = []
+        for k, item in enumerate(instruments):
+            block = _as_portfolio(item)
+            if block is None:
+                raise InputError([(None, "instruments", f"instruments[{k}] must be a trinom.Portfolio, a "
+                                   f"trinom.BondPortfolio, or a table of one; got {type(item).__name__}")])
+            blocks.append(block)
         return blocks
-    raise InputError([(None, "instruments", "instruments must be a trinom.Portfolio, a trinom.BondPortfolio or a "
-                       f"sequence of them, got {type(instruments).__name__}")])
+    raise InputError([(None, "instruments", "instruments must be a trinom.Portfolio, a trinom.BondPortfolio, a "
+                       "table of one (pandas DataFrame or mapping of field to column) or a sequence of them; got "
+                       f"{type(instruments).__name__}")])
+
+
+def _as_portfolio(value: object) -> Instrument | None:
+    """A portfolio from a portfolio, a DataFrame or a mapping (options by their eight fields, bonds by theirs);
+    None for anything else."""
+    if isinstance(value, (Portfolio, BondPortfolio)):
+        return value
+    columns = _columns_of(value)
+    if columns is None:
+        return None
+    if "cashflow_count" in columns:
+        return BondPortfolio(**columns)
+    return Portfolio(**columns)
+
+
+def _columns_of(value: object) -> dict[str, Any] | None:
+    if isinstance(value, Mapping):
+        return {str(k): v for k, v in value.items()}
+    if hasattr(value, "columns") and hasattr(value, "to_numpy") and not isinstance(value, np.ndarray):  # a DataFrame
+        return {str(c): value[c].to_numpy() for c in value.columns}  # type: ignore[index]
+    return None
 
 
 def _validate(block: Instrument, market: Market, max_width: int, max_steps: int) -> list[tuple[int | None, str, str]]:

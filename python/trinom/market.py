@@ -67,17 +67,36 @@ class Market:
             return cls(("default",), ((YieldCurve.thesis(),),))
         if isinstance(curves, YieldCurve):
             return cls(("default",), ((curves,),))
+        table = _curve_table(curves)
+        if table is not None:
+            return cls(("default",), ((table,),))
         if isinstance(curves, Mapping):
             named = {str(k): v for k, v in curves.items()}
-        elif isinstance(curves, Sequence) and not isinstance(curves, str):
+        elif isinstance(curves, Sequence) and not isinstance(curves, (str, bytes)):
             named = {str(k): v for k, v in enumerate(curves)}
         else:
             raise InputError([(None, "curves", f"curves must be a YieldCurve, a sequence or mapping of them, or a "
                                f"Market; got {type(curves).__name__}")])
         for name, curve in named.items():
+            curve = _curve_table(curve) or curve
             if not isinstance(curve, YieldCurve):
-                raise InputError([(None, "curves", f"curve {name!r} must be a YieldCurve, got {type(curve).__name__}")])
+                raise InputError([(None, "curves", f"curve {name!r} must be a YieldCurve (or a table with columns "
+                                   f"days and rate), got {type(curve).__name__}")])
+            named[name] = curve
         return cls(tuple(named), (tuple(named.values()),))
+
+
+def _curve_table(value: object) -> YieldCurve | None:
+    """A curve from a table with columns ``days`` and ``rate`` (a DataFrame or a mapping), else None."""
+    if hasattr(value, "columns") and hasattr(value, "to_numpy"):
+        columns = {str(c) for c in value.columns}  # type: ignore[attr-defined]
+    elif isinstance(value, Mapping):
+        columns = {str(k) for k in value}
+    else:
+        return None
+    if columns != {"days", "rate"}:
+        return None
+    return YieldCurve(value["rate"], value["days"])  # type: ignore[index]
 
 
 #: What :meth:`Market.of` accepts: a curve, a sequence or a mapping of curves, a market, or None.
