@@ -122,7 +122,7 @@ def test_a_curve_name_that_looks_like_a_number_is_a_name(tmp_path: Path):
     assert np.array_equal(read_curves[0].rates, curves[0].rates)
     rows[1][column] = "GBP"
     path.write_text("\n".join([text[0], *(",".join(r) for r in rows)]) + "\n")
-    with pytest.raises(trinom.InputError, match="row 1: bonds.csv line 3: curve_index 'GBP' names no curve"):
+    with pytest.raises(trinom.InputError, match=r"row 1: bonds\.csv line 3: curve_index 'GBP' names no curve"):
         read_bonds(path)
 
 
