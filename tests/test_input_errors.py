@@ -152,3 +152,47 @@ def test_wrong_types_are_named(instruments, curves, message):
     with pytest.raises(trinom.InputError) as caught:
         trinom.price(instruments, curves, backend="reference")
     assert message in str(caught.value)
+
+
+# --- files: checked before pricing, never over an input, whole or not at all -----------------------------
+def test_out_must_not_overwrite_the_input_and_is_checked_before_pricing(tmp_path: Path, capsys):
+    from trinom.cli import main
+
+    book = tmp_path / "book.csv"
+    io.write_portfolio(trinom.generator.generate("uniform", 3), book)
+    before = book.read_text()
+    assert main(["price", str(book), "--out", str(book)]) == 2
+    assert "is an input of this command: refusing to overwrite it" in capsys.readouterr().err
+    assert book.read_text() == before
+    assert main(["price", str(book), "--out", str(tmp_path / "missing" / "p.out")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    bonds = tmp_path / "bonds.csv"
+    assert main(["generate", "--instrument", "bonds", "U1", "--size", "2", "--out", str(bonds)]) == 0
+    assert main(["price", str(bonds), "--out", str(tmp_path / "bonds.curves.csv")]) == 2  # a companion is an input too
+    assert main(["generate", "uniform", "--size", "2", "--out", str(tmp_path / "g.in"), "--prices",
+                 str(tmp_path / "g.in")]) == 2
+
+
+def test_writes_are_whole_or_nothing(tmp_path: Path, monkeypatch):
+    path = tmp_path / "prices.out"
+    io.write_prices(path, np.array([1.0, 2.0]))
+    original = path.read_text()
+
+    class Broken(Exception):
+        pass
+
+    def fail(*_args, **_kwargs):
+        raise Broken
+
+    monkeypatch.setattr(io, "format_array", fail)
+    with pytest.raises(Broken):
+        io.write_prices(path, np.array([3.0]))
+    assert path.read_text() == original  # the old file untouched
+    assert [p.name for p in tmp_path.iterdir()] == ["prices.out"]  # no partial file left beside it
+
+
+def test_empty_price_files_are_futhark_syntax(tmp_path: Path):
+    path = tmp_path / "none.out"
+    io.write_prices(path, np.zeros(0))
+    assert path.read_text().strip() == "empty([0]f64)"
+    assert io.read_prices(path).size == 0

@@ -13,11 +13,12 @@ from .api import price
 from .bonds import cli as bond_cli
 from .bonds.cli import write_bond_prices
 from .bonds.generator import generate_bonds
-from .bonds.io import is_bond_file, read_bonds
+from .bonds.io import companions, is_bond_file, read_bonds
 from .bonds.portfolio import BondPortfolio
 from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, PUT
 from .curve import YieldCurve
 from .errors import InputError
+from .files import check_output
 from .generator import generate
 from .lattice import work
 from .portfolio import Portfolio
@@ -69,6 +70,9 @@ def read_book(args: argparse.Namespace) -> tuple[Portfolio | BondPortfolio, Any]
 
 
 def cmd_price(args: argparse.Namespace) -> int:
+    if args.out:  # checked before any reading or pricing: an hour of work must not end in a bad path
+        inputs = [args.portfolio, *companions(args.portfolio), args.yield_file]
+        check_output(args.out, inputs)
     instruments, curves = read_book(args)
     kind = "bonds" if isinstance(instruments, BondPortfolio) else "options"
     start = time.perf_counter()
@@ -127,14 +131,18 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
+    check_output(args.out)
+    if args.prices:
+        check_output(args.prices, [args.out], what="--prices")
     if args.instrument == "bonds":
         return bond_cli.generate(args)
     portfolio = generate(args.distribution, 65536 if args.size is None else args.size, skew_percent=args.skew, seed=args.seed)
     curve = YieldCurve.thesis() if args.with_curve else None
+    prices = price(portfolio, backend="reference").price if args.prices else None  # before any file is written
     io.write_portfolio(portfolio, args.out, curve)
     print(f"trinom: wrote {len(portfolio)} options ({args.distribution}) to {args.out}", file=sys.stderr)
-    if args.prices:
-        io.write_prices(args.prices, price(portfolio, backend="reference").price)
+    if prices is not None:
+        io.write_prices(args.prices, prices)
         print(f"trinom: wrote reference prices to {args.prices}", file=sys.stderr)
     return 0
 

@@ -21,6 +21,7 @@ import numpy as np
 from .csvtable import read_table
 from .curve import YieldCurve
 from .errors import InputError
+from .files import replacing
 from .portfolio import FIELDS, Portfolio
 from .textdata import format_array, format_float, read_arrays
 
@@ -75,21 +76,22 @@ def _parsed(path: str | Path, field: str, cells: list[str], rows: bool = False) 
 
 
 def write_portfolio(portfolio: Portfolio, path: str | Path, curve: YieldCurve | None = None) -> None:
-    """Write as ``.csv``, or as ``.in`` (8 arrays; 10 with ``curve``: the Futhark ``main`` input)."""
+    """Write as ``.csv``, or as ``.in`` (8 arrays; 10 with ``curve``: the Futhark ``main`` input); whole or not at all."""
     path = Path(path)
-    if path.suffix.lower() == ".csv":
-        with open(path, "w", newline="") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(FIELDS)
-            columns = [portfolio.as_dict()[f] for f in FIELDS]
-            for k in range(len(portfolio)):
-                writer.writerow([int(c[k]) if f in _INT_FIELDS else format_float(float(c[k]))
-                                 for f, c in zip(FIELDS, columns, strict=True)])
-        return
-    lines = [format_array(getattr(portfolio, f), integer=f in _INT_FIELDS) for f in FIELDS]
-    if curve is not None:
-        lines += [format_array(curve.rates), format_array(curve.days, integer=True)]
-    path.write_text("\n".join(lines) + "\n")
+    with replacing([path]) as (temporary,):
+        if path.suffix.lower() == ".csv":
+            with open(temporary, "w", newline="") as handle:
+                writer = csv.writer(handle)
+                writer.writerow(FIELDS)
+                columns = [portfolio.as_dict()[f] for f in FIELDS]
+                for k in range(len(portfolio)):
+                    writer.writerow([int(c[k]) if f in _INT_FIELDS else format_float(float(c[k]))
+                                     for f, c in zip(FIELDS, columns, strict=True)])
+            return
+        lines = [format_array(getattr(portfolio, f), integer=f in _INT_FIELDS) for f in FIELDS]
+        if curve is not None:
+            lines += [format_array(curve.rates), format_array(curve.days, integer=True)]
+        temporary.write_text("\n".join(lines) + "\n")
 
 
 # --- yield curves ---------------------------------------------------------------------------------
@@ -108,15 +110,16 @@ def read_yield_curve(path: str | Path) -> YieldCurve:
 
 
 def write_yield_curve(curve: YieldCurve, path: str | Path) -> None:
-    """Write as ``yield.in`` (2 arrays) or CSV (``days,rate``)."""
+    """Write as ``yield.in`` (2 arrays) or CSV (``days,rate``); whole or not at all."""
     path = Path(path)
-    if path.suffix.lower() == ".csv":
-        with open(path, "w", newline="") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(["days", "rate"])
-            writer.writerows([int(d), format_float(float(r))] for d, r in zip(curve.days, curve.rates, strict=True))
-        return
-    path.write_text(format_array(curve.rates) + "\n" + format_array(curve.days, integer=True) + "\n")
+    with replacing([path]) as (temporary,):
+        if path.suffix.lower() == ".csv":
+            with open(temporary, "w", newline="") as handle:
+                writer = csv.writer(handle)
+                writer.writerow(["days", "rate"])
+                writer.writerows([int(d), format_float(float(r))] for d, r in zip(curve.days, curve.rates, strict=True))
+            return
+        temporary.write_text(format_array(curve.rates) + "\n" + format_array(curve.days, integer=True) + "\n")
 
 
 # --- prices ----------------------------------------------------------------------------------------
@@ -132,16 +135,20 @@ def read_prices(path: str | Path) -> np.ndarray:
     return arrays[0]
 
 
-def write_prices(path: str | Path, prices: np.ndarray, errors: Sequence[str] | None = None) -> None:
-    """Write ``.out`` (17 significant digits) or ``.csv`` (``id,price,error``), by extension."""
+def write_prices(path: str | Path, prices: np.ndarray, errors: Sequence[str] | None = None,
+                 ids: Sequence[object] | None = None) -> None:
+    """Write ``.out`` (17 significant digits) or ``.csv`` (``id,price,error``; ``ids`` default to the row
+    numbers), by extension; whole or not at all."""
     path = Path(path)
     prices = np.asarray(prices, dtype=np.float64)
-    if path.suffix.lower() == ".csv":
-        with open(path, "w", newline="") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(["id", "price", "error"])
-            for k, p in enumerate(prices):
-                message = errors[k] if errors is not None else ""
-                writer.writerow([k, "" if np.isnan(p) else format_float(float(p), digits17=True), message])
-        return
-    path.write_text(format_array(prices, digits17=True) + "\n")
+    with replacing([path]) as (temporary,):
+        if path.suffix.lower() == ".csv":
+            with open(temporary, "w", newline="") as handle:
+                writer = csv.writer(handle)
+                writer.writerow(["id", "price", "error"])
+                for k, p in enumerate(prices):
+                    message = errors[k] if errors is not None else ""
+                    writer.writerow([k if ids is None else ids[k], "" if np.isnan(p) else format_float(float(p), digits17=True),
+                                     message])
+            return
+        temporary.write_text(format_array(prices, digits17=True) + "\n")

@@ -38,6 +38,8 @@ def format_array(values: np.ndarray, integer: bool = False, digits17: bool = Fal
     Floats are written in the shortest form that reads back exactly, or with 17 significant
     digits when ``digits17`` (the thesis' price files).
     """
+    if len(values) == 0:  # Futhark's syntax for an empty array ("[]" has no type)
+        return "empty([0]i32)" if integer else "empty([0]f64)"
     if integer:
         return "[" + ", ".join(str(int(v)) for v in values) + "]"
     return "[" + ", ".join(format_float(float(v), digits17) for v in values) + "]"

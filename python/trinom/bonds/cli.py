@@ -12,6 +12,7 @@ import numpy as np
 from .. import auto
 from ..api import price
 from ..constants import PUT
+from ..files import replacing
 from ..io import write_prices
 from ..lattice import work as bond_work
 from ..portfolio import describe
@@ -26,7 +27,7 @@ def write_bond_prices(path: Path, result: Prices) -> None:
     if path.suffix.lower() != ".csv":
         write_prices(path, result.price)
         return
-    with open(path, "w", newline="") as handle:
+    with replacing([path]) as (temporary,), open(temporary, "w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["id", "dirty", "clean", "accrued", "error"])
         for k in range(len(result)):
@@ -67,9 +68,10 @@ def generate(args: argparse.Namespace) -> int:
         raise ValueError(f"unknown bond dataset {args.distribution!r}; choose one of {', '.join(DATASETS)}")
     size = args.size if args.size is not None else DATASETS[dataset][0]
     bonds, curves = generate_bonds(dataset, size, seed=args.seed)
+    prices = price(bonds, curves, backend="reference") if args.prices else None  # before any file is written
     write_bonds(bonds, curves, args.out)
     print(f"trinom: wrote {len(bonds)} bonds ({dataset}: {DATASETS[dataset][1]}) to {args.out}", file=sys.stderr)
-    if args.prices:
-        write_bond_prices(args.prices, price(bonds, curves, backend="reference"))
+    if prices is not None:
+        write_bond_prices(args.prices, prices)
         print(f"trinom: wrote reference prices to {args.prices}", file=sys.stderr)
     return 0

@@ -22,6 +22,7 @@ import numpy as np
 from ..csvtable import read_table
 from ..curve import YieldCurve
 from ..errors import InputError
+from ..files import replacing
 from ..textdata import format_array, format_float, read_arrays
 from .portfolio import _INTEGER_FIELDS, BOND_FIELDS, BondPortfolio, flatten_curves
 
@@ -77,12 +78,14 @@ def write_bonds(portfolio: BondPortfolio, curves: Sequence[YieldCurve], path: st
         return
     terms, rates, days = flatten_curves(curves)
     arrays = {**portfolio.as_dict(), "curve_terms": terms, "curve_rates": rates, "curve_days": days}
-    lines = [format_array(arrays[name], integer=name in _INTEGER_ARRAYS) if len(arrays[name])
-             else f"empty([0]{'i32' if name in _INTEGER_ARRAYS else 'f64'})" for name in FILE_ARRAYS]
-    path.write_text("\n".join(lines) + "\n")
+    lines = [format_array(arrays[name], integer=name in _INTEGER_ARRAYS) for name in FILE_ARRAYS]
+    with replacing([path]) as (temporary,):
+        temporary.write_text("\n".join(lines) + "\n")
 
 
-def _companions(path: Path) -> tuple[Path, Path]:
+def companions(path: str | Path) -> tuple[Path, Path]:
+    """The cash-flow and curve files that go with a bond CSV ``NAME.csv``."""
+    path = Path(path)
     stem = path.with_suffix("")
     return stem.with_name(stem.name + ".cashflows.csv"), stem.with_name(stem.name + ".curves.csv")
 
@@ -90,31 +93,32 @@ def _companions(path: Path) -> tuple[Path, Path]:
 def write_bonds_csv(portfolio: BondPortfolio, curves: Sequence[YieldCurve], path: str | Path) -> None:
     """``NAME.csv`` (bonds), ``NAME.cashflows.csv`` (cash flows by bond id), ``NAME.curves.csv``."""
     path = Path(path)
-    cash_path, curve_path = _companions(path)
     fields = [f for f in BOND_FIELDS if f != "cashflow_count"]
-    with open(path, "w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["id", *fields, "cashflow_count"])
-        for k in range(len(portfolio)):
-            writer.writerow([k, *(_cell(f, getattr(portfolio, f)[k]) for f in fields), int(portfolio.cashflow_count[k])])
-    with open(cash_path, "w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["id", "step", "repayment", "coupon"])
-        owner = np.repeat(np.arange(len(portfolio)), portfolio.cashflow_count)
-        for k, (bond, step) in enumerate(zip(owner, portfolio.cashflow_step, strict=True)):
-            writer.writerow([int(bond), int(step), format_float(float(portfolio.repayment[k])),
-                             format_float(float(portfolio.coupon[k]))])
-    with open(curve_path, "w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["curve", "days", "rate"])
-        for c, curve in enumerate(curves):
-            writer.writerows([c, int(d), format_float(float(r))] for d, r in zip(curve.days, curve.rates, strict=True))
+    with replacing([path, *companions(path)]) as (bond_file, cash_file, curve_file):  # all three or none
+        with open(bond_file, "w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["id", *fields, "cashflow_count"])
+            for k in range(len(portfolio)):
+                writer.writerow([k, *(_cell(f, getattr(portfolio, f)[k]) for f in fields),
+                                 int(portfolio.cashflow_count[k])])
+        with open(cash_file, "w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["id", "step", "repayment", "coupon"])
+            owner = np.repeat(np.arange(len(portfolio)), portfolio.cashflow_count)
+            for k, (bond, step) in enumerate(zip(owner, portfolio.cashflow_step, strict=True)):
+                writer.writerow([int(bond), int(step), format_float(float(portfolio.repayment[k])),
+                                 format_float(float(portfolio.coupon[k]))])
+        with open(curve_file, "w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["curve", "days", "rate"])
+            for c, curve in enumerate(curves):
+                writer.writerows([c, int(d), format_float(float(r))] for d, r in zip(curve.days, curve.rates, strict=True))
 
 
 def read_bonds_csv(path: str | Path) -> tuple[BondPortfolio, tuple[YieldCurve, ...]]:
     """The CSV trio written by :func:`write_bonds_csv` (cash flows may be listed in any order)."""
     path = Path(path)
-    cash_path, curve_path = _companions(path)
+    cash_path, curve_path = companions(path)
     for needed in (cash_path, curve_path):
         if not needed.exists():
             raise InputError([(None, "file", f"{path}: a bond CSV needs its companion file {needed.name}")])
