@@ -196,3 +196,25 @@ def test_empty_price_files_are_futhark_syntax(tmp_path: Path):
     io.write_prices(path, np.zeros(0))
     assert path.read_text().strip() == "empty([0]f64)"
     assert io.read_prices(path).size == 0
+
+
+# --- array files: nothing skipped, trinom's own output read back, the count explained ------------------
+def test_text_between_arrays_is_an_error_and_infinities_read(tmp_path: Path):
+    path = tmp_path / "a.in"
+    path.write_text("[1.0, 2.0]\nstrike prices follow\n[3.0]\n")
+    with pytest.raises(trinom.InputError, match=r"a\.in line 2: text outside the arrays: 'strike prices follow'"):
+        io.read_arrays(path)
+    io.write_prices(path, np.array([1.5, np.inf, -np.inf, np.nan]))
+    back = io.read_prices(path)
+    assert back[0] == 1.5 and back[1] == np.inf and back[2] == -np.inf and np.isnan(back[3])
+
+
+def test_array_counts_say_what_each_file_holds(tmp_path: Path):
+    path = tmp_path / "eighteen.in"
+    path.write_text("[1.0]\n" * 18)
+    with pytest.raises(trinom.InputError, match="18 arrays: an option file holds 8 .* a bond file 19"):
+        io.read_portfolio(path)
+    binary = tmp_path / "blob.in"
+    binary.write_bytes(b"\x00\xff\xfe[1.0]")
+    with pytest.raises(trinom.InputError, match=r"blob\.in: not a UTF-8 text file"):
+        io.read_portfolio(binary)

@@ -71,7 +71,7 @@ def test_prices_out_has_17_significant_digits(tmp_path):
 
 def test_bad_files_name_the_problem(tmp_path):
     (tmp_path / "three.in").write_text("[1.0]\n[2.0]\n[3.0]\n")
-    with pytest.raises(InputError, match=r"expected 8 arrays .* found 3"):
+    with pytest.raises(InputError, match=r"3 arrays: an option file holds 8 .* a bond file 19"):
         io.read_portfolio(tmp_path / "three.in")
     with pytest.raises(InputError, match="no such file"):
         io.read_portfolio(tmp_path / "missing.in")

@@ -32,14 +32,12 @@ _INT_FIELDS = ("term_unit", "term_steps", "option_type")
 def read_input(path: str | Path) -> tuple[Portfolio, YieldCurve | None]:
     """A portfolio file, and the yield curve if the file holds one (10-array Futhark input)."""
     path = Path(path)
-    if not path.exists():
-        raise InputError([(None, "file", f"{path}: no such file")])
     if path.suffix.lower() == ".csv":
         return read_csv_portfolio(path), None
     arrays = read_arrays(path)
     if len(arrays) not in (len(FIELDS), len(FIELDS) + 2):
-        raise InputError([(None, "file", f"{path}: expected {len(FIELDS)} arrays (a thesis portfolio) or "
-                           f"{len(FIELDS) + 2} (portfolio and yield curve), found {len(arrays)}")])
+        raise InputError([(None, "file", f"{path}: {len(arrays)} arrays: an option file holds {len(FIELDS)} (a thesis "
+                           f"portfolio) or {len(FIELDS) + 2} (portfolio and yield curve), a bond file 19")])
     portfolio = Portfolio.from_arrays(arrays[: len(FIELDS)])
     curve = YieldCurve(arrays[len(FIELDS)], arrays[len(FIELDS) + 1]) if len(arrays) > len(FIELDS) else None
     return portfolio, curve

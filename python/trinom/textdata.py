@@ -14,16 +14,42 @@ import numpy as np
 from .errors import InputError
 
 _SUFFIX = re.compile(r"(?<=[0-9.])(?:f16|f32|f64|i8|i16|i32|i64|u8|u16|u32|u64)\b")
+_COMMENT = re.compile(r"--[^\n]*")
 _ARRAY = re.compile(r"\[([^\[\]]*)\]|empty\(\[0\][a-z0-9]+\)")
 
 
 # --- Futhark-style textual arrays ---------------------------------------------------------
+def read_text(path: str | Path) -> str:
+    """A text file's contents; a missing file or one that is not UTF-8 text is an :class:`InputError` naming it."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError([(None, "file", f"{path}: no such file")])
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise InputError([(None, "file", f"{path}: not a UTF-8 text file (byte {err.start}: {err.reason})")]) from None
+
+
 def read_arrays(path: str | Path) -> list[np.ndarray]:
-    """Every one-dimensional array in a Futhark textual data file, as float64 arrays."""
-    text = Path(path).read_text()
+    """Every one-dimensional array in a Futhark textual data file, as float64 arrays.
+
+    Between arrays only spaces, commas and ``--`` comments may stand: other text is an error naming
+    its line, not skipped. ``inf``, ``nan`` and Futhark's ``f64.inf``/``f64.nan`` spellings read as such.
+    """
+    text = _COMMENT.sub("", read_text(path))
     arrays = []
-    for match in _ARRAY.finditer(text):
-        body = _SUFFIX.sub("", match.group(1) or "").replace("f64.nan", "nan").replace("f32.nan", "nan")
+    position = 0
+    for match in [*_ARRAY.finditer(text), None]:
+        gap = text[position: match.start() if match else len(text)]
+        if gap.strip(" \t\r\n,"):
+            line = text.count("\n", 0, position + len(gap) - len(gap.lstrip())) + 1
+            raise InputError([(None, "file", f"{path} line {line}: text outside the arrays: {gap.strip()[:40]!r}")])
+        if match is None:
+            break
+        position = match.end()
+        body = _SUFFIX.sub("", match.group(1) or "")
+        for spelling in ("f64.", "f32.", "f16."):
+            body = body.replace(spelling, "")
         items = [item for item in body.replace("\n", " ").split(",") if item.strip()]
         try:
             arrays.append(np.array([float(item) for item in items], dtype=np.float64))

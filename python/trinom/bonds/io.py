@@ -23,7 +23,7 @@ from ..csvtable import read_table
 from ..curve import YieldCurve
 from ..errors import InputError
 from ..files import replacing
-from ..textdata import format_array, format_float, read_arrays
+from ..textdata import format_array, format_float, read_arrays, read_text
 from .portfolio import _INTEGER_FIELDS, BOND_FIELDS, BondPortfolio, flatten_curves
 
 #: The 19 arrays in file order (the last three are the curves).
@@ -37,11 +37,10 @@ _INTEGER_ARRAYS = (*_INTEGER_FIELDS, "option_type", "curve_terms", "curve_days")
 def is_bond_file(path: str | Path) -> bool:
     """True for a 19-array bond file or a bond CSV (one with a ``cashflow_count`` column)."""
     path = Path(path)
+    text = read_text(path)
     if path.suffix.lower() == ".csv":
-        with open(path, newline="") as handle:
-            header = handle.readline()
-        return "cashflow_count" in header
-    return path.read_text().count("[") == len(FILE_ARRAYS)
+        return "cashflow_count" in text.split("\n", 1)[0]
+    return text.count("[") == len(FILE_ARRAYS)
 
 
 def read_bonds(path: str | Path) -> tuple[BondPortfolio, tuple[YieldCurve, ...]]:
