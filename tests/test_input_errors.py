@@ -212,7 +212,7 @@ def test_text_between_arrays_is_an_error_and_infinities_read(tmp_path: Path):
 def test_array_counts_say_what_each_file_holds(tmp_path: Path):
     path = tmp_path / "eighteen.in"
     path.write_text("[1.0]\n" * 18)
-    with pytest.raises(trinom.InputError, match="18 arrays: an option file holds 8 .* a bond file 19"):
+    with pytest.raises(trinom.InputError, match=r"18 arrays: an option file holds 8 .* a bond file 19"):
         io.read_portfolio(path)
     binary = tmp_path / "blob.in"
     binary.write_bytes(b"\x00\xff\xfe[1.0]")
