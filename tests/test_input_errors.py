@@ -218,3 +218,40 @@ def test_array_counts_say_what_each_file_holds(tmp_path: Path):
     binary.write_bytes(b"\x00\xff\xfe[1.0]")
     with pytest.raises(trinom.InputError, match=r"blob\.in: not a UTF-8 text file"):
         io.read_portfolio(binary)
+
+
+# --- the command line: help, exit codes, a closed pipe ------------------------------------------------------
+def test_help_lists_defaults_exit_codes_and_examples(capsys):
+    from trinom.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["price", "--help"])
+    text = capsys.readouterr().out
+    for expected in ("(default f64)", "(default 65535)", "(default raise)", "exit status:", "141"):
+        assert expected in text
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "examples:" in capsys.readouterr().out
+
+
+def test_a_closed_pipe_is_no_traceback(tmp_path: Path):
+    import subprocess
+    import sys
+
+    book = tmp_path / "book.csv"
+    io.write_portfolio(trinom.generator.generate("uniform", 20000), book)
+    command = [sys.executable, "-m", "trinom.cli", "price", str(book), "--backend", "futhark", "--target", "c"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout.readline()  # one price, then the reader goes away, as `| head -1` does
+    process.stdout.close()
+    error = process.stderr.read().decode()
+    assert process.wait() == 141 and "Traceback" not in error
+
+
+def test_bond_info_takes_the_limits(tmp_path: Path, capsys):
+    from trinom.cli import main
+
+    path = tmp_path / "u1.in"
+    assert main(["generate", "--instrument", "bonds", "U1", "--size", "2", "--out", str(path)]) == 0
+    assert main(["info", str(path), "--max-steps", "10"]) == 0
+    assert "2 problems" in capsys.readouterr().out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -107,10 +108,10 @@ def write_result(path: Path, result: Prices) -> None:
 
 def cmd_info(args: argparse.Namespace) -> int:
     if _is_bonds(args):
-        return bond_cli.info(args.portfolio)
+        return bond_cli.info(args.portfolio, args.max_width, args.max_steps)
     portfolio, file_curve = io.read_input(args.portfolio)
-    problems = portfolio.validate(args.max_width)
-    good = portfolio.good_rows(args.max_width)
+    problems = portfolio.validate(args.max_width, args.max_steps)
+    good = portfolio.good_rows(args.max_width, args.max_steps)
     sub = portfolio[good] if good.size < len(portfolio) else portfolio
     print(f"{args.portfolio}: {len(portfolio)} options ({int((portfolio.option_type == PUT).sum())} puts), "
           f"{len(problems)} problems")
@@ -201,57 +202,92 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="trinom", description="Price portfolios of options on zero-coupon bonds "
-                                "under Hull-White with trinomial trees.")
-    p.add_argument("--version", action="version", version=f"trinom {__version__}")
-    sub = p.add_subparsers(dest="command", required=True)
+EXIT_CODES = """exit status:
+  0    every row priced (or, with --errors mask, priced or given its message)
+  2    bad input or arguments: the message names the file, line, row and field; nothing was written
+  3    the engine could not run or failed (no GPU, a library not built, a CUDA error)
+  141  the output pipe was closed early (e.g. trinom price book.in | head)"""
 
-    pr = sub.add_parser("price", help="price a portfolio file (.in thesis/Futhark arrays, 19-array bonds, or .csv)")
-    pr.add_argument("portfolio", type=Path)
-    pr.add_argument("--format", default="auto", choices=("auto", "options", "bonds"),
-                    help="options (thesis/Futhark arrays, option CSV) or bonds (19 arrays, bond CSV); auto: from the file")
-    pr.add_argument("--yield", dest="yield_file", type=Path, help="yield curve (.in: rates, days; or .csv: days,rate); "
-                    "default: the curve in a 10-array input, else the thesis curve")
-    pr.add_argument("--backend", default="auto", choices=backends.names(),
-                    help="the engine (auto: the fastest usable one); `trinom backends` lists them")
+EXAMPLES = """examples:
+  trinom price data/thesis/book.in                          # best engine, prices on stdout
+  trinom price book.csv --errors mask --out prices.csv       # bad rows get NaN and their message
+  trinom price bonds.csv --backend futhark --target multicore --precision f32 --out dirty.out
+  trinom info data/thesis/4_SKEWED.in                        # widths, heights, work, what auto picks
+  trinom generate skewed --size 1000 --out skewed.in --prices skewed.out
+  trinom generate --instrument bonds R1 --size 500 --out r1.csv"""
+
+
+def parser() -> argparse.ArgumentParser:
+    formatter = argparse.RawDescriptionHelpFormatter
+    p = argparse.ArgumentParser(prog="trinom", formatter_class=formatter, epilog=f"{EXIT_CODES}\n\n{EXAMPLES}",
+                                description="Price books of options on zero-coupon bonds and of callable/puttable "
+                                "coupon bonds under Hull-White with trinomial trees, on GPUs and CPUs.")
+    p.add_argument("--version", action="version", version=f"trinom {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, text: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=text, description=text, formatter_class=formatter, epilog=EXIT_CODES)
+
+    def instrument_file(cmd: argparse.ArgumentParser) -> None:
+        cmd.add_argument("portfolio", type=Path, help="options: .in (8 thesis arrays or 10 with a curve) or .csv; "
+                         "bonds: .in (the paper's 19 arrays) or a .csv with its .cashflows.csv and .curves.csv")
+        cmd.add_argument("--format", default="auto", choices=("auto", "options", "bonds"),
+                         help="what the file holds (default %(default)s: recognised from the file)")
+        cmd.add_argument("--max-width", type=int, default=DEFAULT_MAX_WIDTH,
+                         help="widest tree accepted (default %(default)s)")
+        cmd.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS,
+                         help="most time steps of a tree accepted (default %(default)s): bounds each row's memory "
+                         "and work before any pricing")
+
+    pr = command("price", "price every row of a file, in input order")
+    instrument_file(pr)
+    pr.add_argument("--yield", dest="yield_file", type=Path, help="yield curve for options (.in: rates, days; .csv: "
+                    "days,rate); default: the curve in a 10-array input, else the thesis curve; bond files name "
+                    "their own curves")
+    pr.add_argument("--backend", default="auto", choices=backends.names(), metavar="ENGINE",
+                    help=f"the engine: {', '.join(backends.names())} (default %(default)s: the fastest usable one; "
+                    "`trinom backends` lists what runs here)")
     pr.add_argument("--target", choices=("c", "multicore", "opencl", "cuda", "pyopencl"),
-                    help="where the engine runs (Futhark's targets; cuda: the GPU); with auto, the best engine there")
-    pr.add_argument("--precision", default="f64", choices=backends.PRECISIONS)
-    pr.add_argument("--device", type=int, default=0, help="the GPU's index (default 0; the CPU has only 0)")
-    pr.add_argument("--out", type=Path, help="write prices here (.out or .csv) instead of stdout")
+                    help="where the engine runs: Futhark's targets, or cuda (default: the engine's best; with "
+                    "auto, the best engine on this target)")
+    pr.add_argument("--precision", default="f64", choices=backends.PRECISIONS,
+                    help="float64 or float32 arithmetic (default %(default)s)")
+    pr.add_argument("--device", type=int, default=0, help="the GPU's index (default %(default)s; the CPU has only 0)")
+    pr.add_argument("--out", type=Path, help="write the prices here: .out (one Futhark array) or .csv (options: "
+                    "id,price,error; bonds: id,dirty,clean,accrued,error); default: stdout. Written whole or not "
+                    "at all, checked before pricing, never over an input")
     pr.add_argument("--errors", default="raise", choices=("raise", "mask"),
-                    help="raise: stop at bad input; mask: price the good rows, NaN and a message for bad ones")
-    pr.add_argument("--max-width", type=int, default=DEFAULT_MAX_WIDTH, help="widest tree accepted (default %(default)s)")
-    pr.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS,
-                    help="most time steps of a tree accepted (default %(default)s): bounds each row's memory and work")
+                    help="raise: stop at the first bad input, naming every bad row; mask: price the good rows, "
+                    "NaN and a message for the bad ones (default %(default)s)")
     pr.set_defaults(func=cmd_price)
 
-    info = sub.add_parser("info", help="size, tree widths/heights and their statistics, problems")
-    info.add_argument("portfolio", type=Path)
-    info.add_argument("--format", default="auto", choices=("auto", "options", "bonds"))
-    info.add_argument("--max-width", type=int, default=DEFAULT_MAX_WIDTH)
+    info = command("info", "size, tree widths and heights and their statistics, work, problems, the engine auto picks")
+    instrument_file(info)
     info.set_defaults(func=cmd_info)
 
-    gen = sub.add_parser("generate", help="a synthetic portfolio with one of the thesis' (or the paper's) distributions")
+    gen = command("generate", "write a synthetic book with one of the thesis' (or the paper's) distributions")
     gen.add_argument("distribution", help="options: uniform, random, random-const-height, random-const-width, skewed, "
                      "skewed-const-height, skewed-const-width (or 0..6); bonds: U1, U2, R1, R2, R3, S1, S2")
     gen.add_argument("--instrument", default="options", choices=("options", "bonds"),
-                     help="options on zero-coupon bonds (the thesis) or callable/puttable coupon bonds (the paper)")
-    gen.add_argument("--size", type=int, default=None, help="default: 65536 options, or the paper's bond dataset size")
-    gen.add_argument("--skew", type=float, default=1.0, help="percentage of skewed options (skewed kinds)")
-    gen.add_argument("--seed", type=int, default=0)
+                     help="options on zero-coupon bonds (the thesis) or callable/puttable coupon bonds (the paper) "
+                     "(default %(default)s)")
+    gen.add_argument("--size", type=int, default=None, help="rows (default: 65536 options, or the paper's bond "
+                     "dataset size)")
+    gen.add_argument("--skew", type=float, default=1.0, help="percentage of skewed options, skewed kinds only "
+                     "(default %(default)s)")
+    gen.add_argument("--seed", type=int, default=0, help="random seed (default %(default)s)")
     gen.add_argument("--out", type=Path, required=True, help=".in (thesis arrays / 19 bond arrays) or .csv")
-    gen.add_argument("--with-curve", action="store_true", help="append the thesis curve (10-array Futhark input)")
-    gen.add_argument("--prices", type=Path, help="also write reference prices (.out or .csv)")
+    gen.add_argument("--with-curve", action="store_true", help="append the thesis curve (the 10-array Futhark input)")
+    gen.add_argument("--prices", type=Path, help="also write the reference prices (.out or .csv)")
     gen.set_defaults(func=cmd_generate)
 
-    be = sub.add_parser("backends", help="which backends and targets are built and usable here, and why not")
+    be = command("backends", "which engines and targets are built and usable here, and why not")
     be.set_defaults(func=cmd_backends)
 
-    demo = sub.add_parser("demo", help="price a generated sample portfolio on the best backend (make run)")
-    demo.add_argument("--size", type=int, default=2000)
-    demo.add_argument("--precision", default="f64", choices=backends.PRECISIONS)
+    demo = command("demo", "price a generated sample book on the best engine (what `make run` does)")
+    demo.add_argument("--size", type=int, default=2000, help="options (default %(default)s)")
+    demo.add_argument("--precision", default="f64", choices=backends.PRECISIONS,
+                      help="float64 or float32 arithmetic (default %(default)s)")
     demo.set_defaults(func=cmd_demo)
     return p
 
@@ -260,12 +296,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.func(args)
-    except InputError as err:
+    except BrokenPipeError:  # the reader went away (| head): not an error of ours, and no traceback
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
+    except (InputError, ValueError, OSError) as err:
         print(f"trinom: error: {err}", file=sys.stderr)
         return 2
-    except (backends.BackendUnavailable, ValueError, OSError) as err:
+    except RuntimeError as err:  # BackendUnavailable, CudaError, a Futhark context failure
         print(f"trinom: error: {err}", file=sys.stderr)
-        return 2
+        return 3
 
 
 if __name__ == "__main__":

@@ -71,7 +71,7 @@ class Engine:
         if missing:
             what = " and ".join(f"{INSTRUMENT_NAMES[k]}s" for k in missing)
             able = " and ".join(f"{INSTRUMENT_NAMES[k]}s" for k in sorted(self.instruments))
-            raise BackendUnavailable(f"engine {self.name!r} prices {able} only, and the book holds {what}")
+            raise ValueError(f"engine {self.name!r} prices {able} only, and the book holds {what}")
 
     def __repr__(self) -> str:
         return f"<engine {self.name}>"

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import auto
 from ..api import price
-from ..constants import PUT
+from ..constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, PUT
 from ..files import replacing
 from ..io import write_prices
 from ..lattice import work as bond_work
@@ -36,11 +36,11 @@ def write_bond_prices(path: Path, result: Prices) -> None:
             writer.writerow([k, *cells, result.error[k]])
 
 
-def info(path: Path) -> int:
+def info(path: Path, max_width: int = DEFAULT_MAX_WIDTH, max_steps: int = DEFAULT_MAX_STEPS) -> int:
     """``trinom info`` on a bond file."""
     bonds, curves = read_bonds(path)
-    problems = bonds.validate(curves)
-    good = bonds.good_rows(curves)
+    problems = bonds.validate(curves, max_width, max_steps)
+    good = bonds.good_rows(curves, max_width, max_steps)
     sub = bonds if good.size == len(bonds) else bonds[good]
     styles = {"European": sub.first_exercise == sub.last_exercise}
     styles["American"] = ~styles["European"] & (sub.exercise_frequency == 1)
