@@ -70,7 +70,7 @@ def test_market_names_and_scenarios():
         trinom.Market.of({"EUR": eur}).index("GBP")
     with pytest.raises(trinom.InputError, match="curves must be a YieldCurve"):
         trinom.Market.of(3.5)
-    with pytest.raises(trinom.InputError, match=r"curve 'x' must be a YieldCurve \(or a table with columns days and rate\), got list"):
+    with pytest.raises(trinom.InputError, match=r"curve 'x' must be a YieldCurve \(or a table .*\), got list"):
         trinom.Market.of({"x": [0.03]})
 
 
