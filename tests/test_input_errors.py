@@ -255,3 +255,19 @@ def test_bond_info_takes_the_limits(tmp_path: Path, capsys):
     assert main(["generate", "--instrument", "bonds", "U1", "--size", "2", "--out", str(path)]) == 0
     assert main(["info", str(path), "--max-steps", "10"]) == 0
     assert "2 problems" in capsys.readouterr().out
+
+
+def test_mask_covers_cells_that_cannot_be_read(tmp_path: Path):
+    from trinom.cli import main
+
+    book = tmp_path / "book.csv"
+    book.write_text(f"{HEADER}\n{ROW}\n63,nine,3,365,12,0.1,0.01,put\n{ROW}\n")
+    with pytest.raises(trinom.InputError, match=r"row 1: .*line 3: maturity must be a number, got 'nine'"):
+        io.read_portfolio(book)
+    portfolio = io.read_portfolio(book, errors="mask")
+    result = trinom.price(portfolio, backend="reference", errors="mask")
+    assert np.isnan(result.price[1]) and np.isfinite(result.price[[0, 2]]).all()
+    assert result.error[1].endswith("line 3: maturity must be a number, got 'nine'") and result.error[0] == ""
+    out = tmp_path / "prices.csv"
+    assert main(["price", str(book), "--errors", "mask", "--out", str(out), "--backend", "reference"]) == 0
+    assert "maturity must be a number" in out.read_text().splitlines()[2]

@@ -65,7 +65,7 @@ def read_book(args: argparse.Namespace) -> tuple[Portfolio | BondPortfolio, Any]
             raise InputError([(None, "--yield", "a bond file names its own yield curves (NAME.curves.csv or the "
                                "19-array file's curve arrays); --yield applies to option files only")])
         return read_bonds(args.portfolio)
-    portfolio, file_curve = io.read_input(args.portfolio)
+    portfolio, file_curve = io.read_input(args.portfolio, args.errors)
     curve = io.read_yield_curve(args.yield_file) if args.yield_file else file_curve or YieldCurve.thesis()
     return portfolio, curve
 
@@ -109,7 +109,7 @@ def write_result(path: Path, result: Prices) -> None:
 def cmd_info(args: argparse.Namespace) -> int:
     if _is_bonds(args):
         return bond_cli.info(args.portfolio, args.max_width, args.max_steps)
-    portfolio, file_curve = io.read_input(args.portfolio)
+    portfolio, file_curve = io.read_input(args.portfolio, "mask")  # info lists every problem
     problems = portfolio.validate(args.max_width, args.max_steps)
     good = portfolio.good_rows(args.max_width, args.max_steps)
     sub = portfolio[good] if good.size < len(portfolio) else portfolio

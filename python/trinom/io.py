@@ -29,11 +29,15 @@ _INT_FIELDS = ("term_unit", "term_steps", "option_type")
 
 
 # --- portfolios --------------------------------------------------------------------------------
-def read_input(path: str | Path) -> tuple[Portfolio, YieldCurve | None]:
-    """A portfolio file, and the yield curve if the file holds one (10-array Futhark input)."""
+def read_input(path: str | Path, errors: str = "raise") -> tuple[Portfolio, YieldCurve | None]:
+    """A portfolio file, and the yield curve if the file holds one (10-array Futhark input).
+
+    With ``errors="mask"`` a CSV cell that is no number becomes NaN and its row's problem, reported by
+    :meth:`Portfolio.validate` (and priced as a bad row by ``trinom.price(..., errors="mask")``).
+    """
     path = Path(path)
     if path.suffix.lower() == ".csv":
-        return read_csv_portfolio(path), None
+        return read_csv_portfolio(path, errors), None
     arrays = read_arrays(path)
     if len(arrays) not in (len(FIELDS), len(FIELDS) + 2):
         raise InputError([(None, "file", f"{path}: {len(arrays)} arrays: an option file holds {len(FIELDS)} (a thesis "
@@ -43,33 +47,45 @@ def read_input(path: str | Path) -> tuple[Portfolio, YieldCurve | None]:
     return portfolio, curve
 
 
-def read_portfolio(path: str | Path) -> Portfolio:
-    """A portfolio from a thesis ``.in``, a 10-array Futhark input or a ``.csv`` file."""
-    return read_input(path)[0]
+def read_portfolio(path: str | Path, errors: str = "raise") -> Portfolio:
+    """A portfolio from a thesis ``.in``, a 10-array Futhark input or a ``.csv`` file (``errors`` as for
+    :func:`read_input`)."""
+    return read_input(path, errors)[0]
 
 
-def read_csv_portfolio(path: str | Path) -> Portfolio:
-    """One option per row; the header names the fields (any order, ``type`` may be call/put)."""
+def read_csv_portfolio(path: str | Path, errors: str = "raise") -> Portfolio:
+    """One option per row; the header names the fields (any order, ``type`` may be call/put); ``errors``
+    as for :func:`read_input`."""
+    if errors not in ("raise", "mask"):
+        raise ValueError(f"errors must be 'raise' or 'mask', got {errors!r}")
     columns = read_table(path, list(FIELDS))
     fields: dict[str, object] = {}
+    problems: list[tuple[int, str, str]] = []
     for f, values in columns.items():
         if f == "option_type":
             fields[f] = [int(v) if v.lstrip("-").isdigit() else v for v in values]
             continue
-        fields[f] = _parsed(path, f, values, rows=True)
+        fields[f] = _parsed(path, f, values, rows=True, problems=problems if errors == "mask" else None)
+    if problems:
+        return Portfolio.with_read_problems(sorted(problems, key=lambda p: p[0]), **fields)
     return Portfolio(**fields)
 
 
-def _parsed(path: str | Path, field: str, cells: list[str], rows: bool = False) -> list[float]:
+def _parsed(path: str | Path, field: str, cells: list[str], rows: bool = False,
+            problems: list[tuple[int, str, str]] | None = None) -> list[float]:
     """A CSV column as floats (Futhark's ``f64.inf``/``f64.nan`` spellings too); a bad cell names its line
-    (and, for a table of instruments, its row)."""
+    (and, for a table of instruments, its row). Where ``problems`` is given, a bad cell is NaN and its problem
+    is added there instead of raised."""
     values = []
     for k, cell in enumerate(cells):
         try:
             values.append(float(cell.replace("f64.", "").replace("f32.", "")))
         except ValueError:
-            raise InputError([(k if rows else None, field, f"{path} line {k + 2}: {field} must be a number, "
-                               f"got {cell!r}")]) from None
+            message = f"{path} line {k + 2}: {field} must be a number, got {cell!r}"
+            if problems is None:
+                raise InputError([(k if rows else None, field, message)]) from None
+            problems.append((k, field, message))
+            values.append(float("nan"))
     return values
 
 

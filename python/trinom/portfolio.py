@@ -74,6 +74,15 @@ class Portfolio:
             object.__setattr__(self, name, arr)
         # The arrays are private read-only copies, so derived results can be cached safely.
         object.__setattr__(self, "_cache", {})
+        object.__setattr__(self, "_read_problems", ())
+
+    @classmethod
+    def with_read_problems(cls, problems: list[tuple[int, str, str]], **fields: npt.ArrayLike) -> Portfolio:
+        """A portfolio read with ``errors="mask"``: the cells that could not be read are NaN in ``fields`` and
+        their ``(row, field, message)`` in ``problems``, which :meth:`validate` reports for those rows."""
+        portfolio = cls(**fields)
+        object.__setattr__(portfolio, "_read_problems", tuple(problems))
+        return portfolio
 
     # --- construction -------------------------------------------------------------------
     @classmethod
@@ -202,11 +211,13 @@ class Portfolio:
         return np.setdiff1d(np.arange(len(self)), [row for row, _field, _message in problems])
 
     def _find_problems(self, max_width: int, max_steps: int) -> list[tuple[int, str, str]]:
-        problems: list[tuple[int, str, str]] = []
+        problems: list[tuple[int, str, str]] = list(self._read_problems)
+        unread = np.ones(len(self), dtype=bool)  # rows whose every cell could be read
+        unread[[row for row, _f, _m in problems]] = False
 
         def bad(mask: np.ndarray, field: str, text: str) -> None:
             values = getattr(self, field)
-            for row in np.flatnonzero(mask):
+            for row in np.flatnonzero(mask & unread):
                 problems.append((int(row), field, f"{field} {text}, got {show(values[row])}"))
 
         for field in ("strike", "maturity", "expiry", "term_unit", "term_steps", "a", "sigma"):
@@ -221,7 +232,7 @@ class Portfolio:
                     "must be a whole number in 1..65535")
             bad(self.a <= 0, "a", "must be > 0")
             bad(self.sigma <= 0, "sigma", "must be > 0")
-        for row in np.flatnonzero((self.option_type != CALL) & (self.option_type != PUT)):
+        for row in np.flatnonzero((self.option_type != CALL) & (self.option_type != PUT) & unread):
             shown = getattr(self, "_unknown_types", {}).get(int(row), str(int(self.option_type[row])))
             problems.append((int(row), "option_type", f"option_type must be {CALL} (call) or {PUT} (put), got {shown}"))
         checked = np.ones(len(self), dtype=bool)
