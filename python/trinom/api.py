@@ -96,11 +96,11 @@ def price(
             if len(plans) >= PLANS_KEPT:  # the oldest goes: a loop over new curves must not grow memory
                 plans.pop(next(iter(plans)), None)
             plans[key] = ready
-        return ready.job.result(ready.call(), ready.label)
+        return ready.job.result(ready.call(), ready.label, errors)
     ready = plan()
     values = run(ready.engine, ready.job.book, ready.market, precision=precision, target=ready.target,
                  device=device, progress=progress, **tuning)
-    return ready.job.result(values, ready.label)
+    return ready.job.result(values, ready.label, errors)
 
 
 @dataclass(frozen=True)
@@ -143,8 +143,14 @@ class Job:
     def size(self) -> int:
         return int(self.starts[-1])
 
-    def result(self, values: np.ndarray, engine: str) -> Prices:
-        """Prices in input order from the engine's ``(scenarios, len(book))`` values."""
+    def result(self, values: np.ndarray, engine: str, errors: str = "raise") -> Prices:
+        """Prices in input order from the engine's ``(scenarios, len(book))`` values.
+
+        A tree whose values left the floating-point range (an inf or NaN price) is bad input, not a price:
+        its row gets NaN and a message (``errors="mask"``) or an :class:`InputError` (``"raise"``).
+        """
+        if not np.isfinite(values).all():
+            return self._out_of_range(values, engine, errors)
         dtype = values.dtype
         if self.rows is None and len(self.blocks) == 1:  # the common case: no copies, cached columns
             block = self.blocks[0]
@@ -161,6 +167,21 @@ class Job:
         return Prices(price=price, clean=clean, accrued=kinds.accrued if accrued is None else accrued,
                       error=no_errors if not self.problems else _messages(self.size, self.problems),
                       instrument=kinds.labels, engine=engine)
+
+
+    def _out_of_range(self, values: np.ndarray, engine: str, errors: str) -> Prices:
+        book_rows = np.flatnonzero(~np.isfinite(values).all(axis=0))
+        input_rows = book_rows if self.rows is None else self.rows[book_rows]
+        found = [(int(row), "sigma", f"the tree's values leave the {values.dtype} range (price "
+                  f"{values[0, k]}): a smaller sigma or a, a shorter maturity or float64 keeps it finite")
+                 for k, row in zip(book_rows, input_rows, strict=True)]
+        if errors == "raise":
+            raise InputError(found)
+        problems = sorted(self.problems + found, key=lambda p: -1 if p[0] is None else p[0])
+        good = np.setdiff1d(np.arange(values.shape[1]), book_rows)
+        rows = good if self.rows is None else self.rows[good]
+        job = Job(blocks=self.blocks, starts=self.starts, problems=problems, book=self.book, rows=rows)
+        return job.result(values[:, good], engine, errors)
 
 
 def prepare(instruments: Instrument | Sequence[Instrument], market: Market, *,

@@ -208,8 +208,24 @@ def libm_log(x: npt.ArrayLike) -> np.ndarray:
     return _LOG(np.asarray(x, dtype=np.float64)).astype(np.float64)
 
 
-_EXP = np.frompyfunc(math.exp, 1, 1)
-_LOG = np.frompyfunc(math.log, 1, 1)
+def _c_exp(x: float) -> float:
+    """The C library's ``exp``, which returns inf where Python's raises OverflowError."""
+    try:
+        return math.exp(x)
+    except OverflowError:
+        return math.inf
+
+
+def _c_log(x: float) -> float:
+    """The C library's ``log``: -inf at 0, NaN below (Python raises ValueError)."""
+    try:
+        return math.log(x)
+    except ValueError:
+        return -math.inf if x == 0 else math.nan
+
+
+_EXP = np.frompyfunc(_c_exp, 1, 1)
+_LOG = np.frompyfunc(_c_log, 1, 1)
 
 
 def _to_int(x: np.ndarray) -> np.ndarray:

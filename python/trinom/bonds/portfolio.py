@@ -291,8 +291,10 @@ def _find_problems(p: BondPortfolio, n_curves: int, max_width: int, max_steps: i
         bad(p.sigma <= 0, "sigma", "must be > 0")
         bad(p.maturity <= 0, "maturity", "must be > 0")
         bad(p.strike < 0, "strike", "must be >= 0")
-        bad(p.exercise_frequency < 1, "exercise_frequency", "must be >= 1")
-        bad(p.first_exercise < 0, "first_exercise", "must be >= 0")
+        bad((p.exercise_frequency < 1) | (p.exercise_frequency > _STEP_LIMIT), "exercise_frequency",
+            f"must be in 1..{_STEP_LIMIT}")
+        bad((p.first_exercise < 0) | (p.first_exercise > _STEP_LIMIT), "first_exercise", f"must be in 0..{_STEP_LIMIT}")
+        bad((p.last_exercise < 0) | (p.last_exercise > _STEP_LIMIT), "last_exercise", f"must be in 0..{_STEP_LIMIT}")
         for row in np.flatnonzero(p.first_exercise > p.last_exercise):
             problems.append((int(row), "last_exercise", f"last_exercise must be >= first_exercise "
                              f"({int(p.first_exercise[row])}), got {int(p.last_exercise[row])}"))
