@@ -271,3 +271,26 @@ def test_mask_covers_cells_that_cannot_be_read(tmp_path: Path):
     out = tmp_path / "prices.csv"
     assert main(["price", str(book), "--errors", "mask", "--out", str(out), "--backend", "reference"]) == 0
     assert "maturity must be a number" in out.read_text().splitlines()[2]
+
+
+def test_a_bad_curve_of_several_is_named(tmp_path: Path):
+    bonds, curves = generate_bonds("U1", 2, seed=1)
+    path = tmp_path / "bonds.csv"
+    write_bonds(bonds, curves[:2], path)
+    curve_file = tmp_path / "bonds.curves.csv"
+    lines = curve_file.read_text().splitlines()
+    lines = [lines[0], *lines[1:], "1,10,0.01"]  # curve 1 gets a day out of order
+    curve_file.write_text("\n".join(lines) + "\n")
+    with pytest.raises(trinom.InputError, match=r"bonds\.curves\.csv: curve '1': yield curve days must be strictly"):
+        read_bonds(path)
+    arrays = tmp_path / "bonds.in"
+    write_bonds(bonds, curves[:2], arrays)
+    text = arrays.read_text().splitlines()
+    text[-1] = text[-1].replace("[", "[99999999999, ", 1)  # the first day of curve 0 out of range
+    text[-2] = text[-2].replace("[", "[0.01, ", 1)
+    counts = text[-3].strip("[]").split(",")
+    counts[0] = str(int(counts[0]) + 1)
+    text[-3] = "[" + ", ".join(c.strip() for c in counts) + "]"
+    arrays.write_text("\n".join(text) + "\n")
+    with pytest.raises(trinom.InputError, match="curve 0: yield curve point 0: days must be in"):
+        read_bonds(arrays)

@@ -66,7 +66,15 @@ def curves_from_arrays(terms: np.ndarray, rates: np.ndarray, days: np.ndarray) -
                            f"match the {len(rates)} rates and {len(days)} days")])
     ends = np.cumsum(terms.astype(np.int64))
     starts = ends - terms.astype(np.int64)
-    return tuple(YieldCurve(rates[s:e], days[s:e]) for s, e in zip(starts, ends, strict=True))
+    return tuple(named_curve(f"curve {c}", rates[s:e], days[s:e]) for c, (s, e) in enumerate(zip(starts, ends, strict=True)))
+
+
+def named_curve(name: str, rates: np.ndarray, days: np.ndarray) -> YieldCurve:
+    """A curve of a file of several, its problems prefixed with which one it is."""
+    try:
+        return YieldCurve(rates, days)
+    except InputError as err:
+        raise InputError([(row, field, f"{name}: {message}") for row, field, message in err.errors]) from None
 
 
 def write_bonds(portfolio: BondPortfolio, curves: Sequence[YieldCurve], path: str | Path) -> None:
@@ -161,7 +169,8 @@ def read_bonds_csv(path: str | Path) -> tuple[BondPortfolio, tuple[YieldCurve, .
     curve_ids = np.array([position_of.get(v, -1) for v in table["curve"]], dtype=np.int64)
     days = np.array([_number(curve_path, "days", k, v) for k, v in enumerate(table["days"])])
     rates = np.array([_number(curve_path, "rate", k, v) for k, v in enumerate(table["rate"])])
-    curves = tuple(YieldCurve(rates[curve_ids == c], days[curve_ids == c]) for c in range(len(names)))
+    curves = tuple(named_curve(f"{curve_path.name}: curve {name!r}", rates[curve_ids == c], days[curve_ids == c])
+                   for c, name in enumerate(names))
     return BondPortfolio(**fields), curves
 
 
