@@ -157,7 +157,7 @@ def test_validation_names_row_and_field():
     late[bonds.cashflow_offset[1] - 1] += 1
     message = _with(bonds, cashflow_step=late).validate(curves)[0]
     assert message[:2] == (0, "cashflow_step") and "maturity step" in message[2]
-    with pytest.raises(InputError, match="row 1: exercise_frequency must be in 1..65535, got 0"):
+    with pytest.raises(InputError, match=r"row 1: exercise_frequency must be in 1\.\.65535, got 0"):
         trinom.price(bad, curves, backend="reference")
 
 
