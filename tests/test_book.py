@@ -113,7 +113,7 @@ def test_slices_of_equal_work_give_the_same_prices(monkeypatch):
     portfolio = generate("skewed", 60, seed=3)
     whole = trinom.price(portfolio, backend="futhark", target="c").price
     seen: list[tuple[float, float]] = []
-    monkeypatch.setattr(api, "PROGRESS_MIN_WORK", 0)
+    monkeypatch.setattr(api, "PROGRESS_MIN_SECONDS", 0)
     sliced = trinom.price(portfolio, backend="futhark", target="c", progress=lambda d, t: seen.append((d, t)))
     assert np.array_equal(sliced.price, whole)
     assert len(seen) > 1 and seen[-1][0] == seen[-1][1] == pytest.approx(portfolio.lower().work().sum())

@@ -294,3 +294,15 @@ def test_a_bad_curve_of_several_is_named(tmp_path: Path):
     arrays.write_text("\n".join(text) + "\n")
     with pytest.raises(trinom.InputError, match="curve 0: yield curve point 0: days must be in"):
         read_bonds(arrays)
+
+
+def test_the_progress_bar_counts_work_for_options_and_bonds(capsys, monkeypatch):
+    from trinom import api
+    from trinom.cli import ProgressBar
+
+    monkeypatch.setattr(api, "PROGRESS_MIN_SECONDS", 0)  # slice even a small job
+    bonds, curves = generate_bonds("U1", 6, seed=1)
+    bar = ProgressBar("pricing 6 bonds", delay=0, enabled=True)
+    trinom.price(bonds, curves, backend="futhark", target="c", progress=bar)
+    text = capsys.readouterr().err
+    assert "pricing 6 bonds [" in text and "G node updates" in text and text.endswith("\n")

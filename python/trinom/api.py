@@ -25,8 +25,9 @@ from .portfolio import Portfolio
 from .result import Prices, instrument_labels
 
 Instrument = Portfolio | BondPortfolio
-#: Below this much work (node updates) a job is priced in one engine call even with a progress bar.
-PROGRESS_MIN_WORK = 2e8
+#: A job the engine is expected to price in less than this many seconds is one engine call even with a
+#: progress bar (the bar appears after two seconds; slices let it move).
+PROGRESS_MIN_SECONDS = 1.0
 #: Slices of about equal work that a job with a progress bar is priced in.
 PROGRESS_SLICES = 20
 #: Resolved calls kept per portfolio (for repeated calls with the same curves and options).
@@ -228,7 +229,7 @@ def run(engine: backends.Engine, book: Book, market: Market, *, precision: str =
     if not len(book):
         return np.zeros((len(market), 0), dtype=dtype)
     total = float(book.work().sum()) if progress is not None else 0.0
-    if progress is None or total < PROGRESS_MIN_WORK:
+    if progress is None or total < PROGRESS_MIN_SECONDS * engine.throughput(target):
         values = engine.price(book, market, precision=precision, target=target, device=device, **tuning)
         if progress is not None:
             progress(total, total)

@@ -76,6 +76,12 @@ def cmd_price(args: argparse.Namespace) -> int:
         check_output(args.out, inputs)
     instruments, curves = read_book(args)
     kind = "bonds" if isinstance(instruments, BondPortfolio) else "options"
+    if args.target in ("opencl", "pyopencl") and len(instruments):  # compiling the kernels is not pricing: shown apart
+        start = time.perf_counter()
+        price(instruments[:1], curves, backend=args.backend, target=args.target, precision=args.precision,
+              device=args.device, errors="mask")
+        print(f"trinom: OpenCL kernels compiled (or loaded from cache) in {time.perf_counter() - start:.1f} s",
+              file=sys.stderr)
     start = time.perf_counter()
     bar = ProgressBar(f"pricing {len(instruments)} {kind}")
     result = price(instruments, curves, backend=args.backend, target=args.target, precision=args.precision,

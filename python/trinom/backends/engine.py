@@ -42,6 +42,8 @@ class Engine:
     """Base class of engines: a name, what it prices, where it runs, and :meth:`price`."""
 
     name: str = ""
+    #: A rough, low estimate of its node updates a second (see :meth:`throughput`).
+    rate: float = 1e8
     #: The instrument kinds it prices (:data:`~trinom.book.OPTION`, :data:`~trinom.book.BOND`).
     instruments: frozenset[int] = frozenset()
 
@@ -65,6 +67,10 @@ class Engine:
         checks and the set-up are done once, here. :func:`trinom.price` keeps it for repeated calls."""
         return lambda: self.price(book, market, precision=precision, target=target, device=device, **tuning)
 
+    def throughput(self, target: str | None = None) -> float:
+        """A rough, low estimate of the node updates a second it prices on ``target`` (to plan progress slices)."""
+        return self.rate
+
     def check_book(self, book: Book) -> None:
         """A clear error if the book holds an instrument this engine does not price."""
         missing = sorted(set(book.instruments()) - self.instruments)
@@ -84,8 +90,11 @@ class KernelEngine(Engine):
     curve or curves, precision, *, target=None, **knobs)`` for its instrument's own inputs.
     """
 
-    def __init__(self, name: str, kernels: Mapping[int, str], description: str = ""):
+    def __init__(self, name: str, kernels: Mapping[int, str], description: str = "", rate: float = 1e8,
+                 target_rates: Mapping[str, float] | None = None):
         self.name = name
+        self.rate = rate
+        self.target_rates = dict(target_rates or {})
         self.kernels = dict(kernels)
         self.instruments = frozenset(kernels)
         self.description = description
@@ -146,6 +155,9 @@ class KernelEngine(Engine):
             for scenario in range(len(market)):
                 out[scenario, rows] = self._run(kind, part, market, scenario, precision, target, device, tuning)
         return out
+
+    def throughput(self, target: str | None = None) -> float:
+        return self.target_rates.get(target or "", self.rate)
 
     def runner(self, book: Book, market: Market, *, precision: str = "f64", target: str | None = None,
                device: int = 0, **tuning: Any) -> Callable[[], np.ndarray]:
