@@ -144,13 +144,13 @@ class Job:
     def size(self) -> int:
         return int(self.starts[-1])
 
-    def result(self, values: np.ndarray, engine: str, errors: str = "raise") -> Prices:
+    def result(self, values: np.ndarray, engine: str, errors: str = "raise", checked: bool = False) -> Prices:
         """Prices in input order from the engine's ``(scenarios, len(book))`` values.
 
         A tree whose values left the floating-point range (an inf or NaN price) is bad input, not a price:
         its row gets NaN and a message (``errors="mask"``) or an :class:`InputError` (``"raise"``).
         """
-        if not np.isfinite(values).all():
+        if not checked and not np.isfinite(np.add.reduce(values, axis=None)):  # one pass, no temporary: inf and NaN propagate
             return self._out_of_range(values, engine, errors)
         dtype = values.dtype
         if self.rows is None and len(self.blocks) == 1:  # the common case: no copies, cached columns
@@ -172,6 +172,8 @@ class Job:
 
     def _out_of_range(self, values: np.ndarray, engine: str, errors: str) -> Prices:
         book_rows = np.flatnonzero(~np.isfinite(values).all(axis=0))
+        if not book_rows.size:  # only the sum overflowed
+            return self.result(values, engine, errors, checked=True)
         input_rows = book_rows if self.rows is None else self.rows[book_rows]
         found = [(int(row), "sigma", f"the tree's values leave the {values.dtype} range (price "
                   f"{values[0, k]}): a smaller sigma or a, a shorter maturity or float64 keeps it finite")
