@@ -150,7 +150,8 @@ class Job:
         A tree whose values left the floating-point range (an inf or NaN price) is bad input, not a price:
         its row gets NaN and a message (``errors="mask"``) or an :class:`InputError` (``"raise"``).
         """
-        if not checked and not np.isfinite(np.add.reduce(values, axis=None)):  # one pass, no temporary: inf and NaN propagate
+        flat = values.reshape(-1)
+        if not checked and not np.isfinite(np.dot(flat, flat)):  # one BLAS pass, no temporary: inf and NaN propagate
             return self._out_of_range(values, engine, errors)
         dtype = values.dtype
         if self.rows is None and len(self.blocks) == 1:  # the common case: no copies, cached columns
@@ -172,7 +173,7 @@ class Job:
 
     def _out_of_range(self, values: np.ndarray, engine: str, errors: str) -> Prices:
         book_rows = np.flatnonzero(~np.isfinite(values).all(axis=0))
-        if not book_rows.size:  # only the sum overflowed
+        if not book_rows.size:  # only the sum of squares overflowed
             return self.result(values, engine, errors, checked=True)
         input_rows = book_rows if self.rows is None else self.rows[book_rows]
         found = [(int(row), "sigma", f"the tree's values leave the {values.dtype} range (price "
