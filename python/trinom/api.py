@@ -150,8 +150,9 @@ class Job:
         A tree whose values left the floating-point range (an inf or NaN price) is bad input, not a price:
         its row gets NaN and a message (``errors="mask"``) or an :class:`InputError` (``"raise"``).
         """
-        flat = values.reshape(-1)
-        if not checked and not np.isfinite(np.dot(flat, flat)):  # one BLAS pass, no temporary: inf and NaN propagate
+        # One pass in NumPy's own single-threaded sum (a BLAS dot woke a thread pool: +0.1-0.6 ms on the GPU
+        # machine), no temporary: inf and NaN propagate.
+        if not checked and not np.isfinite(np.add.reduce(values, axis=None)):
             return self._out_of_range(values, engine, errors)
         dtype = values.dtype
         if self.rows is None and len(self.blocks) == 1:  # the common case: no copies, cached columns
@@ -173,7 +174,7 @@ class Job:
 
     def _out_of_range(self, values: np.ndarray, engine: str, errors: str) -> Prices:
         book_rows = np.flatnonzero(~np.isfinite(values).all(axis=0))
-        if not book_rows.size:  # only the sum of squares overflowed
+        if not book_rows.size:  # only the sum overflowed
             return self.result(values, engine, errors, checked=True)
         input_rows = book_rows if self.rows is None else self.rows[book_rows]
         found = [(int(row), "sigma", f"the tree's values leave the {values.dtype} range (price "
