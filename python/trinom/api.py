@@ -17,7 +17,7 @@ import numpy as np
 
 from . import auto, backends
 from .bonds.portfolio import BondPortfolio
-from .book import Book
+from .book import Book, empty_book
 from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
 from .errors import InputError
 from .market import CurvesLike, Market
@@ -157,20 +157,18 @@ class Job:
         dtype = values.dtype
         if self.rows is None and len(self.blocks) == 1:  # the common case: no copies, cached columns
             block = self.blocks[0]
-            static = block.cached(("result-columns", np.dtype(dtype).str), lambda: _columns(self.blocks, dtype))
+            columns = block.cached(("result-columns", np.dtype(dtype).str), lambda: _columns(self.blocks, dtype))
         else:
-            static = _columns(self.blocks, dtype)
-        accrued, kinds, no_errors = static
+            columns = _columns(self.blocks, dtype)
         price = values
         if self.rows is not None:
             price = np.full((values.shape[0], self.size), np.nan, dtype=dtype)
             price[:, self.rows] = values
         price = price[0] if price.shape[0] == 1 else price
-        clean = price if accrued is None else price - accrued
-        return Prices(price=price, clean=clean, accrued=kinds.accrued if accrued is None else accrued,
-                      error=no_errors if not self.problems else _messages(self.size, self.problems),
-                      instrument=kinds.labels, engine=engine)
-
+        clean = price - columns.accrued if columns.has_accrued else price
+        return Prices(price=price, clean=clean, accrued=columns.accrued,
+                      error=columns.no_errors if not self.problems else _messages(self.size, self.problems),
+                      instrument=columns.labels, engine=engine)
 
     def _out_of_range(self, values: np.ndarray, engine: str, errors: str) -> Prices:
         book_rows = np.flatnonzero(~np.isfinite(values).all(axis=0))
@@ -211,7 +209,7 @@ def prepare(instruments: Instrument | Sequence[Instrument], market: Market, *,
             rows.append(good + start)
     if any(row is None for row, _f, _m in problems):  # a problem of the whole input: nothing can be priced
         books, rows = [], []
-    book = books[0] if len(books) == 1 else Book.concatenate(books) if books else _empty(market)
+    book = books[0] if len(books) == 1 else Book.concatenate(books) if books else empty_book(market.names)
     every_row = not problems
     return Job(blocks=tuple(blocks), starts=starts, problems=problems, book=book,
                rows=None if every_row else (np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)))
@@ -302,22 +300,18 @@ def _lower(block: Instrument, market: Market) -> Book:
     return block.lower(market.names[0]) if isinstance(block, Portfolio) else block.lower(market.names)
 
 
-def _empty(market: Market) -> Book:
-    from .book import empty_book
-
-    return empty_book(market.names)
-
-
 @dataclass(frozen=True)
 class _Columns:
+    """What a result needs besides the prices, per input row (read-only arrays, cached by the caller)."""
+
     labels: np.ndarray  #: "option"/"bond" per row
     accrued: np.ndarray  #: accrued interest per row (0 for options)
+    has_accrued: bool  #: False when accrued is 0 everywhere: clean is then the price itself
+    no_errors: np.ndarray  #: the error column of a book without errors
 
 
-def _columns(blocks: Sequence[Instrument], dtype: np.dtype) -> tuple[np.ndarray | None, _Columns, np.ndarray]:
-    """What a result needs besides the prices, per input row (read-only, cached by the caller): the accrued
-    interest to subtract (None when it is 0 everywhere: clean is then the price itself), the instrument
-    labels and the accrued column, and the error column of a book without errors."""
+def _columns(blocks: Sequence[Instrument], dtype: np.dtype) -> _Columns:
+    """The :class:`_Columns` of ``blocks`` in the result's ``dtype``."""
     accrued = np.concatenate([b.accrued().astype(dtype) if isinstance(b, BondPortfolio) else np.zeros(len(b), dtype)
                               for b in blocks]) if blocks else np.zeros(0, dtype)
     kinds = np.concatenate([np.full(len(b), 1 if isinstance(b, BondPortfolio) else 0, dtype=np.int8)
@@ -326,7 +320,7 @@ def _columns(blocks: Sequence[Instrument], dtype: np.dtype) -> tuple[np.ndarray 
     no_errors = np.zeros(accrued.size, dtype="<U1")
     for array in (accrued, labels, no_errors):
         array.setflags(write=False)
-    return (accrued if accrued.any() else None), _Columns(labels=labels, accrued=accrued), no_errors
+    return _Columns(labels=labels, accrued=accrued, has_accrued=bool(accrued.any()), no_errors=no_errors)
 
 
 def _messages(count: int, problems: list[tuple[int | None, str, str]]) -> np.ndarray:
