@@ -113,6 +113,14 @@ class Book:
         """Indices of the trees lowered from ``instrument`` (:data:`OPTION` or :data:`BOND`), ascending."""
         return np.flatnonzero(self.instrument == instrument)
 
+    def part(self, instrument: int) -> Book:
+        """The trees of ``instrument`` as a book of their own (cached)."""
+        return self.cached(("part", instrument), lambda: self.take(self.rows_of(instrument)))
+
+    def curves_used(self) -> list[int]:
+        """The curve indices the trees use, ascending (cached)."""
+        return self.cached("curves-used", lambda: np.unique(self.curve).tolist())
+
     def take(self, rows: npt.ArrayLike) -> Book:
         """The trees ``rows`` (in that order) with their events."""
         rows = np.atleast_1d(np.asarray(rows, dtype=np.int64))

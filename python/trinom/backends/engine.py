@@ -150,8 +150,7 @@ class KernelEngine(Engine):
             return self._run(kinds[0], book, market, 0, precision, target, device, tuning).reshape(1, -1)
         out = np.empty((len(market), len(book)), dtype=np.float32 if precision == "f32" else np.float64)
         for kind in kinds:
-            rows = book.cached(("rows", kind), lambda kind=kind: book.rows_of(kind))
-            part = book.cached(("part", kind), lambda rows=rows: book.take(rows))
+            rows, part = book.rows_of(kind), book.part(kind)
             for scenario in range(len(market)):
                 out[scenario, rows] = self._run(kind, part, market, scenario, precision, target, device, tuning)
         return out
@@ -209,7 +208,7 @@ class KernelEngine(Engine):
         curves = market.aligned(part.curve_names, scenario)
         if kind == BOND:
             return module, (lift.bonds(part), curves), knobs
-        used = part.cached("curves-used", lambda: np.unique(part.curve).tolist())
+        used = part.curves_used()
         if len(used) == 1:  # the common case: every option on one curve
             return module, (lift.options(part), curves[used[0]]), knobs
         return module, None, knobs
@@ -223,7 +222,7 @@ class KernelEngine(Engine):
 
         curves = market.aligned(part.curve_names, scenario)
         prices = np.empty(len(part), dtype=np.float32 if precision == "f32" else np.float64)
-        for curve in part.cached("curves-used", lambda: np.unique(part.curve).tolist()):
+        for curve in part.curves_used():
             rows = np.flatnonzero(part.curve == curve)
             prices[rows] = module.price(lift.options(part.take(rows)), curves[curve], precision, target=target, **knobs)
         return prices
@@ -255,15 +254,14 @@ class CudaEngine(KernelEngine):
     def price(self, book: Book, market: Market, *, precision: str = "f64", target: str | None = None,
               device: int = 0, **tuning: Any) -> np.ndarray:
         one_call = (book.instruments() == [OPTION, BOND] and len(market) == 1 and set(tuning) <= self.SHARED_KNOBS
-                    and book.cached(("curves-used", OPTION), lambda: np.unique(book.curve[book.rows_of(OPTION)]).size) == 1)
+                    and len(book.part(OPTION).curves_used()) == 1)
         if not one_call:
             return super().price(book, market, precision=precision, target=target, device=device, **tuning)
         from . import _cuda_lib, lift
 
         self.check_call(book, precision, target, tuning)
         options_rows, bond_rows = book.rows_of(OPTION), book.rows_of(BOND)
-        options = book.cached(("part", OPTION), lambda: book.take(options_rows))
-        bonds = book.cached(("part", BOND), lambda: book.take(bond_rows))
+        options, bonds = book.part(OPTION), book.part(BOND)
         curves = market.aligned(book.curve_names)
         option_prices, bond_prices = _cuda_lib.price_book(
             lift.options(options), curves[int(options.curve[0])], lift.bonds(bonds), curves,
