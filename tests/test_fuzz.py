@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from trinom import io
 from trinom.bonds.generator import generate_bonds
-from trinom.bonds.io import read_bonds
+from trinom.bonds.io import read_bonds, write_bonds
 
 #: ``TRINOM_FUZZ_EXAMPLES=2000`` fuzzes longer, with fresh random examples (``make test`` runs 60, the same each time).
 EXAMPLES = int(os.environ.get("TRINOM_FUZZ_EXAMPLES", "60"))
@@ -137,6 +137,35 @@ def test_bonds_price_or_name_the_row_and_field(changes):
     if good:
         futhark = trinom.price(portfolio[good], curves, backend="futhark", target="c").price
         np.testing.assert_allclose(futhark, result.price[good], rtol=1e-12, atol=1e-10)
+
+
+WORDS = st.sampled_from(["x", "", "1", "nan", "f64.inf", "-0", "1e999", "call", "[", "]", "--", ",", "0.5"])
+
+
+@FUZZ
+@given(suffix=st.sampled_from([".in", ".csv"]), hits=st.lists(st.tuples(st.integers(0, 10**6), WORDS), max_size=3))
+def test_bond_files_with_bad_cells_read_or_name_the_row(tmp_path_factory, suffix, hits):
+    """Cells of a good bond file (any of its files) replaced by other text: with ``errors="mask"`` every bond
+    gets a price or its message; nothing else is raised."""
+    folder = tmp_path_factory.mktemp("bonds")
+    bonds, curves = generate_bonds("S1", 3, seed=5)
+    path = folder / f"bonds{suffix}"
+    write_bonds(bonds, curves, path)
+    files = sorted(folder.iterdir())
+    for position, word in hits:
+        target = files[position % len(files)]
+        cells = target.read_text().replace("\n", ",\n").split(",")
+        k = position % len(cells)
+        cells[k] = cells[k].replace(cells[k].strip(" []\n"), word, 1) if cells[k].strip(" []\n") else cells[k]
+        target.write_text(",".join(cells).replace(",\n", "\n"))
+    for errors in ("raise", "mask"):
+        try:
+            read, read_curves = read_bonds(path, errors=errors)
+        except trinom.InputError as err:
+            assert err.errors
+            continue
+        check_result(trinom.price(read, read_curves, backend="reference", errors="mask", max_width=201,
+                                  max_steps=400), len(read))
 
 
 def test_the_fuzz_files_are_written_where_pytest_says(tmp_path: Path):

@@ -11,6 +11,7 @@ from trinom import io
 from trinom.bonds.generator import generate_bonds
 from trinom.bonds.io import read_bonds, write_bonds
 from trinom.csvtable import read_table
+from trinom.generator import generate
 
 HEADER = ",".join(trinom.FIELDS)
 ROW = "63,9,3,365,12,0.1,0.01,put"
@@ -306,3 +307,72 @@ def test_the_progress_bar_counts_work_for_options_and_bonds(capsys, monkeypatch)
     trinom.price(bonds, curves, backend="futhark", target="c", progress=bar)
     text = capsys.readouterr().err
     assert "pricing 6 bonds [" in text and "G node updates" in text and text.endswith("\n")
+
+
+def test_mask_covers_unreadable_items_of_option_arrays(tmp_path: Path):
+    path = tmp_path / "book.in"
+    io.write_portfolio(generate("0_UNIFORM", 3, seed=2), path)
+    lines = path.read_text().splitlines()
+    lines[1] = "[oops, " + lines[1].split(",", 1)[1]  # the maturity of option 0
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(trinom.InputError, match=r"array 2, item 1 is no number: 'oops'"):
+        io.read_portfolio(path)
+    result = trinom.price(io.read_portfolio(path, errors="mask"), backend="reference", errors="mask")
+    assert np.isnan(result.price[0]) and np.isfinite(result.price[1:]).all()
+    assert "array 2, item 1 is no number" in result.error[0] and (result.error[1:] == "").all()
+
+
+def test_mask_covers_bond_cells_and_cash_flows(tmp_path: Path):
+    """A bad bond cell or cash-flow cell masks that bond only, and the messages name the bond's id."""
+    from trinom.cli import main
+
+    bonds, curves = generate_bonds("U1", 3, seed=1)
+    path = tmp_path / "bonds.csv"
+    write_bonds(bonds, curves, path)
+    table = path.read_text().splitlines()
+    header = table[0].split(",")
+    table = [table[0], *[",".join([f"B{k}", *row.split(",")[1:]]) for k, row in enumerate(table[1:])]]
+    cells = table[1].split(",")
+    cells[header.index("strike")] = "cheap"
+    table[1] = ",".join(cells)
+    path.write_text("\n".join(table) + "\n")
+    flows_path = tmp_path / "bonds.cashflows.csv"
+    flows = flows_path.read_text().splitlines()
+    flows = [flows[0], *[",".join([f"B{row.split(',')[0]}", *row.split(",")[1:]]) for row in flows[1:]]]
+    last_of_2 = max(k for k, row in enumerate(flows) if row.startswith("B2,"))
+    cells = flows[last_of_2].split(",")
+    cells[3] = "lots"
+    flows[last_of_2] = ",".join(cells)
+    flows_path.write_text("\n".join(flows) + "\n")
+    with pytest.raises(trinom.InputError, match=r"row 0: bonds\.csv line 2: strike must be a number, got 'cheap'"):
+        read_bonds(path)
+    masked, masked_curves = read_bonds(path, errors="mask")
+    problems = masked.validate(masked_curves)
+    assert [(row, field) for row, field, _m in problems] == [(0, "strike"), (2, "coupon")]
+    assert f"line {last_of_2 + 1}: coupon of a cash flow of bond 'B2' must be a number, got 'lots'" in problems[1][2]
+    out = tmp_path / "prices.csv"
+    assert main(["price", str(path), "--errors", "mask", "--backend", "reference", "--out", str(out)]) == 0
+    rows = out.read_text().splitlines()
+    assert [row.split(",")[0] for row in rows] == ["id", "B0", "B1", "B2"]  # the input's ids, not positions
+    expected = trinom.price(bonds[[1]], curves, backend="reference").price[0]
+    assert float(rows[2].split(",")[1]) == expected and rows[1].split(",")[1] == "" and "'lots'" in rows[3]
+
+
+def test_mask_covers_bond_array_items(tmp_path: Path):
+    bonds, curves = generate_bonds("U1", 3, seed=1)
+    path = tmp_path / "bonds.in"
+    write_bonds(bonds, curves, path)
+    lines = path.read_text().splitlines()
+    lines[7] = "[what, " + lines[7].split(",", 1)[1]  # repayment of the first cash flow (bond 0's)
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(trinom.InputError, match=r"array 8, item 1 is no number: 'what'"):
+        read_bonds(path)
+    masked, masked_curves = read_bonds(path, errors="mask")
+    assert [(row, field) for row, field, _m in masked.validate(masked_curves)] == [(0, "repayment")]
+    result = trinom.price(masked, masked_curves, backend="reference", errors="mask")
+    assert np.isnan(result.price[0]) and np.array_equal(result.price[1:],
+                                                       trinom.price(bonds[1:], curves, backend="reference").price)
+    lines[16] = "[x" + lines[16][1:]  # the curves' point counts: no one bond's
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(trinom.InputError, match=r"array 17, item 1 is no number"):
+        read_bonds(path, errors="mask")

@@ -83,5 +83,5 @@ def test_bad_files_name_the_problem(tmp_path):
     with pytest.raises(InputError, match=r"row 1: .*text\.csv line 3: maturity must be a number, got 'nine'"):
         io.read_portfolio(tmp_path / "text.csv")
     (tmp_path / "words.in").write_text("[1.0, abc]\n")
-    with pytest.raises(InputError, match="not numeric"):
+    with pytest.raises(InputError, match=r"array 1, item 2 is no number: .abc."):
         io.read_arrays(tmp_path / "words.in")

@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from .api import price
 from .bonds import cli as bond_cli
 from .bonds.cli import write_bond_prices
 from .bonds.generator import generate_bonds
-from .bonds.io import companions, is_bond_file, read_bonds
+from .bonds.io import bond_ids, companions, is_bond_file, read_bonds
 from .bonds.portfolio import BondPortfolio
 from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, PUT
 from .curve import YieldCurve
@@ -64,7 +65,7 @@ def read_book(args: argparse.Namespace) -> tuple[Portfolio | BondPortfolio, Any]
         if args.yield_file:
             raise InputError([(None, "--yield", "a bond file names its own yield curves (NAME.curves.csv or the "
                                "19-array file's curve arrays); --yield applies to option files only")])
-        return read_bonds(args.portfolio)
+        return read_bonds(args.portfolio, args.errors)
     portfolio, file_curve = io.read_input(args.portfolio, args.errors)
     curve = io.read_yield_curve(args.yield_file) if args.yield_file else file_curve or YieldCurve.thesis()
     return portfolio, curve
@@ -89,7 +90,7 @@ def cmd_price(args: argparse.Namespace) -> int:
                    progress=bar)
     elapsed = time.perf_counter() - start
     if args.out:
-        write_result(args.out, result)
+        write_result(args.out, result, bond_ids(args.portfolio) if kind == "bonds" else None)
     else:
         bonds = kind == "bonds"
         if bonds:
@@ -104,10 +105,11 @@ def cmd_price(args: argparse.Namespace) -> int:
     return 0
 
 
-def write_result(path: Path, result: Prices) -> None:
-    """Bonds: ``.csv`` ``id,dirty,clean,accrued,error``; options: ``.csv`` ``id,price,error``; ``.out``: the prices."""
+def write_result(path: Path, result: Prices, ids: Sequence[object] | None = None) -> None:
+    """Bonds: ``.csv`` ``id,dirty,clean,accrued,error`` (``ids``: the bond CSV's ids); options: ``.csv``
+    ``id,price,error`` (ids are row numbers); ``.out``: the prices."""
     if (result.instrument == "bond").any() and path.suffix.lower() == ".csv":
-        write_bond_prices(path, result)
+        write_bond_prices(path, result, ids)
     else:
         io.write_prices(path, result.price, list(result.error) if (result.error != "").any() else None)
 

@@ -32,17 +32,27 @@ _INT_FIELDS = ("term_unit", "term_steps", "option_type")
 def read_input(path: str | Path, errors: str = "raise") -> tuple[Portfolio, YieldCurve | None]:
     """A portfolio file, and the yield curve if the file holds one (10-array Futhark input).
 
-    With ``errors="mask"`` a CSV cell that is no number becomes NaN and its row's problem, reported by
-    :meth:`Portfolio.validate` (and priced as a bad row by ``trinom.price(..., errors="mask")``).
+    With ``errors="mask"`` a cell (CSV) or an array item (``.in``) that is no number becomes NaN and its row's
+    problem, reported by :meth:`Portfolio.validate` (and priced as a bad row by ``trinom.price(..., errors="mask")``);
+    an unreadable yield curve is an error either way.
     """
     path = Path(path)
+    _check_errors(errors)
     if path.suffix.lower() == ".csv":
         return read_csv_portfolio(path, errors), None
-    arrays = read_arrays(path)
+    unread: list[tuple[int, int, str]] = []
+    arrays = read_arrays(path, unread if errors == "mask" else None)
     if len(arrays) not in (len(FIELDS), len(FIELDS) + 2):
         raise InputError([(None, "file", f"{path}: {len(arrays)} arrays: an option file holds {len(FIELDS)} (a thesis "
                            f"portfolio) or {len(FIELDS) + 2} (portfolio and yield curve), a bond file 19")])
-    portfolio = Portfolio.from_arrays(arrays[: len(FIELDS)])
+    in_curve = [message for array, _item, message in unread if array >= len(FIELDS)]
+    if in_curve:
+        raise InputError([(None, "curve", message) for message in in_curve])
+    if unread:
+        problems = sorted((item, list(FIELDS)[array], message) for array, item, message in unread)
+        portfolio = Portfolio.with_read_problems(problems, **dict(zip(FIELDS, arrays[: len(FIELDS)], strict=True)))
+    else:
+        portfolio = Portfolio.from_arrays(arrays[: len(FIELDS)])
     curve = YieldCurve(arrays[len(FIELDS)], arrays[len(FIELDS) + 1]) if len(arrays) > len(FIELDS) else None
     return portfolio, curve
 
@@ -56,8 +66,7 @@ def read_portfolio(path: str | Path, errors: str = "raise") -> Portfolio:
 def read_csv_portfolio(path: str | Path, errors: str = "raise") -> Portfolio:
     """One option per row; the header names the fields (any order, ``type`` may be call/put); ``errors``
     as for :func:`read_input`."""
-    if errors not in ("raise", "mask"):
-        raise ValueError(f"errors must be 'raise' or 'mask', got {errors!r}")
+    _check_errors(errors)
     columns = read_table(path, list(FIELDS))
     fields: dict[str, object] = {}
     problems: list[tuple[int, str, str]] = []
@@ -69,6 +78,11 @@ def read_csv_portfolio(path: str | Path, errors: str = "raise") -> Portfolio:
     if problems:
         return Portfolio.with_read_problems(sorted(problems, key=lambda p: p[0]), **fields)
     return Portfolio(**fields)
+
+
+def _check_errors(errors: str) -> None:
+    if errors not in ("raise", "mask"):
+        raise ValueError(f"errors must be 'raise' or 'mask', got {errors!r}")
 
 
 def _parsed(path: str | Path, field: str, cells: list[str], rows: bool = False,

@@ -30,11 +30,13 @@ def read_text(path: str | Path) -> str:
         raise InputError([(None, "file", f"{path}: not a UTF-8 text file (byte {err.start}: {err.reason})")]) from None
 
 
-def read_arrays(path: str | Path) -> list[np.ndarray]:
+def read_arrays(path: str | Path, problems: list[tuple[int, int, str]] | None = None) -> list[np.ndarray]:
     """Every one-dimensional array in a Futhark textual data file, as float64 arrays.
 
     Between arrays only spaces, commas and ``--`` comments may stand: other text is an error naming
     its line, not skipped. ``inf``, ``nan`` and Futhark's ``f64.inf``/``f64.nan`` spellings read as such.
+    An item that is no number is an error naming the array and the item; where ``problems`` is given it
+    reads as NaN instead and ``(array, item, message)`` is added there (0-based), so a caller can mask its row.
     """
     text = _COMMENT.sub("", read_text(path))
     arrays = []
@@ -50,11 +52,18 @@ def read_arrays(path: str | Path) -> list[np.ndarray]:
         body = _SUFFIX.sub("", match.group(1) or "")
         for spelling in ("f64.", "f32.", "f16."):
             body = body.replace(spelling, "")
-        items = [item for item in body.replace("\n", " ").split(",") if item.strip()]
-        try:
-            arrays.append(np.array([float(item) for item in items], dtype=np.float64))
-        except ValueError as err:
-            raise InputError([(None, "file", f"{path}: array {len(arrays) + 1} is not numeric ({err})")]) from None
+        items = [item.strip() for item in body.replace("\n", " ").split(",") if item.strip()]
+        values = np.empty(len(items), dtype=np.float64)
+        for k, item in enumerate(items):
+            try:
+                values[k] = float(item)
+            except ValueError:
+                message = f"{path}: array {len(arrays) + 1}, item {k + 1} is no number: {item[:40]!r}"
+                if problems is None:
+                    raise InputError([(None, "file", message)]) from None
+                problems.append((len(arrays), k, message))
+                values[k] = np.nan
+        arrays.append(values)
     return arrays
 
 

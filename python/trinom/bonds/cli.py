@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import csv
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -22,8 +23,9 @@ from .generator import DATASETS, generate_bonds
 from .io import read_bonds, write_bonds
 
 
-def write_bond_prices(path: Path, result: Prices) -> None:
-    """``.csv``: ``id,dirty,clean,accrued,error``; anything else: the dirty prices as one array (``.out``)."""
+def write_bond_prices(path: Path, result: Prices, ids: Sequence[object] | None = None) -> None:
+    """``.csv``: ``id,dirty,clean,accrued,error`` (``ids``: the input's bond ids, default the row numbers);
+    anything else: the dirty prices as one array (``.out``)."""
     if path.suffix.lower() != ".csv":
         write_prices(path, result.price)
         return
@@ -33,12 +35,12 @@ def write_bond_prices(path: Path, result: Prices) -> None:
         for k in range(len(result)):
             cells = ["" if np.isnan(v) else format_float(float(v), digits17=True)
                      for v in (result.price[k], result.clean[k], result.accrued[k])]
-            writer.writerow([k, *cells, result.error[k]])
+            writer.writerow([k if ids is None else ids[k], *cells, result.error[k]])
 
 
 def info(path: Path, max_width: int = DEFAULT_MAX_WIDTH, max_steps: int = DEFAULT_MAX_STEPS) -> int:
     """``trinom info`` on a bond file."""
-    bonds, curves = read_bonds(path)
+    bonds, curves = read_bonds(path, "mask")  # info lists every problem
     problems = bonds.validate(curves, max_width, max_steps)
     good = bonds.good_rows(curves, max_width, max_steps)
     sub = bonds if good.size == len(bonds) else bonds[good]

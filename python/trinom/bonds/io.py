@@ -43,19 +43,46 @@ def is_bond_file(path: str | Path) -> bool:
     return text.count("[") == len(FILE_ARRAYS)
 
 
-def read_bonds(path: str | Path) -> tuple[BondPortfolio, tuple[YieldCurve, ...]]:
-    """A bond portfolio and its curves from a 19-array ``.in`` file or a bond CSV."""
+def read_bonds(path: str | Path, errors: str = "raise") -> tuple[BondPortfolio, tuple[YieldCurve, ...]]:
+    """A bond portfolio and its curves from a 19-array ``.in`` file or a bond CSV.
+
+    With ``errors="mask"`` a bond's cell (or one of its cash flows' cells) that is no number becomes that
+    bond's problem, reported by :meth:`BondPortfolio.validate` and priced as a bad row by
+    ``trinom.price(..., errors="mask")``; what cannot be laid to one bond (a curve, a cash flow of an
+    unknown bond, an unreadable ``cashflow_count`` of the ``.in`` file) is an error either way.
+    """
     path = Path(path)
+    if errors not in ("raise", "mask"):
+        raise ValueError(f"errors must be 'raise' or 'mask', got {errors!r}")
     if not path.exists():
         raise InputError([(None, "file", f"{path}: no such file")])
     if path.suffix.lower() == ".csv":
-        return read_bonds_csv(path)
-    arrays = read_arrays(path)
+        return read_bonds_csv(path, errors)
+    unread: list[tuple[int, int, str]] = []
+    arrays = read_arrays(path, unread if errors == "mask" else None)
     if len(arrays) != len(FILE_ARRAYS):
         raise InputError([(None, "file", f"{path}: a bond file holds {len(FILE_ARRAYS)} arrays, found {len(arrays)}")])
     named = dict(zip(FILE_ARRAYS, arrays, strict=True))
+    unassignable = ("cashflow_count", "curve_terms", "curve_rates", "curve_days")  # no one bond's
+    fatal = [message for array, _item, message in unread if FILE_ARRAYS[array] in unassignable]
+    if fatal:
+        raise InputError([(None, "file", message) for message in fatal])
     curves = curves_from_arrays(named.pop("curve_terms"), named.pop("curve_rates"), named.pop("curve_days"))
-    return BondPortfolio(**named), curves
+    if not unread:
+        return BondPortfolio(**named), curves
+    counts = named["cashflow_count"]
+    if (counts < 0).any() or int(counts.sum()) != named["cashflow_step"].size:
+        return BondPortfolio(**named), curves  # the constructor names the mismatch
+    owner = np.repeat(np.arange(counts.size), counts.astype(np.int64))
+    problems = sorted((item if FILE_ARRAYS[array] in BOND_FIELDS else int(owner[item]), FILE_ARRAYS[array], message)
+                      for array, item, message in unread)
+    return BondPortfolio.with_read_problems(problems, **named), curves
+
+
+def bond_ids(path: str | Path) -> list[str] | None:
+    """The ``id`` column of a bond CSV (the ids its prices are written under); None for a ``.in`` file."""
+    path = Path(path)
+    return read_table(path, ["id", *BOND_FIELDS])["id"] if path.suffix.lower() == ".csv" else None
 
 
 def curves_from_arrays(terms: np.ndarray, rates: np.ndarray, days: np.ndarray) -> tuple[YieldCurve, ...]:
@@ -122,13 +149,15 @@ def write_bonds_csv(portfolio: BondPortfolio, curves: Sequence[YieldCurve], path
                 writer.writerows([c, int(d), format_float(float(r))] for d, r in zip(curve.days, curve.rates, strict=True))
 
 
-def read_bonds_csv(path: str | Path) -> tuple[BondPortfolio, tuple[YieldCurve, ...]]:
-    """The CSV trio written by :func:`write_bonds_csv` (cash flows may be listed in any order)."""
+def read_bonds_csv(path: str | Path, errors: str = "raise") -> tuple[BondPortfolio, tuple[YieldCurve, ...]]:
+    """The CSV trio written by :func:`write_bonds_csv` (cash flows may be listed in any order); ``errors``
+    as for :func:`read_bonds`."""
     path = Path(path)
     cash_path, curve_path = companions(path)
     for needed in (cash_path, curve_path):
         if not needed.exists():
             raise InputError([(None, "file", f"{path}: a bond CSV needs its companion file {needed.name}")])
+    problems: list[tuple[int, str, str]] | None = [] if errors == "mask" else None
     bonds = read_table(path, ["id", *BOND_FIELDS])
     ids = bonds["id"]
     if len(set(ids)) != len(ids):
@@ -141,7 +170,13 @@ def read_bonds_csv(path: str | Path) -> tuple[BondPortfolio, tuple[YieldCurve, .
             raise InputError([(None, "id", f"{cash_path.name} line {k + 2}: cash flow for unknown bond id {bond_id!r}")])
         owners.append(position[bond_id])
     owner = np.array(owners, dtype=np.int64)
-    steps = np.array([_number(cash_path, "step", k, v) for k, v in enumerate(flows["step"])])
+
+    def flow_column(column: str) -> np.ndarray:  # a cash-flow cell's problem is its bond's
+        return np.array([_number(cash_path, column, k, v, row=int(owner[k]), problems=problems,
+                                 what=f"{column} of a cash flow of bond {ids[owner[k]]!r}")
+                         for k, v in enumerate(flows[column])])
+
+    steps = flow_column("step")
     order = np.lexsort((steps, owner))  # by bond, then by step
     fields: dict[str, object] = {}
     table = read_table(curve_path, ["curve", "days", "rate"])
@@ -154,45 +189,61 @@ def read_bonds_csv(path: str | Path) -> tuple[BondPortfolio, tuple[YieldCurve, .
         if f == "option_type":
             fields[f] = bonds[f]
         elif f == "curve_index":  # a curve's name in NAME.curves.csv (its number where the curves are numbered)
-            fields[f] = [_curve_of(path, k, v, position_of, numbered) for k, v in enumerate(bonds[f])]
+            fields[f] = [_curve_of(path, k, v, position_of, numbered, problems) for k, v in enumerate(bonds[f])]
         else:
-            fields[f] = [_number(path, f, k, v, row=k) for k, v in enumerate(bonds[f])]
+            fields[f] = [_number(path, f, k, v, row=k, problems=problems) for k, v in enumerate(bonds[f])]
     counted = np.bincount(owner, minlength=len(ids))
-    for row, (given, found) in enumerate(zip(fields["cashflow_count"], counted, strict=True)):  # type: ignore[arg-type]
-        if int(given) != int(found):
-            raise InputError([(row, "cashflow_count", f"cashflow_count is {int(given)} but "
-                               f"{cash_path.name} lists {int(found)} cash flows for bond {ids[row]!r}")])
+    counts = fields["cashflow_count"]
+    for row, (given, found) in enumerate(zip(counts, counted, strict=True)):  # type: ignore[arg-type]
+        if given != given or int(given) != int(found):  # unread (NaN) or wrong: the flows listed are the bond's
+            if given == given:
+                message = (f"cashflow_count is {int(given)} but {cash_path.name} lists {int(found)} cash flows "
+                           f"for bond {ids[row]!r}")
+                if problems is None:
+                    raise InputError([(row, "cashflow_count", message)])
+                problems.append((row, "cashflow_count", message))
+            counts[row] = float(found)  # type: ignore[index]
     fields["cashflow_step"] = steps[order]
-    for name, column in (("repayment", "repayment"), ("coupon", "coupon")):
-        values = np.array([_number(cash_path, column, k, v) for k, v in enumerate(flows[column])])
-        fields[name] = values[order]
+    for name in ("repayment", "coupon"):
+        fields[name] = flow_column(name)[order]
     curve_ids = np.array([position_of.get(v, -1) for v in table["curve"]], dtype=np.int64)
     days = np.array([_number(curve_path, "days", k, v) for k, v in enumerate(table["days"])])
     rates = np.array([_number(curve_path, "rate", k, v) for k, v in enumerate(table["rate"])])
     curves = tuple(named_curve(f"{curve_path.name}: curve {name!r}", rates[curve_ids == c], days[curve_ids == c])
                    for c, name in enumerate(names))
+    if problems:
+        return BondPortfolio.with_read_problems(sorted(problems, key=lambda p: p[0]), **fields), curves
     return BondPortfolio(**fields), curves
 
 
-def _curve_of(path: Path, row: int, value: str, position_of: dict[str, int], numbered: bool) -> float:
+def _curve_of(path: Path, row: int, value: str, position_of: dict[str, int], numbered: bool,
+              problems: list[tuple[int, str, str]] | None) -> float:
     """The index of the curve a bond names: text is matched as a name (``1`` may name a curve), never
     read as a position among named curves, so a name that looks like a number cannot pick another curve."""
     if numbered:  # a number: validation checks that it is a whole number naming a curve
-        return _number(path, "curve_index", row, value, row=row)  # type: ignore[return-value]
-    key = value
-    if key not in position_of:
+        return _number(path, "curve_index", row, value, row=row, problems=problems)
+    if value not in position_of:
         shown = ", ".join(position_of) if len(position_of) <= 20 else f"{len(position_of)} curves"
-        raise InputError([(row, "curve_index", f"{path.name} line {row + 2}: curve_index {value!r} names no curve "
-                           f"of the curves file ({shown})")])
-    return float(position_of[key])
+        message = f"{path.name} line {row + 2}: curve_index {value!r} names no curve of the curves file ({shown})"
+        if problems is None:
+            raise InputError([(row, "curve_index", message)])
+        problems.append((row, "curve_index", message))
+        return float("nan")
+    return float(position_of[value])
 
 
-def _number(path: Path, field: str, k: int, text: str, row: int | None = None) -> float:
+def _number(path: Path, field: str, k: int, text: str, row: int | None = None,
+            problems: list[tuple[int, str, str]] | None = None, what: str | None = None) -> float:
+    """Cell ``k`` of a column as a float; one that is no number is an error naming the file, the line and
+    ``row`` (the bond), or, where ``problems`` is given (and ``row``), NaN with the problem added there."""
     try:
         return float(text)
     except ValueError:
-        where = f"{path.name} line {k + 2}"
-        raise InputError([(row, field, f"{where}: {field} must be a number, got {text!r}")]) from None
+        message = f"{path.name} line {k + 2}: {what or field} must be a number, got {text!r}"
+        if problems is None or row is None:
+            raise InputError([(row, field, message)]) from None
+        problems.append((row, field, message))
+        return float("nan")
 
 
 def _cell(field: str, value: object) -> object:

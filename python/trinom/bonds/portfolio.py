@@ -118,6 +118,19 @@ class BondPortfolio:
         object.__setattr__(self, "cashflow_offset", offset)
         object.__setattr__(self, "_unknown_types", unknown_types)
         object.__setattr__(self, "_cache", {})
+        object.__setattr__(self, "_read_problems", ())
+
+    @classmethod
+    def with_read_problems(cls, problems: Sequence[tuple[int, str, str]], **fields: npt.ArrayLike) -> BondPortfolio:
+        """Bonds read with ``errors="mask"``: the cells that could not be read are NaN in ``fields`` and their
+        ``(bond row, field, message)`` in ``problems``, which :meth:`validate` reports for those bonds (and
+        nothing else about them). An unread whole-number cell stands as 1 until then."""
+        for name in _INTEGER_FIELDS:
+            values = np.array(fields[name], dtype=np.float64)
+            fields[name] = np.where(np.isnan(values), 1.0, values)
+        bonds = cls(**fields)
+        object.__setattr__(bonds, "_read_problems", tuple(problems))
+        return bonds
 
     # --- construction and access ----------------------------------------------------------------
     @classmethod
@@ -275,11 +288,13 @@ def flatten_curves(curves: Sequence[YieldCurve]) -> tuple[np.ndarray, np.ndarray
 
 def _find_problems(p: BondPortfolio, n_curves: int, max_width: int, max_steps: int) -> list[tuple[int, str, str]]:
     """Value checks; each message names the field and the value (the row is added by InputError)."""
-    problems: list[tuple[int, str, str]] = []
+    problems: list[tuple[int, str, str]] = list(p._read_problems)
+    read = np.ones(len(p), dtype=bool)  # bonds whose every cell could be read (the others have their message)
+    read[[row for row, _f, _m in problems]] = False
 
     def bad(mask: np.ndarray, field: str, text: str) -> None:
         values = getattr(p, field)
-        for row in np.flatnonzero(mask):
+        for row in np.flatnonzero(mask & read):
             problems.append((int(row), field, f"{field} {text}, got {show(values[row])}"))
 
     with np.errstate(invalid="ignore"):
@@ -295,22 +310,23 @@ def _find_problems(p: BondPortfolio, n_curves: int, max_width: int, max_steps: i
             f"must be in 1..{_STEP_LIMIT}")
         bad((p.first_exercise < 0) | (p.first_exercise > _STEP_LIMIT), "first_exercise", f"must be in 0..{_STEP_LIMIT}")
         bad((p.last_exercise < 0) | (p.last_exercise > _STEP_LIMIT), "last_exercise", f"must be in 0..{_STEP_LIMIT}")
-        for row in np.flatnonzero(p.first_exercise > p.last_exercise):
+        for row in np.flatnonzero((p.first_exercise > p.last_exercise) & read):
             problems.append((int(row), "last_exercise", f"last_exercise must be >= first_exercise "
                              f"({int(p.first_exercise[row])}), got {int(p.last_exercise[row])}"))
         bad((p.curve_index < 0) | (p.curve_index >= n_curves), "curve_index",
             f"must name one of the {n_curves} yield curves (0..{n_curves - 1})")
-        for row in np.flatnonzero((p.option_type != CALL) & (p.option_type != PUT)):
+        for row in np.flatnonzero((p.option_type != CALL) & (p.option_type != PUT) & read):
             shown = p._unknown_types.get(int(row), str(int(p.option_type[row])))
             problems.append((int(row), "option_type", f"option_type must be {CALL} (call) or {PUT} (put), got {shown}"))
         owner = np.repeat(np.arange(len(p)), p.cashflow_count)
         for field in ("repayment", "coupon"):
-            for k in np.flatnonzero(~np.isfinite(getattr(p, field))):
+            for k in np.flatnonzero(~np.isfinite(getattr(p, field)) & read[owner]):
                 problems.append((int(owner[k]), field, f"{field} of cash flow {k - p.cashflow_offset[owner[k]]} "
                                  f"must be a finite number, got {getattr(p, field)[k]}"))
     checked = np.ones(len(p), dtype=bool)
     checked[[row for row, _f, _m in problems]] = False
-    geometry = p.geometry()
+    with np.errstate(invalid="ignore", over="ignore"):
+        geometry = p.geometry()
     n, width = geometry.n, 2 * geometry.jmax + 1
     for row in np.flatnonzero(checked & ((n < 1) | (n > max_steps))):
         steps = "more than 2**40" if n[row] < 0 else str(int(n[row]))
