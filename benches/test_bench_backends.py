@@ -22,12 +22,13 @@ SMALL = ["book", "options-1000", "0_UNIFORM_1000", "1_RAND_1000", "2_RANDCONSTHE
 TEN_K = ["0_UNIFORM_10000", "1_RAND_10000", "2_RANDCONSTHEIGHT_10000", "3_RANDCONSTWIDTH_10000"]
 LARGE = ["0_UNIFORM", "1_RAND", "2_RANDCONSTHEIGHT", "3_RANDCONSTWIDTH", "4_SKEWED", "5_SKEWEDCONSTHEIGHT",
          "6_SKEWEDCONSTWIDTH", "options-60000"]
-CPU = [("futhark-basic", "c"), ("futhark-basic", "multicore"), ("futhark-flat", "c"), ("futhark-flat", "multicore"),
-       ("auto", None)]
+CPU = [("futhark", "c"), ("futhark", "multicore"), ("futhark-basic", "c"), ("futhark-basic", "multicore"),
+       ("futhark-flat", "c"), ("futhark-flat", "multicore"), ("auto", None)]
 #: (backend, target, dataset) on the CPU: every CPU backend on the small sets and 4_SKEWED, the cheap 10000 subset on multicore.
 CPU_CASES = [(n, t, d) for n, t in CPU for d in [*SMALL, "4_SKEWED"]] + [
     (n, t, "0_UNIFORM_10000") for n, t in CPU if t == "multicore" or n == "auto"]
-GPU = [("futhark-basic", "cuda"), ("futhark-flat", "cuda"), ("futhark-basic", "opencl"), ("futhark-flat", "opencl"),
+GPU = [("futhark", "cuda"), ("futhark", "opencl"), ("futhark-basic", "cuda"), ("futhark-flat", "cuda"),
+       ("futhark-basic", "opencl"), ("futhark-flat", "opencl"),
        ("cuda-option", None), ("cuda-multi", None), ("cuda", None), ("auto", None), ("futhark-basic", "c")]
 #: (backend, target, dataset) on the GPU machine: all on every dataset, but the single-threaded c target (there to compare
 #: auto with the CPU on tiny books) only on the small sets, where it takes seconds rather than many minutes.

@@ -70,15 +70,16 @@ CASES = [
     Case("reference", None, "bond", (PAPER_SAMPLE, "mixed")),
     *[Case(engine, target, "option", tuple(CPU_OPTION_SETS))
       for engine in ("futhark-basic", "futhark-flat") for target in ("c", "multicore")],
-    *[Case("futhark", target, "option", ("book", "options-1000")) for target in ("c", "multicore")],
+    *[Case("futhark", target, "option", tuple(CPU_OPTION_SETS)) for target in ("c", "multicore")],
     *[Case("futhark", target, "bond", tuple(BOND_SETS)) for target in ("c", "multicore")],
     *[Case(engine, target, "option", tuple(SMALL_OPTION_SETS))
       for engine in ("futhark-basic", "futhark-flat") for target in ("opencl", "pyopencl")],
+    Case("futhark", "opencl", "option", ("options-1000:100",)),
     Case("futhark", "opencl", "bond", (PAPER_SAMPLE,)),
     *[Case(engine, None, "option", tuple(GPU_OPTION_SETS), gpu=True) for engine in ("cuda", "cuda-option", "cuda-multi")],
     Case("cuda", None, "bond", tuple(BOND_SETS), gpu=True),
     *[Case(engine, target, "option", tuple(GPU_OPTION_SETS), gpu=True)
-      for engine in ("futhark-basic", "futhark-flat") for target in ("cuda", "opencl")],
+      for engine in ("futhark", "futhark-basic", "futhark-flat") for target in ("cuda", "opencl")],
     *[Case("futhark", target, "bond", tuple(BOND_SETS), gpu=True) for target in ("cuda", "opencl")],
 ]
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import trinom
 from conftest import load_thesis
-from trinom.backends import BackendUnavailable, _futhark, futhark_basic, futhark_flat
+from trinom.backends import BackendUnavailable, _futhark, futhark_basic, futhark_fast, futhark_flat
 
 F64_TOLERANCE = 1e-11
 F32_TOLERANCE = 1.2e-4
@@ -141,3 +141,25 @@ def test_input_arrays_match_the_entry_contract(thesis_curve):
         assert [a.dtype for a in arrays] == [real, real, real, np.int32, np.int32, real, real, np.int32, real, np.int32]
         assert all(a.flags.c_contiguous for a in arrays)
         assert list(arrays[4]) == [1, 2, 3, 4, 5] and list(arrays[9][:2]) == [3, 31]
+
+
+# --- futhark (fut/fast.fut): the GPU shape's classes, run on the c target ---------------------------------
+@pytest.mark.parametrize("dataset", ["1_RAND_1000", "2_RANDCONSTHEIGHT_1000", "options-1000"])
+@pytest.mark.parametrize("precision,tolerance", [("f64", 1e-11), ("f32", 1.2e-4)])
+def test_fast_gpu_shape_matches_the_thesis_on_the_cpu(dataset, precision, tolerance, thesis_curve):
+    """The workgroup-per-option entry (grouped64/32), class by class as on a GPU, equals the thesis' outputs."""
+    portfolio, expected = load_thesis(dataset, precision)
+    classes = futhark_fast.classes(portfolio, precision)
+    assert sorted(np.concatenate([rows for _size, rows in classes]).tolist()) == list(range(len(portfolio)))
+    assert all(size % futhark_fast.GROUP_STEP == 0 and size >= futhark_fast.windows(portfolio[rows], precision).max()
+               for size, rows in classes)
+    prices = futhark_fast.price_grouped(portfolio, thesis_curve, precision, "c", {})
+    np.testing.assert_allclose(prices, expected, rtol=0, atol=tolerance)
+
+
+def test_fast_classes_send_wide_windows_to_the_per_option_entry():
+    portfolio = trinom.Portfolio(strike=[60.0, 60.0], maturity=[30.0, 1.0], expiry=[1.0, 0.5], term_unit=[365, 365],
+                                 term_steps=[365, 12], a=[0.002, 0.1], sigma=[0.01, 0.01], option_type=[0, 1])
+    widths = futhark_fast.windows(portfolio, "f64")
+    assert widths[0] > futhark_fast.MAX_GROUP
+    assert [(size, rows.tolist()) for size, rows in futhark_fast.classes(portfolio, "f64")] == [(0, [0]), (32, [1])]

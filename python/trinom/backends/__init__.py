@@ -4,7 +4,7 @@
 engine         prices              kernels
 =============  ==================  ===========================================================
 reference      options, bonds      NumPy: the thesis' and the paper's sequential algorithms
-futhark        options, bonds      Futhark: trinom-basic.fut for options, bonds.fut for bonds
+futhark        options, bonds      Futhark: fast.fut for options (cuda's formulation), bonds.fut for bonds
 futhark-basic  options             Futhark: the thesis' trinom-basic.fut
 futhark-flat   options             Futhark: the thesis' trinom-flat.fut (trinomialChunk)
 cuda           options, bonds      hand-written CUDA: the warp-segment kernels
@@ -35,7 +35,7 @@ def register(engine: Engine) -> Engine:
 _FUTHARK_RATES = {"c": 5e7, "multicore": 8e7, "opencl": 3e7, "pyopencl": 3e7, "cuda": 5e9}
 for _engine in (
     KernelEngine("reference", {OPTION: "trinom.backends.reference", BOND: "trinom.bonds.reference"}, rate=1e7),
-    KernelEngine("futhark", {OPTION: "trinom.backends.futhark_basic", BOND: "trinom.backends.bonds_futhark"},
+    KernelEngine("futhark", {OPTION: "trinom.backends.futhark_fast", BOND: "trinom.backends.bonds_futhark"},
                  rate=5e7, target_rates=_FUTHARK_RATES),
     KernelEngine("futhark-basic", {OPTION: "trinom.backends.futhark_basic"}, rate=5e7, target_rates=_FUTHARK_RATES),
     KernelEngine("futhark-flat", {OPTION: "trinom.backends.futhark_flat"}, rate=3e7, target_rates=_FUTHARK_RATES),
