@@ -108,12 +108,6 @@ module fast (R: float) = {
   -- | v times 2^-x (x = 0 on most steps: no rounding, no work).
   def rescaled (x: i32) (v: real) : real = if x == 0 then v else R.ldexp v (-x)
 
-  -- | In f32, forward values below 2^-100 of a level normalised near 1 are flushed to zero: they
-  -- cannot change a price at f32's precision, and as subnormals they would make the CPU targets
-  -- several times slower (the tails of tall trees reach them).  The identity in f64.
-  def flushed (v: real) : real =
-    if R.num_bits == 32 && R.abs v R.< R.f64 7.888609052210118e-31 then zero else v
-
   -- | One option priced on a level array of size w >= 2 h + 1 (h = window t), centred at h.
   -- Written with whole-level operations (tabulate, reduce) and no branch that returns an array
   -- (Futhark's GPU backends cannot allocate per-thread arrays of varying size under one), so
@@ -141,8 +135,8 @@ module fast (R: float) = {
         let live = i64.min (m + 1) jmax
         let T = tabulate w (\k -> let j = k - h
                                   in if j < -live || j > live then zero
-                                     else flushed (rescaled x (forward_node tb h jmax
-                                                                            (\i -> if in_window i then T[i] else zero) k)))
+                                     else rescaled x (forward_node tb h jmax
+                                                                   (\i -> if in_window i then T[i] else zero) k))
         in (T, scale + x, sum_e, scale_e, sum_n, scale_n)
     -- D_m = P_m / sum(level m-1); the sums carry their scale 2^scale.
     let D_of (m: i64) (s: real) (sc: i32) =
@@ -174,74 +168,12 @@ module fast (R: float) = {
     let options = H.options strikes maturities expiries term_units term_steps a sigma types
     in map (\o -> price_one (2 * window (H.tree_of o) + 1) rates days o) options
 
-  -- | A group of g options whose windows fit w nodes, priced side by side on one [g][w] level (one
-  -- workgroup on the GPU): `price_one`'s arithmetic, with every per-option quantity a vector over
-  -- the group.  The steps run to the group's tallest tree; an option whose tree is done keeps its
-  -- values (the caller sorts options by height, so a group's trees end together).
-  def price_group [y] (w: i64) (g: i64) (rates: [y]real) (days: [y]i32) (os: [g]H.option) : [g]real =
-    let ts = map H.tree_of os
-    let ns = map (\t -> i64.max t.n 1) ts
-    let jm = map (.jmax) ts
-    let hs = map window ts
-    let es = map (.expiry_step) ts
-    let pays = map2 (<) es ns
-    let tbs = map2 (\t h -> tables_of t h w) ts hs
-    let tallest = i64.maximum ns
-    let at [w] (row: [w]real) (i: i64) = if i >= 0 && i < w then row[i] else zero
-    -- Forward, every option at its own level m (until its level n-1).
-    let T0 = map (\h -> tabulate w (\k -> if k == h then one else zero)) hs
-    let zeros_i = replicate g 0i32
-    let ones_r = replicate g one
-    let (_, _, sum_e, scale_e, sum_n, scale_n) =
-      loop (T: [g][w]real, scale: [g]i32, sum_e: [g]real, scale_e: [g]i32, sum_n: [g]real, scale_n: [g]i32)
-        = (T0, zeros_i, ones_r, zeros_i, ones_r, zeros_i)
-      for m < tallest do
-        let wanted_e = map2 (\p e -> p && m == e - 1) pays es
-        let wanted_n = map (\n -> m == n - 1) ns
-        let every = map (\n -> m < n - 1 && m % 16 == 15) ns
-        let any_wanted = reduce (||) false (map3 (\a b c -> a || b || c) wanted_e wanted_n every)
-        let s: [g]real = if any_wanted then map (reduce (R.+) zero) T else ones_r
-        let sum_e = map3 (\want x old -> if want then x else old) wanted_e s sum_e
-        let scale_e = map3 (\want x old -> if want then x else old) wanted_e scale scale_e
-        let sum_n = map3 (\want x old -> if want then x else old) wanted_n s sum_n
-        let scale_n = map3 (\want x old -> if want then x else old) wanted_n scale scale_n
-        let x = map2 (\want v -> if want then exponent v else 0) every s
-        let T = tabulate_2d g w (\o k ->
-                  let j = k - hs[o]
-                  let live = i64.min (m + 1) jm[o]
-                  in if m >= ns[o] - 1 then T[o, k]
-                     else if j < -live || j > live then zero
-                     else flushed (rescaled x[o] (forward_node tbs[o] hs[o] jm[o] (at T[o]) k)))
-        in (T, map2 (+) scale x, sum_e, scale_e, sum_n, scale_n)
-    let D_of (o: i64) (m: i64) (s: real) (sc: i32) =
-      if m == 0 then one else R.ldexp (discount_at rates days os[o] ts[o] m R./ s) (-sc)
-    let D_n = tabulate g (\o -> D_of o ns[o] sum_n[o] scale_n[o])
-    let D_e = tabulate g (\o -> if pays[o] then D_of o es[o] sum_e[o] scale_e[o] else D_n[o])
-    -- Backward, option o at its own step i = n_o - 1 - ii (until its step 0).
-    let U0 = replicate g (replicate w (R.f64 FACE_VALUE))
-    let (U, scale) =
-      loop (U: [g][w]real, scale: [g]i32) = (U0, zeros_i) for ii < tallest do
-        let i = map (\n -> n - 1 - ii) ns
-        let x = map2 (\o i_o -> if i_o >= 0 && ii % 16 == 15 then exponent U[o, hs[o]] else 0) (iota g) i
-        let pay = map3 (\p e i_o -> p && i_o == e) pays es i
-        let to_true = tabulate g (\o -> R.ldexp (D_n[o] R./ D_e[o]) (scale[o] + x[o]))
-        let U = tabulate_2d g w (\o k ->
-                  let j = k - hs[o]
-                  let live = i64.min i[o] jm[o]
-                  in if i[o] < 0 then U[o, k]
-                     else if j < -live || j > live then zero
-                     else let v = rescaled x[o] (backward_node tbs[o] hs[o] jm[o] (at U[o]) k)
-                          in if pay[o] then H.payoff os[o] (to_true[o] R.* v) else v)
-        in (U, map3 (\p sc x_o -> if p then 0 else sc + x_o) pay scale x)
-    in tabulate g (\o -> R.ldexp (D_e[o] R.* U[o, hs[o]]) scale[o])
-
-  -- | Options whose windows fit w nodes, g to a workgroup (the GPU shape); q is a multiple of g.
-  def grouped [q] [y] (w: i64) (g: i64) (strikes: [q]real) (maturities: [q]real) (expiries: [q]real)
+  -- | Options whose windows fit w nodes, one per workgroup (the GPU shape).
+  def grouped [q] [y] (w: i64) (strikes: [q]real) (maturities: [q]real) (expiries: [q]real)
                       (term_units: [q]i32) (term_steps: [q]i32) (a: [q]real) (sigma: [q]real)
                       (types: [q]i32) (rates: [y]real) (days: [y]i32) : [q]real =
     let options = H.options strikes maturities expiries term_units term_steps a sigma types
-    let groups = unflatten (options :> [(q / g) * g]H.option)
-    in flatten (#[incremental_flattening(only_intra)] map (price_group w g rates days) groups) :> [q]real
+    in #[incremental_flattening(only_intra)] map (price_one w rates days) options
 }
 
 module fast64 = fast f64
@@ -257,14 +189,13 @@ entry options32 [q] [y] (strikes: [q]f32) (maturities: [q]f32) (expiries: [q]f32
                         (types: [q]i32) (rates: [y]f32) (days: [y]i32) : [q]f32 =
   fast32.prices strikes maturities expiries term_units term_steps a sigma types rates days
 
--- | `w`: the common window width (at least 2 min(jmax, n) + 1 of every option); `g`: options to a
--- workgroup (q, the number of options, is a multiple of it).
-entry grouped64 [q] [y] (w: i64) (g: i64) (strikes: [q]f64) (maturities: [q]f64) (expiries: [q]f64)
+-- | `w`: the common window width (odd, at least 2 min(jmax, n) + 1 of every option).
+entry grouped64 [q] [y] (w: i64) (strikes: [q]f64) (maturities: [q]f64) (expiries: [q]f64)
                         (term_units: [q]i32) (term_steps: [q]i32) (a: [q]f64) (sigma: [q]f64)
                         (types: [q]i32) (rates: [y]f64) (days: [y]i32) : [q]f64 =
-  fast64.grouped w g strikes maturities expiries term_units term_steps a sigma types rates days
+  fast64.grouped w strikes maturities expiries term_units term_steps a sigma types rates days
 
-entry grouped32 [q] [y] (w: i64) (g: i64) (strikes: [q]f32) (maturities: [q]f32) (expiries: [q]f32)
+entry grouped32 [q] [y] (w: i64) (strikes: [q]f32) (maturities: [q]f32) (expiries: [q]f32)
                         (term_units: [q]i32) (term_steps: [q]i32) (a: [q]f32) (sigma: [q]f32)
                         (types: [q]i32) (rates: [y]f32) (days: [y]i32) : [q]f32 =
-  fast32.grouped w g strikes maturities expiries term_units term_steps a sigma types rates days
+  fast32.grouped w strikes maturities expiries term_units term_steps a sigma types rates days

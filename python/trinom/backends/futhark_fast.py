@@ -3,9 +3,9 @@
 On the CPU targets (c, multicore, and opencl on a CPU platform) every option is one map element on its own window of nodes
 (``options64``/``options32``). On the GPU targets (cuda, opencl) options are binned by window
 width, ``2 min(jmax, n) + 1`` rounded up to a multiple of :data:`GROUP_STEP`, and each class is
-priced by ``grouped64``/``grouped32``: :data:`GROUP_NODES` // width options per workgroup, their
-levels in local memory (Futhark's intra-group parallelism); options sorted by height within a class,
-longest first, so that a workgroup's trees end together and the last workgroups to start are short. Wider windows than :data:`MAX_GROUP` take the per-option entry.
+priced by ``grouped64``/``grouped32``: one option per workgroup, the level in local memory
+(Futhark's intra-group parallelism); options sorted by height within a class, longest first, so
+the last workgroups to start are short. Wider windows than :data:`MAX_GROUP` take the per-option entry.
 Options: ``device``, ``platform``, ``build_options``, ``num_threads`` (as every Futhark backend).
 """
 
@@ -28,8 +28,6 @@ GPU_TARGETS: tuple[str, ...] = ("opencl", "cuda")
 GROUP_STEP = 32
 #: The widest window one workgroup holds (a workgroup's largest size on NVIDIA and most OpenCL GPUs).
 MAX_GROUP = 1024
-#: Options of a class share a workgroup, as many as fit this many nodes (one thread each).
-GROUP_NODES = 256
 #: Entry points by (shape, precision).
 ENTRIES = {("one", "f64"): "options64", ("one", "f32"): "options32",
            ("grouped", "f64"): "grouped64", ("grouped", "f32"): "grouped32"}
@@ -85,13 +83,11 @@ def price_grouped(portfolio: Portfolio, curve: YieldCurve, precision: str, targe
     """The GPU shape on any target (the tests run it on c): one ``grouped`` call per width class."""
     out = np.empty(len(portfolio), dtype=_futhark.REAL_DTYPES[precision])
     for size, rows in classes(portfolio, precision):
+        part = portfolio[rows]
         if size == 0:
-            out[rows] = _futhark.run(PROGRAM, ENTRIES["one", precision], (), portfolio[rows], curve, precision, target,
+            out[rows] = _futhark.run(PROGRAM, ENTRIES["one", precision], (), part, curve, precision, target,
                                      context_options)
         else:
-            per_group = max(1, GROUP_NODES // size)
-            padded = np.concatenate([rows, np.full(-len(rows) % per_group, rows[-1])])  # whole groups
-            prices = _futhark.run(PROGRAM, ENTRIES["grouped", precision], (np.int64(size), np.int64(per_group)),
-                                  portfolio[padded], curve, precision, target, context_options)
-            out[rows] = prices[: len(rows)]
+            out[rows] = _futhark.run(PROGRAM, ENTRIES["grouped", precision], (np.int64(size),), part, curve,
+                                     precision, target, context_options)
     return out
