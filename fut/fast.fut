@@ -108,6 +108,12 @@ module fast (R: float) = {
   -- | v times 2^-x (x = 0 on most steps: no rounding, no work).
   def rescaled (x: i32) (v: real) : real = if x == 0 then v else R.ldexp v (-x)
 
+  -- | In f32, forward values below 2^-100 of a level normalised near 1 are flushed to zero: they
+  -- cannot change a price at f32's precision, and as subnormals they would make the CPU targets
+  -- several times slower (the tails of tall trees reach them).  The identity in f64.
+  def flushed (v: real) : real =
+    if R.num_bits == 32 && R.abs v R.< R.f64 7.888609052210118e-31 then zero else v
+
   -- | One option priced on a level array of size w >= 2 h + 1 (h = window t), centred at h.
   -- Written with whole-level operations (tabulate, reduce) and no branch that returns an array
   -- (Futhark's GPU backends cannot allocate per-thread arrays of varying size under one), so
@@ -135,8 +141,8 @@ module fast (R: float) = {
         let live = i64.min (m + 1) jmax
         let T = tabulate w (\k -> let j = k - h
                                   in if j < -live || j > live then zero
-                                     else rescaled x (forward_node tb h jmax
-                                                                   (\i -> if in_window i then T[i] else zero) k))
+                                     else flushed (rescaled x (forward_node tb h jmax
+                                                                            (\i -> if in_window i then T[i] else zero) k)))
         in (T, scale + x, sum_e, scale_e, sum_n, scale_n)
     -- D_m = P_m / sum(level m-1); the sums carry their scale 2^scale.
     let D_of (m: i64) (s: real) (sc: i32) =
