@@ -19,7 +19,7 @@ from . import auto, backends
 from .bonds.portfolio import BondPortfolio
 from .book import Book, empty_book
 from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
-from .errors import InputError
+from .errors import InputError, check_error_mode
 from .market import CurvesLike, Market
 from .portfolio import Portfolio
 from .result import Prices, instrument_labels
@@ -74,8 +74,7 @@ def price(
     """
     if precision not in backends.PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(backends.PRECISIONS)}, got {precision!r}")
-    if errors not in ("raise", "mask"):
-        raise ValueError(f"errors must be 'raise' or 'mask', got {errors!r}")
+    check_error_mode(errors)
 
     def plan() -> Plan:
         market = Market.of(curves)

@@ -32,3 +32,13 @@ class InputError(ValueError):
 
 def _format(row: int | None, msg: str) -> str:
     return msg if row is None else f"row {row}: {msg}"
+
+
+#: What a caller may do with bad rows: raise an :class:`InputError`, or mask them (NaN and a message).
+ERROR_MODES: tuple[str, ...] = ("raise", "mask")
+
+
+def check_error_mode(errors: str) -> None:
+    """A ``ValueError`` unless ``errors`` is one of :data:`ERROR_MODES` (a programming error, not bad input)."""
+    if errors not in ERROR_MODES:
+        raise ValueError(f"errors must be 'raise' or 'mask', got {errors!r}")

@@ -20,7 +20,7 @@ import numpy as np
 
 from .csvtable import read_table
 from .curve import YieldCurve
-from .errors import InputError
+from .errors import InputError, check_error_mode
 from .files import replacing
 from .portfolio import FIELDS, Portfolio
 from .textdata import format_array, format_float, read_arrays
@@ -37,7 +37,7 @@ def read_input(path: str | Path, errors: str = "raise") -> tuple[Portfolio, Yiel
     an unreadable yield curve is an error either way.
     """
     path = Path(path)
-    _check_errors(errors)
+    check_error_mode(errors)
     if path.suffix.lower() == ".csv":
         return read_csv_portfolio(path, errors), None
     unread: list[tuple[int, int, str]] = []
@@ -66,7 +66,7 @@ def read_portfolio(path: str | Path, errors: str = "raise") -> Portfolio:
 def read_csv_portfolio(path: str | Path, errors: str = "raise") -> Portfolio:
     """One option per row; the header names the fields (any order, ``type`` may be call/put); ``errors``
     as for :func:`read_input`."""
-    _check_errors(errors)
+    check_error_mode(errors)
     columns = read_table(path, list(FIELDS))
     fields: dict[str, object] = {}
     problems: list[tuple[int, str, str]] = []
@@ -78,11 +78,6 @@ def read_csv_portfolio(path: str | Path, errors: str = "raise") -> Portfolio:
     if problems:
         return Portfolio.with_read_problems(sorted(problems, key=lambda p: p[0]), **fields)
     return Portfolio(**fields)
-
-
-def _check_errors(errors: str) -> None:
-    if errors not in ("raise", "mask"):
-        raise ValueError(f"errors must be 'raise' or 'mask', got {errors!r}")
 
 
 def _parsed(path: str | Path, field: str, cells: list[str], rows: bool = False,

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..csvtable import read_table
 from ..curve import YieldCurve
-from ..errors import InputError
+from ..errors import InputError, check_error_mode
 from ..files import replacing
 from ..textdata import format_array, format_float, read_arrays, read_text
 from .portfolio import _INTEGER_FIELDS, BOND_FIELDS, BondPortfolio, flatten_curves
@@ -52,8 +52,7 @@ def read_bonds(path: str | Path, errors: str = "raise") -> tuple[BondPortfolio, 
     unknown bond, an unreadable ``cashflow_count`` of the ``.in`` file) is an error either way.
     """
     path = Path(path)
-    if errors not in ("raise", "mask"):
-        raise ValueError(f"errors must be 'raise' or 'mask', got {errors!r}")
+    check_error_mode(errors)
     if not path.exists():
         raise InputError([(None, "file", f"{path}: no such file")])
     if path.suffix.lower() == ".csv":
