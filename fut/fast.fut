@@ -49,53 +49,68 @@ module fast (R: float) = {
   def one = L.one
 
   -- | Rescaling: the power-of-two exponent that brings a positive normal value near 1 (0 for
-  -- zero, subnormal, infinite or NaN values, which are left alone).
+  -- zero, subnormal, infinite or NaN values, which are left alone).  Branch-free: inside a
+  -- workgroup an `if` on a scalar costs barriers.
   def exponent (s: real) : i32 =
     let e = i32.u64 ((f64.to_bits (R.to_f64 s) >> 52) & 0x7ff)
-    in if e == 0 || e == 0x7ff then 0 else e - 1023
+    in i32.bool (e != 0) * i32.bool (e != 0x7ff) * (e - 1023)
 
-  -- | One option's tree in the window |j| <= h (index k = j + h): the geometry, the payoff step
-  -- and the coefficient tables.  Forward gather of node k: G_m1, G_0, G_p1 on nodes k-1, k, k+1,
-  -- and at the edge nodes j = -jmax+2 (resp. jmax-2) G_m2 (resp. G_p2) on node k-2 (k+2), the
-  -- second branch of the edge node -jmax (jmax).  Backward expectation of node k: B_u, B_m, B_d
-  -- on its destinations (up, mid, down), k+1, k, k-1 shifted by `shift` (+1 at -jmax, -1 at jmax).
-  type tables [w] = {G_m2: [w]real, G_m1: [w]real, G_0: [w]real, G_p1: [w]real, G_p2: [w]real,
-                     B_u: [w]real, B_m: [w]real, B_d: [w]real}
+  -- | The coefficient tables of one tree in the window |j| <= h (index k = j + h + 1).  Forward
+  -- gather of node k: G_m1, G_0, G_p1 on nodes k-1, k, k+1, and at the edge nodes j = -jmax+2
+  -- (resp. jmax-2) G_m2 (resp. G_p2) on node k-2 (k+2), the second branch of the edge node
+  -- -jmax (jmax); those two are scalars, as one node each uses them.  Backward expectation of
+  -- node k: B_u, B_m, B_d on its destinations (up, mid, down), k+1, k, k-1 shifted by +1 at
+  -- -jmax and -1 at jmax.
+  type gathers [w] = {G_m2: real, G_m1: [w]real, G_0: [w]real, G_p1: [w]real, G_p2: real}
+  type expectations [w] = {B_u: [w]real, B_m: [w]real, B_d: [w]real}
 
   def window (t: H.tree) : i64 = i64.min t.jmax (i64.max t.n 1)
 
-  -- | The tables of a tree over `w` nodes centred on index `h` (w >= 2h+1; nodes outside
-  -- |j| <= h get zeros).
-  def tables_of (t: H.tree) (h: i64) (w: i64) : tables [w] =
+  -- | Levels are held in `w` >= 2h+3 nodes: node j at index k = j + h + 1, so that the nodes
+  -- |j| <= h have a neighbour on each side inside the array (index 0 and 2h+2 are padding, always
+  -- zero or never live) and no read needs a bounds test.
+  def centre (h: i64) : i64 = h + 1
+
+  -- | The forward tables (nodes outside |j| <= h get zeros).
+  def gathers_of (t: H.tree) (h: i64) (w: i64) : gathers [w] =
     let jmax = t.jmax
-    let node_weight (j: i64) = H.level_weight t.dr t.dt j
     let gather (k: i64) (s: i64) : real =
-      let j = k - h
+      let j = k - centre h
       let src = j + s
       in if j < -h || j > h || src < -h || src > h || src < -jmax || src > jmax then zero
-         else node_weight j R.* L.branch_probability t.M jmax src (-s)
+         else H.level_weight t.dr t.dt j R.* L.branch_probability t.M jmax src (-s)
+    in {G_m2 = gather (centre h + 2 - jmax) (-2), G_m1 = tabulate w (\k -> gather k (-1)),
+        G_0 = tabulate w (\k -> gather k 0), G_p1 = tabulate w (\k -> gather k 1),
+        G_p2 = gather (centre h + jmax - 2) 2}
+
+  -- | The backward tables, likewise.
+  def expectations_of (t: H.tree) (h: i64) (w: i64) : expectations [w] =
     let expect (k: i64) : (real, real, real) =
-      let j = k - h
+      let j = k - centre h
       in if j < -h || j > h then (zero, zero, zero)
-         else let (pu, pm, pd) = L.probabilities t.M jmax j
-              let x = node_weight j
+         else let (pu, pm, pd) = L.probabilities t.M t.jmax j
+              let x = H.level_weight t.dr t.dt j
               in (x R.* pu, x R.* pm, x R.* pd)
     let (B_u, B_m, B_d) = unzip3 (tabulate w expect)
-    in {G_m2 = tabulate w (\k -> gather k (-2)), G_m1 = tabulate w (\k -> gather k (-1)),
-        G_0 = tabulate w (\k -> gather k 0), G_p1 = tabulate w (\k -> gather k 1),
-        G_p2 = tabulate w (\k -> gather k 2), B_u, B_m, B_d}
+    in {B_u, B_m, B_d}
 
-  -- | Node k of the next forward level (`at` reads this level, zero outside the window).
-  def forward_node [w] (tb: tables [w]) (h: i64) (jmax: i64) (at: i64 -> real) (k: i64) : real =
-    let j = k - h
-    let (below, above) = (at (k - 1), at (k + 1))
-    let base = R.(tb.G_m1[k] * below + tb.G_0[k] * at k + tb.G_p1[k] * above)
-    let base = if j == 2 - jmax && h == jmax then base R.+ tb.G_m2[k] R.* at (k - 2) else base
-    in if j == jmax - 2 && h == jmax then base R.+ tb.G_p2[k] R.* at (k + 2) else base
+  -- | Node k of the next forward level (`at` reads this level).  The edge terms are branch-free:
+  -- a node that takes no second branch (its weight zero) reads itself there.  (With jmax = 2 the
+  -- centre node takes both.)
+  def forward_node [w] (tb: gathers [w]) (h: i64) (jmax: i64) (at: i64 -> real) (k: i64) : real =
+    let j = k - centre h
+    let low = h == jmax && j == 2 - jmax
+    let high = h == jmax && j == jmax - 2
+    let (low_weight, low_source) = if low then (tb.G_m2, k - 2) else (zero, k)
+    let (high_weight, high_source) = if high then (tb.G_p2, k + 2) else (zero, k)
+    let (below, here, above) = (at (k - 1), at k, at (k + 1))
+    let (second_low, second_high) = (at low_source, at high_source)
+    in R.(tb.G_m1[k] * below + tb.G_0[k] * here + tb.G_p1[k] * above
+          + low_weight * second_low + high_weight * second_high)
 
   -- | Node k of the previous backward level (`at` reads the level after it).
-  def backward_node [w] (tb: tables [w]) (h: i64) (jmax: i64) (at: i64 -> real) (k: i64) : real =
-    let j = k - h
+  def backward_node [w] (tb: expectations [w]) (h: i64) (jmax: i64) (at: i64 -> real) (k: i64) : real =
+    let j = k - centre h
     let c = if j == -jmax then k + 1 else if j == jmax then k - 1 else k
     let (up, down) = (at (c + 1), at (c - 1))
     in R.(tb.B_u[k] * up + tb.B_m[k] * at c + tb.B_d[k] * down)
@@ -114,7 +129,7 @@ module fast (R: float) = {
   def flushed (v: real) : real =
     if R.num_bits == 32 && R.abs v R.< R.f64 7.888609052210118e-31 then zero else v
 
-  -- | One option priced on a level array of size w >= 2 h + 1 (h = window t), centred at h.
+  -- | One option priced on a level array of size w >= 2 h + 3 (h = window t).
   -- Written with whole-level operations (tabulate, reduce) and no branch that returns an array
   -- (Futhark's GPU backends cannot allocate per-thread arrays of varying size under one), so
   -- that the same code is the sequential per-option loop on the CPU and one workgroup's
@@ -124,62 +139,85 @@ module fast (R: float) = {
     let n = i64.max t.n 1
     let jmax = t.jmax
     let h = window t
-    let tb = tables_of t h w
+    let tg = gathers_of t h w
     let e = t.expiry_step
     let pays = e < n  -- the payoff step is one of the backward pass's steps 0..n-1
-    let in_window (k: i64) = k >= 0 && k < w
-    -- Forward: levels 0 .. n-1 (T is level m, scaled by 2^-scale); the sums of levels e-1 and
-    -- n-1 give D_e and D_n; every 16 steps the next level is rescaled by the sum's power of two.
-    let T0 = tabulate w (\k -> if k == h then one else zero)
-    let (_, _, sum_e, scale_e, sum_n, scale_n) =
-      loop (T, scale, sum_e, scale_e, sum_n, scale_n) = (T0, 0i32, one, 0i32, one, 0i32) for m < n do
-        let wanted_e = pays && m == e - 1
-        let s = if wanted_e || m == n - 1 || m % 16 == 15 then reduce (R.+) zero T else one
-        let (sum_e, scale_e) = if wanted_e then (s, scale) else (sum_e, scale_e)
-        let (sum_n, scale_n) = if m == n - 1 then (s, scale) else (sum_n, scale_n)
-        let x = if m % 16 == 15 then exponent s else 0
-        let live = i64.min (m + 1) jmax
-        let T = tabulate w (\k -> let j = k - h
-                                  in if j < -live || j > live then zero
-                                     else flushed (rescaled x (forward_node tb h jmax
-                                                                            (\i -> if in_window i then T[i] else zero) k)))
-        in (T, scale + x, sum_e, scale_e, sum_n, scale_n)
-    -- D_m = P_m / sum(level m-1); the sums carry their scale 2^scale.
+    let c = centre h
+    -- Only live nodes read, and they read inside the array (see `centre`).
+    let at (A: [w]real) (k: i64) : real = A[k]
+    -- Is node k live at a level whose live nodes are |j| <= live?  (One unsigned comparison.)
+    let is_live (live: i64) (k: i64) = u64.i64 (k - c + live) <= u64.i64 (2 * live)
+    -- One forward step from level m (x: the power of two the new level is scaled down by).
+    let forward_step (T: [w]real) (m: i64) (x: i32) : [w]real =
+      let live = i64.min (m + 1) jmax
+      in tabulate w (\k -> if is_live live k then flushed (rescaled x (forward_node tg h jmax (at T) k)) else zero)
+    -- `count` forward steps from level m0 (T scaled by 2^-scale): fifteen plain steps, then one that
+    -- rescales by the power of two of the centre node, so that values stay in range.
+    let forward (T: [w]real, scale: i32) (m0: i64) (count: i64) : ([w]real, i32) =
+      let (T, scale) =
+        loop (T, scale) for b < count / 16 do
+          let m = m0 + 16 * b
+          let T = loop T for c < 15 do forward_step T (m + c) 0
+          let x = exponent T[c]
+          in (forward_step T (m + 15) x, scale + x)
+      let m = m0 + 16 * (count / 16)
+      in (loop T for c < count % 16 do forward_step T (m + c) 0, scale)
+    -- The sums of levels e-1 and n-1 give D_e and D_n (D_m = P_m / sum(level m-1), the sums
+    -- carrying their scale 2^scale); a level sum is taken twice per option, not per step.
+    let p = if pays then i64.max e 1 else n
+    let T0 = tabulate w (\k -> if k == c then one else zero)
+    let (T_e, scale_e) = forward (T0, 0i32) 0 (p - 1)
+    -- (Sequential sums: a `reduce` would need one more level of local memory on the GPU.)
+    let sum_level (A: [w]real) = loop s = zero for k < w do s R.+ A[k]
+    let sum_e = sum_level T_e
+    let (T_n, scale_n) = forward (T_e, scale_e) (p - 1) (n - p)
+    let sum_n = sum_level T_n
     let D_of (m: i64) (s: real) (sc: i32) =
       if m == 0 then one else R.ldexp (discount_at rates days o t m R./ s) (-sc)
     let D_n = D_of n sum_n scale_n
     let D_e = if pays then D_of e sum_e scale_e else D_n
-    -- Backward: U_n = 100, levels n-1 .. 0 (scaled by 2^-scale), the payoff at step e on the true
-    -- values (D_n / D_e) U_e, after which U holds true values again.
-    let U0 = replicate w (R.f64 FACE_VALUE)
-    let (U, scale) =
-      loop (U, scale) = (U0, 0i32) for ii < n do
-        let i = n - 1 - ii
-        let live = i64.min i jmax
-        let x = if ii % 16 == 15 then exponent U[h] else 0
-        let pay = pays && i == e
-        let to_true = R.ldexp (D_n R./ D_e) (scale + x)
-        let U = tabulate w (\k -> let j = k - h
-                                  in if j < -live || j > live then zero
-                                     else let v = rescaled x (backward_node tb h jmax
-                                                                            (\q -> if in_window q then U[q] else zero) k)
-                                          in if pay then H.payoff o (to_true R.* v) else v)
-        in (U, if pay then 0 else scale + x)
-    in R.ldexp (D_e R.* U[h]) scale
+    -- Backward: U_n = 100, levels n-1 .. 0 (scaled by 2^-scale).  One step from level i+1 to i;
+    -- `pay`: apply the payoff to the true values (D_n / D_e) 2^scale U_e.
+    let tb = expectations_of t h w
+    let backward_step (U: [w]real) (i: i64) (x: i32) (pay: bool) (to_true: real) : [w]real =
+      let live = i64.min i jmax
+      in tabulate w (\k -> if !(is_live live k) then zero
+                           else let v = rescaled x (backward_node tb h jmax (at U) k)
+                                in if pay then H.payoff o (to_true R.* v) else v)
+    -- `count` steps down from level i0, rescaled like the forward pass.
+    let backward (U: [w]real, scale: i32) (i0: i64) (count: i64) : ([w]real, i32) =
+      let (U, scale) =
+        loop (U, scale) for b < count / 16 do
+          let i = i0 - 16 * b
+          let U = loop U for c < 15 do backward_step U (i - 1 - c) 0 false zero
+          let x = exponent U[c]
+          in (backward_step U (i - 16) x false zero, scale + x)
+      let i = i0 - 16 * (count / 16)
+      in (loop U for c < count % 16 do backward_step U (i - 1 - c) 0 false zero, scale)
+    -- Levels n-1 .. top+1, then level top (= e, where the payoff applies, if the option pays),
+    -- then top-1 .. 0 on true values.
+    -- (U0 is written to depend on the option: a `replicate` would be hoisted out of the
+    -- workgroup's map and the whole backward pass would run in global memory.)
+    let top = if pays then e else 0
+    let U0 = tabulate w (\k -> if i64.abs (k - c) <= h then R.f64 FACE_VALUE else zero)
+    let (U, scale) = backward (U0, 0i32) n (n - 1 - top)
+    let U = backward_step U top 0 pays (R.ldexp (D_n R./ D_e) scale)
+    let (U, scale) = backward (U, if pays then 0 else scale) top top
+    in R.ldexp (D_e R.* U[c]) scale
 
   -- | Options one per map element, each on its own window (the CPU shape).
   def prices [q] [y] (strikes: [q]real) (maturities: [q]real) (expiries: [q]real)
                      (term_units: [q]i32) (term_steps: [q]i32) (a: [q]real) (sigma: [q]real)
                      (types: [q]i32) (rates: [y]real) (days: [y]i32) : [q]real =
     let options = H.options strikes maturities expiries term_units term_steps a sigma types
-    in map (\o -> price_one (2 * window (H.tree_of o) + 1) rates days o) options
+    in map (\o -> price_one (2 * window (H.tree_of o) + 3) rates days o) options
 
   -- | Options whose windows fit w nodes, one per workgroup (the GPU shape).
   def grouped [q] [y] (w: i64) (strikes: [q]real) (maturities: [q]real) (expiries: [q]real)
                       (term_units: [q]i32) (term_steps: [q]i32) (a: [q]real) (sigma: [q]real)
                       (types: [q]i32) (rates: [y]real) (days: [y]i32) : [q]real =
     let options = H.options strikes maturities expiries term_units term_steps a sigma types
-    in #[incremental_flattening(only_intra)] map (price_one w rates days) options
+    in #[unsafe] #[incremental_flattening(only_intra)] map (price_one w rates days) options
 }
 
 module fast64 = fast f64
@@ -195,7 +233,8 @@ entry options32 [q] [y] (strikes: [q]f32) (maturities: [q]f32) (expiries: [q]f32
                         (types: [q]i32) (rates: [y]f32) (days: [y]i32) : [q]f32 =
   fast32.prices strikes maturities expiries term_units term_steps a sigma types rates days
 
--- | `w`: the common window width (odd, at least 2 min(jmax, n) + 1 of every option).
+-- | `w`: the common level width (at least 2 min(jmax, n) + 3 of every option: the window and a
+-- padding node on each side).
 entry grouped64 [q] [y] (w: i64) (strikes: [q]f64) (maturities: [q]f64) (expiries: [q]f64)
                         (term_units: [q]i32) (term_steps: [q]i32) (a: [q]f64) (sigma: [q]f64)
                         (types: [q]i32) (rates: [y]f64) (days: [y]i32) : [q]f64 =

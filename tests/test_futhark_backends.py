@@ -11,7 +11,7 @@ import importlib.util
 import numpy as np
 import pytest
 import trinom
-from conftest import load_thesis
+from conftest import data_dir, load_thesis
 from trinom.backends import BackendUnavailable, _futhark, futhark_basic, futhark_fast, futhark_flat
 
 F64_TOLERANCE = 1e-11
@@ -157,9 +157,29 @@ def test_fast_gpu_shape_matches_the_thesis_on_the_cpu(dataset, precision, tolera
     np.testing.assert_allclose(prices, expected, rtol=0, atol=tolerance)
 
 
+def test_fast_gpu_shape_prices_the_small_trees_of_the_book():
+    """data/book.in has a tree of jmax 2, whose centre node takes both edge nodes' second branches."""
+    portfolio, curve = trinom.io.read_input(data_dir() / "book.in")
+    assert portfolio.geometry(np.float64).jmax.min() == 2
+    prices = futhark_fast.price_grouped(portfolio, curve, "f64", "c", {})
+    np.testing.assert_allclose(prices, trinom.io.read_prices(data_dir() / "book.out"), rtol=0, atol=1e-11)
+
+
 def test_fast_classes_send_wide_windows_to_the_per_option_entry():
     portfolio = trinom.Portfolio(strike=[60.0, 60.0], maturity=[30.0, 1.0], expiry=[1.0, 0.5], term_unit=[365, 365],
                                  term_steps=[365, 12], a=[0.002, 0.1], sigma=[0.01, 0.01], option_type=[0, 1])
     widths = futhark_fast.windows(portfolio, "f64")
     assert widths[0] > futhark_fast.MAX_GROUP
     assert [(size, rows.tolist()) for size, rows in futhark_fast.classes(portfolio, "f64")] == [(0, [0]), (32, [1])]
+
+
+def test_fast_classes_fit_the_local_memory_of_opencl():
+    """OpenCL guarantees 48 KiB of local memory: 558 float64 nodes of 11 levels; 1_RAND's widest trees
+    (jmax 255: 513 nodes with the padding) still take one workgroup each."""
+    portfolio, _ = load_thesis("1_RAND_1000", "f64")
+    assert futhark_fast.widest_group("opencl", "f64") == 558 and futhark_fast.widest_group("cuda", "f64") == 1024
+    widths = futhark_fast.windows(portfolio, "f64")
+    assert widths.max() == 513
+    for size, rows in futhark_fast.classes(portfolio, "f64", "opencl"):
+        assert 0 < size <= 558 and widths[rows].max() <= size
+        assert size * futhark_fast.LOCAL_LEVELS * 8 <= futhark_fast.LOCAL_MEMORY["opencl"]

@@ -2,7 +2,7 @@
 
 On the CPU targets (c, multicore, and opencl on a CPU platform) every option is one map element on its own window of nodes
 (``options64``/``options32``). On the GPU targets (cuda, opencl) options are binned by window
-width, ``2 min(jmax, n) + 1`` rounded up to a multiple of :data:`GROUP_STEP`, and each class is
+width, ``2 min(jmax, n) + 3`` (the window and a padding node each side) rounded up to a multiple of :data:`GROUP_STEP`, and each class is
 priced by ``grouped64``/``grouped32``: one option per workgroup, the level in local memory
 (Futhark's intra-group parallelism); options sorted by height within a class, longest first, so
 the last workgroups to start are short. Wider windows than :data:`MAX_GROUP` take the per-option entry.
@@ -28,6 +28,12 @@ GPU_TARGETS: tuple[str, ...] = ("opencl", "cuda")
 GROUP_STEP = 32
 #: The widest window one workgroup holds (a workgroup's largest size on NVIDIA and most OpenCL GPUs).
 MAX_GROUP = 1024
+#: Local memory a workgroup may use, by target: Futhark's CUDA backend opts in to the H100's 227 KiB;
+#: OpenCL guarantees far less (48 KiB less 16 bytes on NVIDIA's, 64 KiB on AMD's and Intel's GPUs).
+LOCAL_MEMORY = {"cuda": 232448, "opencl": 49136}
+#: Levels of a window's width that ``grouped`` holds in local memory (the six coefficient tables, two
+#: levels per pass and Futhark's own copies): 11, read off the generated kernels' launch sizes.
+LOCAL_LEVELS = 11
 #: Entry points by (shape, precision).
 ENTRIES = {("one", "f64"): "options64", ("one", "f32"): "options32",
            ("grouped", "f64"): "grouped64", ("grouped", "f32"): "grouped32"}
@@ -47,23 +53,39 @@ def gpu_shape(target: str) -> bool:
 
 
 def windows(portfolio: Portfolio, precision: str) -> np.ndarray:
-    """Each option's window width ``2 min(jmax, max(n, 1)) + 1``, with the geometry in the working precision."""
+    """Each option's level width in fast.fut: its window ``|j| <= min(jmax, max(n, 1))`` and a padding
+    node on each side (``2 min(jmax, max(n, 1)) + 3``), with the geometry in the working precision."""
     geometry = portfolio.geometry(_futhark.REAL_DTYPES[precision])
-    return 2 * np.minimum(geometry.jmax, np.maximum(geometry.n, 1)) + 1
+    return 2 * np.minimum(geometry.jmax, np.maximum(geometry.n, 1)) + 3
 
 
-def classes(portfolio: Portfolio, precision: str) -> list[tuple[int, np.ndarray]]:
+def widest_group(target: str, precision: str) -> int:
+    """The widest window ``grouped`` takes on ``target``: at most :data:`MAX_GROUP` nodes, and its
+    :data:`LOCAL_LEVELS` levels in the target's local memory."""
+    fits = LOCAL_MEMORY.get(target, LOCAL_MEMORY["cuda"]) // (LOCAL_LEVELS * np.dtype(_futhark.REAL_DTYPES[precision]).itemsize)
+    return min(MAX_GROUP, fits)
+
+
+def classes(portfolio: Portfolio, precision: str, target: str = "cuda") -> list[tuple[int, np.ndarray]]:
     """``(group width, rows)`` of the GPU shape, rows sorted by height (longest first); width 0: the
-    options too wide for one workgroup."""
+    options too wide for one workgroup.
+
+    Widths are rounded up to a multiple of :data:`GROUP_STEP`, or to the widest group the target
+    holds (:func:`widest_group`) when that is smaller. Two stable radix sorts (height, then class)
+    keep this O(n): it runs on every GPU call, in the host's time.
+    """
     width = windows(portfolio, precision)
-    group = -(-width // GROUP_STEP) * GROUP_STEP
-    group[width > MAX_GROUP] = 0
+    widest = widest_group(target, precision)
+    group = np.minimum(-(-width // GROUP_STEP) * GROUP_STEP, widest)
+    group[width > widest] = 0
     height = portfolio.geometry(_futhark.REAL_DTYPES[precision]).n
-    out = []
-    for size in np.unique(group):
-        rows = np.flatnonzero(group == size)
-        out.append((int(size), rows[np.argsort(-height[rows], kind="stable")]))
-    return out
+    tallest_first = np.argsort(np.iinfo(np.uint16).max - np.minimum(height, np.iinfo(np.uint16).max).astype(np.uint16),
+                               kind="stable")
+    counts = np.bincount(group)
+    sizes = np.flatnonzero(counts)
+    slot = (np.cumsum(counts > 0) - 1).astype(np.uint16)[group]
+    order = tallest_first[np.argsort(slot[tallest_first], kind="stable")]
+    return [(int(size), rows) for size, rows in zip(sizes, np.split(order, np.cumsum(counts[sizes])[:-1]))]
 
 
 def price(portfolio: Portfolio, curve: YieldCurve, precision: str = "f64", *, target: str | None = None,
@@ -80,14 +102,17 @@ def price(portfolio: Portfolio, curve: YieldCurve, precision: str = "f64", *, ta
 
 def price_grouped(portfolio: Portfolio, curve: YieldCurve, precision: str, target: str,
                   context_options: dict[str, Any]) -> np.ndarray:
-    """The GPU shape on any target (the tests run it on c): one ``grouped`` call per width class."""
+    """The GPU shape on any target (the tests run it on c): one ``grouped`` call per width class.
+
+    The entry arrays are made once and indexed per class (a class is a slice of the sorted book).
+    """
     out = np.empty(len(portfolio), dtype=_futhark.REAL_DTYPES[precision])
-    for size, rows in classes(portfolio, precision):
-        part = portfolio[rows]
-        if size == 0:
-            out[rows] = _futhark.run(PROGRAM, ENTRIES["one", precision], (), part, curve, precision, target,
-                                     context_options)
-        else:
-            out[rows] = _futhark.run(PROGRAM, ENTRIES["grouped", precision], (np.int64(size),), part, curve,
-                                     precision, target, context_options)
+    arrays = _futhark.input_arrays(portfolio, curve, precision)
+    options, curve_arrays = arrays[:-2], arrays[-2:]
+    for size, rows in classes(portfolio, precision, target):
+        part = options if len(rows) == len(portfolio) and np.array_equal(rows, np.arange(len(rows))) \
+            else [column[rows] for column in options]
+        shape = ("one", ()) if size == 0 else ("grouped", (np.int64(size),))
+        out[rows] = _futhark.call_entry(PROGRAM, ENTRIES[shape[0], precision], [*shape[1], *part, *curve_arrays],
+                                        precision, target, context_options)
     return out
