@@ -56,7 +56,7 @@ def windows(portfolio: Portfolio, precision: str) -> np.ndarray:
     """Each option's level width in fast.fut: its window ``|j| <= min(jmax, max(n, 1))`` and a padding
     node on each side (``2 min(jmax, max(n, 1)) + 3``), with the geometry in the working precision."""
     geometry = portfolio.geometry(_futhark.REAL_DTYPES[precision])
-    return 2 * np.minimum(geometry.jmax, np.maximum(geometry.n, 1)) + 3
+    return 2 * np.minimum(geometry.jmax, np.maximum(geometry.n, 1)).astype(np.int32) + 3
 
 
 def widest_group(target: str, precision: str) -> int:
@@ -76,13 +76,16 @@ def classes(portfolio: Portfolio, precision: str, target: str = "cuda") -> list[
     """
     width = windows(portfolio, precision)
     widest = widest_group(target, precision)
-    group = np.minimum(-(-width // GROUP_STEP) * GROUP_STEP, widest)
+    group = np.minimum((width + (GROUP_STEP - 1)) & -GROUP_STEP, widest)  # GROUP_STEP: a power of two
     group[width > widest] = 0
     height = portfolio.geometry(_futhark.REAL_DTYPES[precision]).n
-    tallest_first = np.argsort(np.iinfo(np.uint16).max - np.minimum(height, np.iinfo(np.uint16).max).astype(np.uint16),
-                               kind="stable")
+    top = np.iinfo(np.uint16).max
+    tallest_first = np.arange(len(height)) if np.all(height == height[:1]) else \
+        np.argsort(top - np.minimum(height, top).astype(np.uint16), kind="stable")
     counts = np.bincount(group)
     sizes = np.flatnonzero(counts)
+    if len(sizes) == 1:
+        return [(int(sizes[0]), tallest_first)]
     slot = (np.cumsum(counts > 0) - 1).astype(np.uint16)[group]
     order = tallest_first[np.argsort(slot[tallest_first], kind="stable")]
     return [(int(size), rows) for size, rows in zip(sizes, np.split(order, np.cumsum(counts[sizes])[:-1]))]
