@@ -1,11 +1,12 @@
 """Options on the ``futhark`` engine: fut/fast.fut, the `cuda` backend's exact reformulation in Futhark.
 
-On the CPU targets (c, multicore, and opencl on a CPU platform) every option is one map element on its own window of nodes
-(``options64``/``options32``). On the GPU targets (cuda, opencl) options are binned by window
-width, ``2 min(jmax, n) + 3`` (the window and a padding node each side) rounded up to a multiple of :data:`GROUP_STEP`, and each class is
-priced by ``grouped64``/``grouped32``: one option per workgroup, the level in local memory
-(Futhark's intra-group parallelism); options sorted by height within a class, longest first, so
-the last workgroups to start are short. Wider windows than :data:`MAX_GROUP` take the per-option entry.
+On the CPU targets (c, multicore, and opencl on a CPU platform) every option is one map element on its
+own window of nodes (``options64``/``options32``). On the GPU targets (cuda, opencl) options are binned by
+level width, ``2 min(jmax, n) + 3`` (the window and a padding node each side) rounded up to a multiple of
+:data:`GROUP_STEP`, and each class is priced by ``grouped64``/``grouped32``: one option per workgroup, the
+level in local memory (Futhark's intra-group parallelism); options sorted by height within a class,
+longest first, so the last workgroups to start are short. Levels wider than the target's widest group
+(:func:`widest_group`) take the per-option entry.
 Options: ``device``, ``platform``, ``build_options``, ``num_threads`` (as every Futhark backend).
 """
 
@@ -88,7 +89,7 @@ def classes(portfolio: Portfolio, precision: str, target: str = "cuda") -> list[
         return [(int(sizes[0]), tallest_first)]
     slot = (np.cumsum(counts > 0) - 1).astype(np.uint16)[group]
     order = tallest_first[np.argsort(slot[tallest_first], kind="stable")]
-    return [(int(size), rows) for size, rows in zip(sizes, np.split(order, np.cumsum(counts[sizes])[:-1]))]
+    return [(int(size), rows) for size, rows in zip(sizes, np.split(order, np.cumsum(counts[sizes])[:-1]), strict=True)]
 
 
 def price(portfolio: Portfolio, curve: YieldCurve, precision: str = "f64", *, target: str | None = None,
