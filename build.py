@@ -40,12 +40,12 @@ FUT_DIR, CUDA_DIR = ROOT / "fut", ROOT / "cuda"
 LIB_DIR = ROOT / "python" / "trinom" / "_lib"
 BUILD_DIR = ROOT / "build"
 PROGRAMS = {"basic": FUT_DIR / "trinom-basic.fut", "flat": FUT_DIR / "trinom-flat.fut",
-            "bonds": FUT_DIR / "bonds.fut", "fast": FUT_DIR / "fast.fut"}
+            "bonds": FUT_DIR / "bonds.fut", "fast": FUT_DIR / "fast.fut", "fastbonds": FUT_DIR / "fast-bonds.fut"}
 FFI_TARGETS = ("c", "multicore", "opencl", "cuda")
 #: Targets built per program: pyopencl only where a backend loads it (futhark-basic/flat's
 #: ``target="pyopencl"``; python/trinom/backends/bonds_futhark.py has no pyopencl target).
 PROGRAM_TARGETS = {"basic": (*FFI_TARGETS, "pyopencl"), "flat": (*FFI_TARGETS, "pyopencl"), "bonds": FFI_TARGETS,
-                   "fast": FFI_TARGETS}
+                   "fast": FFI_TARGETS, "fastbonds": FFI_TARGETS}
 CUDA_ARCH = os.environ.get("TRINOM_CUDA_ARCH", "90")
 COMPAT_HEADER = ROOT / "tools" / "futhark_cuda13_compat.h"
 

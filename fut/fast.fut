@@ -220,6 +220,7 @@ module fast (R: float) = {
     in #[unsafe] #[incremental_flattening(only_intra)] map (price_one w rates days) options
 }
 
+
 module fast64 = fast f64
 module fast32 = fast f32
 

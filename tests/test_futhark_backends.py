@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 import trinom
 from conftest import data_dir, load_thesis
-from trinom.backends import BackendUnavailable, _futhark, futhark_basic, futhark_fast, futhark_flat
+from trinom.backends import BackendUnavailable, _futhark, bonds_futhark_fast, futhark_basic, futhark_fast, futhark_flat
+from trinom.bonds import reference as bond_reference
+from trinom.bonds.generator import generate_bonds
 
 F64_TOLERANCE = 1e-11
 F32_TOLERANCE = 1.2e-4
@@ -183,3 +185,32 @@ def test_fast_classes_fit_the_local_memory_of_opencl():
     for size, rows in futhark_fast.classes(portfolio, "f64", "opencl"):
         assert 0 < size <= 558 and widths[rows].max() <= size
         assert size * futhark_fast.LOCAL_LEVELS * 8 <= futhark_fast.LOCAL_MEMORY["opencl"]
+
+
+# --- futhark bonds (fut/fast-bonds.fut): the GPU shape's classes, run on the c target -----------------------
+@pytest.mark.parametrize("name", ["U1", "R1", "R3", "S1"])
+def test_fast_bonds_gpu_shape_matches_the_reference_on_the_cpu(name):
+    """bonds_grouped64/32, class by class as on a GPU, equal the reference (f64 to 1e-11; f32 to 1e-4 of the
+    float64 reference, relative to max(1, |price|), where the float32 reference is that close)."""
+    bonds, curves = generate_bonds(name, 40, seed=5)
+    classes = bonds_futhark_fast.classes(bonds)
+    assert sorted(np.concatenate([rows for *_, rows in classes]).tolist()) == list(range(len(bonds)))
+    width, steps = bonds_futhark_fast.shapes(bonds)
+    for w, n, rows in classes:
+        assert w >= width[rows].max() and n >= steps[rows].max() and (np.diff(steps[rows]) <= 0).all()
+    ref64 = bond_reference.price(bonds, curves, "f64")
+    np.testing.assert_allclose(bonds_futhark_fast.price_grouped(bonds, curves, "f64", "c", {}), ref64, rtol=0,
+                               atol=1e-11)
+    scale = np.maximum(1.0, np.abs(ref64))
+    close = np.abs(bond_reference.price(bonds, curves, "f32") - ref64) <= 1e-4 * scale
+    f32 = bonds_futhark_fast.price_grouped(bonds, curves, "f32", "c", {}).astype(np.float64)
+    assert close.mean() > 0.5 and (np.abs(f32 - ref64)[close] <= 1e-4 * scale[close]).all()
+
+
+def test_fast_bond_classes_fit_the_local_memory_of_opencl():
+    bonds, _ = generate_bonds("S2", 60, seed=2)
+    for width, steps, rows in bonds_futhark_fast.classes(bonds, "opencl"):
+        if width:
+            assert width * bonds_futhark_fast.LEVEL_BYTES + steps * bonds_futhark_fast.STEP_BYTES <= 49136
+        else:
+            assert (bonds_futhark_fast.shapes(bonds[rows])[1] > 1000).all()

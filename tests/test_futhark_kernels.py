@@ -1,4 +1,5 @@
-"""The GPU code Futhark 0.25.27 generates for fut/fast.fut keeps its levels where they belong (no GPU needed).
+"""The GPU code Futhark 0.25.27 generates for fut/fast.fut and fut/fast-bonds.fut keeps its levels where they
+belong (no GPU needed).
 
 Two traps found while making the `futhark` engine fast (issue 13, benches/RESULTS-futhark.md) are checked
 on the CUDA backend's generated kernels: a level that Futhark moves to global memory (a `replicate` hoisted
@@ -12,13 +13,16 @@ import ast
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 from conftest import ROOT
 from trinom.backends import futhark_fast
 
-#: The entry arrays (ten) and the prices: the only global memory a grouped kernel may touch.
-GLOBAL_ARRAYS = 11
+#: The entry arrays and the prices: the only global memory a grouped kernel may touch (options: ten arrays
+#: and the prices; bonds: eighteen arrays read (maturities is not), the cash flows' and curves' offsets and
+#: the prices).
+GLOBAL_ARRAYS = {"fast.fut": 11, "fast-bonds.fut": 21}
 
 
 def futhark() -> str | None:
@@ -27,42 +31,49 @@ def futhark() -> str | None:
     return found or (str(local) if local.exists() else None)
 
 
-@pytest.fixture(scope="module")
-def grouped_kernels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """``{kernel name: its source with parameters}`` of the grouped entries' CUDA kernels."""
-    compiler = futhark()
-    if compiler is None:
-        pytest.skip("futhark not found (make setup-futhark)")
-    out = tmp_path_factory.mktemp("futhark-cuda")
-    for source in (ROOT / "fut").glob("*.fut"):
-        shutil.copy(source, out)
-    subprocess.run([compiler, "cuda", "--library", "fast.fut", "-o", "fast_cuda"], cwd=out, check=True,
-                   capture_output=True, text=True)
-    lines = (out / "fast_cuda.c").read_text().splitlines()
+def generated_kernels(out: Path, program: str) -> dict[str, str]:
+    """``{kernel name: its source with parameters}`` of the grouped entries' CUDA kernels of ``program``."""
+    stem = program.removesuffix(".fut").replace("-", "_")
+    subprocess.run([futhark(), "cuda", "--library", program, "-o", stem], cwd=out, check=True, capture_output=True,
+                   text=True)
+    lines = (out / f"{stem}.c").read_text().splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("static const char *gpu_program[] = {"))
     pieces = [lines[start].split("{", 1)[1]]
     for line in lines[start + 1:]:
         if not line.lstrip().startswith('"'):
             break
         pieces.append(line)
-    program = "".join(ast.literal_eval(f'"{piece}"')
-                      for piece in re.findall(r'"((?:[^"\\]|\\.)*)"', "\n".join(pieces), re.S))
+    source = "".join(ast.literal_eval(f'"{piece}"')
+                     for piece in re.findall(r'"((?:[^"\\]|\\.)*)"', "\n".join(pieces), re.S))
     kernels = {}
-    for match in re.finditer(r"void (grouped(?:32|64)\w*)\(", program):
-        end = program.find("FUTHARK_KERNEL", match.end())
-        kernels[match.group(1)] = program[match.start():end if end >= 0 else len(program)]
-    assert {name[:9] for name in kernels} == {"grouped32", "grouped64"}, sorted(kernels)
+    for match in re.finditer(r"void (\w*grouped(?:32|64)\w*)\(", source):
+        end = source.find("FUTHARK_KERNEL", match.end())
+        kernels[match.group(1)] = source[match.start():end if end >= 0 else len(source)]
+    return kernels
+
+
+@pytest.fixture(scope="module")
+def grouped_kernels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str]]:
+    """The grouped kernels of fut/fast.fut and fut/fast-bonds.fut, by program."""
+    if futhark() is None:
+        pytest.skip("futhark not found (make setup-futhark)")
+    out = tmp_path_factory.mktemp("futhark-cuda")
+    for source in (ROOT / "fut").glob("*.fut"):
+        shutil.copy(source, out)
+    kernels = {program: generated_kernels(out, program) for program in GLOBAL_ARRAYS}
+    assert len(kernels["fast.fut"]) == len(kernels["fast-bonds.fut"]) == 2, kernels.keys()
     return kernels
 
 
 def test_grouped_kernels_touch_no_global_memory_but_inputs_and_prices(grouped_kernels):
-    for name, source in grouped_kernels.items():
-        parameters = source[:source.index(")")]
-        assert parameters.count("__global unsigned char *") == GLOBAL_ARRAYS, name
+    for program, kernels in grouped_kernels.items():
+        for name, source in kernels.items():
+            parameters = source[:source.index(")")]
+            assert parameters.count("__global unsigned char *") == GLOBAL_ARRAYS[program], name
 
 
 def test_grouped_kernels_hold_as_many_levels_in_local_memory_as_the_classes_assume(grouped_kernels):
-    for name, source in grouped_kernels.items():
+    for name, source in grouped_kernels["fast.fut"].items():
         levels = re.findall(r"volatile __local unsigned char \*\w+_backing_\d+ =", source)
         assert len(levels) == futhark_fast.LOCAL_LEVELS, name
 

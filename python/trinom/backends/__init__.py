@@ -35,9 +35,10 @@ def register(engine: Engine) -> Engine:
 _FUTHARK_RATES = {"c": 5e7, "multicore": 8e7, "opencl": 3e7, "pyopencl": 3e7, "cuda": 5e9}
 for _engine in (
     KernelEngine("reference", {OPTION: "trinom.backends.reference", BOND: "trinom.bonds.reference"}, rate=1e7),
-    KernelEngine("futhark", {OPTION: "trinom.backends.futhark_fast", BOND: "trinom.backends.bonds_futhark"},
+    KernelEngine("futhark", {OPTION: "trinom.backends.futhark_fast", BOND: "trinom.backends.bonds_futhark_fast"},
                  rate=5e7, target_rates=_FUTHARK_RATES),
     KernelEngine("futhark-basic", {OPTION: "trinom.backends.futhark_basic"}, rate=5e7, target_rates=_FUTHARK_RATES),
+    KernelEngine("futhark-paper", {BOND: "trinom.backends.bonds_futhark"}, rate=5e7, target_rates=_FUTHARK_RATES),
     KernelEngine("futhark-flat", {OPTION: "trinom.backends.futhark_flat"}, rate=3e7, target_rates=_FUTHARK_RATES),
     CudaEngine("cuda", {OPTION: "trinom.backends.cuda", BOND: "trinom.backends.bonds_cuda"}, rate=1e11),
     KernelEngine("cuda-option", {OPTION: "trinom.backends.cuda_option"}, rate=1e10),

@@ -1,0 +1,222 @@
+-- The fast formulation (fut/fast.fut, docs/model.md §1.12) for coupon bonds with an embedded
+-- call or put (issue 13; the ARRAY'21 paper's instrument, docs/paper-instrument.md), on the
+-- paper's lattice: bonds.fut's geometry, curve lookup and quirks, fast.fut's level operations.
+-- A program of its own so that the options' kernels are compiled alone (Futhark's allocation of
+-- their local memory changed when the two shared a program: one level more per workgroup).
+--
+-- Entry points: `bonds64`/`bonds32` (one bond per map element: the CPU targets) and
+-- `bonds_grouped64`/`bonds_grouped32` (one bond per workgroup: the GPU targets; python/trinom/
+-- backends/bonds_futhark_fast.py bins bonds by level width and height), all taking bonds.fut's
+-- 19 arrays; the grouped ones take the level width `w` and step count `N` first.
+--
+-- ==
+-- entry: bonds64
+-- compiled input @ ../data/bonds-sample.in output @ ../data/bonds-sample.out
+-- compiled input @ ../data/bonds-0_UNIFORM_50.in output @ ../data/bonds-0_UNIFORM_50.out
+-- compiled input @ ../data/bonds-1_RAND_50.in output @ ../data/bonds-1_RAND_50.out
+-- compiled input @ ../data/bonds-4_SKEWED_50.in output @ ../data/bonds-4_SKEWED_50.out
+
+import "constants"
+import "lattice"
+import "bonds"
+import "fast"
+
+-- | Coupon bonds with an embedded call or put (docs/paper-instrument.md) in the same formulation,
+-- on the paper's lattice (bonds.fut's geometry, curve and quirks).  Forward, with x_j the node
+-- discount and U_i = Q_i x / D_i (D_i the product of E_m = exp(-alpha_m dt) for m < i):
+-- U_0 = delta_0, U_{i+1}[k] = x_k sum_s p(k+s -> k) U_i[k+s], and with S_i = sum U_i
+-- E_0 = P_1, E_i = (P_{i+1} / P_i) (S_{i-1} / S_i): no log and no exp per step.  The backward
+-- pass keeps true values (exercise against strike plus accrued interest and the cash flows need
+-- them): V_i[j] = (pu V_u + pm V_m + pd V_d) ((E_i x_j) g), the spec's order, with the step's cash
+-- flow added to the next level's nodes |j| <= min(i, jmax) as it is read (quirk Q1).  Levels are
+-- held like the options' (`fast.centre`), and E_i in an array of the bond's height.
+module fast_bond (R: float) = {
+  module F = fast R
+  module B = coupon_bond R
+  module L = B.L
+  type real = R.t
+  def zero = L.zero
+  def one = L.one
+
+  def window (geo: B.geometry) : i64 = i64.min geo.jmax (i64.max geo.n 1)
+
+  -- | x_j = exp(mdrdt j), as the spec computes it (§9).
+  def node_discount (geo: B.geometry) (j: i64) : real = B.r (f64.exp (B.d (geo.mdrdt R.* R.i64 j)))
+
+  -- | The forward tables (fast.gathers, with x_k in place of the options' w_k).
+  def gathers_of (geo: B.geometry) (h: i64) (w: i64) : F.gathers [w] =
+    let jmax = geo.jmax
+    let gather (k: i64) (s: i64) : real =
+      let j = k - F.centre h
+      let src = j + s
+      in if j < -h || j > h || src < -h || src > h || src < -jmax || src > jmax then zero
+         else node_discount geo j R.* L.branch_probability geo.M jmax src (-s)
+    in {G_m2 = gather (F.centre h + 2 - jmax) (-2), G_m1 = tabulate w (\k -> gather k (-1)),
+        G_0 = tabulate w (\k -> gather k 0), G_p1 = tabulate w (\k -> gather k 1),
+        G_p2 = gather (F.centre h + jmax - 2) 2}
+
+  -- | The backward tables: the probabilities alone (x_j multiplies the discount, as in the spec,
+  -- which keeps float32 from overflowing where the reference does not) and x.
+  def expectations_of (geo: B.geometry) (h: i64) (w: i64) : (F.expectations [w], [w]real) =
+    let node (k: i64) : (real, real, real, real) =
+      let j = k - F.centre h
+      in if j < -h || j > h then (zero, zero, zero, zero)
+         else let (pu, pm, pd) = L.probabilities geo.M geo.jmax j
+              in (pu, pm, pd, node_discount geo j)
+    let (B_u, B_m, B_d, x) = unzip4 (tabulate w node)
+    in ({B_u, B_m, B_d}, x)
+
+  -- | One bond on levels of w >= 2 window + 3 nodes and step arrays of N >= max(n, 1) + 1
+  -- entries.  The bond's cash flows are `flows` of the global arrays (read in place: a per-bond
+  -- slice would be an allocation of varying size inside a workgroup).
+  def price_one [k] (w: i64) (N: i64) (cashflow_steps: [k]i32) (repayments: [k]real) (coupons: [k]real)
+                        (off: i64) (K: i64) (geo: B.geometry) (rate_at: real -> real) (kind: i32)
+                        (strike: real) (first_ex: i64) (last_ex: i64) (frequency: i64) : real =
+    let n = geo.n
+    let jmax = geo.jmax
+    let h = window geo
+    let c = F.centre h
+    let m = i64.max n 1
+    let dt = geo.dt
+    let step_of (p: i64) : i64 = i64.i32 cashflow_steps[off + p]
+    let flow (p: i64) : real = repayments[off + p] R.+ coupons[off + p]
+    let is_live (live: i64) (q: i64) = u64.i64 (q - c + live) <= u64.i64 (2 * live)
+    -- P_i = exp(-R(t_i) t_i) in f64 (§5), i = 0 .. m.
+    let P = tabulate N (\i -> if i == 0 || i > m then 1f64
+                              else let ti = R.i64 i R.* dt in f64.exp (B.d (R.neg (rate_at ti) R.* ti)))
+    -- Forward: E_i for i = 0 .. m-1; U is level i-1 and S its sum, both in the current scale.
+    -- Whenever S leaves [2^-16, 2^16] the next level is rescaled by S's power of two (levels
+    -- drift by up to exp(alpha dt) a step: far more than float32's range over a tree), and the
+    -- ratio S_{i-1} / S_i takes the rescaling back.
+    let tg = gathers_of geo h w
+    let E0 = B.r P[1]
+    let Es = tabulate N (\i -> if i == 0 then E0 else zero)
+    let U0 = tabulate w (\q -> if q == c then one else zero)
+    let (_, _, Es) =
+      loop (U, S, Es) = (U0, one, Es) for i_ < m - 1 do
+        let i = i_ + 1
+        let x = let e = F.exponent S in i32.bool (i32.abs e > 16) * e
+        let live = i64.min i jmax
+        -- (No flushing of tiny values as for options: U_i[j] = Q_i[j] x_j / D_i spans the range
+        -- of x_j, which on the paper's trees is wide, so a tiny U can carry real mass.)
+        let U = tabulate w (\q -> if is_live live q then F.rescaled x (F.forward_node tg h jmax (\a -> U[a]) q)
+                                  else zero)
+        let S_i = reduce (R.+) zero U
+        let E = B.r ((P[i + 1] / P[i]) * B.d (R.ldexp (S R./ S_i) (-x)))
+        in (U, S_i, Es with [i] = E)
+    -- Backward (§6), the pointer logic of bonds.fut: step n holds the maturity cash flow.
+    let (tb, xs) = expectations_of geo h w
+    let g = geo.g
+    let p = K - 1
+    let Val = tabulate w (\q -> if i64.abs (q - c) <= h then flow p else zero)
+    let left = K - 1
+    let S = step_of p
+    let (p, S) = if p > 0 && S <= n && left > 0 then (p - 1, step_of (p - 1)) else (p, S)
+    let (Val, _, _, _) =
+      loop (Val, p, S, left) for i_ < n do
+        let i = n - 1 - i_
+        let hh = i64.min i jmax
+        let e = Es[i]
+        let exercise = first_ex <= i && i <= last_ex && (S - i) % frequency == 0
+        -- The cash flow of step i+1, added to the nodes |j| <= hh as they are read (Q1).
+        let pays = i == S - 1 && left > 0
+        let added = if pays then flow p else zero
+        let (p, S, left) = if pays then (if p > 0 && S <= n then (p - 1, step_of (p - 1), left - 1)
+                                         else (p, S, left - 1))
+                           else (p, S, left)
+        -- Accrued interest since the last cash-flow date, with that date's coupon (Q2).
+        let AI = if exercise && S != 0 && left > 0
+                 then let next = step_of (i64.min (p + 1) (K - 1))
+                      let span = R.i64 (next - S)
+                      let remaining = R.i64 (i64.max (next - i) 0)
+                      in ((span R.- remaining) R./ span) R.* coupons[off + p]
+                 else zero
+        let exercise_price = strike R.+ AI
+        let at (q: i64) : real = if is_live hh q then Val[q] R.+ added else Val[q]
+        let Val = tabulate w (\q ->
+                    if !(is_live hh q) then zero
+                    else let cont = F.backward_node tb h jmax at q R.* ((e R.* xs[q]) R.* g)
+                         let v = if !exercise then cont
+                                 else if kind == CALL then (if cont R.> exercise_price then exercise_price else cont)
+                                 else (if exercise_price R.> cont then exercise_price else cont)
+                         in if R.isinf v then (if v R.> zero then B.max_finite else B.min_normal) else v)
+        in (Val, p, S, left)
+    in Val[c]
+
+  -- | Prices of all bonds (the 19 arrays of §1; `maturities` is not read, as in bonds.fut), each
+  -- by `price_one` with the level width and step count `shape` gives for its geometry, and the
+  -- map run as `run` says (plain on the CPU, one bond per workgroup on GPUs).
+  def prices_with [n] [k] [c] [l] (run: (i64 -> real) -> [n]i64 -> [n]real) (shape: B.geometry -> (i64, i64))
+                                  (term_units: [n]i32) (term_steps: [n]i32) (a: [n]real) (sigma: [n]real)
+                                  (cashflows: [n]i32) (cashflow_steps: [k]i32) (repayments: [k]real)
+                                  (coupons: [k]real) (spreads: [n]real) (types: [n]i32) (strikes: [n]real)
+                                  (first_exercise: [n]i32) (last_exercise: [n]i32) (frequencies: [n]i32)
+                                  (curve_index: [n]i32) (curve_terms: [c]i32) (curve_rates: [l]real)
+                                  (curve_days: [l]i32) : [n]real =
+    let exclusive_scan [m] (xs: [m]i32) : [m]i64 = map2 (-) (scan (+) 0 (map i64.i32 xs)) (map i64.i32 xs)
+    let cf_offsets = exclusive_scan cashflows
+    let yc_offsets = exclusive_scan curve_terms
+    let one_bond (v: i64) : real =
+      let off = cf_offsets[v]
+      let K = i64.i32 cashflows[v]
+      let geo = B.geometry_of term_units[v] term_steps[v] a[v] sigma[v] (i64.i32 cashflow_steps[off + K - 1])
+                              spreads[v]
+      let cv = i64.i32 curve_index[v]
+      let rate_at = B.curve_rate curve_rates curve_days yc_offsets[cv] (i64.i32 curve_terms[cv]) term_units[v]
+      let (w, N) = shape geo
+      in price_one w N cashflow_steps repayments coupons off K geo rate_at types[v] strikes[v]
+                   (i64.i32 first_exercise[v]) (i64.i32 last_exercise[v]) (i64.max 1 (i64.i32 frequencies[v]))
+    in run one_bond (iota n)
+
+  -- | One bond per map element, on its own window and height (the CPU shape).
+  def own_shape (geo: B.geometry) : (i64, i64) = (2 * window geo + 3, i64.max geo.n 1 + 1)
+}
+
+
+module fast_bond64 = fast_bond f64
+module fast_bond32 = fast_bond f32
+
+-- | Bonds, one per map element (the CPU shape): bonds.fut's 19 arrays (docs/paper-instrument.md §1).
+entry bonds64 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f64) (sigma: [n]f64)
+                              (_maturities: [n]f64) (cashflows: [n]i32) (cashflow_steps: [k]i32)
+                              (repayments: [k]f64) (coupons: [k]f64) (spreads: [n]f64) (types: [n]i32)
+                              (strikes: [n]f64) (first_exercise: [n]i32) (last_exercise: [n]i32)
+                              (frequencies: [n]i32) (curve_index: [n]i32) (curve_terms: [c]i32)
+                              (curve_rates: [l]f64) (curve_days: [l]i32) : [n]f64 =
+  fast_bond64.prices_with map fast_bond64.own_shape term_units term_steps a sigma cashflows cashflow_steps
+                          repayments coupons spreads types strikes first_exercise last_exercise frequencies
+                          curve_index curve_terms curve_rates curve_days
+
+entry bonds32 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f32) (sigma: [n]f32)
+                              (_maturities: [n]f32) (cashflows: [n]i32) (cashflow_steps: [k]i32)
+                              (repayments: [k]f32) (coupons: [k]f32) (spreads: [n]f32) (types: [n]i32)
+                              (strikes: [n]f32) (first_exercise: [n]i32) (last_exercise: [n]i32)
+                              (frequencies: [n]i32) (curve_index: [n]i32) (curve_terms: [c]i32)
+                              (curve_rates: [l]f32) (curve_days: [l]i32) : [n]f32 =
+  fast_bond32.prices_with map fast_bond32.own_shape term_units term_steps a sigma cashflows cashflow_steps
+                          repayments coupons spreads types strikes first_exercise last_exercise frequencies
+                          curve_index curve_terms curve_rates curve_days
+
+-- | Bonds one per workgroup (the GPU shape): levels of `w` nodes (at least 2 min(jmax, n) + 3 of
+-- every bond) and `N` steps (at least n + 1 of every bond).
+entry bonds_grouped64 [n] [k] [c] [l] (w: i64) (N: i64) (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f64)
+                                      (sigma: [n]f64) (_maturities: [n]f64) (cashflows: [n]i32)
+                                      (cashflow_steps: [k]i32) (repayments: [k]f64) (coupons: [k]f64)
+                                      (spreads: [n]f64) (types: [n]i32) (strikes: [n]f64) (first_exercise: [n]i32)
+                                      (last_exercise: [n]i32) (frequencies: [n]i32) (curve_index: [n]i32)
+                                      (curve_terms: [c]i32) (curve_rates: [l]f64) (curve_days: [l]i32) : [n]f64 =
+  fast_bond64.prices_with (\f xs -> #[unsafe] #[incremental_flattening(only_intra)] map f xs) (\_ -> (w, N))
+                          term_units term_steps a sigma cashflows cashflow_steps repayments coupons spreads types
+                          strikes first_exercise last_exercise frequencies curve_index curve_terms curve_rates
+                          curve_days
+
+entry bonds_grouped32 [n] [k] [c] [l] (w: i64) (N: i64) (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f32)
+                                      (sigma: [n]f32) (_maturities: [n]f32) (cashflows: [n]i32)
+                                      (cashflow_steps: [k]i32) (repayments: [k]f32) (coupons: [k]f32)
+                                      (spreads: [n]f32) (types: [n]i32) (strikes: [n]f32) (first_exercise: [n]i32)
+                                      (last_exercise: [n]i32) (frequencies: [n]i32) (curve_index: [n]i32)
+                                      (curve_terms: [c]i32) (curve_rates: [l]f32) (curve_days: [l]i32) : [n]f32 =
+  fast_bond32.prices_with (\f xs -> #[unsafe] #[incremental_flattening(only_intra)] map f xs) (\_ -> (w, N))
+                          term_units term_steps a sigma cashflows cashflow_steps repayments coupons spreads types
+                          strikes first_exercise last_exercise frequencies curve_index curve_terms curve_rates
+                          curve_days

@@ -1,0 +1,102 @@
+"""Bonds on the ``futhark`` engine: fut/fast-bonds.fut, the `cuda` backend's reformulation in Futhark.
+
+The forward pass needs no ``log`` or ``exp`` per step (``E_i = (P_{i+1} / P_i) (S_{i-1} / S_i)`` from the
+level sums of the scaled Arrow-Debreu prices), the coefficient tables are made once per tree, only the
+live window is held; the backward pass keeps true values for the exercise and the cash flows, in the
+spec's order (docs/paper-instrument.md; the quirks as fut/bonds.fut keeps them). float64 agrees with the
+reference to about 1e-12; float32 with the float64 reference wherever the float32 reference does.
+
+On the CPU targets every bond is one map element (``bonds64``/``bonds32``). On the GPU targets bonds are
+binned by level width (``2 min(jmax, n) + 3``, rounded up to a multiple of 32) and by height (the step
+arrays' length, rounded up to a power of two), tallest first in a class, and each class is priced by
+``bonds_grouped64``/``bonds_grouped32``: one bond per workgroup, levels and step arrays in local memory.
+Classes that would not fit the target's local memory take the per-bond entry. ``fut/bonds.fut`` (the
+paper's program, operation by operation) stays as the ``futhark-basic`` engine's bond pricer. Options:
+``device``, ``platform``, ``build_options``, ``num_threads`` (as every Futhark backend).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..bonds.portfolio import BondPortfolio
+from ..curve import YieldCurve
+from . import _futhark, bonds_futhark, futhark_fast
+
+NAME = "futhark"
+TARGETS: tuple[str, ...] = ("c", "multicore", "opencl", "cuda")
+PROGRAM = "fastbonds"
+ENTRIES = {("one", "f64"): "bonds64", ("one", "f32"): "bonds32",
+           ("grouped", "f64"): "bonds_grouped64", ("grouped", "f32"): "bonds_grouped32"}
+#: Local memory of one workgroup: levels of the width (coefficient tables, two levels per pass, the level
+#: sums' scratch and Futhark's copies; 11, read off the generated kernels, each at most 8 bytes a node)
+#: and two arrays of the height (the discount factors and E_i, 8 bytes an entry at most).
+LEVEL_BYTES = 11 * 8
+STEP_BYTES = 2 * 8
+
+
+def available(target: str | None = None) -> tuple[bool, str]:
+    """``(usable, reason)``: is the library built for ``target`` (default: the best one) and usable here?"""
+    if target is not None and target not in TARGETS:
+        return False, f"unknown target {target!r}; choose one of {', '.join(TARGETS)}"
+    return _futhark.available(PROGRAM, target)
+
+
+def shapes(portfolio: BondPortfolio) -> tuple[np.ndarray, np.ndarray]:
+    """Each bond's level width ``2 min(jmax, max(n, 1)) + 3`` and step count ``max(n, 1) + 1``."""
+    geometry = portfolio.geometry()
+    height = np.maximum(geometry.n, 1).astype(np.int64)
+    return 2 * np.minimum(geometry.jmax, height) + 3, height + 1
+
+
+def classes(portfolio: BondPortfolio, target: str = "cuda") -> list[tuple[int, int, np.ndarray]]:
+    """``(width, steps, rows)`` of the GPU shape, rows tallest first; ``(0, 0, rows)``: the bonds whose
+    class would not fit one workgroup's local memory on ``target`` (they take the per-bond entry)."""
+    width, steps = shapes(portfolio)
+    group = -(-width // futhark_fast.GROUP_STEP) * futhark_fast.GROUP_STEP
+    bucket = np.maximum(32, 2 ** np.ceil(np.log2(steps)).astype(np.int64))
+    limit = futhark_fast.LOCAL_MEMORY.get(target, futhark_fast.LOCAL_MEMORY["cuda"])
+    fits = (group <= futhark_fast.MAX_GROUP) & (group * LEVEL_BYTES + bucket * STEP_BYTES <= limit)
+    group, bucket = np.where(fits, group, 0), np.where(fits, bucket, 0)
+    order = np.lexsort((-steps, bucket, group))
+    keys = np.stack([group[order], bucket[order]])
+    starts = np.flatnonzero(np.r_[True, np.any(keys[:, 1:] != keys[:, :-1], axis=0)])
+    return [(int(group[order[a]]), int(bucket[order[a]]), order[a:b])
+            for a, b in zip(starts, [*starts[1:], len(order)], strict=True)]
+
+
+def price(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precision: str = "f64", *,
+          target: str | None = None, **options: Any) -> np.ndarray:
+    """Dirty prices (per 100 face) of a validated portfolio, in input order (float32 for ``"f32"``)."""
+    _futhark.check_precision(precision)
+    context_options, _ = _futhark.split_options(options, (), f"bond backend {NAME}")
+    if target is not None and target not in TARGETS:
+        raise ValueError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
+    if len(portfolio) == 0:
+        return np.zeros(0, dtype=_futhark.REAL_DTYPES[precision])
+    chosen = target if target is not None else _futhark.default_target(PROGRAM)
+    if not futhark_fast.gpu_shape(chosen):
+        return _run(("one", ()), portfolio, curves, precision, chosen, context_options)
+    return price_grouped(portfolio, curves, precision, chosen, context_options)
+
+
+def price_grouped(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precision: str, target: str,
+                  context_options: dict[str, Any]) -> np.ndarray:
+    """The GPU shape on any target (the tests run it on c): one ``bonds_grouped`` call per class."""
+    out = np.empty(len(portfolio), dtype=_futhark.REAL_DTYPES[precision])
+    for width, steps, rows in classes(portfolio, target):
+        part = portfolio if len(rows) == len(portfolio) and np.array_equal(rows, np.arange(len(rows))) \
+            else portfolio[rows]
+        shape = ("one", ()) if width == 0 else ("grouped", (np.int64(width), np.int64(steps)))
+        out[rows] = _run(shape, part, curves, precision, target, context_options)
+    return out
+
+
+def _run(shape: tuple[str, tuple[Any, ...]], portfolio: BondPortfolio, curves: Sequence[YieldCurve],
+         precision: str, target: str, context_options: dict[str, Any]) -> np.ndarray:
+    return _futhark.call_entry(PROGRAM, ENTRIES[shape[0], precision],
+                               [*shape[1], *bonds_futhark.entry_arrays(portfolio, curves, precision)], precision,
+                               target, context_options, targets=TARGETS)
