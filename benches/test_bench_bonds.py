@@ -28,8 +28,9 @@ FLOPS_PER_NODE = 9
 #: Prices of the first CHECK_ROWS bonds are compared with the reference pricer.
 CHECK_ROWS = 64
 TOLERANCE = {"f64": 1e-9, "f32": 1e-3}  # f32: relative, on well-conditioned bonds (see expected())
-CPU = [("reference", None), ("futhark", "c"), ("futhark", "multicore"), ("auto", None)]
-GPU = [("cuda", None), ("futhark", "cuda"), ("futhark", "opencl"), ("auto", None)]
+CPU = [("reference", None), ("futhark", "c"), ("futhark", "multicore"), ("futhark-paper", "multicore"), ("auto", None)]
+GPU = [("cuda", None), ("futhark", "cuda"), ("futhark", "opencl"), ("futhark-paper", "cuda"), ("futhark-paper", "opencl"),
+       ("auto", None)]
 
 
 @functools.cache
@@ -102,6 +103,6 @@ def test_bonds_cpu(benchmark, name, target, data, precision):
 @pytest.mark.parametrize("data", list(DATASETS))
 @pytest.mark.parametrize("name,target", GPU, ids=[f"{n}-{t}" if t else n for n, t in GPU])
 def test_bonds_gpu(benchmark, name, target, data, precision):
-    if name == "futhark" and data not in ("U1", "S1", "R1"):
-        pytest.skip("Futhark on bonds: U1, R1 and S1 only (one bond per thread is slow on 100000 bonds)")
-    run(benchmark, name, target, data, precision, rounds=11 if name in ("cuda", "auto") else 1)
+    if name == "futhark-paper" and data not in ("U1", "S1", "R1"):
+        pytest.skip("fut/bonds.fut: U1, R1 and S1 only (one bond per thread is slow on 100000 bonds)")
+    run(benchmark, name, target, data, precision, rounds=1 if name == "futhark-paper" else 11)
