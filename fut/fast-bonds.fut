@@ -43,17 +43,24 @@ module fast_bond (R: float) = {
   -- | x_j = exp(mdrdt j), as the spec computes it (§9).
   def node_discount (geo: B.geometry) (j: i64) : real = B.r (f64.exp (B.d (geo.mdrdt R.* R.i64 j)))
 
-  -- | The forward tables (fast.gathers, with x_k in place of the options' w_k).
-  def gathers_of (geo: B.geometry) (h: i64) (w: i64) : F.gathers [w] =
-    let jmax = geo.jmax
-    let gather (k: i64) (s: i64) : real =
-      let j = k - F.centre h
-      let src = j + s
-      in if j < -h || j > h || src < -h || src > h || src < -jmax || src > jmax then zero
-         else node_discount geo j R.* L.branch_probability geo.M jmax src (-s)
-    in {G_m2 = gather (F.centre h + 2 - jmax) (-2), G_m1 = tabulate w (\k -> gather k (-1)),
-        G_0 = tabulate w (\k -> gather k 0), G_p1 = tabulate w (\k -> gather k 1),
-        G_p2 = gather (F.centre h + jmax - 2) 2}
+  -- | Node k (node j = k - centre h) of the next forward level, x_j sum_s p(j+s -> j) U[k+s], with
+  -- the branch probabilities read from the backward tables (the source's own pu, pm, pd) instead
+  -- of tables of their own: three fewer levels in a workgroup's local memory, which lets trees of
+  -- 513 nodes fit OpenCL's 48 KiB in float64.  A source at -jmax branches +2, +1, 0 (pu, pm, pd),
+  -- at jmax 0, -1, -2, elsewhere +1, 0, -1.  A node that takes no second branch reads itself
+  -- there with weight zero.
+  def forward_node [w] (tb: F.expectations [w]) (xs: [w]real) (h: i64) (jmax: i64) (U: [w]real) (k: i64) : real =
+    let j = k - F.centre h
+    let from_below = if j - 1 == -jmax then tb.B_m[k - 1] else tb.B_u[k - 1]
+    let from_here = if j == -jmax then tb.B_d[k] else if j == jmax then tb.B_u[k] else tb.B_m[k]
+    let from_above = if j + 1 == jmax then tb.B_m[k + 1] else tb.B_d[k + 1]
+    let (low_weight, low_source) = if h == jmax && j == 2 - jmax then (tb.B_u[k - 2], k - 2) else (zero, k)
+    let (high_weight, high_source) = if h == jmax && j == jmax - 2 then (tb.B_d[k + 2], k + 2) else (zero, k)
+    let (below, here, above) = (U[k - 1], U[k], U[k + 1])
+    let (second_low, second_high) = (U[low_source], U[high_source])
+    let sum = R.(from_below * below + from_here * here + from_above * above
+                 + low_weight * second_low + high_weight * second_high)
+    in xs[k] R.* sum
 
   -- | The backward tables: the probabilities alone (x_j multiplies the discount, as in the spec,
   -- which keeps float32 from overflowing where the reference does not) and x.
@@ -81,31 +88,36 @@ module fast_bond (R: float) = {
     let step_of (p: i64) : i64 = i64.i32 cashflow_steps[off + p]
     let flow (p: i64) : real = repayments[off + p] R.+ coupons[off + p]
     let is_live (live: i64) (q: i64) = u64.i64 (q - c + live) <= u64.i64 (2 * live)
-    -- P_i = exp(-R(t_i) t_i) in f64 (§5), i = 0 .. m.
-    let P = tabulate N (\i -> if i == 0 || i > m then 1f64
-                              else let ti = R.i64 i R.* dt in f64.exp (B.d (R.neg (rate_at ti) R.* ti)))
-    -- Forward: E_i for i = 0 .. m-1; U is level i-1 and S its sum, both in the current scale.
-    -- Whenever S leaves [2^-16, 2^16] the next level is rescaled by S's power of two (levels
+    -- One per-step array of N entries, held as [w][N/w] (entry i at [i % w, i / w]) so that on a GPU
+    -- each thread of the workgroup makes its own column and the workgroup stays w threads (a flat [N]
+    -- array would make it N threads, beyond the 1024 a workgroup may have).  It first holds
+    -- P_{i+1} / P_i (P_i = exp(-R(t_i) t_i) in f64, §5); the forward pass overwrites entry i with E_i
+    -- once it has read it.
+    let depth = (N + w - 1) / w
+    let P (i: i64) : f64 = if i == 0 || i > m then 1f64
+                           else let ti = R.i64 i R.* dt in f64.exp (B.d (R.neg (rate_at ti) R.* ti))
+    let steps = tabulate w (\t -> #[sequential] tabulate depth (\u -> let i = u * w + t
+                                                                     in if i == 0 then B.d (B.r (P 1))
+                                                                        else P (i + 1) / P i))
+    let at_step (A: [w][depth]f64) (i: i64) : f64 = A[i % w, i / w]
+    -- Forward: E_i for i = 0 .. m-1 (E_0 = P_1); U is level i-1 and S its sum, both in the current
+    -- scale.  Whenever S leaves [2^-16, 2^16] the next level is rescaled by S's power of two (levels
     -- drift by up to exp(alpha dt) a step: far more than float32's range over a tree), and the
     -- ratio S_{i-1} / S_i takes the rescaling back.
-    let tg = gathers_of geo h w
-    let E0 = B.r P[1]
-    let Es = tabulate N (\i -> if i == 0 then E0 else zero)
+    let (tb, xs) = expectations_of geo h w
     let U0 = tabulate w (\q -> if q == c then one else zero)
-    let (_, _, Es) =
-      loop (U, S, Es) = (U0, one, Es) for i_ < m - 1 do
+    let (_, _, steps) =
+      loop (U, S, steps) = (U0, one, steps) for i_ < m - 1 do
         let i = i_ + 1
         let x = let e = F.exponent S in i32.bool (i32.abs e > 16) * e
         let live = i64.min i jmax
         -- (No flushing of tiny values as for options: U_i[j] = Q_i[j] x_j / D_i spans the range
         -- of x_j, which on the paper's trees is wide, so a tiny U can carry real mass.)
-        let U = tabulate w (\q -> if is_live live q then F.rescaled x (F.forward_node tg h jmax (\a -> U[a]) q)
-                                  else zero)
+        let U = tabulate w (\q -> if is_live live q then F.rescaled x (forward_node tb xs h jmax U q) else zero)
         let S_i = reduce (R.+) zero U
-        let E = B.r ((P[i + 1] / P[i]) * B.d (R.ldexp (S R./ S_i) (-x)))
-        in (U, S_i, Es with [i] = E)
+        let E = B.r (at_step steps i * B.d (R.ldexp (S R./ S_i) (-x)))
+        in (U, S_i, steps with [i % w, i / w] = B.d E)
     -- Backward (§6), the pointer logic of bonds.fut: step n holds the maturity cash flow.
-    let (tb, xs) = expectations_of geo h w
     let g = geo.g
     let p = K - 1
     let Val = tabulate w (\q -> if i64.abs (q - c) <= h then flow p else zero)
@@ -116,7 +128,7 @@ module fast_bond (R: float) = {
       loop (Val, p, S, left) for i_ < n do
         let i = n - 1 - i_
         let hh = i64.min i jmax
-        let e = Es[i]
+        let e = B.r (at_step steps i)
         let exercise = first_ex <= i && i <= last_ex && (S - i) % frequency == 0
         -- The cash flow of step i+1, added to the nodes |j| <= hh as they are read (Q1).
         let pays = i == S - 1 && left > 0

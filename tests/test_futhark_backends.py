@@ -211,6 +211,6 @@ def test_fast_bond_classes_fit_the_local_memory_of_opencl():
     bonds, _ = generate_bonds("S2", 60, seed=2)
     for width, steps, rows in bonds_futhark_fast.classes(bonds, "opencl"):
         if width:
-            assert width * bonds_futhark_fast.LEVEL_BYTES + steps * bonds_futhark_fast.STEP_BYTES <= 49136
+            assert bonds_futhark_fast.local_bytes(width, steps, "f64") <= 49136
         else:
             assert (bonds_futhark_fast.shapes(bonds[rows])[1] > 1000).all()

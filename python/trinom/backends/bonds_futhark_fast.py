@@ -31,11 +31,18 @@ TARGETS: tuple[str, ...] = ("c", "multicore", "opencl", "cuda")
 PROGRAM = "fastbonds"
 ENTRIES = {("one", "f64"): "bonds64", ("one", "f32"): "bonds32",
            ("grouped", "f64"): "bonds_grouped64", ("grouped", "f32"): "bonds_grouped32"}
-#: Local memory of one workgroup: levels of the width (coefficient tables, two levels per pass, the level
-#: sums' scratch and Futhark's copies; 11, read off the generated kernels, each at most 8 bytes a node)
-#: and two arrays of the height (the discount factors and E_i, 8 bytes an entry at most).
-LEVEL_BYTES = 11 * 8
-STEP_BYTES = 2 * 8
+#: Local memory of one workgroup, read off the generated kernels: nine levels of the width (the probability
+#: and node-discount tables, two levels per pass, the level sums' scratch) in the working precision, and the
+#: per-step table of ``ceil(steps / width)`` columns of the width in float64 (8 bytes a step, and up to one
+#: more float64 level for the rounding).
+LEVELS = 9
+STEP_BYTES = 8
+
+
+def local_bytes(width: np.ndarray, steps: np.ndarray, precision: str) -> np.ndarray:
+    """Bytes of local memory a workgroup of ``width`` nodes and ``steps`` steps uses (an upper bound)."""
+    itemsize = np.dtype(_futhark.REAL_DTYPES[precision]).itemsize
+    return width * (LEVELS * itemsize + STEP_BYTES) + steps * STEP_BYTES
 
 
 def available(target: str | None = None) -> tuple[bool, str]:
@@ -52,14 +59,14 @@ def shapes(portfolio: BondPortfolio) -> tuple[np.ndarray, np.ndarray]:
     return 2 * np.minimum(geometry.jmax, height) + 3, height + 1
 
 
-def classes(portfolio: BondPortfolio, target: str = "cuda") -> list[tuple[int, int, np.ndarray]]:
+def classes(portfolio: BondPortfolio, target: str = "cuda", precision: str = "f64") -> list[tuple[int, int, np.ndarray]]:
     """``(width, steps, rows)`` of the GPU shape, rows tallest first; ``(0, 0, rows)``: the bonds whose
     class would not fit one workgroup's local memory on ``target`` (they take the per-bond entry)."""
     width, steps = shapes(portfolio)
     group = -(-width // futhark_fast.GROUP_STEP) * futhark_fast.GROUP_STEP
     bucket = np.maximum(32, 2 ** np.ceil(np.log2(steps)).astype(np.int64))
     limit = futhark_fast.LOCAL_MEMORY.get(target, futhark_fast.LOCAL_MEMORY["cuda"])
-    fits = (group <= futhark_fast.MAX_GROUP) & (group * LEVEL_BYTES + bucket * STEP_BYTES <= limit)
+    fits = (group <= futhark_fast.MAX_GROUP) & (local_bytes(group, bucket, precision) <= limit)
     group, bucket = np.where(fits, group, 0), np.where(fits, bucket, 0)
     order = np.lexsort((-steps, bucket, group))
     keys = np.stack([group[order], bucket[order]])
@@ -87,7 +94,7 @@ def price_grouped(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precis
                   context_options: dict[str, Any]) -> np.ndarray:
     """The GPU shape on any target (the tests run it on c): one ``bonds_grouped`` call per class."""
     out = np.empty(len(portfolio), dtype=_futhark.REAL_DTYPES[precision])
-    for width, steps, rows in classes(portfolio, target):
+    for width, steps, rows in classes(portfolio, target, precision):
         part = portfolio if len(rows) == len(portfolio) and np.array_equal(rows, np.arange(len(rows))) \
             else portfolio[rows]
         shape = ("one", ()) if width == 0 else ("grouped", (np.int64(width), np.int64(steps)))
