@@ -99,15 +99,18 @@ module fast_bond (R: float) = {
     let steps = tabulate w (\t -> #[sequential] tabulate depth (\u -> let i = u * w + t
                                                                      in if i == 0 then B.d (B.r (P 1))
                                                                         else P (i + 1) / P i))
-    let at_step (A: [w][depth]f64) (i: i64) : f64 = A[i % w, i / w]
+    -- The passes walk the table with a (column, row) cursor: a 64-bit division per step would cost
+    -- more than the step itself.
+    let next (col: i64, row: i64) = if col == w - 1 then (0, row + 1) else (col + 1, row)
+    let previous (col: i64, row: i64) = if col == 0 then (w - 1, row - 1) else (col - 1, row)
     -- Forward: E_i for i = 0 .. m-1 (E_0 = P_1); U is level i-1 and S its sum, both in the current
     -- scale.  Whenever S leaves [2^-16, 2^16] the next level is rescaled by S's power of two (levels
     -- drift by up to exp(alpha dt) a step: far more than float32's range over a tree), and the
     -- ratio S_{i-1} / S_i takes the rescaling back.
     let (tb, xs) = expectations_of geo h w
     let U0 = tabulate w (\q -> if q == c then one else zero)
-    let (_, _, steps) =
-      loop (U, S, steps) = (U0, one, steps) for i_ < m - 1 do
+    let (_, _, steps, _) =
+      loop (U, S, steps, (col, row)) = (U0, one, steps, next (0, 0)) for i_ < m - 1 do
         let i = i_ + 1
         let x = let e = F.exponent S in i32.bool (i32.abs e > 16) * e
         let live = i64.min i jmax
@@ -115,8 +118,8 @@ module fast_bond (R: float) = {
         -- of x_j, which on the paper's trees is wide, so a tiny U can carry real mass.)
         let U = tabulate w (\q -> if is_live live q then F.rescaled x (forward_node tb xs h jmax U q) else zero)
         let S_i = reduce (R.+) zero U
-        let E = B.r (at_step steps i * B.d (R.ldexp (S R./ S_i) (-x)))
-        in (U, S_i, steps with [i % w, i / w] = B.d E)
+        let E = B.r (steps[col, row] * B.d (R.ldexp (S R./ S_i) (-x)))
+        in (U, S_i, steps with [col, row] = B.d E, next (col, row))
     -- Backward (§6), the pointer logic of bonds.fut: step n holds the maturity cash flow.
     let g = geo.g
     let p = K - 1
@@ -124,12 +127,12 @@ module fast_bond (R: float) = {
     let left = K - 1
     let S = step_of p
     let (p, S) = if p > 0 && S <= n && left > 0 then (p - 1, step_of (p - 1)) else (p, S)
-    let (Val, _, _, _) =
-      loop (Val, p, S, left) for i_ < n do
+    let (Val, _, _, _, _) =
+      loop (Val, p, S, left, (col, row)) = (Val, p, S, left, ((n - 1) % w, (n - 1) / w)) for i_ < n do
         let i = n - 1 - i_
         let hh = i64.min i jmax
-        let e = B.r (at_step steps i)
-        let exercise = first_ex <= i && i <= last_ex && (S - i) % frequency == 0
+        let e = B.r steps[col, row]
+        let exercise = first_ex <= i && i <= last_ex && i32.i64 (S - i) % i32.i64 frequency == 0
         -- The cash flow of step i+1, added to the nodes |j| <= hh as they are read (Q1).
         let pays = i == S - 1 && left > 0
         let added = if pays then flow p else zero
@@ -152,7 +155,7 @@ module fast_bond (R: float) = {
                                  else if kind == CALL then (if cont R.> exercise_price then exercise_price else cont)
                                  else (if exercise_price R.> cont then exercise_price else cont)
                          in if R.isinf v then (if v R.> zero then B.max_finite else B.min_normal) else v)
-        in (Val, p, S, left)
+        in (Val, p, S, left, previous (col, row))
     in Val[c]
 
   -- | Prices of all bonds (the 19 arrays of §1; `maturities` is not read, as in bonds.fut), each
