@@ -158,18 +158,18 @@ module fast_bond (R: float) = {
         in (Val, p, S, left, previous (col, row))
     in Val[c]
 
+  def exclusive_scan [m] (xs: [m]i32) : [m]i64 = map2 (-) (scan (+) 0 (map i64.i32 xs)) (map i64.i32 xs)
+
   -- | Prices of all bonds (the 19 arrays of §1; `maturities` is not read, as in bonds.fut), each
   -- by `price_one` with the level width and step count `shape` gives for its geometry, and the
   -- map run as `run` says (plain on the CPU, one bond per workgroup on GPUs).
   def prices_with [n] [k] [c] [l] (run: (i64 -> real) -> [n]i64 -> [n]real) (shape: B.geometry -> (i64, i64))
-                                  (term_units: [n]i32) (term_steps: [n]i32) (a: [n]real) (sigma: [n]real)
-                                  (cashflows: [n]i32) (cashflow_steps: [k]i32) (repayments: [k]real)
-                                  (coupons: [k]real) (spreads: [n]real) (types: [n]i32) (strikes: [n]real)
-                                  (first_exercise: [n]i32) (last_exercise: [n]i32) (frequencies: [n]i32)
-                                  (curve_index: [n]i32) (curve_terms: [c]i32) (curve_rates: [l]real)
-                                  (curve_days: [l]i32) : [n]real =
-    let exclusive_scan [m] (xs: [m]i32) : [m]i64 = map2 (-) (scan (+) 0 (map i64.i32 xs)) (map i64.i32 xs)
-    let cf_offsets = exclusive_scan cashflows
+                                  (cf_offsets: [n]i64) (term_units: [n]i32) (term_steps: [n]i32)
+                                  (a: [n]real) (sigma: [n]real) (cashflows: [n]i32) (cashflow_steps: [k]i32)
+                                  (repayments: [k]real) (coupons: [k]real) (spreads: [n]real) (types: [n]i32)
+                                  (strikes: [n]real) (first_exercise: [n]i32) (last_exercise: [n]i32)
+                                  (frequencies: [n]i32) (curve_index: [n]i32) (curve_terms: [c]i32)
+                                  (curve_rates: [l]real) (curve_days: [l]i32) : [n]real =
     let yc_offsets = exclusive_scan curve_terms
     let one_bond (v: i64) : real =
       let off = cf_offsets[v]
@@ -198,9 +198,10 @@ entry bonds64 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f
                               (strikes: [n]f64) (first_exercise: [n]i32) (last_exercise: [n]i32)
                               (frequencies: [n]i32) (curve_index: [n]i32) (curve_terms: [c]i32)
                               (curve_rates: [l]f64) (curve_days: [l]i32) : [n]f64 =
-  fast_bond64.prices_with map fast_bond64.own_shape term_units term_steps a sigma cashflows cashflow_steps
-                          repayments coupons spreads types strikes first_exercise last_exercise frequencies
-                          curve_index curve_terms curve_rates curve_days
+  fast_bond64.prices_with map fast_bond64.own_shape (fast_bond64.exclusive_scan cashflows)
+                          term_units term_steps a sigma cashflows cashflow_steps repayments coupons spreads
+                          types strikes first_exercise last_exercise frequencies curve_index curve_terms
+                          curve_rates curve_days
 
 entry bonds32 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f32) (sigma: [n]f32)
                               (_maturities: [n]f32) (cashflows: [n]i32) (cashflow_steps: [k]i32)
@@ -208,30 +209,36 @@ entry bonds32 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f
                               (strikes: [n]f32) (first_exercise: [n]i32) (last_exercise: [n]i32)
                               (frequencies: [n]i32) (curve_index: [n]i32) (curve_terms: [c]i32)
                               (curve_rates: [l]f32) (curve_days: [l]i32) : [n]f32 =
-  fast_bond32.prices_with map fast_bond32.own_shape term_units term_steps a sigma cashflows cashflow_steps
-                          repayments coupons spreads types strikes first_exercise last_exercise frequencies
-                          curve_index curve_terms curve_rates curve_days
+  fast_bond32.prices_with map fast_bond32.own_shape (fast_bond32.exclusive_scan cashflows)
+                          term_units term_steps a sigma cashflows cashflow_steps repayments coupons spreads
+                          types strikes first_exercise last_exercise frequencies curve_index curve_terms
+                          curve_rates curve_days
 
 -- | Bonds one per workgroup (the GPU shape): levels of `w` nodes (at least 2 min(jmax, n) + 3 of
--- every bond) and `N` steps (at least n + 1 of every bond).
-entry bonds_grouped64 [n] [k] [c] [l] (w: i64) (N: i64) (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f64)
-                                      (sigma: [n]f64) (_maturities: [n]f64) (cashflows: [n]i32)
-                                      (cashflow_steps: [k]i32) (repayments: [k]f64) (coupons: [k]f64)
-                                      (spreads: [n]f64) (types: [n]i32) (strikes: [n]f64) (first_exercise: [n]i32)
+-- every bond) and `N` steps (at least n + 1 of every bond).  `cashflow_offsets`: where each bond's
+-- cash flows start in the cash-flow arrays, which may hold other bonds' too (so that a class of a
+-- book is priced from the book's cash-flow arrays, without copying them); `cashflows` still
+-- counts each bond's.
+entry bonds_grouped64 [n] [k] [c] [l] (w: i64) (N: i64) (cashflow_offsets: [n]i64)
+                                      (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f64) (sigma: [n]f64)
+                                      (_maturities: [n]f64) (cashflows: [n]i32) (cashflow_steps: [k]i32)
+                                      (repayments: [k]f64) (coupons: [k]f64) (spreads: [n]f64)
+                                      (types: [n]i32) (strikes: [n]f64) (first_exercise: [n]i32)
                                       (last_exercise: [n]i32) (frequencies: [n]i32) (curve_index: [n]i32)
                                       (curve_terms: [c]i32) (curve_rates: [l]f64) (curve_days: [l]i32) : [n]f64 =
   fast_bond64.prices_with (\f xs -> #[unsafe] #[incremental_flattening(only_intra)] map f xs) (\_ -> (w, N))
-                          term_units term_steps a sigma cashflows cashflow_steps repayments coupons spreads types
-                          strikes first_exercise last_exercise frequencies curve_index curve_terms curve_rates
-                          curve_days
+                          cashflow_offsets term_units term_steps a sigma cashflows cashflow_steps repayments
+                          coupons spreads types strikes first_exercise last_exercise frequencies curve_index
+                          curve_terms curve_rates curve_days
 
-entry bonds_grouped32 [n] [k] [c] [l] (w: i64) (N: i64) (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f32)
-                                      (sigma: [n]f32) (_maturities: [n]f32) (cashflows: [n]i32)
-                                      (cashflow_steps: [k]i32) (repayments: [k]f32) (coupons: [k]f32)
-                                      (spreads: [n]f32) (types: [n]i32) (strikes: [n]f32) (first_exercise: [n]i32)
+entry bonds_grouped32 [n] [k] [c] [l] (w: i64) (N: i64) (cashflow_offsets: [n]i64)
+                                      (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f32) (sigma: [n]f32)
+                                      (_maturities: [n]f32) (cashflows: [n]i32) (cashflow_steps: [k]i32)
+                                      (repayments: [k]f32) (coupons: [k]f32) (spreads: [n]f32)
+                                      (types: [n]i32) (strikes: [n]f32) (first_exercise: [n]i32)
                                       (last_exercise: [n]i32) (frequencies: [n]i32) (curve_index: [n]i32)
                                       (curve_terms: [c]i32) (curve_rates: [l]f32) (curve_days: [l]i32) : [n]f32 =
   fast_bond32.prices_with (\f xs -> #[unsafe] #[incremental_flattening(only_intra)] map f xs) (\_ -> (w, N))
-                          term_units term_steps a sigma cashflows cashflow_steps repayments coupons spreads types
-                          strikes first_exercise last_exercise frequencies curve_index curve_terms curve_rates
-                          curve_days
+                          cashflow_offsets term_units term_steps a sigma cashflows cashflow_steps repayments
+                          coupons spreads types strikes first_exercise last_exercise frequencies curve_index
+                          curve_terms curve_rates curve_days

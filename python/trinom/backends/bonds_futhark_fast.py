@@ -90,15 +90,29 @@ def price(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precision: str
     return price_grouped(portfolio, curves, precision, chosen, context_options)
 
 
+#: Which of the 19 entry arrays hold one entry per bond (the others: cash flows, then curves).
+PER_BOND = (0, 1, 2, 3, 4, 5, 9, 10, 11, 12, 13, 14, 15)
+
+
 def price_grouped(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precision: str, target: str,
                   context_options: dict[str, Any]) -> np.ndarray:
-    """The GPU shape on any target (the tests run it on c): one ``bonds_grouped`` call per class."""
+    """The GPU shape on any target (the tests run it on c): one ``bonds_grouped`` call per class.
+
+    The entry arrays are made once; a class takes its bonds' rows of the per-bond arrays and the whole
+    cash-flow and curve arrays, with each bond's offset into the cash flows.
+    """
     out = np.empty(len(portfolio), dtype=_futhark.REAL_DTYPES[precision])
+    arrays = bonds_futhark.entry_arrays(portfolio, curves, precision)
+    counts = arrays[5].astype(np.int64)
+    offsets = np.cumsum(counts) - counts
     for width, steps, rows in classes(portfolio, target, precision):
-        part = portfolio if len(rows) == len(portfolio) and np.array_equal(rows, np.arange(len(rows))) \
-            else portfolio[rows]
-        shape = ("one", ()) if width == 0 else ("grouped", (np.int64(width), np.int64(steps)))
-        out[rows] = _run(shape, part, curves, precision, target, context_options)
+        if width == 0:
+            out[rows] = _run(("one", ()), portfolio[rows], curves, precision, target, context_options)
+            continue
+        part = [column[rows] if i in PER_BOND else column for i, column in enumerate(arrays)]
+        out[rows] = _futhark.call_entry(PROGRAM, ENTRIES["grouped", precision],
+                                        [np.int64(width), np.int64(steps), offsets[rows], *part], precision, target,
+                                        context_options, targets=TARGETS)
     return out
 
 
