@@ -198,6 +198,17 @@ class FutharkLibrary:
             result = getattr(self._impl, entry)(*args)
             return self._impl.from_futhark(result)
 
+    def resident(self, entry: str, position: int, array: np.ndarray) -> Any:
+        """``array`` copied to the context once, as input ``position`` of ``entry`` takes it: passing the
+        result instead of the array saves the copy on every call (a book's cash flows, shared by the
+        calls of its classes)."""
+        with self._lock:
+            impl = self._impl
+            function = impl.ffi.typeof(getattr(impl.lib, f"futhark_entry_{entry}"))
+            inputs = [t for t in function.args[1:]
+                      if not (t.kind == "pointer" and t.item.kind in ("primitive", "pointer"))]
+            return impl.to_futhark(impl.types[inputs[position]], array)
+
     def entries(self) -> list[str]:
         """Names of the library's entry points."""
         return [fn[len("futhark_entry_"):] for fn in dir(self._impl.lib) if fn.startswith("futhark_entry_")]
@@ -363,6 +374,13 @@ def call_entry(program: str, entry: str, arguments: Sequence[Any], precision: st
     check_precision(precision)
     if target is not None and target not in targets:
         raise ValueError(f"unknown target {target!r}; choose one of {', '.join(targets)}")
+    library = usable_context(program, target, context_options)
+    return np.asarray(library.call(entry, *arguments), dtype=REAL_DTYPES[precision]).reshape(-1)
+
+
+def usable_context(program: str, target: str | None, context_options: dict[str, Any]) -> Any:
+    """The context of ``program`` on ``target`` (None: :func:`default_target`), or
+    :class:`BackendUnavailable` saying why it cannot run here."""
     if target is None:
         target = default_target(program)
     if (program, target) not in _ready:  # probed once per process: the probe globs and imports (~0.1 ms)
@@ -370,8 +388,7 @@ def call_entry(program: str, entry: str, arguments: Sequence[Any], precision: st
         if not ok:
             raise BackendUnavailable(f"futhark-{program} on {target}: {why}")
         _ready.add((program, target))
-    library = context(program, target, **context_options)
-    return np.asarray(library.call(entry, *arguments), dtype=REAL_DTYPES[precision]).reshape(-1)
+    return context(program, target, **context_options)
 
 
 #: The (program, target) pairs found usable in this process.
@@ -391,4 +408,4 @@ def split_options(options: dict[str, Any], extra: Sequence[str], backend: str) -
 
 
 __all__ = ["POCL_SAFE_BUILD_OPTION", "TARGETS", "available", "call_entry", "context", "default_target",
-           "input_arrays", "is_built", "load_module", "module_name", "run", "split_options"]
+           "input_arrays", "is_built", "load_module", "module_name", "run", "split_options", "usable_context"]

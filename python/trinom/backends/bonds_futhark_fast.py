@@ -105,14 +105,18 @@ def price_grouped(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precis
     arrays = bonds_futhark.entry_arrays(portfolio, curves, precision)
     counts = arrays[5].astype(np.int64)
     offsets = np.cumsum(counts) - counts
+    entry = ENTRIES["grouped", precision]
+    shared: dict[int, Any] = {}
     for width, steps, rows in classes(portfolio, target, precision):
         if width == 0:
             out[rows] = _run(("one", ()), portfolio[rows], curves, precision, target, context_options)
             continue
-        part = [column[rows] if i in PER_BOND else column for i, column in enumerate(arrays)]
-        out[rows] = _futhark.call_entry(PROGRAM, ENTRIES["grouped", precision],
-                                        [np.int64(width), np.int64(steps), offsets[rows], *part], precision, target,
-                                        context_options, targets=TARGETS)
+        if not shared:  # the cash flows and curves, copied to the device once for every class
+            library = _futhark.usable_context(PROGRAM, target, context_options)
+            shared = {i: library.resident(entry, i + 3, column) for i, column in enumerate(arrays) if i not in PER_BOND}
+        part = [column[rows] if i in PER_BOND else shared[i] for i, column in enumerate(arrays)]
+        out[rows] = _futhark.call_entry(PROGRAM, entry, [np.int64(width), np.int64(steps), offsets[rows], *part],
+                                        precision, target, context_options, targets=TARGETS)
     return out
 
 
