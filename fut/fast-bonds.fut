@@ -43,35 +43,47 @@ module fast_bond (R: float) = {
   -- | x_j = exp(mdrdt j), as the spec computes it (§9).
   def node_discount (geo: B.geometry) (j: i64) : real = B.r (f64.exp (B.d (geo.mdrdt R.* R.i64 j)))
 
+  -- | The backward tables: pu and pd (pm = 1 - pu - pd: the three sum to one in every case of the
+  -- lattice, and one level less lets trees of 513 nodes fit OpenCL's 48 KiB of local memory in
+  -- float64) and x_j (kept out of the probabilities, as in the spec, which keeps float32 from
+  -- overflowing where the reference does not).
+  type tables [w] = {pu: [w]real, pd: [w]real, x: [w]real}
+
+  def tables_of (geo: B.geometry) (h: i64) (w: i64) : tables [w] =
+    let node (k: i64) : (real, real, real) =
+      let j = k - F.centre h
+      in if j < -h || j > h then (zero, zero, zero)
+         else let (pu, _, pd) = L.probabilities geo.M geo.jmax j
+              in (pu, pd, node_discount geo j)
+    let (pu, pd, x) = unzip3 (tabulate w node)
+    in {pu, pd, x}
+
+  def pm_of [w] (tb: tables [w]) (k: i64) : real = one R.- tb.pu[k] R.- tb.pd[k]
+
   -- | Node k (node j = k - centre h) of the next forward level, x_j sum_s p(j+s -> j) U[k+s], with
-  -- the branch probabilities read from the backward tables (the source's own pu, pm, pd) instead
-  -- of tables of their own: three fewer levels in a workgroup's local memory, which lets trees of
-  -- 513 nodes fit OpenCL's 48 KiB in float64.  A source at -jmax branches +2, +1, 0 (pu, pm, pd),
-  -- at jmax 0, -1, -2, elsewhere +1, 0, -1.  A node that takes no second branch reads itself
-  -- there with weight zero.
-  def forward_node [w] (tb: F.expectations [w]) (xs: [w]real) (h: i64) (jmax: i64) (U: [w]real) (k: i64) : real =
+  -- the branch probabilities of the sources read from the tables.  A source at -jmax branches +2,
+  -- +1, 0 (pu, pm, pd), at jmax 0, -1, -2, elsewhere +1, 0, -1.  A node that takes no second
+  -- branch reads itself there with weight zero.
+  def forward_node [w] (tb: tables [w]) (h: i64) (jmax: i64) (U: [w]real) (k: i64) : real =
     let j = k - F.centre h
-    let from_below = if j - 1 == -jmax then tb.B_m[k - 1] else tb.B_u[k - 1]
-    let from_here = if j == -jmax then tb.B_d[k] else if j == jmax then tb.B_u[k] else tb.B_m[k]
-    let from_above = if j + 1 == jmax then tb.B_m[k + 1] else tb.B_d[k + 1]
-    let (low_weight, low_source) = if h == jmax && j == 2 - jmax then (tb.B_u[k - 2], k - 2) else (zero, k)
-    let (high_weight, high_source) = if h == jmax && j == jmax - 2 then (tb.B_d[k + 2], k + 2) else (zero, k)
+    let from_below = if j - 1 == -jmax then pm_of tb (k - 1) else tb.pu[k - 1]
+    let from_here = if j == -jmax then tb.pd[k] else if j == jmax then tb.pu[k] else pm_of tb k
+    let from_above = if j + 1 == jmax then pm_of tb (k + 1) else tb.pd[k + 1]
+    let (low_weight, low_source) = if h == jmax && j == 2 - jmax then (tb.pu[k - 2], k - 2) else (zero, k)
+    let (high_weight, high_source) = if h == jmax && j == jmax - 2 then (tb.pd[k + 2], k + 2) else (zero, k)
     let (below, here, above) = (U[k - 1], U[k], U[k + 1])
     let (second_low, second_high) = (U[low_source], U[high_source])
     let sum = R.(from_below * below + from_here * here + from_above * above
                  + low_weight * second_low + high_weight * second_high)
-    in xs[k] R.* sum
+    in tb.x[k] R.* sum
 
-  -- | The backward tables: the probabilities alone (x_j multiplies the discount, as in the spec,
-  -- which keeps float32 from overflowing where the reference does not) and x.
-  def expectations_of (geo: B.geometry) (h: i64) (w: i64) : (F.expectations [w], [w]real) =
-    let node (k: i64) : (real, real, real, real) =
-      let j = k - F.centre h
-      in if j < -h || j > h then (zero, zero, zero, zero)
-         else let (pu, pm, pd) = L.probabilities geo.M geo.jmax j
-              in (pu, pm, pd, node_discount geo j)
-    let (B_u, B_m, B_d, x) = unzip4 (tabulate w node)
-    in ({B_u, B_m, B_d}, x)
+  -- | Node k of the previous backward level, (pu V_up + pm V_mid) + pd V_down (the spec's order;
+  -- `at` reads the level after it).
+  def backward_node [w] (tb: tables [w]) (h: i64) (jmax: i64) (at: i64 -> real) (k: i64) : real =
+    let j = k - F.centre h
+    let c = if j == -jmax then k + 1 else if j == jmax then k - 1 else k
+    let (up, mid, down) = (at (c + 1), at c, at (c - 1))
+    in R.(tb.pu[k] * up + pm_of tb k * mid + tb.pd[k] * down)
 
   -- | One bond on levels of w >= 2 window + 3 nodes and step arrays of N >= max(n, 1) + 1
   -- entries.  The bond's cash flows are `flows` of the global arrays (read in place: a per-bond
@@ -107,7 +119,7 @@ module fast_bond (R: float) = {
     -- scale.  Whenever S leaves [2^-16, 2^16] the next level is rescaled by S's power of two (levels
     -- drift by up to exp(alpha dt) a step: far more than float32's range over a tree), and the
     -- ratio S_{i-1} / S_i takes the rescaling back.
-    let (tb, xs) = expectations_of geo h w
+    let tb = tables_of geo h w
     let U0 = tabulate w (\q -> if q == c then one else zero)
     let (_, _, steps, _) =
       loop (U, S, steps, (col, row)) = (U0, one, steps, next (0, 0)) for i_ < m - 1 do
@@ -116,7 +128,7 @@ module fast_bond (R: float) = {
         let live = i64.min i jmax
         -- (No flushing of tiny values as for options: U_i[j] = Q_i[j] x_j / D_i spans the range
         -- of x_j, which on the paper's trees is wide, so a tiny U can carry real mass.)
-        let U = tabulate w (\q -> if is_live live q then F.rescaled x (forward_node tb xs h jmax U q) else zero)
+        let U = tabulate w (\q -> if is_live live q then F.rescaled x (forward_node tb h jmax U q) else zero)
         let S_i = reduce (R.+) zero U
         let E = B.r (steps[col, row] * B.d (R.ldexp (S R./ S_i) (-x)))
         in (U, S_i, steps with [col, row] = B.d E, next (col, row))
@@ -150,7 +162,7 @@ module fast_bond (R: float) = {
         let at (q: i64) : real = if is_live hh q then Val[q] R.+ added else Val[q]
         let Val = tabulate w (\q ->
                     if !(is_live hh q) then zero
-                    else let cont = F.backward_node tb h jmax at q R.* ((e R.* xs[q]) R.* g)
+                    else let cont = backward_node tb h jmax at q R.* ((e R.* tb.x[q]) R.* g)
                          let v = if !exercise then cont
                                  else if kind == CALL then (if cont R.> exercise_price then exercise_price else cont)
                                  else (if exercise_price R.> cont then exercise_price else cont)

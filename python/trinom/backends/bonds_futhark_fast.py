@@ -31,11 +31,11 @@ TARGETS: tuple[str, ...] = ("c", "multicore", "opencl", "cuda")
 PROGRAM = "fastbonds"
 ENTRIES = {("one", "f64"): "bonds64", ("one", "f32"): "bonds32",
            ("grouped", "f64"): "bonds_grouped64", ("grouped", "f32"): "bonds_grouped32"}
-#: Local memory of one workgroup, read off the generated kernels: nine levels of the width (the probability
-#: and node-discount tables, two levels per pass, the level sums' scratch) in the working precision, and the
+#: Local memory of one workgroup, read off the generated kernels: eight levels of the width (the pu, pd and
+#: node-discount tables, two levels per pass, the level sums' scratch) in the working precision, and the
 #: per-step table of ``ceil(steps / width)`` columns of the width in float64 (8 bytes a step, and up to one
 #: more float64 level for the rounding).
-LEVELS = 9
+LEVELS = 8
 STEP_BYTES = 8
 
 
@@ -61,11 +61,19 @@ def shapes(portfolio: BondPortfolio) -> tuple[np.ndarray, np.ndarray]:
 
 def classes(portfolio: BondPortfolio, target: str = "cuda", precision: str = "f64") -> list[tuple[int, int, np.ndarray]]:
     """``(width, steps, rows)`` of the GPU shape, rows tallest first; ``(0, 0, rows)``: the bonds whose
-    class would not fit one workgroup's local memory on ``target`` (they take the per-bond entry)."""
+    class would not fit one workgroup's local memory on ``target`` (they take the per-bond entry).
+
+    Widths are rounded up to a multiple of 32 and step counts to a power of two (few classes, few
+    calls); where that would not fit the local memory, step counts are rounded up to a quarter of their
+    power of two instead, and then widths kept exact.
+    """
     width, steps = shapes(portfolio)
-    group = -(-width // futhark_fast.GROUP_STEP) * futhark_fast.GROUP_STEP
-    bucket = np.maximum(32, 2 ** np.ceil(np.log2(steps)).astype(np.int64))
     limit = futhark_fast.LOCAL_MEMORY.get(target, futhark_fast.LOCAL_MEMORY["cuda"])
+    group = -(-width // futhark_fast.GROUP_STEP) * futhark_fast.GROUP_STEP
+    power = np.maximum(32, 2 ** np.ceil(np.log2(steps)).astype(np.int64))
+    quarter = np.maximum(8, power // 8)
+    bucket = np.where(local_bytes(group, power, precision) <= limit, power, -(-steps // quarter) * quarter)
+    group = np.where(local_bytes(group, bucket, precision) <= limit, group, width)
     fits = (group <= futhark_fast.MAX_GROUP) & (local_bytes(group, bucket, precision) <= limit)
     group, bucket = np.where(fits, group, 0), np.where(fits, bucket, 0)
     order = np.lexsort((-steps, bucket, group))
