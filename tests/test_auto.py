@@ -58,6 +58,13 @@ def test_rule(monkeypatch):
     available |= {("futhark", "multicore")}
     assert auto.choose(big) == ("futhark", "multicore")
     assert auto.choose(book) == ("futhark", "c")  # tiny: one thread beats the thread pool
+    available |= {("futhark", "opencl")}
+    monkeypatch.setattr(auto, "opencl_gpu", lambda: False)
+    assert auto.choose(big) == ("futhark", "multicore")  # OpenCL on the CPU (PoCL): not a GPU
+    monkeypatch.setattr(auto, "opencl_gpu", lambda: True)
+    assert auto.inspect(big).work >= auto.OPENCL_GPU_WORK
+    assert auto.choose(big) == ("futhark", "opencl")  # an OpenCL GPU (AMD, Intel) and no CUDA
+    assert auto.choose(book) == ("futhark", "c")  # tiny: not worth a GPU call
     available |= {("cuda", None)}
     assert auto.choose(big) == ("cuda", None)
     assert auto.choose(book) == ("cuda", None)  # on the H100 cuda beat the c target even on the book

@@ -13,9 +13,15 @@ benches/RESULTS.md (H100 and the 2-core CPU, float32 and float64, options and bo
 2. Without a GPU, a book with less work than :data:`TINY_WORK` node updates goes to Futhark's
    single-threaded ``c`` target (the 5-option book: 0.39 ms against 0.54 ms on ``multicore``,
    whose thread pool costs more than the work).
-3. Otherwise ``futhark`` on the ``multicore`` target (trinom-basic.fut for options, bonds.fut for
-   bonds), which beat ``c``, ``futhark-flat`` and the NumPy reference on every CPU dataset.
-4. Without compiled libraries: the NumPy ``reference``.
+3. Without an NVIDIA GPU but with a GPU platform of OpenCL (AMD, Intel, or NVIDIA's OpenCL without
+   CUDA), a book of at least :data:`OPENCL_GPU_WORK` node updates goes to ``futhark`` on ``opencl``
+   (fut/fast.fut and fut/fast-bonds.fut, one tree per workgroup): on the H100's OpenCL it priced every
+   thesis and paper dataset within 0.9-1.15x of its own cuda target (benches/RESULTS-futhark.md), and a
+   call costs about 4 ms however small the book, which the 2-core CPU spends on this much work.
+4. Otherwise ``futhark`` on the ``multicore`` target (fast.fut for options, fast-bonds.fut for bonds:
+   5-9x ``futhark-basic`` and the paper's bonds.fut), which beat ``c`` and the NumPy reference on
+   every CPU dataset.
+5. Without compiled libraries: the NumPy ``reference``.
 
 A ``target`` given by the caller is honoured: ``auto`` then picks among the engines that run on
 it (``cuda``: the hand-written CUDA engine; ``c``, ``multicore``, ``opencl``, ``pyopencl``: Futhark).
@@ -27,11 +33,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import backends
+from .backends import futhark_fast
 from .book import Book
 from .portfolio import describe
 
 #: Below this much work (node updates, both passes) one CPU thread beats the multicore thread pool.
 TINY_WORK = 20_000
+#: From this much work (node updates, both passes) an OpenCL GPU beats the CPU (rule 3).
+OPENCL_GPU_WORK = 5e6
 #: Widest tree the ``cuda`` engine's fast kernels hold in registers (wider ones use its fallbacks).
 CUDA_FAST_MAX_WIDTH = 512
 
@@ -70,6 +79,11 @@ def usable(name: str, target: str | None = None) -> bool:
     return backends.usable(name, target)
 
 
+def opencl_gpu() -> bool:
+    """Is there an OpenCL platform with a GPU here (not PoCL on the CPU)?"""
+    return futhark_fast.gpu_shape("opencl")
+
+
 def choose(book: Book, precision: str = "f64", target: str | None = None) -> tuple[str, str | None]:
     """The engine (and its target, or None) that ``auto`` runs for ``book``, honouring ``target``."""
     if target is None or target == "cuda":
@@ -81,7 +95,10 @@ def choose(book: Book, precision: str = "f64", target: str | None = None) -> tup
             return futhark, target
         raise backends.BackendUnavailable(f"no engine can run on target {target!r} here "
                                           f"({backends.get(futhark).available(target)[1]})")
-    if inspect(book).work < TINY_WORK and usable("futhark", "c"):
+    work = inspect(book).work
+    if work >= OPENCL_GPU_WORK and usable("futhark", "opencl") and opencl_gpu():
+        return "futhark", "opencl"
+    if work < TINY_WORK and usable("futhark", "c"):
         return "futhark", "c"
     for candidate in ("multicore", "c"):
         if usable("futhark", candidate):
