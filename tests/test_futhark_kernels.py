@@ -78,3 +78,18 @@ def test_grouped_kernels_hold_as_many_levels_in_local_memory_as_the_classes_assu
         levels = re.findall(r"volatile __local unsigned char \*\w+_backing_\d+ =", source)
         assert len(levels) == futhark_fast.LOCAL_LEVELS, name
 
+
+
+@pytest.mark.parametrize("program,compiles", [("nested-allocation.fut", False), ("nested-allocation-workaround.fut", True)])
+def test_the_nested_allocation_reproducer_still_shows_the_limitation(tmp_path, program, compiles):
+    """fut/repro/: Futhark 0.25.27's GPU backends refuse an `if` between two arrays of a map element's own
+    size; one `tabulate` choosing per element compiles. (If the first starts compiling, the limitation is
+    gone and fast.fut may be written more plainly.)"""
+    if futhark() is None:
+        pytest.skip("futhark not found (make setup-futhark)")
+    shutil.copy(ROOT / "fut" / "repro" / program, tmp_path)
+    run = subprocess.run([futhark(), "cuda", "--library", program, "-o", "repro"], cwd=tmp_path,
+                         capture_output=True, text=True)
+    assert (run.returncode == 0) == compiles, run.stderr[-500:]
+    if not compiles:
+        assert "Cannot handle nested allocation" in run.stderr
