@@ -16,10 +16,11 @@ benches/RESULTS.md (H100 and the 2-core CPU, float32 and float64, options and bo
 3. Without an NVIDIA GPU but with a GPU platform of OpenCL (AMD, Intel, or NVIDIA's OpenCL without
    CUDA), a book of at least :data:`OPENCL_GPU_WORK` node updates goes to ``futhark`` on ``opencl``
    (fut/fast.fut and fut/fast-bonds.fut, one tree per workgroup): on the H100's OpenCL it priced every
-   thesis and paper dataset within 0.9-1.15x of its own cuda target (benches/RESULTS-futhark.md), and a
-   call costs about 4 ms however small the book, which the 2-core CPU spends on this much work.
-4. Otherwise ``futhark`` on the ``multicore`` target (fast.fut for options, fast-bonds.fut for bonds:
-   5-9x ``futhark-basic`` and the paper's bonds.fut), which beat ``c`` and the NumPy reference on
+   thesis and paper dataset within 0.9-1.15x of its own cuda target (benches/RESULTS-futhark.md). A GPU
+   call has a fixed cost (binning on the host, copies from pageable memory: about 2 of the 3.6 ms of
+   0_UNIFORM f32 on the H100), which the 2-core CPU spends on about this much work (1 Gnode/s).
+4. Otherwise ``futhark`` on the ``multicore`` target (fast.fut for options: 5x ``futhark-basic``;
+   fast-bonds.fut for bonds: 1.4x the paper's bonds.fut), which beat ``c`` and the NumPy reference on
    every CPU dataset.
 5. Without compiled libraries: the NumPy ``reference``.
 

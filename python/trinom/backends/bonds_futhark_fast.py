@@ -7,11 +7,11 @@ spec's order (docs/paper-instrument.md; the quirks as fut/bonds.fut keeps them).
 reference to about 1e-12; float32 with the float64 reference wherever the float32 reference does.
 
 On the CPU targets every bond is one map element (``bonds64``/``bonds32``). On the GPU targets bonds are
-binned by level width (``2 min(jmax, n) + 3``, rounded up to a multiple of 32) and by height (the step
-arrays' length, rounded up to a power of two), tallest first in a class, and each class is priced by
+binned by level width (``2 min(jmax, n) + 3``) and by height (the step table's length), tallest first in
+a class (:func:`classes`), and each class is priced by
 ``bonds_grouped64``/``bonds_grouped32``: one bond per workgroup, levels and step arrays in local memory.
 Classes that would not fit the target's local memory take the per-bond entry. ``fut/bonds.fut`` (the
-paper's program, operation by operation) stays as the ``futhark-basic`` engine's bond pricer. Options:
+paper's program, operation by operation) stays as the ``futhark-paper`` engine's bond pricer. Options:
 ``device``, ``platform``, ``build_options``, ``num_threads`` (as every Futhark backend).
 """
 
@@ -64,15 +64,15 @@ def classes(portfolio: BondPortfolio, target: str = "cuda", precision: str = "f6
     class would not fit one workgroup's local memory on ``target`` (they take the per-bond entry).
 
     Widths are rounded up to a multiple of 32 and step counts to a power of two (few classes, few
-    calls); where that would not fit the local memory, step counts are rounded up to a quarter of their
-    power of two instead, and then widths kept exact.
+    calls); where that would not fit the local memory, step counts are rounded up to a multiple of an
+    eighth of that power of two instead, and then widths kept exact.
     """
     width, steps = shapes(portfolio)
     limit = futhark_fast.LOCAL_MEMORY.get(target, futhark_fast.LOCAL_MEMORY["cuda"])
     group = -(-width // futhark_fast.GROUP_STEP) * futhark_fast.GROUP_STEP
     power = np.maximum(32, 2 ** np.ceil(np.log2(steps)).astype(np.int64))
-    quarter = np.maximum(8, power // 8)
-    bucket = np.where(local_bytes(group, power, precision) <= limit, power, -(-steps // quarter) * quarter)
+    eighth = np.maximum(8, power // 8)
+    bucket = np.where(local_bytes(group, power, precision) <= limit, power, -(-steps // eighth) * eighth)
     group = np.where(local_bytes(group, bucket, precision) <= limit, group, width)
     fits = (group <= futhark_fast.MAX_GROUP) & (local_bytes(group, bucket, precision) <= limit)
     group, bucket = np.where(fits, group, 0), np.where(fits, bucket, 0)
