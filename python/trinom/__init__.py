@@ -16,9 +16,10 @@ from .constants import CALL, PUT
 from .curve import YieldCurve
 from .errors import InputError
 from .market import Market
+from .oas import OASResult, oas
 from .portfolio import FIELDS, Portfolio
 from .result import Prices
 
 __version__ = "0.2.0"
-__all__ = ["CALL", "FIELDS", "PUT", "BondPortfolio", "BondPrices", "Book", "InputError", "Market", "Portfolio",
-           "Prices", "YieldCurve", "__version__", "closed_form", "generator", "price", "price_bonds"]
+__all__ = ["CALL", "FIELDS", "PUT", "BondPortfolio", "BondPrices", "Book", "InputError", "Market", "OASResult",
+           "Portfolio", "Prices", "YieldCurve", "__version__", "closed_form", "generator", "oas", "price", "price_bonds"]

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import csv
 import os
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from . import __version__, auto, backends, io
 from .api import price
@@ -23,6 +26,7 @@ from .errors import InputError
 from .files import check_output
 from .generator import generate
 from .lattice import work
+from .oas import oas
 from .portfolio import Portfolio
 from .result import Prices
 
@@ -102,6 +106,55 @@ def cmd_price(args: argparse.Namespace) -> int:
     where = f" -> {args.out}" if args.out else ""
     print(f"trinom: {len(instruments)} {kind} priced on {result.engine or args.backend} ({args.precision}) in "
           f"{elapsed:.3f} s{f', {bad} rows with errors' if bad else ''}{where}", file=sys.stderr)
+    return 0
+
+
+def read_market_prices(path: Path, ids: Sequence[object]) -> np.ndarray:
+    """``id,price`` rows (a header line first) -> one price per bond, in the book's order; a bond without
+    a row, a row of an unknown bond, a repeated id or a price that is no number is an error naming it."""
+    if not path.exists():
+        raise InputError([(None, "--market-prices", f"{path}: no such file")])
+    with path.open(newline="") as handle:
+        rows = list(csv.reader(handle))
+    if not rows or [cell.strip().lower() for cell in rows[0][:2]] != ["id", "price"]:
+        raise InputError([(None, "--market-prices", f"{path}: the first line must be the header id,price")])
+    where = {str(bond): k for k, bond in enumerate(ids)}
+    prices = np.full(len(ids), np.nan)
+    seen: set[str] = set()
+    problems = []
+    for line, row in enumerate(rows[1:], start=2):
+        if not row or not "".join(row).strip():
+            continue
+        bond = row[0].strip()
+        if len(row) < 2 or bond not in where or bond in seen:
+            why = "no price" if len(row) < 2 else "a bond not in the book" if bond not in where else "repeated"
+            problems.append((where.get(bond), "--market-prices", f"{path} line {line}: id {bond!r}: {why}"))
+            continue
+        seen.add(bond)
+        try:
+            prices[where[bond]] = float(row[1])
+        except ValueError:
+            problems.append((where[bond], "--market-prices", f"{path} line {line}: price {row[1]!r} is no number"))
+    problems += [(k, "--market-prices", f"{path}: no price for bond {bond!r}") for bond, k in where.items()
+                 if bond not in seen and all(p[0] != k for p in problems)]
+    if problems:
+        raise InputError(problems)
+    return prices
+
+
+def cmd_oas(args: argparse.Namespace) -> int:
+    check_output(args.out, [args.portfolio, *companions(args.portfolio), args.market_prices])
+    args.format, args.yield_file, args.errors = "bonds", None, "mask"
+    bonds, curves = read_book(args)
+    ids = bond_ids(args.portfolio)
+    market = read_market_prices(args.market_prices, ids)
+    start = time.perf_counter()
+    result = oas(bonds, curves, market, price_type="dirty" if args.dirty else "clean", backend=args.backend,
+                 target=args.target, precision=args.precision, max_width=args.max_width, max_steps=args.max_steps)
+    result.to_frame(ids).to_csv(args.out, index=False, float_format="%.17g")
+    failed = int((result.status != "converged").sum())
+    print(f"trinom: OAS of {len(bonds)} bonds in {time.perf_counter() - start:.3f} s ({result.pricings} batched "
+          f"pricings){f', {failed} without one' if failed else ''} -> {args.out}", file=sys.stderr)
     return 0
 
 
@@ -268,6 +321,20 @@ def parser() -> argparse.ArgumentParser:
                     help="raise: stop at the first bad input, naming every bad row; mask: price the good rows, "
                     "NaN and a message for the bad ones (default %(default)s)")
     pr.set_defaults(func=cmd_price)
+
+    oas_cmd = command("oas", "option-adjusted spread of every bond of a file from market prices")
+    instrument_file(oas_cmd)
+    oas_cmd.add_argument("--market-prices", type=Path, required=True,
+                         help="CSV id,price: one market price per bond (per 100 face), ids as in the bond file")
+    oas_cmd.add_argument("--dirty", action="store_true", help="the market prices are dirty (default: clean)")
+    oas_cmd.add_argument("--backend", default="auto", choices=backends.names(), metavar="ENGINE",
+                         help="the engine of every pricing (default %(default)s)")
+    oas_cmd.add_argument("--target", choices=("c", "multicore", "opencl", "cuda"), help="where the engine runs")
+    oas_cmd.add_argument("--precision", default="f64", choices=backends.PRECISIONS,
+                         help="float64 or float32 arithmetic (default %(default)s)")
+    oas_cmd.add_argument("--out", type=Path, required=True,
+                         help="CSV id,oas,price,iterations,error (oas in percent, as the bond file's spread)")
+    oas_cmd.set_defaults(func=cmd_oas)
 
     info = command("info", "size, tree widths and heights and their statistics, work, problems, the engine auto picks")
     instrument_file(info)

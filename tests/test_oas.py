@@ -1,0 +1,92 @@
+"""trinom.oas: option-adjusted spreads from market prices, the whole book at once (issue 14, item 3)."""
+
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pytest
+import trinom
+from trinom.bonds.generator import generate_bonds
+from trinom.cli import main
+from trinom.oas import CONVERGED, OUTSIDE, oas
+
+ENGINE = {"backend": "futhark", "target": "c"}
+
+
+def with_spread(bonds: trinom.BondPortfolio, spread: np.ndarray) -> trinom.BondPortfolio:
+    return trinom.BondPortfolio(**{**bonds.as_dict(), "spread": spread})
+
+
+@pytest.mark.parametrize("name", ["U1", "R1", "S1"])
+@pytest.mark.parametrize("price_type", ["clean", "dirty"])
+def test_the_model_price_at_the_oas_is_the_market_price(name, price_type):
+    """price(oas(p)) = p to 1e-8 for every bond, whatever side of the model the market lies on."""
+    bonds, curves = generate_bonds(name, 30, seed=4)
+    model = trinom.price(bonds, curves, **ENGINE)
+    base = model.clean if price_type == "clean" else model.price
+    market = base * (1 + np.random.default_rng(2).uniform(-0.2, 0.2, len(bonds)))
+    result = oas(bonds, curves, market, price_type=price_type, **ENGINE)
+    assert (result.status == CONVERGED).all() and (result.error == "").all()
+    again = trinom.price(with_spread(bonds, result.oas), curves, **ENGINE)
+    np.testing.assert_allclose(again.clean if price_type == "clean" else again.price, market, rtol=0, atol=1e-8)
+    higher = market > base  # a market price above the model needs a lower spread
+    assert (result.oas[higher] < bonds.spread[higher]).all() and (result.oas[~higher] > bonds.spread[~higher]).all()
+    assert result.iterations.max() <= 16 and result.pricings <= 20
+
+
+def test_the_oas_of_the_model_price_is_the_bonds_own_spread():
+    bonds, curves = generate_bonds("U1", 10, seed=7)
+    result = oas(bonds, curves, trinom.price(bonds, curves, **ENGINE).clean, **ENGINE)
+    np.testing.assert_allclose(result.oas, bonds.spread, rtol=0, atol=1e-7)
+
+
+def test_every_bond_gets_an_oas_or_a_reason():
+    """Unattainable prices, bad market prices and bonds that cannot be priced each name their reason;
+    the others still converge."""
+    bonds, curves = generate_bonds("R1", 6, seed=1)
+    fields = bonds.as_dict()
+    fields["sigma"] = fields["sigma"].copy()
+    fields["sigma"][3] = -0.1
+    broken = trinom.BondPortfolio(**fields)
+    market = trinom.price(bonds, curves, **ENGINE).clean
+    market[0] = 1e6  # far above any price a spread of -20% gives
+    market[1] = -5.0
+    market[2] = np.nan
+    result = oas(broken, curves, market, **ENGINE)
+    assert result.status[0] == OUTSIDE and np.isnan(result.oas[0])
+    assert list(result.status[1:3]) == ["market price must be a positive number"] * 2
+    assert "sigma" in result.status[3]
+    assert (result.status[4:] == CONVERGED).all()
+    frame = result.to_frame()
+    assert list(frame.columns) == ["id", "oas", "price", "iterations", "error"] and frame.error[4] == ""
+
+
+def test_oas_checks_its_arguments():
+    bonds, curves = generate_bonds("U1", 2, seed=1)
+    with pytest.raises(ValueError, match="price_type"):
+        oas(bonds, curves, [100.0, 100.0], price_type="mid")
+    with pytest.raises(ValueError, match="one per bond"):
+        oas(bonds, curves, [100.0])
+
+
+def test_cli_oas(tmp_path, capsys):
+    book = tmp_path / "s1.csv"
+    assert main(["generate", "--instrument", "bonds", "S1", "--size", "8", "--seed", "3", "--out", str(book)]) == 0
+    assert main(["price", str(book), "--backend", "futhark", "--target", "c", "--out", str(tmp_path / "p.csv")]) == 0
+    with (tmp_path / "p.csv").open() as handle:
+        priced = list(csv.DictReader(handle))
+    market = tmp_path / "market.csv"
+    market.write_text("id,price\n" + "".join(f"{row['id']},{float(row['clean']) + 0.5}\n" for row in priced))
+    out = tmp_path / "oas.csv"
+    assert main(["oas", str(book), "--market-prices", str(market), "--backend", "futhark", "--target", "c",
+                 "--out", str(out)]) == 0
+    with out.open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert [row["id"] for row in rows] == [row["id"] for row in priced]
+    assert all(row["error"] == "" and abs(float(row["price"]) - float(p["clean"]) - 0.5) < 1e-8
+               for row, p in zip(rows, priced, strict=True))
+    market.write_text("id,price\n" + "".join(f"{row['id']},100\n" for row in priced[1:]) + "nobody,100\n")
+    assert main(["oas", str(book), "--market-prices", str(market), "--out", str(tmp_path / "o2.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "no price for bond" in err and "'nobody': a bond not in the book" in err
