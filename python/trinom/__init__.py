@@ -19,7 +19,9 @@ from .market import Market
 from .oas import OASResult, oas
 from .portfolio import FIELDS, Portfolio
 from .result import Prices
+from .risk import risk
 
 __version__ = "0.2.0"
 __all__ = ["CALL", "FIELDS", "PUT", "BondPortfolio", "BondPrices", "Book", "InputError", "Market", "OASResult",
-           "Portfolio", "Prices", "YieldCurve", "__version__", "closed_form", "generator", "oas", "price", "price_bonds"]
+           "Portfolio", "Prices", "YieldCurve", "__version__", "closed_form", "generator", "oas", "price", "price_bonds",
+           "risk"]

@@ -29,6 +29,8 @@ from .lattice import work
 from .oas import oas
 from .portfolio import Portfolio
 from .result import Prices
+from .risk import MEASURES as RISK_MEASURES
+from .risk import risk
 
 
 class ProgressBar:
@@ -155,6 +157,22 @@ def cmd_oas(args: argparse.Namespace) -> int:
     failed = int((result.status != "converged").sum())
     print(f"trinom: OAS of {len(bonds)} bonds in {time.perf_counter() - start:.3f} s ({result.pricings} batched "
           f"pricings){f', {failed} without one' if failed else ''} -> {args.out}", file=sys.stderr)
+    return 0
+
+
+def cmd_risk(args: argparse.Namespace) -> int:
+    check_output(args.out, [args.portfolio, *companions(args.portfolio), args.yield_file])
+    args.errors = "mask"
+    instruments, curves = read_book(args)
+    bonds = isinstance(instruments, BondPortfolio)
+    measures = [m.strip() for m in args.measures.split(",") if m.strip()]
+    start = time.perf_counter()
+    table = risk(instruments, curves, measures=measures, shift=args.shift, sigma_shift=args.sigma_shift,
+                 ids=bond_ids(args.portfolio) if bonds else None, backend=args.backend, target=args.target,
+                 precision=args.precision, max_width=args.max_width, max_steps=args.max_steps)
+    table.to_csv(args.out, index=False, float_format="%.17g")
+    print(f"trinom: {len(table)} risk rows of {len(instruments)} {'bonds' if bonds else 'options'} in "
+          f"{time.perf_counter() - start:.3f} s -> {args.out}", file=sys.stderr)
     return 0
 
 
@@ -335,6 +353,22 @@ def parser() -> argparse.ArgumentParser:
     oas_cmd.add_argument("--out", type=Path, required=True,
                          help="CSV id,oas,price,iterations,error (oas in percent, as the bond file's spread)")
     oas_cmd.set_defaults(func=cmd_oas)
+
+    risk_cmd = command("risk", "risk measures of every row of a file by bump and reprice, as one long table")
+    instrument_file(risk_cmd)
+    risk_cmd.add_argument("--yield", dest="yield_file", type=Path, help="yield curve for options (as for price)")
+    risk_cmd.add_argument("--measures", default=",".join(RISK_MEASURES),
+                          help="comma-separated, from " + ", ".join(RISK_MEASURES) + " (default: all)")
+    risk_cmd.add_argument("--shift", type=float, default=1e-4, help="curve shift (default %(default)s = 1 bp)")
+    risk_cmd.add_argument("--sigma-shift", type=float, default=1e-4, help="vega's move of sigma (default %(default)s)")
+    risk_cmd.add_argument("--backend", default="auto", choices=backends.names(), metavar="ENGINE",
+                          help="the engine of every pricing (default %(default)s)")
+    risk_cmd.add_argument("--target", choices=("c", "multicore", "opencl", "cuda"), help="where the engine runs")
+    risk_cmd.add_argument("--precision", default="f64", choices=backends.PRECISIONS,
+                          help="float64 or float32 arithmetic (default %(default)s)")
+    risk_cmd.add_argument("--out", type=Path, required=True,
+                          help="CSV id,measure,factor,shift,base,value,error (ORE style)")
+    risk_cmd.set_defaults(func=cmd_risk)
 
     info = command("info", "size, tree widths and heights and their statistics, work, problems, the engine auto picks")
     instrument_file(info)

@@ -1,0 +1,128 @@
+"""Risk measures of a whole book by bump and reprice, as one long table (issue 14, item 2).
+
+:func:`risk` prices the book once under every curve scenario it needs (base, parallel +-shift, +-shift at
+each pillar of each curve: one :func:`trinom.price` call over a market's scenario axis) and, for vega and
+spread duration, with sigma or the spread moved (the same call, the moved books beside the base one).
+Prices are a bond's dirty price and an option's value; the OAS (a bond's ``spread``) is held fixed under
+curve shifts. Measures, with ``P0`` the base price and ``h`` the curve shift:
+
+* ``dv01``: ``P(curve - h) - P0``, the price change for a fall of the zero curve by ``h`` (1 bp);
+* ``duration``: ``(P(-h) - P(+h)) / (2 P0 h)``; ``convexity``: ``(P(+h) + P(-h) - 2 P0) / (P0 h^2)``;
+* ``krd``: the duration for a triangular bump at each pillar of the curve the row uses
+  (trinom.scenarios; they sum to ``duration`` up to the curvature term);
+* ``vega``: ``(P(sigma + v) - P(sigma - v)) / (2 v)`` times 0.0001 (per 0.0001 of sigma);
+* ``spread_duration`` (bonds): ``(P(s - d) - P(s + d)) / (2 P0 h)`` with ``d`` = ``h`` in the spread's
+  unit (percent: ``d = 100 h``).
+
+Rows ORE style: ``id, measure, factor, shift, base, value, error`` (a row that cannot be priced has NaN
+values and its message in ``error``).
+
+>>> import trinom
+>>> p = trinom.Portfolio(strike=[63.0], maturity=[9.0], expiry=[3.0], term_unit=[365], term_steps=[12],
+...                      a=[0.1], sigma=[0.01], option_type=["put"])
+>>> table = risk(p, backend="reference", measures=("dv01", "duration"))
+>>> table[["measure", "factor"]].values.tolist()
+[['dv01', 'parallel'], ['duration', 'parallel']]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .api import price
+from .bonds.portfolio import BondPortfolio
+from .market import CurvesLike, Market
+from .portfolio import Portfolio
+from .scenarios import CurveShift, scenario_market
+
+MEASURES = ("dv01", "duration", "convexity", "krd", "vega", "spread_duration")
+#: Columns of the table.
+COLUMNS = ["id", "measure", "factor", "shift", "base", "value", "error"]
+
+
+def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *, measures: Sequence[str] = MEASURES,
+         shift: float = 1e-4, sigma_shift: float = 1e-4, ids: Sequence[str] | None = None, backend: str = "auto",
+         precision: str = "f64", target: str | None = None, **options: Any) -> Any:
+    """The ``measures`` of every row of ``instruments`` (options or bonds) as a pandas table (see the module);
+    ``shift``: the curve shift (1e-4 = 1 bp); ``sigma_shift``: vega's move of sigma; ``ids``: the rows'
+    names (default their numbers); ``options`` go to :func:`trinom.price`."""
+    import pandas as pd
+
+    unknown = [m for m in measures if m not in MEASURES]
+    if unknown:
+        raise ValueError(f"unknown measure(s) {', '.join(map(repr, unknown))}; choose from {', '.join(MEASURES)}")
+    if not shift > 0 or not sigma_shift > 0:
+        raise ValueError(f"shift and sigma_shift must be positive, got {shift} and {sigma_shift}")
+    bonds = isinstance(instruments, BondPortfolio)
+    market = Market.of(curves)
+    n = len(instruments)
+    names = [str(i) for i in range(n)] if ids is None else [str(i) for i in ids]
+    # Curve scenarios: base, -h, +h, then -h and +h at each pillar of each curve.
+    shifts: list[CurveShift | None] = [None, CurveShift(-shift), CurveShift(shift)]
+    pillars: list[tuple[str, int, int]] = []  # (curve name, pillar, its day)
+    if "krd" in measures:
+        for name, curve in zip(market.names, market.curves, strict=True):
+            for k, day in enumerate(curve.days):
+                pillars.append((name, k, int(day)))
+                shifts += [CurveShift(-shift, name, k), CurveShift(shift, name, k)]
+    moved: list[Portfolio | BondPortfolio] = []  # books with sigma (and the spread) moved, priced at the base
+    if "vega" in measures:
+        moved += [_with(instruments, sigma=instruments.sigma + s) for s in (sigma_shift, -sigma_shift)]
+    spread_step = 100.0 * shift  # the spread is in percent
+    if "spread_duration" in measures and bonds:
+        moved += [_with(instruments, spread=instruments.spread + s) for s in (-spread_step, spread_step)]
+    run = dict(backend=backend, precision=precision, target=target, errors="mask", **options)
+    curved = price(instruments, scenario_market(market, shifts), **run)
+    values = np.atleast_2d(curved.price).astype(np.float64)
+    error = curved.error
+    others = (np.atleast_2d(price(list(moved), market, **run).price).astype(np.float64).reshape(len(moved), n)
+              if moved else np.zeros((0, n)))
+    p0, down, up = values[0], values[1], values[2]
+    table: list[dict[str, Any]] = []
+
+    def add(measure: str, factor: str, size: float, value: np.ndarray, rows: np.ndarray | None = None) -> None:
+        for i in range(n) if rows is None else rows:
+            table.append({"id": names[i], "measure": measure, "factor": factor, "shift": size, "base": p0[i],
+                          "value": value[i], "error": error[i]})
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for measure in measures:
+            if measure == "dv01":
+                add("dv01", "parallel", shift, down - p0)
+            elif measure == "duration":
+                add("duration", "parallel", shift, (down - up) / (2 * p0 * shift))
+            elif measure == "convexity":
+                add("convexity", "parallel", shift, (up + down - 2 * p0) / (p0 * shift * shift))
+            elif measure == "krd":
+                used = _curve_of_rows(instruments, market)
+                for s, (name, _k, day) in enumerate(pillars):
+                    k_down, k_up = values[3 + 2 * s], values[4 + 2 * s]
+                    add("krd", f"{name}:{day}", shift, (k_down - k_up) / (2 * p0 * shift),
+                        np.flatnonzero(used == name))
+            elif measure == "vega":
+                add("vega", "sigma", sigma_shift, (others[0] - others[1]) / (2 * sigma_shift) * 1e-4)
+            elif measure == "spread_duration" and bonds:
+                first = 2 if "vega" in measures else 0
+                add("spread_duration", "spread", shift, (others[first] - others[first + 1]) / (2 * p0 * shift))
+    return pd.DataFrame(table, columns=COLUMNS)
+
+
+def _with(instruments: Portfolio | BondPortfolio, **fields: np.ndarray) -> Portfolio | BondPortfolio:
+    """The same instruments with ``fields`` replaced."""
+    kind = type(instruments)
+    return kind(**{**instruments.as_dict(), **fields})
+
+
+def _curve_of_rows(instruments: Portfolio | BondPortfolio, market: Market) -> np.ndarray:
+    """The name of the curve each row is priced on (options: the first; bonds: their ``curve_index``)."""
+    names = np.array(market.names, dtype=object)
+    if isinstance(instruments, BondPortfolio):
+        index = np.clip(instruments.curve_index.astype(np.int64), 0, len(names) - 1)
+        return names[index]
+    return np.full(len(instruments), names[0], dtype=object)
+
+
+__all__ = ["COLUMNS", "MEASURES", "risk"]

@@ -1,0 +1,122 @@
+"""trinom.risk and trinom.scenarios: risk measures of a whole book by bump and reprice (issue 14, item 2)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import trinom
+from trinom.bonds.generator import generate_bonds
+from trinom.risk import MEASURES, risk
+from trinom.scenarios import CurveShift, scenario_market, shifted
+
+H = 1e-4
+
+
+def options() -> trinom.Portfolio:
+    return trinom.generator.generate("uniform", 6, seed=3)
+
+
+def measure(table, name: str) -> np.ndarray:
+    return table[table.measure == name].value.to_numpy()
+
+
+def reprice(book, curves, backend="reference", **fields) -> np.ndarray:
+    moved = type(book)(**{**book.as_dict(), **fields}) if fields else book
+    return trinom.price(moved, curves, backend=backend).price.astype(np.float64)
+
+
+def test_key_rate_bumps_sum_to_the_parallel_shift():
+    curve = trinom.YieldCurve.thesis()
+    days = np.arange(0, 4000, 7)
+    def at(c: trinom.YieldCurve) -> np.ndarray:
+        return c.rate_at(days, 1)
+
+    total = sum(at(shifted(curve, H, pillar=k)) - at(curve) for k in range(len(curve.days)))
+    np.testing.assert_allclose(total, at(shifted(curve, H)) - at(curve), rtol=0, atol=1e-15)
+
+
+def test_scenario_market_names_an_unknown_curve():
+    with pytest.raises(trinom.InputError, match="no yield curve named 'GBP'"):
+        scenario_market({"EUR": trinom.YieldCurve.thesis()}, [CurveShift(H, "GBP")])
+
+
+@pytest.mark.parametrize("kind", ["option", "bond"])
+def test_every_measure_is_the_bump_and_reprice_of_the_reference(kind):
+    """The same shifts, done by hand on the NumPy reference: equal to 1e-12 relative."""
+    if kind == "option":
+        book, curves = options(), trinom.YieldCurve.thesis()
+    else:
+        book, curves = generate_bonds("S1", 6, seed=5)
+    table = risk(book, curves, backend="reference")
+    market = trinom.Market.of(curves)
+    p0 = reprice(book, curves)
+    down = reprice(book, scenario_market(curves, [CurveShift(-H)]))
+    up = reprice(book, scenario_market(curves, [CurveShift(H)]))
+    np.testing.assert_allclose(measure(table, "dv01"), down - p0, rtol=1e-12)
+    np.testing.assert_allclose(measure(table, "duration"), (down - up) / (2 * p0 * H), rtol=1e-12)
+    np.testing.assert_allclose(measure(table, "convexity"), (up + down - 2 * p0) / (p0 * H * H), rtol=1e-12)
+    vega = (reprice(book, curves, sigma=book.sigma + H) - reprice(book, curves, sigma=book.sigma - H)) / 2
+    np.testing.assert_allclose(measure(table, "vega"), vega, rtol=1e-12)
+    name = market.names[0]
+    k_down = reprice(book, scenario_market(curves, [CurveShift(-H, name, 3)]))
+    k_up = reprice(book, scenario_market(curves, [CurveShift(H, name, 3)]))
+    krd = table[(table.measure == "krd") & (table.factor == f"{name}:{int(market.curves[0].days[3])}")]
+    used = krd.id.astype(int).to_numpy()
+    np.testing.assert_allclose(krd.value, ((k_down - k_up) / (2 * p0 * H))[used], rtol=1e-12)
+    if kind == "bond":
+        spread = (reprice(book, curves, spread=book.spread - 100 * H)
+                  - reprice(book, curves, spread=book.spread + 100 * H)) / (2 * p0 * H)
+        np.testing.assert_allclose(measure(table, "spread_duration"), spread, rtol=1e-12)
+    else:
+        assert "spread_duration" not in set(table.measure)
+
+
+@pytest.mark.parametrize("kind", ["option", "bond"])
+def test_key_rate_durations_sum_to_the_effective_duration(kind):
+    book, curves = (options(), None) if kind == "option" else generate_bonds("R1", 5, seed=2)
+    table = risk(book, curves, backend="futhark", target="c", measures=("duration", "krd"))
+    duration = table[table.measure == "duration"].set_index("id").value
+    krd = table[table.measure == "krd"].groupby("id").value.sum()
+    np.testing.assert_allclose(krd.loc[duration.index], duration, rtol=1e-3)  # up to the curvature term
+
+
+def test_futhark_agrees_with_the_reference():
+    book, curves = generate_bonds("U1", 4, seed=9)
+    fast = risk(book, curves, backend="futhark", target="c").set_index(["id", "measure", "factor"]).value
+    ref = risk(book, curves, backend="reference").set_index(["id", "measure", "factor"]).value
+    np.testing.assert_allclose(fast.loc[ref.index], ref, rtol=1e-6, atol=1e-9)
+
+
+def test_a_bad_row_gets_its_message_and_the_others_their_measures():
+    book = options()
+    fields = book.as_dict()
+    fields["sigma"] = fields["sigma"].copy()
+    fields["sigma"][2] = -1.0
+    table = risk(trinom.Portfolio(**fields), backend="reference", measures=("dv01", "vega"))
+    bad = table[table.id == "2"]
+    assert bad.value.isna().all() and bad.error.str.contains("sigma").all()
+    assert table[table.id != "2"].value.notna().all() and (table[table.id != "2"].error == "").all()
+
+
+def test_risk_checks_its_arguments():
+    with pytest.raises(ValueError, match="unknown measure"):
+        risk(options(), measures=("theta",))
+    with pytest.raises(ValueError, match="positive"):
+        risk(options(), shift=0.0)
+    assert set(MEASURES) >= {"dv01", "duration", "convexity", "krd", "vega", "spread_duration"}
+
+
+def test_cli_risk(tmp_path):
+    from trinom.cli import main
+
+    book = tmp_path / "u1.csv"
+    assert main(["generate", "--instrument", "bonds", "U1", "--size", "3", "--seed", "2", "--out", str(book)]) == 0
+    out = tmp_path / "risk.csv"
+    assert main(["risk", str(book), "--measures", "dv01,duration,krd", "--backend", "futhark", "--target", "c",
+                 "--out", str(out)]) == 0
+    import pandas as pd
+
+    table = pd.read_csv(out, keep_default_na=False)
+    assert list(table.columns) == ["id", "measure", "factor", "shift", "base", "value", "error"]
+    assert set(table.measure) == {"dv01", "duration", "krd"} and (table.error == "").all()
+    assert main(["risk", str(book), "--measures", "theta", "--out", str(tmp_path / "r2.csv")]) == 2
