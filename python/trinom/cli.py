@@ -23,7 +23,7 @@ from .bonds.portfolio import BondPortfolio
 from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, PUT
 from .curve import YieldCurve
 from .errors import InputError
-from .files import check_output
+from .files import check_output, replacing
 from .generator import generate
 from .lattice import work
 from .oas import oas
@@ -144,8 +144,16 @@ def read_market_prices(path: Path, ids: Sequence[object]) -> np.ndarray:
     return prices
 
 
+def write_table(path: Path, table: Any) -> None:
+    """A pandas table as CSV, written whole or not at all."""
+    with replacing([path]) as (temporary,):
+        table.to_csv(temporary, index=False, float_format="%.17g")
+
+
 def cmd_oas(args: argparse.Namespace) -> int:
     check_output(args.out, [args.portfolio, *companions(args.portfolio), args.market_prices])
+    if args.format == "options":
+        raise InputError([(None, "--format", "trinom oas solves the spreads of bonds; got --format options")])
     args.format, args.yield_file, args.errors = "bonds", None, "mask"
     bonds, curves = read_book(args)
     ids = bond_ids(args.portfolio)
@@ -153,7 +161,7 @@ def cmd_oas(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     result = oas(bonds, curves, market, price_type="dirty" if args.dirty else "clean", backend=args.backend,
                  target=args.target, precision=args.precision, max_width=args.max_width, max_steps=args.max_steps)
-    result.to_frame(ids).to_csv(args.out, index=False, float_format="%.17g")
+    write_table(args.out, result.to_frame(ids))
     failed = int((result.status != "converged").sum())
     print(f"trinom: OAS of {len(bonds)} bonds in {time.perf_counter() - start:.3f} s ({result.pricings} batched "
           f"pricings){f', {failed} without one' if failed else ''} -> {args.out}", file=sys.stderr)
@@ -170,7 +178,7 @@ def cmd_risk(args: argparse.Namespace) -> int:
     table = risk(instruments, curves, measures=measures, shift=args.shift, sigma_shift=args.sigma_shift,
                  ids=bond_ids(args.portfolio) if bonds else None, backend=args.backend, target=args.target,
                  precision=args.precision, max_width=args.max_width, max_steps=args.max_steps)
-    table.to_csv(args.out, index=False, float_format="%.17g")
+    write_table(args.out, table)
     print(f"trinom: {len(table)} risk rows of {len(instruments)} {'bonds' if bonds else 'options'} in "
           f"{time.perf_counter() - start:.3f} s -> {args.out}", file=sys.stderr)
     return 0
@@ -318,6 +326,14 @@ def parser() -> argparse.ArgumentParser:
                          help="most time steps of a tree accepted (default %(default)s): bounds each row's memory "
                          "and work before any pricing")
 
+    def engine_options(cmd: argparse.ArgumentParser) -> None:
+        """--backend, --target, --precision of a command that prices many times (oas, risk)."""
+        cmd.add_argument("--backend", default="auto", choices=backends.names(), metavar="ENGINE",
+                         help="the engine of every pricing (default %(default)s)")
+        cmd.add_argument("--target", choices=("c", "multicore", "opencl", "cuda"), help="where the engine runs")
+        cmd.add_argument("--precision", default="f64", choices=backends.PRECISIONS,
+                         help="float64 or float32 arithmetic (default %(default)s)")
+
     pr = command("price", "price every row of a file, in input order")
     instrument_file(pr)
     pr.add_argument("--yield", dest="yield_file", type=Path, help="yield curve for options (.in: rates, days; .csv: "
@@ -345,11 +361,7 @@ def parser() -> argparse.ArgumentParser:
     oas_cmd.add_argument("--market-prices", type=Path, required=True,
                          help="CSV id,price: one market price per bond (per 100 face), ids as in the bond file")
     oas_cmd.add_argument("--dirty", action="store_true", help="the market prices are dirty (default: clean)")
-    oas_cmd.add_argument("--backend", default="auto", choices=backends.names(), metavar="ENGINE",
-                         help="the engine of every pricing (default %(default)s)")
-    oas_cmd.add_argument("--target", choices=("c", "multicore", "opencl", "cuda"), help="where the engine runs")
-    oas_cmd.add_argument("--precision", default="f64", choices=backends.PRECISIONS,
-                         help="float64 or float32 arithmetic (default %(default)s)")
+    engine_options(oas_cmd)
     oas_cmd.add_argument("--out", type=Path, required=True,
                          help="CSV id,oas,price,iterations,error (oas in percent, as the bond file's spread)")
     oas_cmd.set_defaults(func=cmd_oas)
@@ -361,11 +373,7 @@ def parser() -> argparse.ArgumentParser:
                           help="comma-separated, from " + ", ".join(RISK_MEASURES) + " (default: all)")
     risk_cmd.add_argument("--shift", type=float, default=1e-4, help="curve shift (default %(default)s = 1 bp)")
     risk_cmd.add_argument("--sigma-shift", type=float, default=1e-4, help="vega's move of sigma (default %(default)s)")
-    risk_cmd.add_argument("--backend", default="auto", choices=backends.names(), metavar="ENGINE",
-                          help="the engine of every pricing (default %(default)s)")
-    risk_cmd.add_argument("--target", choices=("c", "multicore", "opencl", "cuda"), help="where the engine runs")
-    risk_cmd.add_argument("--precision", default="f64", choices=backends.PRECISIONS,
-                          help="float64 or float32 arithmetic (default %(default)s)")
+    engine_options(risk_cmd)
     risk_cmd.add_argument("--out", type=Path, required=True,
                           help="CSV id,measure,factor,shift,base,value,error (ORE style)")
     risk_cmd.set_defaults(func=cmd_risk)
