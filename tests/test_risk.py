@@ -120,3 +120,14 @@ def test_cli_risk(tmp_path):
     assert list(table.columns) == ["id", "measure", "factor", "shift", "base", "value", "error"]
     assert set(table.measure) == {"dv01", "duration", "krd"} and (table.error == "").all()
     assert main(["risk", str(book), "--measures", "theta", "--out", str(tmp_path / "r2.csv")]) == 2
+
+
+def test_price_takes_scenarios():
+    """One call, a row of prices per scenario, each the price under that scenario's curves."""
+    book, curves = generate_bonds("S1", 5, seed=1)
+    shifts = [None, CurveShift(H), CurveShift(-H, None, 2)]
+    grid = trinom.price(book, curves, backend="futhark", target="c", scenarios=shifts)
+    assert grid.price.shape == (3, 5)
+    for s, shift in enumerate(shifts):
+        alone = trinom.price(book, scenario_market(curves, [shift]), backend="futhark", target="c").price
+        np.testing.assert_array_equal(grid.price[s], alone.reshape(-1))

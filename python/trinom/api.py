@@ -23,6 +23,7 @@ from .errors import InputError, check_error_mode
 from .market import CurvesLike, Market
 from .portfolio import Portfolio
 from .result import Prices, instrument_labels
+from .scenarios import CurveShift, scenario_market
 
 Instrument = Portfolio | BondPortfolio
 #: A job the engine is expected to price in less than this many seconds is one engine call even with a
@@ -46,6 +47,7 @@ def price(
     max_width: int = DEFAULT_MAX_WIDTH,
     max_steps: int = DEFAULT_MAX_STEPS,
     progress: Callable[[float, float], None] | None = None,
+    scenarios: Sequence[CurveShift | None] | None = None,
     **tuning: Any,
 ) -> Prices:
     """Price every row of ``instruments`` in ``curves``; one result per row, in input order.
@@ -63,6 +65,8 @@ def price(
     The input is validated once. With ``errors="raise"`` a bad row raises :class:`trinom.InputError`
     naming the row and the field; with ``errors="mask"`` it gets NaN and its message in
     ``result.error``. ``progress(done, total)`` is called with the node updates priced so far.
+    ``scenarios``: curve shifts (:class:`trinom.scenarios.CurveShift`; None: the curves as given), priced in
+    one call; the prices then have shape ``(len(scenarios), rows)``.
 
     >>> import trinom
     >>> p = trinom.Portfolio(strike=[63.0, 63.0], maturity=[9.0, 9.0], expiry=[3.0, 3.0],
@@ -75,6 +79,8 @@ def price(
     if precision not in backends.PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(backends.PRECISIONS)}, got {precision!r}")
     check_error_mode(errors)
+    if scenarios is not None:  # every scenario's curves in one market: one engine call, (scenarios, rows) prices
+        curves = scenario_market(curves, scenarios)
 
     def plan() -> Plan:
         market = Market.of(curves)
