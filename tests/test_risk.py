@@ -131,3 +131,43 @@ def test_price_takes_scenarios():
     for s, shift in enumerate(shifts):
         alone = trinom.price(book, scenario_market(curves, [shift]), backend="futhark", target="c").price
         np.testing.assert_array_equal(grid.price[s], alone.reshape(-1))
+
+
+def test_cli_price_under_a_scenario_file(tmp_path):
+    from trinom.cli import main
+    from trinom.scenarios import read_scenarios
+
+    book = tmp_path / "s1.csv"
+    assert main(["generate", "--instrument", "bonds", "S1", "--size", "4", "--seed", "1", "--out", str(book)]) == 0
+    bonds, curves = trinom.bonds.io.read_bonds(book)
+    first = trinom.Market.of(curves).curves[0]
+    name, pillar = trinom.Market.of(curves).names[0], int(first.days[2])
+    scenarios = tmp_path / "scenarios.csv"
+    scenarios.write_text(f"scenario,curve,days,shift\nup,{name},,0.0001\nkey,{name},{pillar},0.0001\n"
+                         f"key,{name},{pillar},0.0001\n")
+    out = tmp_path / "grid.csv"
+    assert main(["price", str(book), "--scenarios", str(scenarios), "--backend", "futhark", "--target", "c",
+                 "--out", str(out)]) == 0
+    import pandas as pd
+
+    grid = pd.read_csv(out, keep_default_na=False)
+    assert list(grid.columns) == ["id", "scenario", "price", "error"] and list(grid.scenario.unique()) == ["up", "key"]
+    names, market = read_scenarios(scenarios, curves)
+    np.testing.assert_allclose(market.scenarios[1][0].rates[2] - first.rates[2], 2e-4)  # a scenario's rows add up
+    expected = trinom.price(bonds, market, backend="futhark", target="c").price
+    np.testing.assert_allclose(grid.price.to_numpy().reshape(2, -1), expected, rtol=1e-15)
+    scenarios.write_text(f"scenario,curve,days,shift\nbad,{name},{pillar + 1},0.0001\n")
+    assert main(["price", str(book), "--scenarios", str(scenarios), "--out", str(out)]) == 2
+
+
+def test_a_scenario_file_of_whole_curves(tmp_path):
+    from trinom.scenarios import read_scenarios
+
+    path = tmp_path / "curves.csv"
+    path.write_text("scenario,curve,days,rate\nflat,default,365,0.05\nflat,default,3650,0.05\n"
+                    "bad,default,365,0.05\nbad,default,365,0.06\n")
+    with pytest.raises(trinom.InputError, match="scenario 'bad'"):
+        read_scenarios(path, trinom.YieldCurve.thesis())
+    path.write_text("scenario,curve,days,rate\nflat,default,365,0.05\nflat,default,3650,0.05\n")
+    names, market = read_scenarios(path, trinom.YieldCurve.thesis())
+    assert names == ["flat"] and market.curves[0].rates.tolist() == [0.05, 0.05]

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from . import __version__, auto, backends, io
 from .api import price
@@ -31,6 +32,7 @@ from .portfolio import Portfolio
 from .result import Prices
 from .risk import MEASURES as RISK_MEASURES
 from .risk import risk
+from .scenarios import read_scenarios
 
 
 class ProgressBar:
@@ -79,7 +81,10 @@ def read_book(args: argparse.Namespace) -> tuple[Portfolio | BondPortfolio, Any]
 
 def cmd_price(args: argparse.Namespace) -> int:
     if args.out:  # checked before any reading or pricing: an hour of work must not end in a bad path
-        inputs = [args.portfolio, *companions(args.portfolio), args.yield_file]
+        inputs = [args.portfolio, *companions(args.portfolio), args.yield_file, args.scenarios]
+        if args.scenarios and args.out.suffix.lower() != ".csv":
+            raise InputError([(None, "--out", f"{args.out}: a scenario grid is written as .csv (id,scenario,price,"
+                               "error)")])
         check_output(args.out, inputs)
     instruments, curves = read_book(args)
     kind = "bonds" if isinstance(instruments, BondPortfolio) else "options"
@@ -89,13 +94,27 @@ def cmd_price(args: argparse.Namespace) -> int:
               device=args.device, errors="mask")
         print(f"trinom: OpenCL kernels compiled (or loaded from cache) in {time.perf_counter() - start:.1f} s",
               file=sys.stderr)
+    scenario_names: list[str] = []
+    if args.scenarios:
+        scenario_names, curves = read_scenarios(args.scenarios, curves)
     start = time.perf_counter()
-    bar = ProgressBar(f"pricing {len(instruments)} {kind}")
+    bar = ProgressBar(f"pricing {len(instruments)} {kind}" + (f" in {len(scenario_names)} scenarios"
+                                                                 if scenario_names else ""))
     result = price(instruments, curves, backend=args.backend, target=args.target, precision=args.precision,
                    device=args.device, errors=args.errors, max_width=args.max_width, max_steps=args.max_steps,
                    progress=bar)
     elapsed = time.perf_counter() - start
-    if args.out:
+    if scenario_names:
+        ids = [str(i) for i in (bond_ids(args.portfolio) if kind == "bonds" else range(len(instruments)))]
+        grid = np.atleast_2d(result.price)
+        table = pd.DataFrame({"id": np.tile(ids, len(scenario_names)),
+                              "scenario": np.repeat(scenario_names, len(ids)),
+                              "price": grid.reshape(-1), "error": np.tile(result.error, len(scenario_names))})
+        if args.out:
+            write_table(args.out, table)
+        else:
+            table.to_csv(sys.stdout, index=False, float_format="%.17g")
+    elif args.out:
         write_result(args.out, result, bond_ids(args.portfolio) if kind == "bonds" else None)
     else:
         bonds = kind == "bonds"
@@ -351,6 +370,9 @@ def parser() -> argparse.ArgumentParser:
     pr.add_argument("--out", type=Path, help="write the prices here: .out (one Futhark array) or .csv (options: "
                     "id,price,error; bonds: id,dirty,clean,accrued,error); default: stdout. Written whole or not "
                     "at all, checked before pricing, never over an input")
+    pr.add_argument("--scenarios", type=Path, help="CSV scenario,curve,days,shift (shifts at pillars; days "
+                    "empty: every pillar) or scenario,curve,days,rate (whole curves): price under each scenario in "
+                    "one call; --out then gets id,scenario,price,error")
     pr.add_argument("--errors", default="raise", choices=("raise", "mask"),
                     help="raise: stop at the first bad input, naming every bad row; mask: price the good rows, "
                     "NaN and a message for the bad ones (default %(default)s)")
