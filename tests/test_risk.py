@@ -153,6 +153,7 @@ def test_cli_price_under_a_scenario_file(tmp_path):
     grid = pd.read_csv(out, keep_default_na=False)
     assert list(grid.columns) == ["id", "scenario", "price", "error"] and list(grid.scenario.unique()) == ["up", "key"]
     names, market = read_scenarios(scenarios, curves)
+    assert names == ["up", "key"]
     np.testing.assert_allclose(market.scenarios[1][0].rates[2] - first.rates[2], 2e-4)  # a scenario's rows add up
     expected = trinom.price(bonds, market, backend="futhark", target="c").price
     np.testing.assert_allclose(grid.price.to_numpy().reshape(2, -1), expected, rtol=1e-15)
