@@ -77,7 +77,7 @@ futhark-test: $(SETUP) data
 	else echo "futhark-test: no fut/ programs yet"; fi
 
 lint: $(SETUP)
-	$(PYTHON) -m ruff check python tests benches build.py tools
+	$(PYTHON) -m ruff check python tests benches build.py tools examples
 
 # --- running and benchmarks ---------------------------------------------------------------------------
 run: $(SETUP) lib
