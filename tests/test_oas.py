@@ -90,3 +90,12 @@ def test_cli_oas(tmp_path, capsys):
     assert main(["oas", str(book), "--market-prices", str(market), "--out", str(tmp_path / "o2.csv")]) == 2
     err = capsys.readouterr().err
     assert "no price for bond" in err and "'nobody': a bond not in the book" in err
+
+
+def test_oas_reports_its_progress():
+    bonds, curves = generate_bonds("S1", 12, seed=2)
+    market = trinom.price(bonds, curves, **ENGINE).clean * 1.02
+    seen: list[tuple[float, float]] = []
+    result = oas(bonds, curves, market, progress=lambda done, total: seen.append((done, total)), **ENGINE)
+    done = [d for d, _ in seen]
+    assert len(seen) == result.pricings + 1 and done == sorted(done) and seen[-1] == (12.0, 12.0)

@@ -38,8 +38,10 @@ from .scenarios import read_scenarios
 class ProgressBar:
     """A progress bar on stderr that appears only once a job has run for ``delay`` seconds; counts work."""
 
-    def __init__(self, label: str, delay: float = 2.0, enabled: bool | None = None):
+    def __init__(self, label: str, delay: float = 2.0, enabled: bool | None = None, unit: str = "G node updates",
+                 scale: float = 1e9):
         self.label, self.delay, self.start = label, delay, time.perf_counter()
+        self.unit, self.scale = unit, scale
         self.enabled = sys.stderr.isatty() if enabled is None else enabled
         self.shown = False
 
@@ -50,8 +52,9 @@ class ProgressBar:
         if done >= total and not self.shown:
             return
         filled = int(30 * done / max(total, 1))
-        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (30 - filled)}] {done / 1e9:.2f}/{total / 1e9:.2f} "
-                         f"G node updates, {elapsed:.0f} s")
+        precision = 2 if self.scale != 1 else 0
+        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (30 - filled)}] {done / self.scale:.{precision}f}/"
+                         f"{total / self.scale:.{precision}f} {self.unit}, {elapsed:.0f} s")
         self.shown = True
         if done >= total:
             sys.stderr.write("\n")
@@ -178,8 +181,10 @@ def cmd_oas(args: argparse.Namespace) -> int:
     ids = bond_ids(args.portfolio)
     market = read_market_prices(args.market_prices, ids)
     start = time.perf_counter()
+    bar = ProgressBar(f"OAS of {len(bonds)} bonds", unit="bonds done", scale=1)
     result = oas(bonds, curves, market, price_type="dirty" if args.dirty else "clean", backend=args.backend,
-                 target=args.target, precision=args.precision, max_width=args.max_width, max_steps=args.max_steps)
+                 target=args.target, precision=args.precision, max_width=args.max_width, max_steps=args.max_steps,
+                 progress=bar)
     write_table(args.out, result.to_frame(ids))
     failed = int((result.status != "converged").sum())
     print(f"trinom: OAS of {len(bonds)} bonds in {time.perf_counter() - start:.3f} s ({result.pricings} batched "
@@ -196,7 +201,8 @@ def cmd_risk(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     table = risk(instruments, curves, measures=measures, shift=args.shift, sigma_shift=args.sigma_shift,
                  ids=bond_ids(args.portfolio) if bonds else None, backend=args.backend, target=args.target,
-                 precision=args.precision, max_width=args.max_width, max_steps=args.max_steps)
+                 precision=args.precision, max_width=args.max_width, max_steps=args.max_steps,
+                 progress=ProgressBar(f"risk of {len(instruments)} {'bonds' if bonds else 'options'}"))
     write_table(args.out, table)
     print(f"trinom: {len(table)} risk rows of {len(instruments)} {'bonds' if bonds else 'options'} in "
           f"{time.perf_counter() - start:.3f} s -> {args.out}", file=sys.stderr)

@@ -24,7 +24,7 @@ batched :func:`trinom.price` of the bonds not yet converged, on any engine. Each
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,10 +70,11 @@ class OASResult:
 def oas(bonds: BondPortfolio, curves: YieldCurve | Sequence[YieldCurve], market_prices: npt.ArrayLike, *,
         price_type: str = "clean", backend: str = "auto", precision: str = "f64", target: str | None = None,
         bracket: tuple[float, float] = (-20.0, 50.0), price_tolerance: float = 1e-9, max_iterations: int = 60,
-        **options: Any) -> OASResult:
+        progress: Callable[[float, float], None] | None = None, **options: Any) -> OASResult:
     """Every bond's option-adjusted spread for ``market_prices`` (per 100 face, ``price_type`` ``"clean"``
     or ``"dirty"``); ``bracket``: the lowest and highest spread searched (percent); ``price_tolerance``:
-    the largest model-market difference accepted; ``options`` go to :func:`trinom.price`."""
+    the largest model-market difference accepted; ``progress(done, total)``: called after every batched
+    pricing with the bonds done (converged or given up); ``options`` go to :func:`trinom.price`."""
     if price_type not in ("clean", "dirty"):
         raise ValueError(f"price_type must be 'clean' or 'dirty', got {price_type!r}")
     target_prices = np.asarray(market_prices, dtype=np.float64).reshape(-1)
@@ -90,6 +91,8 @@ def oas(bonds: BondPortfolio, curves: YieldCurve | Sequence[YieldCurve], market_
         nonlocal pricings
         pricings += 1
         iterations[rows] += 1
+        if progress is not None:
+            progress(float(n - rows.size), float(n))
         fields = {**bonds[rows].as_dict(), "spread": spreads}
         result = price(BondPortfolio(**fields), curves, backend=backend, precision=precision, target=target,
                        errors="mask", **options)
@@ -152,6 +155,8 @@ def oas(bonds: BondPortfolio, curves: YieldCurve | Sequence[YieldCurve], market_
     if rows.size:
         model[rows], _ = model_price(rows, spread[rows])
         iterations[rows] -= 1  # the report's pricing is not an iteration
+    if progress is not None:
+        progress(float(n), float(n))
     return OASResult(oas=spread, price=model, iterations=iterations, status=status.astype(str), pricings=pricings)
 
 

@@ -27,7 +27,7 @@ values and its message in ``error``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -45,10 +45,12 @@ COLUMNS = ["id", "measure", "factor", "shift", "base", "value", "error"]
 
 def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *, measures: Sequence[str] = MEASURES,
          shift: float = 1e-4, sigma_shift: float = 1e-4, ids: Sequence[str] | None = None, backend: str = "auto",
-         precision: str = "f64", target: str | None = None, **options: Any) -> Any:
+         precision: str = "f64", target: str | None = None,
+         progress: Callable[[float, float], None] | None = None, **options: Any) -> Any:
     """The ``measures`` of every row of ``instruments`` (options or bonds) as a pandas table (see the module);
     ``shift``: the curve shift (1e-4 = 1 bp); ``sigma_shift``: vega's move of sigma; ``ids``: the rows'
-    names (default their numbers); ``options`` go to :func:`trinom.price`."""
+    names (default their numbers); ``progress(done, total)``: the node updates of the curve scenarios' pricing
+    (the bulk of the work) as they are priced; ``options`` go to :func:`trinom.price`."""
     import pandas as pd
 
     unknown = [m for m in measures if m not in MEASURES]
@@ -75,7 +77,7 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *, m
     if "spread_duration" in measures and bonds:
         moved += [_with(instruments, spread=instruments.spread + s) for s in (-spread_step, spread_step)]
     run = dict(backend=backend, precision=precision, target=target, errors="mask", **options)
-    curved = price(instruments, scenario_market(market, shifts), **run)
+    curved = price(instruments, scenario_market(market, shifts), progress=progress, **run)
     values = np.atleast_2d(curved.price).astype(np.float64)
     error = curved.error
     others = (np.atleast_2d(price(list(moved), market, **run).price).astype(np.float64).reshape(len(moved), n)
