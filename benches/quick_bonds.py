@@ -9,16 +9,10 @@ against the NumPy reference (f64 to 1e-9; f32 to 1e-3 of float64 where the float
 
 from __future__ import annotations
 
-import argparse
-import json
-import platform
-import sys
-import time
-from pathlib import Path
 from statistics import median
 
 import numpy as np
-import trinom
+from quick import arguments, timed, write_json
 from trinom.bonds import reference
 from trinom.bonds.generator import generate_bonds
 from trinom.lattice import work
@@ -27,13 +21,7 @@ CHECK_ROWS = 64
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pairs", nargs="+", required=True, help="engine or engine/target")
-    parser.add_argument("--datasets", nargs="+", required=True)
-    parser.add_argument("--precisions", nargs="+", default=["f64", "f32"])
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--json", type=Path)
-    args = parser.parse_args()
+    args = arguments(__doc__)
     rows = []
     for name in args.datasets:
         bonds, curves = generate_bonds(name, seed=12345)
@@ -44,18 +32,10 @@ def main() -> int:
             want = ref64 if precision == "f64" else reference.price(bonds[:CHECK_ROWS], curves, "f32")
             checked = np.abs(want - ref64) <= 1e-4 * np.maximum(1.0, np.abs(ref64))
             for pair in args.pairs:
-                engine, _, target = pair.partition("/")
-                options = {"target": target} if target else {}
-                try:
-                    result = trinom.price(bonds, curves, backend=engine, precision=precision, **options)
-                    times = []
-                    for _ in range(args.rounds):
-                        start = time.perf_counter()
-                        result = trinom.price(bonds, curves, backend=engine, precision=precision, **options)
-                        times.append(time.perf_counter() - start)
-                except Exception as err:  # a pair that cannot run here is reported, not fatal
-                    print(f"{pair} {name} {precision}: {type(err).__name__}: {err}", file=sys.stderr)
+                measured = timed(bonds, curves, pair, precision, args.rounds, 1, f"{name} {precision}")
+                if measured is None:
                     continue
+                result, times = measured
                 got = result.price[:CHECK_ROWS].astype(np.float64)
                 error = float(np.max((np.abs(got - ref64) / np.maximum(1.0, np.abs(ref64)))[checked]))
                 row = {"dataset": name, "precision": precision, "pair": pair, "bonds": len(bonds),
@@ -64,8 +44,7 @@ def main() -> int:
                 rows.append(row)
                 print(f"{name:4s} {precision} {pair:22s} {1e3 * median(times):10.2f} ms {row['gnodes_per_s']:8.2f} "
                       f"Gnode/s  err {error:.1e}", flush=True)
-    if args.json:
-        args.json.write_text(json.dumps({"machine": platform.node(), "rows": rows}, indent=1))
+    write_json(args.json, rows)
     return 0
 
 
