@@ -64,13 +64,20 @@ def entry_arrays(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precisi
             ints(p.exercise_frequency), ints(p.curve_index), ints(terms), reals(rates), ints(days)]
 
 
-def price(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precision: str = "f64", *,
-          target: str | None = None, **options: Any) -> np.ndarray:
-    """Dirty prices (per 100 face) of a validated portfolio, in input order (float32 for ``"f32"``)."""
+def checked_options(precision: str, target: str | None, options: dict[str, Any]) -> dict[str, Any]:
+    """The context options of a Futhark bond backend's ``price`` call, after checking its precision, target
+    and options (an unknown one is an error); shared with ``bonds_futhark_fast``."""
     _futhark.check_precision(precision)
     context_options, _ = _futhark.split_options(options, (), f"bond backend {NAME}")
     if target is not None and target not in TARGETS:
         raise ValueError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
+    return context_options
+
+
+def price(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precision: str = "f64", *,
+          target: str | None = None, **options: Any) -> np.ndarray:
+    """Dirty prices (per 100 face) of a validated portfolio, in input order (float32 for ``"f32"``)."""
+    context_options = checked_options(precision, target, options)
     if len(portfolio) == 0:
         return np.zeros(0, dtype=_futhark.REAL_DTYPES[precision])
     chosen = target if target is not None else default_target()

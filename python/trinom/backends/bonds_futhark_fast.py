@@ -86,10 +86,7 @@ def classes(portfolio: BondPortfolio, target: str = "cuda", precision: str = "f6
 def price(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precision: str = "f64", *,
           target: str | None = None, **options: Any) -> np.ndarray:
     """Dirty prices (per 100 face) of a validated portfolio, in input order (float32 for ``"f32"``)."""
-    _futhark.check_precision(precision)
-    context_options, _ = _futhark.split_options(options, (), f"bond backend {NAME}")
-    if target is not None and target not in TARGETS:
-        raise ValueError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
+    context_options = bonds_futhark.checked_options(precision, target, options)
     if len(portfolio) == 0:
         return np.zeros(0, dtype=_futhark.REAL_DTYPES[precision])
     chosen = target if target is not None else _futhark.default_target(PROGRAM)
