@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from . import __version__, auto, backends, io
 from .api import price
@@ -108,6 +107,8 @@ def cmd_price(args: argparse.Namespace) -> int:
                    progress=bar)
     elapsed = time.perf_counter() - start
     if scenario_names:
+        import pandas as pd  # here, not at start-up: only the scenario grid needs it
+
         ids = [str(i) for i in (bond_ids(args.portfolio) if kind == "bonds" else range(len(instruments)))]
         grid = np.atleast_2d(result.price)
         table = pd.DataFrame({"id": np.tile(ids, len(scenario_names)),
