@@ -107,6 +107,11 @@ void check_bond_section(const trinom_book &book, const trinom_run_options &opt, 
         if (!p) bad_argument(S, "a bond array is NULL");
     if (b.cashflow_offset[b.count] > 0 && (!b.cashflow_step || !b.repayment || !b.coupon))
         bad_argument(S, "a cash-flow array is NULL");
+    if (b.entry_offset) {
+        if (b.entry_offset[0] != 0) bad_argument(S, "entry_offset[0] must be 0", "entry_offset");
+        if (b.entry_offset[b.count] > 0 && (!b.entry_curve || !b.entry_spread))
+            bad_argument(S, "entry_curve and entry_spread must not be NULL where there are scenario entries");
+    }
     if (curves.count < 1 || !curves.terms || !curves.rates || !curves.days)
         bad_argument(S, "no yield curve given for the bonds", "curves");
     long long points = 0;

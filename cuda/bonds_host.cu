@@ -40,6 +40,9 @@ struct ChunkPlan {
     long long scratch = 0;               // reals
     long long cf_first = 0;              // the chunk's first cash flow in the caller's arrays
     int cashflows = 0;
+    bool scenarios = false;              // the bonds have scenario entries (trinom_bonds::entry_offset)
+    long long ent_first = 0;             // the chunk's first entry in the caller's arrays
+    int entries = 0;                     // prices the chunk writes: its entries, else its bonds
 };
 
 // Tree height and half width (§2), in float64 as trinom.bonds.model.bond_geometry.
@@ -77,6 +80,12 @@ void plan_chunk(HostPool &pool, const trinom_bonds &bd, int64_t curves, long lon
     if (cf_end - plan.cf_first > INT_MAX / 2)
         refuse(TRINOM_ERR_ARGUMENT, first_row, "too many cash flows in one chunk (set a smaller chunk_size)");
     plan.cashflows = static_cast<int>(cf_end - plan.cf_first);
+    plan.scenarios = bd.entry_offset != nullptr;
+    plan.ent_first = plan.scenarios ? bd.entry_offset[first_row] : first_row;
+    const long long ent_end = plan.scenarios ? bd.entry_offset[first_row + count] : first_row + count;
+    if (ent_end - plan.ent_first > INT_MAX / 2 || ent_end < plan.ent_first)
+        refuse(TRINOM_ERR_ARGUMENT, first_row, "too many scenario entries in one chunk (set a smaller chunk_size)");
+    plan.entries = static_cast<int>(ent_end - plan.ent_first);
     std::vector<int> key(count);
     pool.parallel_for(count, kStagingGrain, [&](int, long long lo, long long hi) {
         for (int i = static_cast<int>(lo); i < hi; ++i) {
@@ -89,6 +98,16 @@ void plan_chunk(HostPool &pool, const trinom_bonds &bd, int64_t curves, long lon
                        "curve_index " + std::to_string(bd.curve_index[b]) + " is not one of the " +
                            std::to_string(curves) + " curves",
                        "curve_index");
+            if (plan.scenarios) {
+                if (bd.entry_offset[b + 1] < bd.entry_offset[b])
+                    refuse(TRINOM_ERR_ARGUMENT, b, "entry_offset must not decrease", "entry_offset");
+                for (long long k = bd.entry_offset[b]; k < bd.entry_offset[b + 1]; ++k)
+                    if (bd.entry_curve[k] < 0 || bd.entry_curve[k] >= curves)
+                        refuse(TRINOM_ERR_ARGUMENT, b,
+                               "scenario entry " + std::to_string(k) + ": curve " + std::to_string(bd.entry_curve[k]) +
+                                   " is not one of the " + std::to_string(curves) + " curves",
+                               "entry_curve");
+            }
             if (bd.exercise_frequency[b] < 1 || bd.exercise_frequency[b] > INT_MAX)
                 refuse(TRINOM_ERR_ARGUMENT, b, "exercise_frequency must be in 1..2^31-1", "exercise_frequency");
             if (bd.option_type[b] != CALL && bd.option_type[b] != PUT)
@@ -148,8 +167,8 @@ void plan_chunk(HostPool &pool, const trinom_bonds &bd, int64_t curves, long lon
 
 // ---- device layout of one chunk: the upload region first, then the outputs and the scratch ----
 enum IntArray { kN, kJmax, kTermUnit, kTermSteps, kFirst, kLast, kFreq, kCurve, kCfBegin, kCfStep, kCurveBegin,
-                kCurveDays, kPerm, kIntArrays };
-enum RealArray { kA, kSigma, kSpread, kStrike, kPaid, kCoupon, kRates, kRealArrays };
+                kCurveDays, kPerm, kEntBegin, kEntCurve, kIntArrays };
+enum RealArray { kA, kSigma, kSpread, kStrike, kPaid, kCoupon, kRates, kEntSpread, kRealArrays };
 
 template <typename real> struct ChunkLayout {
     size_t ints[kIntArrays], reals[kRealArrays], type, at, upload, out, scratch, total;
@@ -159,16 +178,18 @@ template <typename real> ChunkLayout<real> chunk_layout(const ChunkPlan &plan, i
     Layout l;
     ChunkLayout<real> c;
     const size_t count = plan.count;
+    const size_t entries = plan.scenarios ? size_t(plan.entries) : 0;
     const size_t int_sizes[kIntArrays] = {count, count, count, count, count, count, count, count, count + 1,
-                                          size_t(plan.cashflows), size_t(curves) + 1, size_t(points), count};
+                                          size_t(plan.cashflows), size_t(curves) + 1, size_t(points), count,
+                                          plan.scenarios ? count + 1 : 0, entries};
     const size_t real_sizes[kRealArrays] = {count, count, count, count, size_t(plan.cashflows), size_t(plan.cashflows),
-                                            size_t(points)};
+                                            size_t(points), entries};
     for (int k = 0; k < kIntArrays; ++k) c.ints[k] = l.take(int_sizes[k] * sizeof(int));
     for (int k = 0; k < kRealArrays; ++k) c.reals[k] = l.take(real_sizes[k] * sizeof(real));
     c.type = l.take(count);
     c.at = l.take(plan.at.size() * sizeof(long long));
     c.upload = l.bytes;
-    c.out = l.take(count * sizeof(real));
+    c.out = l.take(size_t(plan.entries) * sizeof(real));
     c.scratch = l.take(static_cast<size_t>(plan.scratch) * sizeof(real));
     c.total = l.bytes;
     return c;
@@ -232,6 +253,15 @@ void price_chunk(DeviceContext &ctx, const trinom_bonds &bd, const trinom_bond_c
         reals(kRates)[k] = static_cast<real>(curves.rates[k]);
     }
     std::memcpy(st + lay.at, plan.at.data(), plan.at.size() * sizeof(long long));
+    if (plan.scenarios) {
+        for (int i = 0; i <= count; ++i) ints(kEntBegin)[i] = static_cast<int>(bd.entry_offset[b0 + i] - plan.ent_first);
+        ctx.pool->parallel_for(plan.entries, kStagingGrain, [&](int, long long lo, long long hi) {
+            for (long long k = lo; k < hi; ++k) {
+                ints(kEntCurve)[k] = static_cast<int>(bd.entry_curve[plan.ent_first + k]);
+                reals(kEntSpread)[k] = static_cast<real>(bd.entry_spread[plan.ent_first + k]);
+            }
+        });
+    }
 
     // Device pointers.
     char *dev = static_cast<char *>(ctx.arena.ptr);
@@ -259,6 +289,9 @@ void price_chunk(DeviceContext &ctx, const trinom_bonds &bd, const trinom_bond_c
     args.curve_rates = d_reals(kRates);
     args.curve_days = d_ints(kCurveDays);
     args.scratch = reinterpret_cast<real *>(dev + lay.scratch);
+    args.ent_begin = plan.scenarios ? d_ints(kEntBegin) : nullptr;
+    args.ent_curve = plan.scenarios ? d_ints(kEntCurve) : nullptr;
+    args.ent_spread = plan.scenarios ? d_reals(kEntSpread) : nullptr;
     const int *perm = d_ints(kPerm);
     const long long *d_at = reinterpret_cast<const long long *>(dev + lay.at);
     real *out = reinterpret_cast<real *>(dev + lay.out);
@@ -284,7 +317,7 @@ void price_chunk(DeviceContext &ctx, const trinom_bonds &bd, const trinom_bond_c
     });
     TRINOM_CHECK(cudaEventRecord(mark[2], ctx.stream));
     Stage download("download");
-    TRINOM_CHECK(cudaMemcpyAsync(prices, out, count * sizeof(real), cudaMemcpyDeviceToHost, ctx.stream));
+    TRINOM_CHECK(cudaMemcpyAsync(prices, out, size_t(plan.entries) * sizeof(real), cudaMemcpyDeviceToHost, ctx.stream));
     TRINOM_CHECK(cudaEventRecord(mark[3], ctx.stream));
     TRINOM_CHECK(cudaStreamSynchronize(ctx.stream));
     timing.kernel_ms += elapsed_ms(mark[1], mark[2]);
@@ -319,7 +352,7 @@ void price_all(DeviceContext &ctx, const trinom_bonds &bd, const trinom_bond_cur
             count = (count + 1) / 2;
         }
         const int block_size = opt.bond_block_size > 0 ? opt.bond_block_size : 128;
-        price_chunk<real>(ctx, bd, curves, plan, block_size, prices + begin, timing);
+        price_chunk<real>(ctx, bd, curves, plan, block_size, prices + plan.ent_first, timing);
         begin += count;
     }
 }

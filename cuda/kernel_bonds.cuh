@@ -50,6 +50,12 @@ template <typename real> struct BondConstants {
     double dt64;
 };
 
+// g = exp(-(spread / 100) dt): the spread's one-step discount.
+template <typename real> __device__ __forceinline__ real spread_factor(real spread, real dt) {
+    using R = Rn<real>;
+    return real(exp(double(R::mul(-R::div(spread, real(SPREAD_UNIT)), dt))));
+}
+
 template <typename real>
 __device__ __forceinline__ BondConstants<real> bond_constants(int term_unit, int term_steps, real a, real sigma,
                                                               real spread) {
@@ -64,7 +70,7 @@ __device__ __forceinline__ BondConstants<real> bond_constants(int term_unit, int
     const double dr = D::sqrt_(D::mul(3.0, V));
     c.M = real(D::sub(exp(double(R::mul(-a, c.dt))), 1.0));
     c.mdrdt = real(D::mul(-dr, c.dt64));
-    c.g = real(exp(double(R::mul(-R::div(spread, real(SPREAD_UNIT)), c.dt))));
+    c.g = spread_factor(spread, c.dt);
     return c;
 }
 
@@ -106,18 +112,22 @@ template <typename real> __device__ __forceinline__ real branch_to(int s, int t,
     return d == 1 ? p.pu : d == 0 ? p.pm : d == -1 ? p.pd : real(0);
 }
 
-// §4: the zero rate at t years on one curve, searching on from the last index found (t only
-// grows during a forward pass).
+// §4: the zero rate at t years on one curve, searching on from the last index found: forward
+// (t only grows, `at` starts at 0) or, with `down`, backward (t only falls, `at` starts at count).
+// Both find the first pillar at or after the day, so both give the same bits.
 template <typename real> struct CurveCursor {
     const real *rates;
     const int *days;
     int count, at;
-    __device__ __forceinline__ real rate(real t, int term_unit) {
+    template <bool down = false> __device__ __forceinline__ real rate(real t, int term_unit) {
         using R = Rn<real>;
         const real x = R::mul(t, real(term_unit));
         const real rounded = floor(R::add(fabs(x), real(0.5)));
         const int d = static_cast<int>(x < real(0) ? -rounded : rounded);
-        while (at < count && days[at] < d) ++at;
+        if (down)
+            while (at > 0 && days[at - 1] >= d) --at;
+        else
+            while (at < count && days[at] < d) ++at;
         if (at == 0) return rates[0];
         if (at >= count) return rates[count - 1];
         const real coefficient = R::div(real(d - days[at - 1]), real(days[at] - days[at - 1]));
@@ -125,20 +135,25 @@ template <typename real> struct CurveCursor {
     }
 };
 
+// A cursor on curve `c`, at its start (forward) or its end (`down`).
+template <typename real>
+__device__ __forceinline__ CurveCursor<real> curve_cursor_of(const BondArgs<real> &b, int c, bool down = false) {
+    const int lo = b.curve_begin[c], hi = b.curve_begin[c + 1];
+    return CurveCursor<real>{b.curve_rates + lo, b.curve_days + lo, hi - lo, down ? hi - lo : 0};
+}
+
 template <typename real>
 __device__ __forceinline__ CurveCursor<real> curve_cursor(const BondArgs<real> &b, int o) {
-    const int c = b.curve[o];
-    const int lo = b.curve_begin[c], hi = b.curve_begin[c + 1];
-    return CurveCursor<real>{b.curve_rates + lo, b.curve_days + lo, hi - lo, 0};
+    return curve_cursor_of(b, b.curve[o]);
 }
 
 // P(0, t) = exp(-R(t) t) in double (§5), at t = (m + 1) dt.
-template <typename real>
+template <bool down = false, typename real>
 __device__ __forceinline__ double zero_price(CurveCursor<real> &curve, int m, const BondConstants<real> &c,
                                              int term_unit) {
     using R = Rn<real>;
     const real t = R::mul(real(m + 1), c.dt);
-    return exp(double(R::mul(-curve.rate(t, term_unit), t)));
+    return exp(double(R::mul(-curve.template rate<down>(t, term_unit), t)));
 }
 
 // The backward pass' per-bond state (§6): local cash-flow index p (never below the bond's first,
@@ -186,7 +201,12 @@ __device__ __forceinline__ real exercise_price(const CashflowCursor &c, int i, r
 }
 
 
-template <typename real, int L, int K>
+// kScen: the bond's scenario entries (BondArgs::ent_*). The forward pass then stores the
+// curve-free ratio S_{m-1} / S_m per step, and each entry's backward pass multiplies it by its own
+// curve's P_m / P_{m-1} (looked up L steps at a time, walking the curve backward) and spread factor:
+// the same operations as the one-price path, so an entry on the bond's own curve and spread gives
+// its price bit for bit in float64.
+template <typename real, int L, int K, bool kScen>
 __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *__restrict__ perm, int begin, int count,
                                                    const long long *__restrict__ warp_at, real *__restrict__ out) {
     using R = Rn<real>;
@@ -246,11 +266,17 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
     real s_prev = 1;
     for (int m = 0; m < n_max; ++m) {
         real s = segment_sum<real, L, K>(v);
-        if (m % L == 0) p_lane = m + sl < n ? zero_price(curve, m + sl, c, term_unit) : 1.0;
-        const double p = L > 1 ? __shfl_sync(kFull, p_lane, m % L, L) : p_lane;
+        if constexpr (!kScen) {
+            if (m % L == 0) p_lane = m + sl < n ? zero_price(curve, m + sl, c, term_unit) : 1.0;
+        }
+        const double p = kScen ? 1.0 : L > 1 ? __shfl_sync(kFull, p_lane, m % L, L) : p_lane;
         if (m < n) {
-            const real e = real((p / p_prev) * (double(s_prev) / double(s)));
-            if (sl == 0) factor[m * G] = R::mul(e, c.g);
+            if constexpr (kScen) {
+                if (sl == 0) factor[m * G] = real(double(s_prev) / double(s));
+            } else {
+                const real e = real((p / p_prev) * (double(s_prev) / double(s)));
+                if (sl == 0) factor[m * G] = R::mul(e, c.g);
+            }
             p_prev = p;
             const int shift = ilogb_(s);
             if (shift > 16 || shift < -16) {  // exact power-of-two renormalisation
@@ -322,11 +348,46 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
     const int first_ex = b.first[o], last_ex = b.last[o], freq = b.freq[o];
     const int *steps = b.cf_step;
 
-    real eg = factor[(n - 1) * G];
+    const int e0 = kScen ? b.ent_begin[o] : 0;
+    const int entries = kScen ? b.ent_begin[o + 1] - e0 : 1;
+    const int e_max = kScen ? __reduce_max_sync(kFull, entries) : 1;
+    for (int e = 0; e < e_max; ++e) {
+    const bool has = e < entries;
+    real g = c.g;
+    double p_hi = 1;  // P_i of the entry's curve (kScen)
+    CurveCursor<real> down{};
+    if (kScen && has) {
+        g = spread_factor(b.ent_spread[e0 + e], c.dt);
+        down = curve_cursor_of(b, b.ent_curve[e0 + e], true);
+        p_hi = zero_price<true>(down, n - 1, c, term_unit);
+    }
+    if (kScen) {
+        cf = cashflow_start(b.cf_step, p0, p1, n);
+#pragma unroll
+        for (int k = 0; k < K; ++k) v[k] = at_maturity;
+    }
+    double p_lane = 1;
+    real eg = kScen ? real(0) : factor[(n - 1) * G];
     for (int i = n_max - 1; i >= 0; --i) {
-        const bool live = i < n;
+        const bool live = has && i < n;
         real eg_next = 0;
-        if (live && i > 0) eg_next = factor[(i - 1) * G];  // prefetch
+        if constexpr (kScen) {
+            // E_i g = (P_i / P_{i-1}) (S_{i-1} / S_i) g; lane sl of the segment looks up P at step
+            // q0 + sl of the block of L steps that holds q = i - 1, then step q's value is broadcast.
+            const int q = i - 1;
+            if (q >= 0 && (i == n_max - 1 || q % L == L - 1)) {
+                const int q0 = q / L * L;
+                p_lane = has && q0 + sl < n ? zero_price<true>(down, q0 + sl, c, term_unit) : 1.0;
+            }
+            const double p_q = L > 1 ? __shfl_sync(kFull, p_lane, max(q, 0) % L, L) : p_lane;
+            if (live) {
+                const double p_lo = i > 0 ? p_q : 1.0;
+                eg = R::mul(real((p_hi / p_lo) * double(factor[i * G])), g);
+                p_hi = p_lo;
+            }
+        } else {
+            if (live && i > 0) eg_next = factor[(i - 1) * G];  // prefetch
+        }
         bool exercise = false;
         real price = 0;
         if (live) {
@@ -365,7 +426,7 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
                 if (exercise && (call ? cont > price : price > cont)) cont = price;
                 v[k] = clamp_inf(cont);
             }
-            eg = eg_next;
+            if (!kScen) eg = eg_next;
         }
     }
 
@@ -375,7 +436,8 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
     for (int k = 0; k < K; ++k)
         if (base + k == 0) mine = v[k];
     const real root = __shfl_sync(kFull, mine, half / K, L);
-    if (valid && sl == 0) out[o] = root;
+    if (valid && has && sl == 0) out[kScen ? e0 + e : o] = root;
+    }  // entries
 }
 
 // ---- wide trees: one bond per block -------------------------------------------------------------
@@ -408,11 +470,17 @@ __global__ void __launch_bounds__(kWideThreads) bond_wide_kernel(BondArgs<real> 
     real *E = nxt + W;  // E_i = exp(-alpha_i dt), i < n
     const int tid = threadIdx.x;
 
+    // With scenario entries the whole tree is priced once per entry (its curve and spread): wide trees
+    // are few, and their forward pass is the spec's, by log, which needs the curve.
+    const bool scen = b.ent_begin != nullptr;
+    const int e0 = scen ? b.ent_begin[o] : 0, entries = scen ? b.ent_begin[o + 1] - e0 : 1;
+    for (int ent = 0; ent < entries; ++ent) {
+    const real g = scen ? spread_factor(b.ent_spread[e0 + ent], c.dt) : c.g;
     for (int idx = tid; idx < W; idx += kWideThreads) {
         x[idx] = node_discount(c.mdrdt, idx - half);
         cur[idx] = idx == half ? real(1) : real(0);
     }
-    CurveCursor<real> curve = curve_cursor(b, o);
+    CurveCursor<real> curve = scen ? curve_cursor_of(b, b.ent_curve[e0 + ent]) : curve_cursor(b, o);
     if (tid == 0) {  // alpha_0 = R(dt)
         const real e0 = real(exp(-Rn<double>::mul(double(curve.rate(c.dt, term_unit)), c.dt64)));
         E[0] = e0;
@@ -472,7 +540,7 @@ __global__ void __launch_bounds__(kWideThreads) bond_wide_kernel(BondArgs<real> 
             const int u = j == -jmax ? j + 2 : j == jmax ? j : j + 1;  // targets u > m > d
             const real sum = R::add(R::add(R::mul(p.pu, cur[u + half]), R::mul(p.pm, cur[u - 1 + half])),
                                     R::mul(p.pd, cur[u - 2 + half]));
-            real cont = R::mul(sum, R::mul(R::mul(e, x[j + half]), c.g));
+            real cont = R::mul(sum, R::mul(R::mul(e, x[j + half]), g));
             if (exercise && (call ? cont > price : price > cont)) cont = price;
             nxt[j + half] = clamp_inf(cont);
         }
@@ -481,14 +549,19 @@ __global__ void __launch_bounds__(kWideThreads) bond_wide_kernel(BondArgs<real> 
         cur = nxt;
         nxt = swap;
     }
-    if (tid == 0) out[o] = cur[half];
+    if (tid == 0) out[scen ? e0 + ent : o] = cur[half];
+    __syncthreads();  // the next entry rewrites the levels
+    }  // entries
 }
 
 template <typename real, int L, int K>
 void launch_class(const BondArgs<real> &args, const int *perm, int begin, int count, const long long *warp_at,
                   real *out, int block_size, cudaStream_t stream) {
-    bond_kernel<real, L, K><<<segment_blocks<L>(count, block_size), block_size, 0, stream>>>(args, perm, begin, count,
-                                                                                          warp_at, out);
+    const int blocks = segment_blocks<L>(count, block_size);
+    if (args.ent_begin)
+        bond_kernel<real, L, K, true><<<blocks, block_size, 0, stream>>>(args, perm, begin, count, warp_at, out);
+    else
+        bond_kernel<real, L, K, false><<<blocks, block_size, 0, stream>>>(args, perm, begin, count, warp_at, out);
 }
 
 }  // namespace

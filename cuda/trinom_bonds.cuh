@@ -21,6 +21,10 @@ template <typename real> struct BondArgs {
     const real *curve_rates;
     const int *curve_days;
     real *scratch;                          // per-step discount factors (and the wide kernel's levels)
+    // Scenario entries (nullptr: one price per bond, out[o]): bond o is priced on curve ent_curve[k]
+    // with spread ent_spread[k] for k in [ent_begin[o], ent_begin[o+1]), into out[k].
+    const int *ent_begin, *ent_curve;
+    const real *ent_spread;
 };
 
 // Bonds in warp segments (class cls < kFastClasses): the bonds perm[begin .. begin+count) of

@@ -92,6 +92,14 @@ typedef struct trinom_bonds {
     const int64_t *cashflow_step;      /* per cash flow: tree step (ascending; the last is the height) */
     const double *repayment;           /* per cash flow: principal paid */
     const double *coupon;              /* per cash flow: coupon amount paid */
+    /* Scenario entries. NULL: one price per bond, on its curve_index with its spread. Otherwise bond b
+     * is priced once per entry k in [entry_offset[b], entry_offset[b+1]) (entry_offset[0] == 0), on
+     * curve entry_curve[k] with spread entry_spread[k], and bond_prices receives entry_offset[count]
+     * prices in entry order. The forward pass, whose scaled levels depend on neither the curve nor
+     * the spread, runs once per bond; each entry is one backward pass. */
+    const int64_t *entry_offset;
+    const int64_t *entry_curve;
+    const double *entry_spread;
 } trinom_bonds;
 
 /* The bonds' yield curves, flattened: curve c has terms[c] points (rates, days), curves concatenated. */
@@ -162,7 +170,8 @@ int trinom_cuda_device_count(int32_t *count, trinom_error *error);
 /* The name of device `device` into name[0..size) (NUL-terminated). Creates no context. */
 int trinom_cuda_device_name(int32_t device, char *name, int32_t size, trinom_error *error);
 /* Prices a book on device `device`: writes book->options.count option prices into
- * `option_prices` and book->bonds.count dirty bond prices per 100 face into `bond_prices`, each
+ * `option_prices` and book->bonds.count dirty bond prices per 100 face (one per scenario entry
+ * where the bonds have entries) into `bond_prices`, each
  * in input order, as float (TRINOM_F32) or double (TRINOM_F64). Options are priced first, then
  * bonds; each section is priced as a separate call for it alone would price it (same bits).
  * Option trees wider than 512 nodes go to the cuda-option kernel, bond trees wider than 512 nodes

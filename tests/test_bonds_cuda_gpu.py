@@ -288,3 +288,85 @@ def test_mixed_book_error_names_the_section(mixed):
     with pytest.raises(_cuda_lib.CudaError, match=r"^bonds row 2: curve_index") as caught:
         _cuda_lib.price_book(portfolio, curve, bad, curves, "f64")
     assert (caught.value.section, caught.value.row) == ("bonds", 2)
+
+
+# ---- scenarios: one forward pass per bond, one backward pass per entry (issue 14) ---------------------------
+def scenario_list(curves):
+    from trinom.scenarios import CurveSet, CurveShift, SigmaShift, SpreadShift
+
+    h = 1e-4
+    return [None, CurveShift(-h), CurveShift(h), CurveShift(h, "1", 3), CurveShift(-h, "0", 14),
+            CurveSet({"2": trinom.YieldCurve([0.02, 0.03], [100, 5000])}), SigmaShift(h), SigmaShift(-h),
+            SpreadShift(0.01), SpreadShift(-0.01)]
+
+
+def priced_alone(bonds, curves, scenario, **engine):
+    from trinom.scenarios import SigmaShift, SpreadShift, scenario_market
+
+    market = trinom.Market.of(curves)
+    for kind, field in ((SigmaShift, "sigma"), (SpreadShift, "spread")):
+        if isinstance(scenario, kind):
+            bonds = BondPortfolio(**{**bonds.as_dict(), field: getattr(bonds, field) + scenario.shift})
+            return trinom.price(bonds, market, **engine).price
+    return trinom.price(bonds, dict(zip(market.names, scenario_market(market, [scenario]).curves, strict=True)),
+                        **engine).price
+
+
+@pytest.mark.parametrize("wide_only", [False, True], ids=["warp-segments", "wide-kernel"])
+@pytest.mark.parametrize("precision", ["f64", "f32"])
+def test_scenarios_in_one_call_equal_each_scenario_priced_alone(mixed, precision: str, wide_only: bool):
+    bonds, curves, _ = mixed
+    bonds = bonds[:300]
+    scenarios = scenario_list(curves)
+    engine = {"backend": "cuda", "precision": precision, "wide_only": wide_only}
+    got = trinom.price(bonds, curves, scenarios=scenarios, **engine).price
+    for k, scenario in enumerate(scenarios):
+        alone = priced_alone(bonds, curves, scenario, **engine)
+        if precision == "f64":  # the same operations: float64 bit for bit, and the reference to rounding
+            np.testing.assert_allclose(got[k], alone, rtol=1e-14, atol=0, err_msg=str(scenario))
+            assert_f64(got[k], scenario_reference(len(bonds))[k], f"scenario {scenario}")
+        else:  # the curve-free ratio is stored in float (a last-bit difference per step); where float's
+            # range holds the tree's values (float32 within 1e-4 of float64)
+            wide = priced_alone(bonds, curves, scenario, **{**engine, "precision": "f64"})
+            fits = np.abs(alone - wide) <= 1e-4 * np.maximum(1.0, np.abs(wide))
+            assert fits.mean() > 0.8
+            np.testing.assert_allclose(got[k][fits], alone[fits], rtol=2e-5, atol=1e-4, err_msg=str(scenario))
+
+
+@functools.cache
+def scenario_reference(count: int) -> np.ndarray:
+    bonds = BondPortfolio.concatenate([generate_bonds(name, 8, seed=7 + k)[0] for k, name in enumerate(DATASETS)])
+    curves = paper_curves()
+    return trinom.price(bonds[:count], curves, scenarios=scenario_list(curves), backend="reference").price
+
+
+def test_scenario_entries_through_the_library(mixed):
+    bonds, curves, _ = mixed
+    bonds = bonds[:50]
+    base = _cuda_lib.price_bonds(bonds, curves, "f64")
+    # bond b: on curve (b + k) % 4 with spread + 0.1 k, for k < b % 3 (some bonds have no entry)
+    counts = np.arange(len(bonds)) % 3
+    offset = np.concatenate(([0], np.cumsum(counts)))
+    owner = np.repeat(np.arange(len(bonds)), counts)
+    k = np.arange(offset[-1]) - offset[owner]
+    curve = (bonds.curve_index[owner] + k) % 4
+    spread = bonds.spread[owner] + 0.1 * k
+    _, got = _cuda_lib.price_book(None, None, bonds, curves, "f64", entries=(offset, curve, spread))
+    first = offset[:-1][counts > 0]
+    np.testing.assert_allclose(got[first], base[counts > 0], rtol=1e-14, atol=0)
+    moved = BondPortfolio(**{**bonds.as_dict(), "curve_index": (bonds.curve_index + 1) % 4, "spread": bonds.spread + 0.1})
+    np.testing.assert_allclose(got[offset[:-1][counts == 2] + 1], _cuda_lib.price_bonds(moved, curves, "f64")[counts == 2],
+                               rtol=1e-14, atol=0)
+    with pytest.raises(_cuda_lib.CudaError, match="curve 12 is not one of the 4 curves") as caught:
+        _cuda_lib.price_book(None, None, bonds, curves, "f64", entries=(offset, curve + 9, spread))
+    assert caught.value.field == "entry_curve"
+
+
+def test_risk_on_cuda_equals_the_reference_bump_and_reprice():
+    from trinom.risk import risk
+
+    bonds, curves = generate_bonds("R1", 6, seed=11)
+    measures = ("dv01", "duration", "convexity", "krd", "vega", "spread_duration")
+    gpu = risk(bonds, curves, backend="cuda", measures=measures).set_index(["id", "measure", "factor"]).value
+    ref = risk(bonds, curves, backend="reference", measures=measures).set_index(["id", "measure", "factor"]).value
+    np.testing.assert_allclose(gpu.loc[ref.index], ref, rtol=1e-9, atol=1e-12)

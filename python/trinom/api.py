@@ -23,7 +23,7 @@ from .errors import InputError, check_error_mode
 from .market import CurvesLike, Market
 from .portfolio import Portfolio
 from .result import Prices, instrument_labels
-from .scenarios import CurveShift, scenario_market
+from .scenarios import Scenario, scenario_market
 
 Instrument = Portfolio | BondPortfolio
 #: A job the engine is expected to price in less than this many seconds is one engine call even with a
@@ -47,7 +47,7 @@ def price(
     max_width: int = DEFAULT_MAX_WIDTH,
     max_steps: int = DEFAULT_MAX_STEPS,
     progress: Callable[[float, float], None] | None = None,
-    scenarios: Sequence[CurveShift | None] | None = None,
+    scenarios: Sequence[Scenario] | None = None,
     **tuning: Any,
 ) -> Prices:
     """Price every row of ``instruments`` in ``curves``; one result per row, in input order.
@@ -65,8 +65,10 @@ def price(
     The input is validated once. With ``errors="raise"`` a bad row raises :class:`trinom.InputError`
     naming the row and the field; with ``errors="mask"`` it gets NaN and its message in
     ``result.error``. ``progress(done, total)`` is called with the node updates priced so far.
-    ``scenarios``: curve shifts (:class:`trinom.scenarios.CurveShift`; None: the curves as given), priced in
-    one call; the prices then have shape ``(len(scenarios), rows)``.
+    ``scenarios``: a list of moves of the market (trinom.scenarios: :class:`~trinom.scenarios.CurveShift`,
+    :class:`~trinom.scenarios.CurveSet`, :class:`~trinom.scenarios.SigmaShift`,
+    :class:`~trinom.scenarios.SpreadShift`; None: the market as given), priced in one engine call; the
+    prices then have shape ``(len(scenarios), rows)``.
 
     >>> import trinom
     >>> p = trinom.Portfolio(strike=[63.0, 63.0], maturity=[9.0, 9.0], expiry=[3.0, 3.0],
@@ -294,7 +296,29 @@ def _columns_of(value: object) -> dict[str, Any] | None:
 
 
 def _validate(block: Instrument, market: Market, max_width: int, max_steps: int) -> list[tuple[int | None, str, str]]:
-    """The block's problems, rows numbered within it."""
+    """The block's problems, rows numbered within it; a row that a scenario's move of sigma or of the spread
+    makes invalid is a problem too (named with the move)."""
+    found = _validate_as_is(block, market, max_width, max_steps)
+    bad = {row for row, _f, _m in found}
+    if None in bad:
+        return found
+    for field, shifts in (("sigma", market.sigma_shifts), ("spread", market.spread_shifts)):
+        if field == "spread" and isinstance(block, Portfolio):  # options have no spread
+            continue
+        for shift in sorted(set(shifts) - {0.0}):
+            curves = tuple((c.days.tobytes(), np.asarray(c.rates).tobytes()) for c in market.curves)
+            key = ("moved-problems", field, shift, max_width, max_steps, curves)
+            problems = block.cached(key, lambda f=field, s=shift: _validate_as_is(  # type: ignore[misc]
+                type(block)(**{**block.as_dict(), f: getattr(block, f) + s}), market, max_width, max_steps))
+            for row, name, message in problems:
+                if row not in bad:
+                    found.append((row, name, f"in the scenario that moves {field} by {shift:g}: {message}"))
+                    bad.add(row)
+    return sorted(found, key=lambda p: -1 if p[0] is None else p[0])
+
+
+def _validate_as_is(block: Instrument, market: Market, max_width: int,
+                    max_steps: int) -> list[tuple[int | None, str, str]]:
     if isinstance(block, Portfolio):
         return block.validate(max_width, max_steps)
     return block.validate(market.curves, max_width, max_steps)

@@ -133,6 +133,40 @@ class Book:
         events = {name: getattr(self, name)[flat] for name in _EVENT_FIELDS}
         return Book(**trees, **events, event_offset=offset, curve_names=self.curve_names)
 
+    def with_trees(self, curve_names: Sequence[str] | None = None, **columns: npt.ArrayLike) -> Book:
+        """The same trees and events with tree ``columns`` (e.g. ``sigma``, ``spread``, ``curve``) replaced
+        and, if given, new ``curve_names`` (``curve`` then indexes them)."""
+        unknown = sorted(set(columns) - set(_TREE_FIELDS) - {"instrument"})
+        if unknown:
+            raise ValueError(f"not tree columns of a book: {', '.join(unknown)}")
+        trees = {name: getattr(self, name) for name in _TREE_FIELDS}
+        trees.update({name: np.asarray(value, dtype=trees[name].dtype).reshape(len(self))
+                      for name, value in columns.items()})
+        events = {name: getattr(self, name) for name in _EVENT_FIELDS}
+        return Book(**trees, **events, event_offset=self.event_offset,
+                    curve_names=self.curve_names if curve_names is None else tuple(curve_names))
+
+    def horizon_days(self) -> np.ndarray:
+        """A day beyond which no tree looks its curve up: the tree's last time (``n`` steps of ``dt``) plus a
+        step and two days, in the curve's days (``t * term_unit``); a curve changed only after it leaves the
+        tree's price as it is (cached)."""
+        def compute() -> np.ndarray:
+            out = np.zeros(len(self))
+            for convention in (Convention.THESIS, Convention.PAPER):
+                rows = np.flatnonzero(self.convention == convention)
+                if not rows.size:
+                    continue
+                if convention == Convention.THESIS:
+                    g = tree_geometry(self.maturity[rows], 0.0, self.term_unit[rows], self.term_steps[rows],
+                                      self.a[rows], self.sigma[rows], np.float64)
+                else:
+                    g = bond_geometry(self.term_unit[rows], self.term_steps[rows], self.a[rows], self.sigma[rows],
+                                      self.maturity[rows], self.spread[rows], np.float64)
+                years = (np.maximum(g.n, 0) + 1) * np.asarray(g.dt, dtype=np.float64)
+                out[rows] = np.ceil(years * self.term_unit[rows] * (1 + 1e-9)) + 2
+            return out
+        return self.cached("horizon-days", compute)
+
     def events(self, row: int) -> slice:
         """The slice of the event table that belongs to tree ``row``."""
         return slice(int(self.event_offset[row]), int(self.event_offset[row + 1]))

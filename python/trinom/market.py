@@ -1,8 +1,10 @@
 """The market an engine prices a book in: named yield curves along a scenario axis.
 
-A :class:`Market` holds one set of named curves per scenario (``scenarios[s][name]``). Today
-:func:`trinom.price` builds a market of one scenario from what the user passes; scenario grids
-(shifted, bumped or replaced curves) fill the axis. Every engine returns prices of shape
+A :class:`Market` holds one set of named curves per scenario (``scenarios[s][name]``) and, per
+scenario, a move of every tree's volatility (``sigma_shifts[s]``, added to sigma) and of every bond's
+spread (``spread_shifts[s]``, percent, added to the spread). :func:`trinom.price` builds a market of
+one scenario from what the user passes; scenario grids (trinom.scenarios: shifted, bumped or
+replaced curves, sigma and spread moves) fill the axis. Every engine returns prices of shape
 ``(scenarios, len(book))``.
 
 >>> import trinom
@@ -16,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from .curve import YieldCurve
 from .errors import InputError
 
@@ -26,6 +30,10 @@ class Market:
 
     names: tuple[str, ...]
     scenarios: tuple[tuple[YieldCurve, ...], ...]
+    #: Per scenario, added to every tree's sigma (empty: none).
+    sigma_shifts: tuple[float, ...] = ()
+    #: Per scenario, added to every bond's spread, in its unit (percent; empty: none).
+    spread_shifts: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.names:
@@ -36,6 +44,27 @@ class Market:
             if len(curves) != len(self.names):
                 raise InputError([(None, "curves", f"scenario {s} has {len(curves)} curves, expected one per name "
                                    f"({', '.join(self.names)})")])
+        for field in ("sigma_shifts", "spread_shifts"):
+            values = tuple(float(v) for v in getattr(self, field))
+            if values and len(values) != len(self.scenarios):
+                raise InputError([(None, field, f"{field} has {len(values)} entries, expected one per scenario "
+                                   f"({len(self.scenarios)})")])
+            if not all(np.isfinite(values)):
+                raise InputError([(None, field, f"{field} must be finite numbers, got {list(values)}")])
+            object.__setattr__(self, field, values if any(values) else ())
+
+    @property
+    def moves_trees(self) -> bool:
+        """Whether a scenario moves sigma or the spread (beside the curves)."""
+        return bool(self.sigma_shifts or self.spread_shifts)
+
+    def sigma_shift(self, scenario: int) -> float:
+        """What scenario ``scenario`` adds to sigma."""
+        return self.sigma_shifts[scenario] if self.sigma_shifts else 0.0
+
+    def spread_shift(self, scenario: int) -> float:
+        """What scenario ``scenario`` adds to a bond's spread (percent)."""
+        return self.spread_shifts[scenario] if self.spread_shifts else 0.0
 
     def __len__(self) -> int:
         """The number of scenarios."""

@@ -1,8 +1,10 @@
 """Risk measures of a whole book by bump and reprice, as one long table (issue 14, item 2).
 
-:func:`risk` prices the book once under every curve scenario it needs (base, parallel +-shift, +-shift at
-each pillar of each curve: one :func:`trinom.price` call over a market's scenario axis) and, for vega and
-spread duration, with sigma or the spread moved (the same call, the moved books beside the base one).
+:func:`risk` prices the book once under every scenario it needs, in one :func:`trinom.price` call over a
+market's scenario axis: base, parallel +-shift, +-shift at each pillar of each curve, sigma +-``sigma_shift``
+(vega) and the spread +-shift (spread duration). The engine prices only what differs per tree (a bump at
+a pillar beyond a tree's last step, or on a curve it does not use, is its base price) and, on ``cuda``,
+runs one forward pass per tree and sigma and one backward pass per scenario.
 Prices are a bond's dirty price and an option's value; the OAS (a bond's ``spread``) is held fixed under
 curve shifts. Measures, with ``P0`` the base price and ``h`` the curve shift:
 
@@ -36,7 +38,7 @@ from .api import price
 from .bonds.portfolio import BondPortfolio
 from .market import CurvesLike, Market
 from .portfolio import Portfolio
-from .scenarios import CurveShift, scenario_market
+from .scenarios import CurveShift, Scenario, SigmaShift, SpreadShift, scenario_market
 
 MEASURES = ("dv01", "duration", "convexity", "krd", "vega", "spread_duration")
 #: Columns of the table.
@@ -49,8 +51,8 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *, m
          progress: Callable[[float, float], None] | None = None, **options: Any) -> Any:
     """The ``measures`` of every row of ``instruments`` (options or bonds) as a pandas table (see the module);
     ``shift``: the curve shift (1e-4 = 1 bp); ``sigma_shift``: vega's move of sigma; ``ids``: the rows'
-    names (default their numbers); ``progress(done, total)``: the node updates of the curve scenarios' pricing
-    (the bulk of the work) as they are priced; ``options`` go to :func:`trinom.price`."""
+    names (default their numbers); ``progress(done, total)``: the book's node updates as its slices are priced
+    (every scenario of a slice at once); ``options`` go to :func:`trinom.price`."""
     import pandas as pd
 
     unknown = [m for m in measures if m not in MEASURES]
@@ -62,33 +64,31 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *, m
     market = Market.of(curves)
     n = len(instruments)
     names = [str(i) for i in range(n)] if ids is None else [str(i) for i in ids]
-    # Curve scenarios: base, -h, +h, then -h and +h at each pillar of each curve.
+    # Curve scenarios: base, -h, +h, then -h and +h at pillar k of every curve (each row is on one curve, so
+    # it sees the bump of its own curve's pillar k: 2 scenarios per pillar, not per pillar and curve).
     shifts: list[CurveShift | None] = [None, CurveShift(-shift), CurveShift(shift)]
-    pillars: list[tuple[str, int, int]] = []  # (curve name, pillar, its day)
-    if "krd" in measures:
-        for name, curve in zip(market.names, market.curves, strict=True):
-            for k, day in enumerate(curve.days):
-                pillars.append((name, k, int(day)))
-                shifts += [CurveShift(-shift, name, k), CurveShift(shift, name, k)]
-    moved: list[Portfolio | BondPortfolio] = []  # books with sigma (and the spread) moved, priced at the base
+    pillars = max(len(c) for c in market.curves) if "krd" in measures else 0
+    for k in range(pillars):
+        shifts += [CurveShift(-shift, pillar=k), CurveShift(shift, pillar=k)]
+    curve_scenarios = len(shifts)
+    all_scenarios: list[Scenario] = list(shifts)
     if "vega" in measures:
-        moved += [_with(instruments, sigma=instruments.sigma + s) for s in (sigma_shift, -sigma_shift)]
+        all_scenarios += [SigmaShift(sigma_shift), SigmaShift(-sigma_shift)]
     spread_step = 100.0 * shift  # the spread is in percent
     if "spread_duration" in measures and bonds:
-        moved += [_with(instruments, spread=instruments.spread + s) for s in (-spread_step, spread_step)]
+        all_scenarios += [SpreadShift(-spread_step), SpreadShift(spread_step)]
     run = dict(backend=backend, precision=precision, target=target, errors="mask", **options)
-    curved = price(instruments, scenario_market(market, shifts), progress=progress, **run)
-    values = np.atleast_2d(curved.price).astype(np.float64)
-    error = curved.error
-    others = (np.atleast_2d(price(list(moved), market, **run).price).astype(np.float64).reshape(len(moved), n)
-              if moved else np.zeros((0, n)))
+    priced = price(instruments, scenario_market(market, all_scenarios), progress=progress, **run)
+    values = np.atleast_2d(priced.price).astype(np.float64)
+    error = priced.error
+    others = values[curve_scenarios:]
     p0, down, up = values[0], values[1], values[2]
-    table: list[dict[str, Any]] = []
+    ids_array = np.asarray(names, dtype=object)
+    every_row = np.arange(n)
+    parts: list[tuple[np.ndarray, str, str | np.ndarray, float, np.ndarray]] = []  # rows, measure, factor, shift, value
 
-    def add(measure: str, factor: str, size: float, value: np.ndarray, rows: np.ndarray | None = None) -> None:
-        for i in range(n) if rows is None else rows:
-            table.append({"id": names[i], "measure": measure, "factor": factor, "shift": size, "base": p0[i],
-                          "value": value[i], "error": error[i]})
+    def add(measure: str, factor: str, size: float, value: np.ndarray, rows: np.ndarray = every_row) -> None:
+        parts.append((rows, measure, factor, size, value[rows]))
 
     with np.errstate(divide="ignore", invalid="ignore"):
         for measure in measures:
@@ -100,22 +100,28 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *, m
                 add("convexity", "parallel", shift, (up + down - 2 * p0) / (p0 * shift * shift))
             elif measure == "krd":
                 used = _curve_of_rows(instruments, market)
-                for s, (name, _k, day) in enumerate(pillars):
-                    k_down, k_up = values[3 + 2 * s], values[4 + 2 * s]
-                    add("krd", f"{name}:{day}", shift, (k_down - k_up) / (2 * p0 * shift),
-                        np.flatnonzero(used == name))
+                for name, curve in zip(market.names, market.curves, strict=True):
+                    rows = np.flatnonzero(used == name)
+                    for k, day in enumerate(curve.days):
+                        k_down, k_up = values[3 + 2 * k], values[4 + 2 * k]
+                        add("krd", f"{name}:{day}", shift, (k_down - k_up) / (2 * p0 * shift), rows)
             elif measure == "vega":
                 add("vega", "sigma", sigma_shift, (others[0] - others[1]) / (2 * sigma_shift) * 1e-4)
             elif measure == "spread_duration" and bonds:
                 first = 2 if "vega" in measures else 0
                 add("spread_duration", "spread", shift, (others[first] - others[first + 1]) / (2 * p0 * shift))
-    return pd.DataFrame(table, columns=COLUMNS)
-
-
-def _with(instruments: Portfolio | BondPortfolio, **fields: np.ndarray) -> Portfolio | BondPortfolio:
-    """The same instruments with ``fields`` replaced."""
-    kind = type(instruments)
-    return kind(**{**instruments.as_dict(), **fields})
+    # One table in the order of the rows' ids within each measure and factor, built column by column.
+    rows = np.concatenate([part[0] for part in parts]) if parts else np.zeros(0, dtype=np.int64)
+    sizes = [part[0].size for part in parts]
+    return pd.DataFrame({
+        "id": ids_array[rows],
+        "measure": np.repeat(np.array([part[1] for part in parts], dtype=object), sizes),
+        "factor": np.repeat(np.array([part[2] for part in parts], dtype=object), sizes),
+        "shift": np.repeat(np.array([part[3] for part in parts], dtype=np.float64), sizes),
+        "base": p0[rows],
+        "value": np.concatenate([part[4] for part in parts]) if parts else np.zeros(0),
+        "error": np.asarray(error, dtype=object)[rows] if n else np.zeros(0, dtype=object),
+    }, columns=COLUMNS)
 
 
 def _curve_of_rows(instruments: Portfolio | BondPortfolio, market: Market) -> np.ndarray:

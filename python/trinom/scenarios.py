@@ -1,4 +1,5 @@
-"""Scenario curves: parallel and key-rate shifts of the zero curves, as a market's scenario axis (issue 14).
+"""Scenarios: parallel and key-rate shifts of the zero curves, replacement curves, and moves of sigma and
+of the spread, as a market's scenario axis (issue 14).
 
 A trinom curve holds zero rates at pillar days, linear in days between pillars and flat beyond the first
 and the last, so adding ``shift`` to one pillar's rate is exactly ORE's triangular key-rate bump: the full
@@ -14,7 +15,7 @@ key-rate bumps of a curve sum to its parallel shift at every day.
 from __future__ import annotations
 
 import csv
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,24 +39,87 @@ def shifted(curve: YieldCurve, shift: float, pillar: int | None = None) -> Yield
 @dataclass(frozen=True)
 class CurveShift:
     """One scenario: ``shift`` added to the zero rates of curve ``curve`` (None: every curve), at every
-    pillar (``pillar`` None: a parallel shift) or at one (a key-rate bump)."""
+    pillar (``pillar`` None: a parallel shift) or at one (a key-rate bump; with ``curve`` None, pillar
+    ``pillar`` of every curve that has one: each instrument, on one curve, sees the bump of its own)."""
 
     shift: float
     curve: str | None = None
     pillar: int | None = None
 
     def apply(self, names: Sequence[str], curves: Sequence[YieldCurve]) -> tuple[YieldCurve, ...]:
-        return tuple(shifted(c, self.shift, self.pillar) if self.curve in (None, name) else c
+        return tuple(shifted(c, self.shift, self.pillar)
+                     if self.curve in (None, name) and (self.pillar is None or self.pillar < len(c)) else c
                      for name, c in zip(names, curves, strict=True))
 
 
-def scenario_market(curves: CurvesLike, shifts: Sequence[CurveShift | None]) -> Market:
-    """A market whose scenario ``s`` is the base curves moved by ``shifts[s]`` (None: the base itself)."""
+@dataclass(frozen=True)
+class SigmaShift:
+    """One scenario: ``shift`` added to every tree's sigma (vega's bump), the curves as they are."""
+
+    shift: float
+
+
+@dataclass(frozen=True)
+class SpreadShift:
+    """One scenario: ``shift`` (percent, the unit of a bond's ``spread``) added to every bond's spread."""
+
+    shift: float
+
+
+@dataclass(frozen=True)
+class CurveSet:
+    """One scenario: the named curves of ``curves`` replaced (a mapping of name to curve; curves it does
+    not name stay as they are)."""
+
+    curves: Mapping[str, YieldCurve]
+
+    def apply(self, names: Sequence[str], curves: Sequence[YieldCurve]) -> tuple[YieldCurve, ...]:
+        return tuple(self.curves.get(name, c) for name, c in zip(names, curves, strict=True))
+
+
+#: What a scenario may be: None (the base market), a curve shift, a replacement set, a sigma or spread move.
+Scenario = CurveShift | CurveSet | SigmaShift | SpreadShift | None
+
+
+def scenario_market(curves: CurvesLike, scenarios: Sequence[Scenario]) -> Market:
+    """A market whose scenario ``s`` is the base market moved by ``scenarios[s]`` (None: the base itself).
+
+    >>> import trinom
+    >>> market = scenario_market(trinom.YieldCurve([0.03], [365]), [None, CurveShift(1e-4), SigmaShift(1e-4)])
+    >>> len(market), market.sigma_shifts
+    (3, (0.0, 0.0, 0.0001))
+    """
     base = Market.of(curves)
-    for shift in shifts:
-        if shift is not None and shift.curve is not None:
-            base.index(shift.curve)  # an unknown curve name is an error naming the known ones
-    return Market(base.names, tuple(base.curves if s is None else s.apply(base.names, base.curves) for s in shifts))
+    if base.moves_trees or len(base) != 1:
+        raise InputError([(None, "scenarios", "scenarios move a market of one scenario; got one of "
+                           f"{len(base)} scenarios")])
+    sets, sigma, spread = [], [], []
+    for k, scenario in enumerate(scenarios):
+        moved = base.curves
+        if isinstance(scenario, CurveShift):
+            pillars = max(len(c) for c in base.curves)
+            if scenario.curve is not None:  # an unknown curve name is an error naming the known ones
+                pillars = len(base.curves[base.index(scenario.curve)])
+            if scenario.pillar is not None and not 0 <= scenario.pillar < pillars:
+                raise InputError([(None, "scenarios", f"scenario {k}: pillar {scenario.pillar} is not one of the "
+                                   f"{pillars} pillars of {scenario.curve or 'the curves'}")])
+            moved = scenario.apply(base.names, base.curves)
+        elif isinstance(scenario, CurveSet):
+            for name, curve in scenario.curves.items():
+                base.index(name)
+                if not isinstance(curve, YieldCurve):
+                    raise InputError([(None, "scenarios", f"scenario {k}: curve {name!r} must be a YieldCurve, got "
+                                       f"{type(curve).__name__}")])
+            moved = scenario.apply(base.names, base.curves)
+        elif scenario is not None and not isinstance(scenario, (SigmaShift, SpreadShift)):
+            raise InputError([(None, "scenarios", f"scenario {k} must be None, a CurveShift, a CurveSet, a SigmaShift "
+                               f"or a SpreadShift; got {type(scenario).__name__}")])
+        sets.append(moved)
+        sigma.append(scenario.shift if isinstance(scenario, SigmaShift) else 0.0)
+        spread.append(scenario.shift if isinstance(scenario, SpreadShift) else 0.0)
+    if not sets:
+        raise InputError([(None, "scenarios", "scenarios must hold at least one scenario")])
+    return Market(base.names, tuple(sets), sigma_shifts=tuple(sigma), spread_shifts=tuple(spread))
 
 
 
@@ -131,4 +195,5 @@ def read_scenarios(path: str | Path, curves: CurvesLike) -> tuple[list[str], Mar
     return order, Market(base.names, tuple(tuple(moved[name]) for name in order))
 
 
-__all__ = ["CurveShift", "read_scenarios", "scenario_market", "shifted"]
+__all__ = ["CurveSet", "CurveShift", "Scenario", "SigmaShift", "SpreadShift", "read_scenarios", "scenario_market",
+           "shifted"]

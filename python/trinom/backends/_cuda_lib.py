@@ -242,6 +242,22 @@ def _book(ffi: Any, portfolio: Portfolio | None, curve: YieldCurve | None, bonds
     return build()
 
 
+def _entry_book(ffi: Any, bonds: BondPortfolio, curves: tuple[YieldCurve, ...],
+                entries: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[Any, list]:
+    """A C book of ``bonds`` with scenario entries (built for the call: entries change from call to call)."""
+    offset, curve, spread = entries
+    if len(offset) != len(bonds) + 1 or len(curve) != len(spread) or int(offset[-1]) != len(curve):
+        raise ValueError(f"entries: entry_offset needs {len(bonds) + 1} entries ending at len(entry_curve) == "
+                         f"len(entry_spread); got {len(offset)}, {len(curve)} and {len(spread)}")
+    keep: list = []
+    book = ffi.new("trinom_book *")
+    _bond_section(ffi, book, keep, bonds, curves)
+    book.bonds.entry_offset = _buffer(ffi, keep, np.ascontiguousarray(offset, dtype=np.int64))
+    book.bonds.entry_curve = _buffer(ffi, keep, np.ascontiguousarray(curve, dtype=np.int64))
+    book.bonds.entry_spread = _buffer(ffi, keep, np.ascontiguousarray(spread, dtype=np.float64))
+    return book, keep
+
+
 def _section_timing(section: Any) -> dict[str, float]:
     return {"kernel_ms": section.kernel_ms, "device_ms": section.device_ms, "chunks": int(section.chunks),
             "fallback": int(section.fallback)}
@@ -266,6 +282,7 @@ def price_book(
     bond_chunk_size: int | None = None,
     memory_limit: int | None = None,
     timing: dict[str, Any] | None = None,
+    entries: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
     """Option prices and dirty bond prices (per 100 face) of a book in one library call, on GPU ``device``.
 
@@ -277,7 +294,9 @@ def price_book(
     both: ``sort``, ``memory_limit`` (bytes of GPU memory a section's buffers may use; default a
     fixed fraction of what is free). ``timing``, if given, is filled with ``kernel_ms``, ``device_ms``,
     ``chunks`` and ``fallback`` summed over the sections, ``library_ms`` (wall clock inside the
-    library), and the per-section values under ``"options"`` and ``"bonds"``.
+    library), and the per-section values under ``"options"`` and ``"bonds"``. ``entries``: the bonds'
+    scenario entries ``(entry_offset, entry_curve, entry_spread)`` (trinom_cuda.h): the bond prices are
+    then one per entry, in entry order (one forward pass per bond, one backward pass per entry).
 
     Raises :class:`BackendUnavailable` ("no CUDA device: ...") where the library or a GPU is
     missing, :class:`CudaError` (with ``row``, ``section``, ``field``, ``stage``) where the library
@@ -291,9 +310,16 @@ def price_book(
     if portfolio is not None and curve is None:
         raise ValueError("options need a yield curve")
     ffi, lib = _LIBRARY.open()
-    book, _keep = _book(ffi, portfolio, curve, bonds, tuple(curves))
+    if entries is None:
+        book, _keep = _book(ffi, portfolio, curve, bonds, tuple(curves))
+        bond_count = None if bonds is None else len(bonds)
+    else:
+        if bonds is None or portfolio is not None:
+            raise ValueError("scenario entries go with a book of bonds alone")
+        book, _keep = _entry_book(ffi, bonds, tuple(curves), entries)
+        bond_count = int(entries[0][-1])
     option_prices = None if portfolio is None else np.empty(len(portfolio), dtype=dtype)
-    bond_prices = None if bonds is None else np.empty(len(bonds), dtype=dtype)
+    bond_prices = None if bond_count is None else np.empty(bond_count, dtype=dtype)
     opt = ffi.new("trinom_run_options *")
     opt.precision = code
     opt.variant = VARIANTS[variant]

@@ -12,8 +12,11 @@ receives is validated and non-empty. A new formulation or device plugs in by sub
 :class:`Engine` and registering it (:func:`trinom.backends.register`); see docs/extending.md.
 
 :class:`KernelEngine` is the engine of the existing kernels: for each instrument of the book it
-rebuilds that kernel's inputs (:mod:`trinom.backends.lift`) and runs the kernel module, once per
-scenario and curve.
+rebuilds that kernel's inputs (:mod:`trinom.backends.lift`) and runs the kernel module. A market of
+several scenarios (or with sigma or spread moves) is one batch (:mod:`trinom.backends.scenario_batch`):
+the distinct (tree, curve, spread) entries its scenarios need, priced in one call of the kernels
+(options: one per distinct curve); the ``cuda`` engine prices a bond book's entries in one library
+call, one forward pass per tree and one backward pass per entry.
 """
 
 from __future__ import annotations
@@ -22,12 +25,15 @@ import importlib
 import inspect
 from collections.abc import Callable, Mapping
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from ..book import BOND, INSTRUMENT_NAMES, OPTION, Book
 from ..market import Market
+
+if TYPE_CHECKING:
+    from .scenario_batch import ScenarioBatch
 
 PRECISIONS: tuple[str, ...] = ("f32", "f64")
 #: Futhark targets that run on a GPU (where a device index means something).
@@ -145,15 +151,26 @@ class KernelEngine(Engine):
     def price(self, book: Book, market: Market, *, precision: str = "f64", target: str | None = None,
               device: int = 0, **tuning: Any) -> np.ndarray:
         self.check_call(book, precision, target, tuning)
+        if len(market) > 1 or market.moves_trees:
+            from .scenario_batch import batch
+
+            plan = batch(book, market)
+            return plan.gather(self.price_entries(plan, precision, target, device, tuning))
         kinds = book.instruments()
-        if len(kinds) == 1 and len(market) == 1:  # the common case: one instrument, one scenario, no copies
+        if len(kinds) == 1:  # the common case: one instrument, no copies
             return self._run(kinds[0], book, market, 0, precision, target, device, tuning).reshape(1, -1)
-        out = np.empty((len(market), len(book)), dtype=np.float32 if precision == "f32" else np.float64)
+        out = np.empty((1, len(book)), dtype=np.float32 if precision == "f32" else np.float64)
         for kind in kinds:
-            rows, part = book.rows_of(kind), book.part(kind)
-            for scenario in range(len(market)):
-                out[scenario, rows] = self._run(kind, part, market, scenario, precision, target, device, tuning)
+            out[0, book.rows_of(kind)] = self._run(kind, book.part(kind), market, 0, precision, target, device, tuning)
         return out
+
+    def price_entries(self, plan: ScenarioBatch, precision: str, target: str | None, device: int,
+                      tuning: Mapping[str, Any]) -> np.ndarray:
+        """The price of every entry of ``plan``: a book of one tree per entry, in one market, priced once."""
+        from .scenario_batch import expanded
+
+        flat, market = expanded(plan)
+        return self.price(flat, market, precision=precision, target=target, device=device, **tuning)[0]
 
     def throughput(self, target: str | None = None) -> float:
         return self.target_rates.get(target or "", self.rate)
@@ -250,6 +267,42 @@ class CudaEngine(KernelEngine):
 
     #: Knobs that mean the same for both sections of the one call.
     SHARED_KNOBS = frozenset({"sort", "memory_limit", "timing"})
+    #: Bond knobs the scenario call takes (the bond kernel's, under their price_book names).
+    ENTRY_KNOBS: ClassVar[dict[str, str]] = {
+        "block_size": "bond_block_size", "chunk_size": "bond_chunk_size", "wide_only": "wide_only", "sort": "sort",
+        "memory_limit": "memory_limit", "timing": "timing"}
+
+    def price_entries(self, plan: ScenarioBatch, precision: str, target: str | None, device: int,
+                      tuning: Mapping[str, Any]) -> np.ndarray:
+        """Bond entries in one library call (one forward pass per bond and sigma move, one backward pass per
+        entry); option entries as :class:`KernelEngine` prices them."""
+        from . import _cuda_lib
+        from .scenario_batch import ScenarioBatch
+
+        book = plan.book
+        bonds = book.rows_of(BOND)
+        if not bonds.size or set(tuning) - set(self.ENTRY_KNOBS):
+            return super().price_entries(plan, precision, target, device, tuning)
+        out = np.empty(plan.entries, dtype=np.float32 if precision == "f32" else np.float64)
+        counts = np.diff(plan.entry_offset)
+        blocks = np.arange(plan.sigma_moves.size)[:, None] * len(book)
+        if bonds.size < len(book):  # options: through the kernels, on a batch of their own
+            options = (blocks + book.rows_of(OPTION)[None, :]).reshape(-1)
+            where = _entries_of(plan.entry_offset, options)
+            part = ScenarioBatch(book=book.part(OPTION), sigma_moves=plan.sigma_moves, curves=plan.curves,
+                                 entry_offset=np.concatenate(([0], np.cumsum(counts[options]))),
+                                 entry_curve=plan.entry_curve[where], entry_spread=plan.entry_spread[where],
+                                 source=np.zeros((0, 0), dtype=np.int64))
+            out[where] = super().price_entries(part, precision, target, device, tuning)
+        trees = (blocks + bonds[None, :]).reshape(-1)
+        where = _entries_of(plan.entry_offset, trees)
+        offset = np.concatenate(([0], np.cumsum(counts[trees])))
+        knobs = {self.ENTRY_KNOBS[k]: v for k, v in tuning.items()}
+        arrays = _bond_blocks(book.part(BOND), plan.sigma_moves)
+        _, prices = _cuda_lib.price_book(None, None, arrays, plan.curves, precision, device=device, target=target,
+                                         entries=(offset, plan.entry_curve[where], plan.entry_spread[where]), **knobs)
+        out[where] = prices
+        return out
 
     def price(self, book: Book, market: Market, *, precision: str = "f64", target: str | None = None,
               device: int = 0, **tuning: Any) -> np.ndarray:
@@ -269,6 +322,41 @@ class CudaEngine(KernelEngine):
         out = np.empty((1, len(book)), dtype=np.float32 if precision == "f32" else np.float64)
         out[0, options_rows], out[0, bond_rows] = option_prices, bond_prices
         return out
+
+
+class _BondArrays:
+    """A bond book's arrays as the CUDA library reads them (the fields of trinom.bonds.BondPortfolio), made
+    without a portfolio's checks: the book is valid, only sigma moves."""
+
+    def __init__(self, **arrays: np.ndarray):
+        self.__dict__.update(arrays)
+
+    def __len__(self) -> int:
+        return int(self.sigma.size)
+
+
+def _bond_blocks(book: Book, sigma_moves: np.ndarray) -> Any:
+    """The bonds of ``book`` once per sigma move (sigma + move), one after the other."""
+    from . import lift
+
+    bonds = lift.bonds(book)
+    if sigma_moves.size == 1 and sigma_moves[0] == 0.0:
+        return bonds
+    copies = sigma_moves.size
+    flows = bonds.cashflow_step.size
+    per_bond = {name: np.tile(getattr(bonds, name), copies) for name in (
+        "term_unit", "term_steps", "a", "maturity", "spread", "option_type", "strike", "first_exercise",
+        "last_exercise", "exercise_frequency", "curve_index")}
+    per_flow = {name: np.tile(getattr(bonds, name), copies) for name in ("cashflow_step", "repayment", "coupon")}
+    offset = (bonds.cashflow_offset[:-1][None, :] + flows * np.arange(copies)[:, None]).reshape(-1)
+    return _BondArrays(**per_bond, **per_flow, sigma=(bonds.sigma[None, :] + sigma_moves[:, None]).reshape(-1),
+                       cashflow_offset=np.append(offset, flows * copies))
+
+
+def _entries_of(offset: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The entry indices of trees ``rows`` (in that order) under ``offset``."""
+    counts = np.diff(offset)[rows]
+    return np.repeat(offset[rows] - np.concatenate(([0], np.cumsum(counts)[:-1])), counts) + np.arange(counts.sum())
 
 
 __all__ = ["BOND", "OPTION", "PRECISIONS", "BackendUnavailable", "CudaEngine", "Engine", "KernelEngine"]

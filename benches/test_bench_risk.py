@@ -1,0 +1,58 @@
+"""The full risk run of a bond book against one pricing of it (issue 14: on the H100, 100000 R1 bonds with base,
++-1 bp parallel, +-1 bp at each pillar and +-sigma, about 35 scenarios per bond, in less than 25 times one
+pricing). One :func:`trinom.risk` call is one engine call over the market's scenario axis; ``scenario_pricings``
+is the number of repricings a bump-and-reprice would make (the scenarios each bond needs), ``pricings_time``
+the risk run's median over one pricing's. `make bench` runs the CPU row (Futhark multicore, 300 bonds),
+`make bench-gpu` the GPU one (`cuda`, 100000 bonds)."""
+
+from __future__ import annotations
+
+import functools
+import time
+
+import numpy as np
+import pytest
+import trinom
+from trinom.bonds.generator import generate_bonds
+from trinom.risk import risk
+
+MEASURES = ("dv01", "duration", "convexity", "krd", "vega")
+SIZES = {"cpu": 300, "gpu": 100000}
+ENGINES = {"cpu": {"backend": "futhark", "target": "multicore"}, "gpu": {"backend": "cuda"}}
+
+
+@functools.cache
+def book(where: str):
+    bonds, curves = generate_bonds("R1", SIZES[where], seed=12345)
+    bonds.validate(curves)
+    return bonds, curves
+
+
+def run(benchmark, where: str) -> None:
+    bonds, curves = book(where)
+    engine = ENGINES[where]
+    trinom.price(bonds, curves, **engine)  # warm-up: libraries loaded, validation cached
+    once = []
+    for _ in range(5):  # one pricing of the whole book, the unit of the figure
+        start = time.perf_counter()
+        trinom.price(bonds, curves, **engine)
+        once.append(time.perf_counter() - start)
+    table = benchmark.pedantic(risk, args=(bonds, curves), kwargs={"measures": MEASURES, **engine}, rounds=3,
+                               iterations=1, warmup_rounds=1)
+    assert table.value.notna().all()
+    pricing = float(np.median(once))
+    pillars = len(trinom.Market.of(curves).curves[0].days)
+    per_bond = 1 + 2 + 2 * pillars + 2  # base, parallel, the pillars of the bond's own curve, sigma
+    work = float(bonds.lower(trinom.Market.of(curves).names).work().sum())
+    benchmark.extra_info.update(bonds=len(bonds), one_pricing_s=pricing, scenario_pricings=per_bond,
+                                pricings_time=benchmark.stats.stats.median / pricing,
+                                equivalent_node_updates_per_s=per_bond * work / benchmark.stats.stats.median)
+
+
+def test_risk_cpu(benchmark):
+    run(benchmark, "cpu")
+
+
+@pytest.mark.gpu
+def test_risk_gpu(benchmark):
+    run(benchmark, "gpu")

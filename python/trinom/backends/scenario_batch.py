@@ -1,0 +1,195 @@
+"""A market's scenario axis as part of one batch: which (tree, curve, spread) prices a set of scenarios needs.
+
+An engine asked for a book in a market of ``S`` scenarios returns ``(S, len(book))`` prices. Most of those
+prices are the same computation: a key-rate bump at a pillar the tree never looks at (beyond its last
+step, or on another curve), a spread move of an option, leave the tree's inputs bit for bit as they are.
+:func:`batch` finds, per tree, the distinct *entries* its scenarios need:
+
+* trees: the book's trees, and after them a copy for every distinct sigma move (the only move that
+  changes a tree's geometry and probabilities);
+* per tree, its entries ``entry_offset[t]:entry_offset[t + 1]``, each a curve (an index into
+  ``curves``, the distinct curves of the market) and a spread;
+* ``source[s, i]``: the entry that holds scenario ``s``'s price of book tree ``i``.
+
+A curve moved only after a tree's horizon (:meth:`Book.horizon_days`; same pillar days, equal rates up to
+the pillar at or after the horizon) counts as the base curve for that tree. Engines then price every
+entry in one batch: the ``cuda`` engine runs one forward pass per tree and one backward pass per entry
+(the forward pass of the reformulated tree depends on neither the curve nor the spread); others price
+:func:`expanded`, a book of one tree per entry in a market of one scenario, in one call.
+
+>>> import trinom
+>>> from trinom.scenarios import CurveShift, SigmaShift, scenario_market
+>>> p = trinom.Portfolio(strike=[63.0], maturity=[4.0], expiry=[1.0], term_unit=[365], term_steps=[12],
+...                      a=[0.1], sigma=[0.01], option_type=["put"])
+>>> market = scenario_market(None, [None, CurveShift(1e-4), CurveShift(1e-4, pillar=14), SigmaShift(1e-4)])
+>>> plan = batch(p.lower(), market)
+>>> len(plan.trees), plan.entry_offset.tolist(), plan.source[:, 0].tolist()
+(2, [0, 2, 3], [0, 1, 0, 2])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..book import Book
+from ..curve import YieldCurve
+from ..market import Market
+
+
+@dataclass(frozen=True)
+class ScenarioBatch:
+    """The entries a book's scenarios need (see the module)."""
+
+    book: Book  #: the book priced
+    sigma_moves: np.ndarray  #: float64, one block of trees per move: the book with ``sigma + move``
+    curves: tuple[YieldCurve, ...]  #: the distinct curves of the market
+    entry_offset: np.ndarray  #: int64, ``len(trees) + 1``
+    entry_curve: np.ndarray  #: int64 index into ``curves``
+    entry_spread: np.ndarray  #: float64, the tree's spread plus the scenario's move
+    source: np.ndarray  #: int64 ``(scenarios, len(book))``: the entry of each scenario's price
+
+    @property
+    def entries(self) -> int:
+        return int(self.entry_offset[-1])
+
+    @property
+    def trees(self) -> Book:
+        """The trees the entries belong to: the book once per sigma move (built on first use)."""
+        def build() -> Book:
+            blocks = [self.book if move == 0.0 else self.book.with_trees(sigma=self.book.sigma + move)
+                      for move in self.sigma_moves]
+            return blocks[0] if len(blocks) == 1 else Book.concatenate(blocks)
+        return self.book.cached(("scenario-trees", self.sigma_moves.tobytes()), build)
+
+    def gather(self, entry_prices: np.ndarray) -> np.ndarray:
+        """``(scenarios, len(book))`` prices from the entries' prices."""
+        return entry_prices[self.source]
+
+
+def batch(book: Book, market: Market) -> ScenarioBatch:
+    """The entries that price ``book`` in every scenario of ``market`` (see the module).
+
+    Per sigma move and curve name, the candidate entries are the distinct (moved curve, spread move) pairs of
+    the scenarios and the (base curve, spread move) pairs; a tree takes a moved pair where the move reaches
+    its horizon and a base pair where some scenario leaves its curve as it is (no sort over scenarios x trees).
+    """
+    scenarios, count = len(market), len(book)
+    curve_ids, curves = _distinct_curves(market)
+    names = len(market.names)
+    name_of_tree = np.array([market.index(name) for name in book.curve_names], dtype=np.int64)[book.curve]
+    horizon = book.horizon_days()
+    is_bond = book.instrument != 0
+    same_until = np.array([[_same_until(market.scenarios[0][k], market.scenarios[s][k]) for k in range(names)]
+                           for s in range(scenarios)])  # (scenarios, names)
+    sigma = np.array([market.sigma_shift(s) for s in range(scenarios)])
+    spread_moves = np.array([market.spread_shift(s) for s in range(scenarios)])
+    moves, group = np.unique(sigma, return_inverse=True)
+    source = np.empty((scenarios, count), dtype=np.int64)
+    # Per block and (curve name, instrument) part: its trees, candidates (curve id, spread move) and activity.
+    parts = []
+    for g in range(moves.size):
+        members = np.flatnonzero(group == g)
+        for k in range(names):
+            for bonds in (False, True):
+                rows = np.flatnonzero((name_of_tree == k) & (is_bond == bonds))
+                if rows.size:
+                    parts.append((g, members, k, rows, _candidates(members, k, curve_ids, same_until,
+                                                                   spread_moves if bonds else 0 * spread_moves,
+                                                                   horizon[rows])))
+    per_tree = np.zeros((len(moves), count), dtype=np.int64)
+    for g, _members, _k, rows, (_keys, active, _pick) in parts:
+        per_tree[g, rows] = active.sum(axis=0)
+    offset = np.zeros(len(moves) * count + 1, dtype=np.int64)
+    np.cumsum(per_tree.reshape(-1), out=offset[1:])
+    entry_curve = np.empty(int(offset[-1]), dtype=np.int64)
+    entry_spread = np.empty(int(offset[-1]), dtype=np.float64)
+    for g, members, _k, rows, (keys, active, pick) in parts:
+        start = offset[g * count + rows]  # (rows,)
+        rank = np.cumsum(active, axis=0) - 1  # (candidates, rows)
+        where = start[None, :] + rank
+        candidate = np.broadcast_to(np.arange(len(keys))[:, None], active.shape)
+        entry_curve[where[active]] = keys[candidate[active], 0]
+        spreads = book.spread[rows]
+        entry_spread[where[active]] = (spreads[None, :] + keys[:, 1][:, None])[active]
+        chosen = pick(horizon[rows])  # (members, rows): each scenario's candidate per tree
+        source[np.ix_(members, rows)] = start[None, :] + rank[chosen, np.arange(rows.size)[None, :]]
+    return ScenarioBatch(book=book, sigma_moves=moves.astype(np.float64), curves=curves, entry_offset=offset,
+                         entry_curve=entry_curve, entry_spread=entry_spread, source=source)
+
+
+def _candidates(members: np.ndarray, name: int, curve_ids: list[np.ndarray], same_until: np.ndarray,
+                spread_moves: np.ndarray, horizon: np.ndarray) -> tuple[np.ndarray, np.ndarray, Callable]:
+    """For the trees of one curve name (their ``horizon``) and the scenarios ``members``: the candidate keys
+    ``(curve id, spread move)`` (a float array of two columns), which candidates each tree needs
+    ``(candidates, trees)``, and a function of the horizons giving each scenario's candidate per tree."""
+    base = int(curve_ids[0][name])
+    curve = np.array([curve_ids[s][name] for s in members])
+    until = np.where(curve == base, np.inf, same_until[members, name])
+    spread = spread_moves[members]
+    keys: dict[tuple[int, float], int] = {}
+    moved_key = np.empty(members.size, dtype=np.int64)
+    base_key = np.empty(members.size, dtype=np.int64)
+    for m in range(members.size):
+        base_key[m] = keys.setdefault((base, float(spread[m])), len(keys))
+        moved_key[m] = keys.setdefault((int(curve[m]), float(spread[m])), len(keys))
+    # A moved candidate is needed where some scenario's move reaches the tree (until < horizon); a base one
+    # where some scenario leaves the tree's curve as it is (horizon <= until).
+    first_reach = np.full(len(keys), np.inf)
+    last_base = np.full(len(keys), -np.inf)
+    np.minimum.at(first_reach, moved_key, np.where(moved_key != base_key, until, np.inf))
+    np.maximum.at(last_base, base_key, until)
+    active = (first_reach[:, None] < horizon[None, :]) | (horizon[None, :] <= last_base[:, None])
+    table = np.array(list(keys), dtype=np.float64).reshape(-1, 2)
+
+    def pick(h: np.ndarray) -> np.ndarray:
+        return np.where(until[:, None] < h[None, :], moved_key[:, None], base_key[:, None])
+
+    return table, active, pick
+
+
+def expanded(plan: ScenarioBatch) -> tuple[Book, Market]:
+    """One tree per entry (its curve and spread set) and a market of one scenario holding every curve: what an
+    engine without a native scenario axis prices in one call."""
+    tree_of_entry = np.repeat(np.arange(len(plan.trees)), np.diff(plan.entry_offset))
+    names = tuple(f"curve {k}" for k in range(len(plan.curves)))
+    flat = plan.trees.take(tree_of_entry).with_trees(curve_names=names, curve=plan.entry_curve,
+                                                     spread=plan.entry_spread)
+    return flat, Market(names, (plan.curves,))
+
+
+def _distinct_curves(market: Market) -> tuple[list[np.ndarray], tuple[YieldCurve, ...]]:
+    """Per scenario, the index of each named curve among the market's distinct curves, and those curves."""
+    index: dict[tuple[bytes, bytes], int] = {}
+    curves: list[YieldCurve] = []
+    ids = []
+    for scenario in market.scenarios:
+        row = []
+        for curve in scenario:
+            key = (np.asarray(curve.days, dtype=np.int64).tobytes(), np.asarray(curve.rates, dtype=np.float64).tobytes())
+            if key not in index:
+                index[key] = len(curves)
+                curves.append(curve)
+            row.append(index[key])
+        ids.append(np.array(row, dtype=np.int64))
+    return ids, tuple(curves)
+
+
+def _same_until(base: YieldCurve, moved: YieldCurve) -> float:
+    """The last day up to which ``moved`` gives every lookup the bits of ``base`` (inf: the same curve; -inf:
+    none, or pillars on other days)."""
+    if moved is base:
+        return np.inf
+    if base.days.size != moved.days.size or np.any(base.days != moved.days):
+        return -np.inf
+    differ = np.flatnonzero(np.asarray(base.rates) != np.asarray(moved.rates))
+    if not differ.size:
+        return np.inf
+    first = int(differ[0])
+    # A day up to the pillar before the first moved one interpolates between unmoved pillars only.
+    return float(base.days[first - 1]) if first > 0 else -np.inf
+
+
+__all__ = ["ScenarioBatch", "batch", "expanded"]

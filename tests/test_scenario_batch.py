@@ -1,0 +1,110 @@
+"""A market's scenario axis priced as one batch (trinom.backends.scenario_batch, issue 14 item 1).
+
+Every scenario price must be bit for bit the price of the moved book priced alone on the same engine: the
+batch only decides which (tree, curve, spread) entries to price, and shares what a scenario leaves as it is.
+The GPU engine's batched prices (one forward pass per tree, one backward pass per entry) are checked in
+tests/test_bonds_cuda_gpu.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import trinom
+from trinom.backends.scenario_batch import batch, expanded
+from trinom.bonds.generator import generate_bonds
+from trinom.scenarios import CurveSet, CurveShift, SigmaShift, SpreadShift, scenario_market, shifted
+
+H = 1e-4
+CPU_ENGINES = [("reference", None), ("futhark", "c")]
+
+
+def moved(book, **fields):
+    return type(book)(**{**book.as_dict(), **{k: getattr(book, k) + v for k, v in fields.items()}})
+
+
+def alone(book, curves, scenario, backend, target):
+    """The price of ``scenario`` priced as a book of its own (no scenario axis)."""
+    market = trinom.Market.of(curves)
+    if isinstance(scenario, SigmaShift):
+        return trinom.price(moved(book, sigma=scenario.shift), market, backend=backend, target=target).price
+    if isinstance(scenario, SpreadShift):
+        return trinom.price(moved(book, spread=scenario.shift), market, backend=backend, target=target).price
+    curves_now = scenario_market(market, [scenario]).curves
+    return trinom.price(book, dict(zip(market.names, curves_now, strict=True)), backend=backend, target=target).price
+
+
+def bond_scenarios(curves):
+    replaced = {"2": trinom.YieldCurve([0.02, 0.03], [100, 5000])}
+    return [None, CurveShift(-H), CurveShift(H), CurveShift(H, "1", 3), CurveShift(H, "0", 14), CurveSet(replaced),
+            SigmaShift(H), SigmaShift(-H), SpreadShift(0.01), SpreadShift(-0.01)]
+
+
+@pytest.mark.parametrize(("backend", "target"), CPU_ENGINES)
+def test_every_bond_scenario_is_its_book_priced_alone(backend, target):
+    bonds, curves = generate_bonds("S1", 30, seed=3)
+    scenarios = bond_scenarios(curves)
+    got = trinom.price(bonds, curves, scenarios=scenarios, backend=backend, target=target).price
+    assert got.shape == (len(scenarios), len(bonds))
+    for k, scenario in enumerate(scenarios):
+        np.testing.assert_array_equal(got[k], alone(bonds, curves, scenario, backend, target), err_msg=str(scenario))
+
+
+@pytest.mark.parametrize(("backend", "target"), CPU_ENGINES)
+def test_every_option_scenario_is_its_book_priced_alone(backend, target):
+    options = trinom.generator.generate("uniform", 5, seed=4)
+    scenarios = [None, CurveShift(H), CurveShift(-H, pillar=2), CurveShift(H, pillar=14), SigmaShift(H),
+                 SpreadShift(0.5)]
+    got = trinom.price(options, scenarios=scenarios, backend=backend, target=target).price
+    for k, scenario in enumerate(scenarios):
+        want = (trinom.price(options, backend=backend, target=target).price if isinstance(scenario, SpreadShift)
+                else alone(options, None, scenario, backend, target))
+        np.testing.assert_array_equal(got[k], want, err_msg=str(scenario))
+
+
+def test_a_bump_beyond_a_tree_or_on_another_curve_reuses_its_base_price():
+    short = trinom.Portfolio(strike=[63.0], maturity=[4.0], expiry=[1.0], term_unit=[365], term_steps=[12],
+                             a=[0.1], sigma=[0.01], option_type=["put"])
+    market = scenario_market(None, [None, CurveShift(H, pillar=14), CurveShift(H, pillar=2), SpreadShift(1.0)])
+    plan = batch(short.lower(), market)
+    assert plan.entries == 2  # base (also the far bump and the spread move), the near bump
+    assert plan.source[:, 0].tolist() == [0, 0, 1, 0]
+    bonds, curves = generate_bonds("U1", 4, seed=1)
+    market = scenario_market(curves, [None, CurveShift(H, "3", 5)])
+    plan = batch(bonds.lower(market.names), market)
+    on_three = bonds.curve_index == 3
+    assert (plan.source[1] != plan.source[0]).tolist() == on_three.tolist()
+
+
+def test_the_expanded_book_holds_one_tree_per_entry():
+    bonds, curves = generate_bonds("S1", 6, seed=2)
+    market = scenario_market(curves, [None, CurveShift(H), SigmaShift(H)])
+    plan = batch(bonds.lower(market.names), market)
+    flat, one = expanded(plan)
+    assert len(flat) == plan.entries == 3 * len(bonds) and len(one) == 1
+    assert len(one.curves) == len(plan.curves) == 8  # four curves, four shifted
+    np.testing.assert_array_equal(flat.sigma[-len(bonds):], bonds.sigma + H)
+
+
+def test_a_scenario_that_makes_a_row_invalid_names_the_move():
+    options = trinom.generator.generate("uniform", 4, seed=5)
+    sigma = options.sigma.copy()
+    sigma[1] = 0.5 * H
+    book = trinom.Portfolio(**{**options.as_dict(), "sigma": sigma})
+    result = trinom.price(book, scenarios=[None, SigmaShift(-H)], backend="reference", errors="mask")
+    assert np.isnan(result.price[:, 1]).all() and "moves sigma by -0.0001" in result.error[1]
+    assert np.isfinite(np.delete(result.price, 1, axis=1)).all()
+    with pytest.raises(trinom.InputError, match=r"row 1.*sigma"):
+        trinom.price(book, scenarios=[None, SigmaShift(-H)], backend="reference")
+
+
+def test_scenario_market_checks_its_scenarios():
+    with pytest.raises(trinom.InputError, match="scenario 1 must be"):
+        scenario_market(None, [None, 0.5])
+    with pytest.raises(trinom.InputError, match="no yield curve named 'GBP'"):
+        scenario_market(None, [CurveSet({"GBP": trinom.YieldCurve.thesis()})])
+    with pytest.raises(trinom.InputError, match="sigma_shifts has 1 entries"):
+        trinom.Market(("default",), ((trinom.YieldCurve.thesis(),),) * 2, sigma_shifts=(H,))
+    market = scenario_market(None, [None, CurveShift(H)])
+    assert market.sigma_shifts == () and not market.moves_trees
+    assert shifted(market.curves[0], H).rates[0] == market.scenarios[1][0].rates[0]
