@@ -116,6 +116,14 @@ void plan_chunk(HostPool &pool, const trinom_bonds &bd, int64_t curves, long lon
                 !tree_shape(bd.term_unit[b], bd.term_steps[b], bd.a[b], bd.maturity[b], plan.n[i], plan.jmax[i]))
                 refuse(TRINOM_ERR_ARGUMENT, b, "the bond gives no valid tree (check term_unit, term_steps, a and maturity)",
                        tree_fault(bd, b));
+            if (plan.scenarios && bd.checkpoint_step && bd.checkpoint_step[b] != -1) {
+                const int64_t cp = bd.checkpoint_step[b];
+                if (cp < 1 || cp >= plan.n[i] || bd.entry_offset[b + 1] - bd.entry_offset[b] < 2)
+                    refuse(TRINOM_ERR_ARGUMENT, b,
+                           "checkpoint_step " + std::to_string(cp) +
+                               " must be -1 or in 1..height-1, with two entries or more",
+                           "checkpoint_step");
+            }
             const int half = std::min(plan.jmax[i], plan.n[i]);
             const int group = wide_only ? kWide : fast_class(2 * half + 1);
             int bucket = 0;
@@ -154,6 +162,7 @@ void plan_chunk(HostPool &pool, const trinom_bonds &bd, int64_t curves, long lon
                     n_max = std::max(n_max, plan.n[sorted[s]]);
                 plan.at.push_back(plan.scratch);
                 plan.scratch += static_cast<long long>(G) * n_max;
+                if (plan.scenarios) plan.scratch += 32LL * class_nodes(g);  // the first entries' checkpoint
             }
         } else {
             for (int s = 0; s < plan.size[g]; ++s) {
@@ -167,7 +176,7 @@ void plan_chunk(HostPool &pool, const trinom_bonds &bd, int64_t curves, long lon
 
 // ---- device layout of one chunk: the upload region first, then the outputs and the scratch ----
 enum IntArray { kN, kJmax, kTermUnit, kTermSteps, kFirst, kLast, kFreq, kCurve, kCfBegin, kCfStep, kCurveBegin,
-                kCurveDays, kPerm, kEntBegin, kEntCurve, kIntArrays };
+                kCurveDays, kPerm, kEntBegin, kEntCurve, kCpStep, kEntResume, kIntArrays };
 enum RealArray { kA, kSigma, kSpread, kStrike, kPaid, kCoupon, kRates, kEntSpread, kRealArrays };
 
 template <typename real> struct ChunkLayout {
@@ -181,7 +190,8 @@ template <typename real> ChunkLayout<real> chunk_layout(const ChunkPlan &plan, i
     const size_t entries = plan.scenarios ? size_t(plan.entries) : 0;
     const size_t int_sizes[kIntArrays] = {count, count, count, count, count, count, count, count, count + 1,
                                           size_t(plan.cashflows), size_t(curves) + 1, size_t(points), count,
-                                          plan.scenarios ? count + 1 : 0, entries};
+                                          plan.scenarios ? count + 1 : 0, entries, plan.scenarios ? count : 0,
+                                          entries};
     const size_t real_sizes[kRealArrays] = {count, count, count, count, size_t(plan.cashflows), size_t(plan.cashflows),
                                             size_t(points), entries};
     for (int k = 0; k < kIntArrays; ++k) c.ints[k] = l.take(int_sizes[k] * sizeof(int));
@@ -259,8 +269,10 @@ void price_chunk(DeviceContext &ctx, const trinom_bonds &bd, const trinom_bond_c
             for (long long k = lo; k < hi; ++k) {
                 ints(kEntCurve)[k] = static_cast<int>(bd.entry_curve[plan.ent_first + k]);
                 reals(kEntSpread)[k] = static_cast<real>(bd.entry_spread[plan.ent_first + k]);
+                ints(kEntResume)[k] = bd.entry_resume ? bd.entry_resume[plan.ent_first + k] != 0 : 0;
             }
         });
+        for (int i = 0; i < count; ++i) ints(kCpStep)[i] = bd.checkpoint_step ? clamp_int(bd.checkpoint_step[b0 + i]) : -1;
     }
 
     // Device pointers.
@@ -292,6 +304,8 @@ void price_chunk(DeviceContext &ctx, const trinom_bonds &bd, const trinom_bond_c
     args.ent_begin = plan.scenarios ? d_ints(kEntBegin) : nullptr;
     args.ent_curve = plan.scenarios ? d_ints(kEntCurve) : nullptr;
     args.ent_spread = plan.scenarios ? d_reals(kEntSpread) : nullptr;
+    args.cp_step = plan.scenarios ? d_ints(kCpStep) : nullptr;
+    args.ent_resume = plan.scenarios ? d_ints(kEntResume) : nullptr;
     const int *perm = d_ints(kPerm);
     const long long *d_at = reinterpret_cast<const long long *>(dev + lay.at);
     real *out = reinterpret_cast<real *>(dev + lay.out);

@@ -222,6 +222,10 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
     const int o = perm[begin + (valid ? slot : warp * G)];
     const int n = b.n[o], jmax = b.jmax[o];
     const int n_max = __reduce_max_sync(kFull, n);
+    const int e0 = kScen ? b.ent_begin[o] : 0;
+    const int entries = kScen ? b.ent_begin[o + 1] - e0 : 1;
+    const int e_max = kScen ? __reduce_max_sync(kFull, entries) : 1;
+    if (e_max == 0) return;  // no bond of the warp has an entry
     // Nodes beyond |j| = n are never reached and never reach the root: the segment holds
     // |j| <= half only; the tree's edges are in it when half == jmax.
     const int half = min(jmax, n);
@@ -230,6 +234,8 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
     const int term_unit = b.term_unit[o];
     const BondConstants<real> c = bond_constants<real>(term_unit, b.term_steps[o], b.a[o], b.sigma[o], b.spread[o]);
     real *factor = b.scratch + warp_at[warp] + column;  // (E_i g) at factor[i * G]
+    // kScen: the first entry's level after step cp_step[o], slot k of lane l at checkpoint[k * 32 + l]
+    real *checkpoint = b.scratch + warp_at[warp] + G * n_max;
 
     real v[K], w_left[K], w_mid[K], w_right[K];
 
@@ -348,28 +354,32 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
     const int first_ex = b.first[o], last_ex = b.last[o], freq = b.freq[o];
     const int *steps = b.cf_step;
 
-    const int e0 = kScen ? b.ent_begin[o] : 0;
-    const int entries = kScen ? b.ent_begin[o + 1] - e0 : 1;
-    const int e_max = kScen ? __reduce_max_sync(kFull, entries) : 1;
+    // An entry that resumes starts from the first entry's level after step cp (its curve and spread give
+    // that entry's bits for every step from cp on): only steps cp-1 .. 0 are priced again.
+    const int cp = kScen && b.cp_step ? b.cp_step[o] : -1;
     for (int e = 0; e < e_max; ++e) {
     const bool has = e < entries;
+    const bool resume = kScen && has && cp > 0 && e > 0 && b.ent_resume[e0 + e] != 0;
+    const int top = resume ? cp : n;  // the entry prices steps top-1 .. 0
     real g = c.g;
     double p_hi = 1;  // P_i of the entry's curve (kScen)
     CurveCursor<real> down{};
     if (kScen && has) {
         g = spread_factor(b.ent_spread[e0 + e], c.dt);
         down = curve_cursor_of(b, b.ent_curve[e0 + e], true);
-        p_hi = zero_price<true>(down, n - 1, c, term_unit);
+        CurveCursor<real> first = down;  // the lanes' cursor must only walk down: look P_{top-1} up apart
+        p_hi = zero_price<true>(first, top - 1, c, term_unit);
     }
     if (kScen) {
         cf = cashflow_start(b.cf_step, p0, p1, n);
+        for (int i = n - 1; i >= top; --i) take_cashflow(cf, i, n, b.cf_step, b.cf_paid);  // the cursor at step top
 #pragma unroll
-        for (int k = 0; k < K; ++k) v[k] = at_maturity;
+        for (int k = 0; k < K; ++k) v[k] = resume ? checkpoint[k * 32 + lane] : at_maturity;
     }
     double p_lane = 1;
     real eg = kScen ? real(0) : factor[(n - 1) * G];
     for (int i = n_max - 1; i >= 0; --i) {
-        const bool live = has && i < n;
+        const bool live = has && i < top;
         real eg_next = 0;
         if constexpr (kScen) {
             // E_i g = (P_i / P_{i-1}) (S_{i-1} / S_i) g; lane sl of the segment looks up P at step
@@ -377,7 +387,7 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
             const int q = i - 1;
             if (q >= 0 && (i == n_max - 1 || q % L == L - 1)) {
                 const int q0 = q / L * L;
-                p_lane = has && q0 + sl < n ? zero_price<true>(down, q0 + sl, c, term_unit) : 1.0;
+                p_lane = has && q0 + sl < top ? zero_price<true>(down, q0 + sl, c, term_unit) : 1.0;
             }
             const double p_q = L > 1 ? __shfl_sync(kFull, p_lane, max(q, 0) % L, L) : p_lane;
             if (live) {
@@ -427,6 +437,10 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
                 v[k] = clamp_inf(cont);
             }
             if (!kScen) eg = eg_next;
+            if (kScen && e == 0 && i == cp) {  // the level the resuming entries start from
+#pragma unroll
+                for (int k = 0; k < K; ++k) checkpoint[k * 32 + lane] = v[k];
+            }
         }
     }
 

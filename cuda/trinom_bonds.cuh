@@ -25,6 +25,9 @@ template <typename real> struct BondArgs {
     // with spread ent_spread[k] for k in [ent_begin[o], ent_begin[o+1]), into out[k].
     const int *ent_begin, *ent_curve;
     const real *ent_spread;
+    // Optional (nullptr: every entry prices every step): cp_step[o] >= 1, the step after which bond o's first
+    // entry keeps its level; an entry k > first with ent_resume[k] starts from it (-1: none).
+    const int *cp_step, *ent_resume;
 };
 
 // Bonds in warp segments (class cls < kFastClasses): the bonds perm[begin .. begin+count) of

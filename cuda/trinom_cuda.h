@@ -100,6 +100,14 @@ typedef struct trinom_bonds {
     const int64_t *entry_offset;
     const int64_t *entry_curve;
     const double *entry_spread;
+    /* Optional with entries (NULL: every entry prices every step). checkpoint_step[b] in 1..height-1 (or
+     * -1): bond b's first entry keeps its level after that step, and an entry k after the first with
+     * entry_resume[k] != 0 starts from it, pricing the steps before only. The caller guarantees that
+     * such an entry has the first entry's spread and zero-coupon prices at every step from
+     * checkpoint_step - 1 on (its curve differs before that time only), so it gets the same bits as
+     * if priced whole. */
+    const int64_t *checkpoint_step;
+    const int8_t *entry_resume;
 } trinom_bonds;
 
 /* The bonds' yield curves, flattened: curve c has terms[c] points (rates, days), curves concatenated. */

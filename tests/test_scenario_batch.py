@@ -108,3 +108,15 @@ def test_scenario_market_checks_its_scenarios():
     market = scenario_market(None, [None, CurveShift(H)])
     assert market.sigma_shifts == () and not market.moves_trees
     assert shifted(market.curves[0], H).rates[0] == market.scenarios[1][0].rates[0]
+
+
+def test_an_early_key_rate_bump_resumes_from_a_checkpoint():
+    bonds, curves = generate_bonds("R1", 20, seed=4)
+    market = scenario_market(curves, [None, CurveShift(H, pillar=2), CurveShift(H, pillar=14), CurveShift(H)])
+    plan = batch(bonds.lower(market.names), market)
+    n = plan.book.shape()[0]
+    # pillar 2 (day 62) moves the curve up to pillar 3 (day 94): from day 95 on, 5 steps of a month at most
+    assert (plan.checkpoint == 5).all() and (n > 5).all()
+    assert not plan.resume[plan.entry_offset[:-1]].any()  # a tree's first entry is priced whole
+    assert plan.resume[plan.source[1]].all()
+    assert not plan.resume[plan.source[2]].any() and not plan.resume[plan.source[3]].any()  # to the end

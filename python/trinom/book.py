@@ -150,8 +150,15 @@ class Book:
         """A day beyond which no tree looks its curve up: the tree's last time (``n`` steps of ``dt``) plus a
         step and two days, in the curve's days (``t * term_unit``); a curve changed only after it leaves the
         tree's price as it is (cached)."""
-        def compute() -> np.ndarray:
-            out = np.zeros(len(self))
+        return self._days()[0]
+
+    def step_days(self) -> np.ndarray:
+        """The curve days a tree step spans (``dt * term_unit``, float64; cached)."""
+        return self._days()[1]
+
+    def _days(self) -> tuple[np.ndarray, np.ndarray]:
+        def compute() -> tuple[np.ndarray, np.ndarray]:
+            out, step = np.zeros(len(self)), np.zeros(len(self))
             for convention in (Convention.THESIS, Convention.PAPER):
                 rows = np.flatnonzero(self.convention == convention)
                 if not rows.size:
@@ -164,8 +171,9 @@ class Book:
                                       self.maturity[rows], self.spread[rows], np.float64)
                 years = (np.maximum(g.n, 0) + 1) * np.asarray(g.dt, dtype=np.float64)
                 out[rows] = np.ceil(years * self.term_unit[rows] * (1 + 1e-9)) + 2
-            return out
-        return self.cached("horizon-days", compute)
+                step[rows] = np.asarray(g.dt, dtype=np.float64) * self.term_unit[rows]
+            return out, step
+        return self.cached("curve-days", compute)
 
     def events(self, row: int) -> slice:
         """The slice of the event table that belongs to tree ``row``."""

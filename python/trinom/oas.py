@@ -3,8 +3,10 @@
 :func:`oas` solves every bond's spread (the unit of :attr:`BondPortfolio.spread`: percent per year,
 continuous, 1.0 = 100 bp) so that the model price equals the market price. The model price falls as the
 spread rises, nearly exponentially, so each bond's root is bracketed and found by a safeguarded secant
-(Illinois' false position) on ``log(model / market)``, nearly linear in the spread: every iteration is one
-batched :func:`trinom.price` of the bonds not yet converged, on any engine. Each bond ends with a status; none is lost:
+(Illinois' false position) on ``log(model / market)``, nearly linear in the spread. The book is validated
+and lowered once (:class:`trinom.spreads.SpreadPricer`); every iteration is one engine call pricing the
+bonds not yet converged at their new spreads (the first prices both ends of every bracket in one call; on
+``cuda`` one forward pass per bond serves both), on any engine. Each bond ends with a status; none is lost:
 
 * ``"converged"``: ``|model - market| <= price_tolerance``;
 * ``"price outside the attainable range"``: the market price is above the model price at the lowest
@@ -31,9 +33,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .api import price
 from .bonds.portfolio import BondPortfolio
 from .curve import YieldCurve
+from .spreads import SpreadPricer
 
 CONVERGED = "converged"
 OUTSIDE = "price outside the attainable range"
@@ -87,17 +89,18 @@ def oas(bonds: BondPortfolio, curves: YieldCurve | Sequence[YieldCurve], market_
     iterations = np.zeros(n, dtype=np.int64)
     pricings = 0
 
-    def model_price(rows: np.ndarray, spreads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    pricer = SpreadPricer(bonds, curves, backend=backend, precision=precision, target=target, **options)
+
+    def model_price(rows: np.ndarray, *spreads: np.ndarray) -> list[np.ndarray]:
+        """The model prices of ``rows`` at each of ``spreads`` (one engine call for all)."""
         nonlocal pricings
         pricings += 1
-        iterations[rows] += 1
+        iterations[rows] += len(spreads)
         if progress is not None:
             progress(float(n - rows.size), float(n))
-        fields = {**bonds[rows].as_dict(), "spread": spreads}
-        result = price(BondPortfolio(**fields), curves, backend=backend, precision=precision, target=target,
-                       errors="mask", **options)
-        values = result.clean if price_type == "clean" else result.price
-        return values.astype(np.float64), result.error
+        dirty = pricer.dirty(np.tile(rows, len(spreads)), np.concatenate(spreads))
+        values = dirty - np.tile(pricer.accrued[rows], len(spreads)) if price_type == "clean" else dirty
+        return np.split(values, len(spreads))
 
     bad_price = ~(np.isfinite(target_prices) & (target_prices > 0))
     status[bad_price] = "market price must be a positive number"
@@ -113,18 +116,20 @@ def oas(bonds: BondPortfolio, curves: YieldCurve | Sequence[YieldCurve], market_
     own = np.clip(bonds.spread[rows].astype(np.float64), bracket[0], bracket[1])
     low = np.maximum(own - START_WIDTH, bracket[0])
     high = np.minimum(own + START_WIDTH, bracket[1])
-    p_low, errors = model_price(rows, low)
+    p_low, p_high = model_price(rows, low, high)
     f_low = gap(p_low, rows)
-    p_high, _ = model_price(rows, high)
     f_high = gap(p_high, rows)
-    failed = errors != ""
-    status[rows[failed]] = errors[failed]
+    failed = pricer.error[rows] != ""
+    status[rows[failed]] = pricer.error[rows][failed]
+    overflow = ~failed & ~(np.isfinite(p_low) & np.isfinite(p_high))
+    status[rows[overflow]] = "the model price leaves the floating-point range inside the bracket"
+    failed |= overflow
     for end, wide in ((0, bracket[0]), (1, bracket[1])):
         values = f_low if end == 0 else f_high
         wrong = ~failed & ((values < 0) if end == 0 else (values > 0))
         if wrong.any():
             points = np.full(int(wrong.sum()), wide)
-            p_wide, _ = model_price(rows[wrong], points)
+            (p_wide,) = model_price(rows[wrong], points)
             (low if end == 0 else high)[wrong] = points
             values[wrong] = gap(p_wide, rows[wrong])
     outside = ~failed & ~((f_low >= 0) & (f_high <= 0))
@@ -137,7 +142,7 @@ def oas(bonds: BondPortfolio, curves: YieldCurve | Sequence[YieldCurve], market_
             break
         guess = (low * f_high - high * f_low) / (f_high - f_low)
         guess = np.where(np.isfinite(guess) & (guess > low) & (guess < high), guess, 0.5 * (low + high))
-        p_guess, _ = model_price(rows, guess)
+        (p_guess,) = model_price(rows, guess)
         f_guess = gap(p_guess, rows)
         done = np.abs(p_guess - target_prices[rows]) <= price_tolerance
         spread[rows[done]], model[rows[done]] = guess[done], p_guess[done]
@@ -153,7 +158,7 @@ def oas(bonds: BondPortfolio, curves: YieldCurve | Sequence[YieldCurve], market_
         spread[rows] = np.where(np.abs(f_low) < np.abs(f_high), low, high)
     status[rows] = NO_CONVERGENCE
     if rows.size:
-        model[rows], _ = model_price(rows, spread[rows])
+        (model[rows],) = model_price(rows, spread[rows])
         iterations[rows] -= 1  # the report's pricing is not an iteration
     if progress is not None:
         progress(float(n), float(n))

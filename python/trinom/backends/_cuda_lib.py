@@ -243,7 +243,8 @@ def _book(ffi: Any, portfolio: Portfolio | None, curve: YieldCurve | None, bonds
 
 
 def _entry_book(ffi: Any, bonds: BondPortfolio, curves: tuple[YieldCurve, ...],
-                entries: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[Any, list]:
+                entries: tuple[np.ndarray, np.ndarray, np.ndarray],
+                resume: tuple[np.ndarray, np.ndarray] | None) -> tuple[Any, list]:
     """A C book of ``bonds`` with scenario entries (built for the call: entries change from call to call)."""
     offset, curve, spread = entries
     if len(offset) != len(bonds) + 1 or len(curve) != len(spread) or int(offset[-1]) != len(curve):
@@ -255,6 +256,12 @@ def _entry_book(ffi: Any, bonds: BondPortfolio, curves: tuple[YieldCurve, ...],
     book.bonds.entry_offset = _buffer(ffi, keep, np.ascontiguousarray(offset, dtype=np.int64))
     book.bonds.entry_curve = _buffer(ffi, keep, np.ascontiguousarray(curve, dtype=np.int64))
     book.bonds.entry_spread = _buffer(ffi, keep, np.ascontiguousarray(spread, dtype=np.float64))
+    if resume is not None:
+        checkpoint, flags = resume
+        if len(checkpoint) != len(bonds) or len(flags) != len(curve):
+            raise ValueError("resume: checkpoint_step needs one entry per bond, entry_resume one per entry")
+        book.bonds.checkpoint_step = _buffer(ffi, keep, np.ascontiguousarray(checkpoint, dtype=np.int64))
+        book.bonds.entry_resume = _buffer(ffi, keep, np.ascontiguousarray(flags, dtype=np.int8))
     return book, keep
 
 
@@ -283,6 +290,7 @@ def price_book(
     memory_limit: int | None = None,
     timing: dict[str, Any] | None = None,
     entries: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    resume: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
     """Option prices and dirty bond prices (per 100 face) of a book in one library call, on GPU ``device``.
 
@@ -296,7 +304,9 @@ def price_book(
     ``chunks`` and ``fallback`` summed over the sections, ``library_ms`` (wall clock inside the
     library), and the per-section values under ``"options"`` and ``"bonds"``. ``entries``: the bonds'
     scenario entries ``(entry_offset, entry_curve, entry_spread)`` (trinom_cuda.h): the bond prices are
-    then one per entry, in entry order (one forward pass per bond, one backward pass per entry).
+    then one per entry, in entry order (one forward pass per bond, one backward pass per entry). ``resume``:
+    ``(checkpoint_step, entry_resume)`` (trinom_cuda.h), entries that start from their bond's first entry's
+    level at that step.
 
     Raises :class:`BackendUnavailable` ("no CUDA device: ...") where the library or a GPU is
     missing, :class:`CudaError` (with ``row``, ``section``, ``field``, ``stage``) where the library
@@ -316,7 +326,7 @@ def price_book(
     else:
         if bonds is None or portfolio is not None:
             raise ValueError("scenario entries go with a book of bonds alone")
-        book, _keep = _entry_book(ffi, bonds, tuple(curves), entries)
+        book, _keep = _entry_book(ffi, bonds, tuple(curves), entries, resume)
         bond_count = int(entries[0][-1])
     option_prices = None if portfolio is None else np.empty(len(portfolio), dtype=dtype)
     bond_prices = None if bond_count is None else np.empty(bond_count, dtype=dtype)

@@ -67,6 +67,15 @@ class Engine:
         """Prices of shape ``(len(market), len(book))`` in book order."""
         raise NotImplementedError
 
+    def price_entries(self, plan: ScenarioBatch, precision: str, target: str | None, device: int,
+                      tuning: Mapping[str, Any]) -> np.ndarray:
+        """The price of every entry of ``plan`` (its curve and spread, its tree's sigma move): by
+        default a book of one tree per entry, in a market of one scenario, priced in one :meth:`price` call."""
+        from .scenario_batch import expanded
+
+        flat, market = expanded(plan)
+        return self.price(flat, market, precision=precision, target=target, device=device, **tuning)[0]
+
     def runner(self, book: Book, market: Market, *, precision: str = "f64", target: str | None = None,
                device: int = 0, **tuning: Any) -> Callable[[], np.ndarray]:
         """A call that prices ``book`` in ``market`` (what :meth:`price` returns) each time it is made: the
@@ -164,13 +173,6 @@ class KernelEngine(Engine):
             out[0, book.rows_of(kind)] = self._run(kind, book.part(kind), market, 0, precision, target, device, tuning)
         return out
 
-    def price_entries(self, plan: ScenarioBatch, precision: str, target: str | None, device: int,
-                      tuning: Mapping[str, Any]) -> np.ndarray:
-        """The price of every entry of ``plan``: a book of one tree per entry, in one market, priced once."""
-        from .scenario_batch import expanded
-
-        flat, market = expanded(plan)
-        return self.price(flat, market, precision=precision, target=target, device=device, **tuning)[0]
 
     def throughput(self, target: str | None = None) -> float:
         return self.target_rates.get(target or "", self.rate)
@@ -280,6 +282,7 @@ class CudaEngine(KernelEngine):
         from .scenario_batch import ScenarioBatch
 
         book = plan.book
+        self.check_call(book, precision, target, tuning)
         bonds = book.rows_of(BOND)
         if not bonds.size or set(tuning) - set(self.ENTRY_KNOBS):
             return super().price_entries(plan, precision, target, device, tuning)
@@ -299,8 +302,11 @@ class CudaEngine(KernelEngine):
         offset = np.concatenate(([0], np.cumsum(counts[trees])))
         knobs = {self.ENTRY_KNOBS[k]: v for k, v in tuning.items()}
         arrays = _bond_blocks(book.part(BOND), plan.sigma_moves)
+        resume = (None if plan.checkpoint is None or plan.resume is None
+                  else (plan.checkpoint[trees], plan.resume[where]))
         _, prices = _cuda_lib.price_book(None, None, arrays, plan.curves, precision, device=device, target=target,
-                                         entries=(offset, plan.entry_curve[where], plan.entry_spread[where]), **knobs)
+                                         entries=(offset, plan.entry_curve[where], plan.entry_spread[where]),
+                                         resume=resume, **knobs)
         out[where] = prices
         return out
 

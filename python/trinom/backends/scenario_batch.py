@@ -12,10 +12,13 @@ step, or on another curve), a spread move of an option, leave the tree's inputs 
 * ``source[s, i]``: the entry that holds scenario ``s``'s price of book tree ``i``.
 
 A curve moved only after a tree's horizon (:meth:`Book.horizon_days`; same pillar days, equal rates up to
-the pillar at or after the horizon) counts as the base curve for that tree. Engines then price every
-entry in one batch: the ``cuda`` engine runs one forward pass per tree and one backward pass per entry
-(the forward pass of the reformulated tree depends on neither the curve nor the spread); others price
-:func:`expanded`, a book of one tree per entry in a market of one scenario, in one call.
+the pillar at or after the horizon) counts as the base curve for that tree. A curve moved only *before* a
+time (a key-rate bump below the last pillar) gives the base's values at every later step: such an entry
+may *resume* from the tree's first entry's level at a ``checkpoint`` step and price the steps before it
+only. Engines then price every entry in one batch: the ``cuda`` engine runs one forward pass per tree,
+one backward pass per entry, from the checkpoint where it may (the forward pass of the reformulated tree
+depends on neither the curve nor the spread); others price :func:`expanded`, a book of one tree per
+entry in a market of one scenario, in one call.
 
 >>> import trinom
 >>> from trinom.scenarios import CurveShift, SigmaShift, scenario_market
@@ -50,6 +53,10 @@ class ScenarioBatch:
     entry_curve: np.ndarray  #: int64 index into ``curves``
     entry_spread: np.ndarray  #: float64, the tree's spread plus the scenario's move
     source: np.ndarray  #: int64 ``(scenarios, len(book))``: the entry of each scenario's price
+    #: int64 per tree, -1 or the step from which every resuming entry of the tree equals its first entry
+    checkpoint: np.ndarray | None = None
+    #: int8 per entry: 1 where the entry may start from its tree's first entry's level at ``checkpoint``
+    resume: np.ndarray | None = None
 
     @property
     def entries(self) -> int:
@@ -100,13 +107,30 @@ def batch(book: Book, market: Market) -> ScenarioBatch:
                                                                    spread_moves if bonds else 0 * spread_moves,
                                                                    horizon[rows])))
     per_tree = np.zeros((len(moves), count), dtype=np.int64)
-    for g, _members, _k, rows, (_keys, active, _pick) in parts:
+    checkpoint = np.full((len(moves), count), -1, dtype=np.int64)
+    n_steps = book.shape()[0]
+    step_days = book.step_days()
+    resumable = []
+    for g, _members, k, rows, (keys, active, _pick) in parts:
         per_tree[g, rows] = active.sum(axis=0)
+        # Candidates that equal the first (base curve, same spread move) from a day on: their first step there.
+        from_day = np.array([_same_from(market.scenarios[0][k], curves[int(c)]) if keys[0, 0] == curve_ids[0][k]
+                             and spread == keys[0, 1] else np.inf for c, spread in keys])
+        from_day[0] = np.inf
+        first_active = active.argmax(axis=0)  # the tree's first entry is candidate 0 where it is active
+        # round(cp * dt * term_unit) >= day from cp >= (day + 0.5) / step days; one step more for rounding.
+        need = np.ceil((from_day[:, None] + 0.5) / step_days[rows][None, :]) + 1
+        ok = active & np.isfinite(need) & (need < n_steps[rows][None, :]) & (first_active == 0)[None, :]
+        ok[0] = False
+        cp = np.where(ok, need, -1).max(axis=0).astype(np.int64)
+        checkpoint[g, rows] = np.where(ok.any(axis=0), cp, -1)
+        resumable.append(ok)
     offset = np.zeros(len(moves) * count + 1, dtype=np.int64)
     np.cumsum(per_tree.reshape(-1), out=offset[1:])
     entry_curve = np.empty(int(offset[-1]), dtype=np.int64)
     entry_spread = np.empty(int(offset[-1]), dtype=np.float64)
-    for g, members, _k, rows, (keys, active, pick) in parts:
+    resume = np.zeros(int(offset[-1]), dtype=np.int8)
+    for (g, members, _k, rows, (keys, active, pick)), ok in zip(parts, resumable, strict=True):
         start = offset[g * count + rows]  # (rows,)
         rank = np.cumsum(active, axis=0) - 1  # (candidates, rows)
         where = start[None, :] + rank
@@ -114,10 +138,12 @@ def batch(book: Book, market: Market) -> ScenarioBatch:
         entry_curve[where[active]] = keys[candidate[active], 0]
         spreads = book.spread[rows]
         entry_spread[where[active]] = (spreads[None, :] + keys[:, 1][:, None])[active]
+        resume[where[ok]] = 1
         chosen = pick(horizon[rows])  # (members, rows): each scenario's candidate per tree
         source[np.ix_(members, rows)] = start[None, :] + rank[chosen, np.arange(rows.size)[None, :]]
     return ScenarioBatch(book=book, sigma_moves=moves.astype(np.float64), curves=curves, entry_offset=offset,
-                         entry_curve=entry_curve, entry_spread=entry_spread, source=source)
+                         entry_curve=entry_curve, entry_spread=entry_spread, source=source,
+                         checkpoint=checkpoint.reshape(-1), resume=resume)
 
 
 def _candidates(members: np.ndarray, name: int, curve_ids: list[np.ndarray], same_until: np.ndarray,
@@ -175,6 +201,21 @@ def _distinct_curves(market: Market) -> tuple[list[np.ndarray], tuple[YieldCurve
             row.append(index[key])
         ids.append(np.array(row, dtype=np.int64))
     return ids, tuple(curves)
+
+
+def _same_from(base: YieldCurve, moved: YieldCurve) -> float:
+    """The first day from which ``moved`` gives every lookup the bits of ``base`` (inf: none)."""
+    if moved is base:
+        return 0.0
+    if base.days.size != moved.days.size or np.any(base.days != moved.days):
+        return np.inf
+    differ = np.flatnonzero(np.asarray(base.rates) != np.asarray(moved.rates))
+    if not differ.size:
+        return 0.0
+    last = int(differ[-1])
+    # A day after the pillar past the last moved one interpolates between unmoved pillars only (at that pillar
+    # itself the moved one still enters the interpolation).
+    return float(base.days[last + 1]) + 1 if last + 1 < base.days.size else np.inf
 
 
 def _same_until(base: YieldCurve, moved: YieldCurve) -> float:

@@ -1,0 +1,77 @@
+"""A bond book validated and lowered once, priced at any spreads: what an OAS search calls every iteration.
+
+:class:`SpreadPricer` prepares a book the way :func:`trinom.price` does (validate once, mask bad rows, lower,
+choose the engine) and then prices chosen bonds at chosen spreads, several per bond if asked, as one
+engine call with one scenario *entry* per (bond, spread) (trinom.backends.scenario_batch): the ``cuda``
+engine runs one forward pass per bond and one backward pass per spread (the forward pass of the
+reformulated tree does not depend on the spread); other engines price a book of one tree per entry.
+
+>>> import numpy as np
+>>> from trinom.bonds.generator import generate_bonds
+>>> bonds, curves = generate_bonds("S1", 3, seed=1)
+>>> pricer = SpreadPricer(bonds, curves, backend="reference")
+>>> dirty = pricer.dirty(np.array([0, 0, 2]), np.array([0.0, 1.0, 0.5]))
+>>> bool(dirty[0] > dirty[1])
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .api import prepare, resolve
+from .backends.scenario_batch import ScenarioBatch
+from .bonds.portfolio import BondPortfolio
+from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
+from .market import CurvesLike, Market
+
+
+class SpreadPricer:
+    """``bonds`` in ``curves`` on one engine, ready to be priced at any spreads (see the module)."""
+
+    def __init__(self, bonds: BondPortfolio, curves: CurvesLike, *, backend: str = "auto", precision: str = "f64",
+                 target: str | None = None, device: int = 0, max_width: int = DEFAULT_MAX_WIDTH,
+                 max_steps: int = DEFAULT_MAX_STEPS, **tuning: Any):
+        self.market = Market.of(curves)
+        self.job = prepare(bonds, self.market, max_width=max_width, max_steps=max_steps)
+        self.engine, self.target = resolve(backend, self.job.book, precision, target)
+        self.precision, self.device, self.tuning = precision, device, tuning
+        self.label = self.engine.name + (f"/{self.target}" if self.target else "")
+        book = self.job.book
+        self.tree = np.full(len(bonds), -1, dtype=np.int64)  # input row -> tree of the book (-1: a bad row)
+        self.tree[np.arange(len(book)) if self.job.rows is None else self.job.rows] = np.arange(len(book))
+        names = np.array([self.market.index(name) for name in book.curve_names], dtype=np.int64)
+        self.curve = names[book.curve] if len(book) else np.zeros(0, dtype=np.int64)
+        self.accrued = bonds.accrued().astype(np.float64)
+        self.error = np.full(len(bonds), "", dtype=object)
+        for row, _field, message in self.job.problems:
+            for r in range(len(bonds)) if row is None else (row,):
+                self.error[r] = f"{self.error[r]}; {message}" if self.error[r] else message
+
+    def dirty(self, rows: npt.ArrayLike, spreads: npt.ArrayLike) -> np.ndarray:
+        """Dirty prices of input rows ``rows`` at ``spreads`` (one each; a row may repeat), NaN for a bad row."""
+        rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+        spreads = np.asarray(spreads, dtype=np.float64).reshape(-1)
+        if rows.size != spreads.size:
+            raise ValueError(f"rows and spreads must have one entry each, got {rows.size} and {spreads.size}")
+        out = np.full(rows.size, np.nan)
+        good = np.flatnonzero(self.tree[rows] >= 0)
+        if not good.size:
+            return out
+        trees = self.tree[rows[good]]
+        order = np.argsort(trees, kind="stable")  # entries grouped by tree, in book order
+        book = self.job.book
+        offset = np.zeros(len(book) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(trees, minlength=len(book)), out=offset[1:])
+        plan = ScenarioBatch(book=book, sigma_moves=np.zeros(1), curves=self.market.curves,
+                             entry_offset=offset, entry_curve=self.curve[trees[order]],
+                             entry_spread=spreads[good][order], source=np.zeros((0, 0), dtype=np.int64))
+        values = self.engine.price_entries(plan, self.precision, self.target, self.device, self.tuning)
+        out[good[order]] = values
+        return out
+
+
+__all__ = ["SpreadPricer"]
