@@ -357,6 +357,7 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
     // An entry that resumes starts from the first entry's level after step cp (its curve and spread give
     // that entry's bits for every step from cp on): only steps cp-1 .. 0 are priced again.
     const int cp = kScen && b.cp_step ? b.cp_step[o] : -1;
+    CashflowCursor cf_at_cp = cf;  // the first entry's cash-flow cursor at the checkpoint
     for (int e = 0; e < e_max; ++e) {
     const bool has = e < entries;
     const bool resume = kScen && has && cp > 0 && e > 0 && b.ent_resume[e0 + e] != 0;
@@ -371,21 +372,22 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
         p_hi = zero_price<true>(first, top - 1, c, term_unit);
     }
     if (kScen) {
-        cf = cashflow_start(b.cf_step, p0, p1, n);
-        for (int i = n - 1; i >= top; --i) take_cashflow(cf, i, n, b.cf_step, b.cf_paid);  // the cursor at step top
+        cf = resume ? cf_at_cp : cashflow_start(b.cf_step, p0, p1, n);
 #pragma unroll
         for (int k = 0; k < K; ++k) v[k] = resume ? checkpoint[k * 32 + lane] : at_maturity;
     }
     double p_lane = 1;
     real eg = kScen ? real(0) : factor[(n - 1) * G];
-    for (int i = n_max - 1; i >= 0; --i) {
+    // The warp starts at its highest step to price (resuming entries skip the steps above their checkpoint).
+    const int i_start = kScen ? __reduce_max_sync(kFull, has ? top : 0) - 1 : n_max - 1;
+    for (int i = i_start; i >= 0; --i) {
         const bool live = has && i < top;
         real eg_next = 0;
         if constexpr (kScen) {
             // E_i g = (P_i / P_{i-1}) (S_{i-1} / S_i) g; lane sl of the segment looks up P at step
             // q0 + sl of the block of L steps that holds q = i - 1, then step q's value is broadcast.
             const int q = i - 1;
-            if (q >= 0 && (i == n_max - 1 || q % L == L - 1)) {
+            if (q >= 0 && (i == i_start || q % L == L - 1)) {
                 const int q0 = q / L * L;
                 p_lane = has && q0 + sl < top ? zero_price<true>(down, q0 + sl, c, term_unit) : 1.0;
             }
@@ -437,9 +439,10 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
                 v[k] = clamp_inf(cont);
             }
             if (!kScen) eg = eg_next;
-            if (kScen && e == 0 && i == cp) {  // the level the resuming entries start from
+            if (kScen && e == 0 && i == cp) {  // the level (and cursor) the resuming entries start from
 #pragma unroll
                 for (int k = 0; k < K; ++k) checkpoint[k * 32 + lane] = v[k];
+                cf_at_cp = cf;
             }
         }
     }

@@ -19,6 +19,7 @@ def main() -> None:
     parser.add_argument("--dataset", default="R1")
     parser.add_argument("--size", type=int, default=100000)
     parser.add_argument("--precision", default="f64")
+    parser.add_argument("--profile", action="store_true", help="profile the 35-scenario call and a risk run")
     args = parser.parse_args()
     bonds, curves = generate_bonds(args.dataset, args.size, seed=12345)
     bonds.validate(curves)
@@ -40,6 +41,19 @@ def main() -> None:
             wall = time.perf_counter() - start
         print(f"{name:22s} wall {wall * 1e3:8.1f} ms  library {timing.get('library_ms', 0):8.1f}  device "
               f"{timing.get('device_ms', 0):8.1f}  kernels {timing.get('kernel_ms', 0):8.1f} ms", flush=True)
+    if args.profile:
+        import cProfile
+        import pstats
+
+        from trinom.risk import risk
+
+        measures = ("dv01", "duration", "convexity", "krd", "vega")
+        cProfile.runctx("trinom.price(bonds, curves, backend='cuda', scenarios=scenarios)", globals(),
+                        {"trinom": trinom, "bonds": bonds, "curves": curves, "scenarios": scenarios}, "/tmp/p1")
+        pstats.Stats("/tmp/p1").sort_stats("tottime").print_stats(14)
+        cProfile.runctx("risk(bonds, curves, backend='cuda', measures=measures)", globals(),
+                        {"risk": risk, "bonds": bonds, "curves": curves, "measures": measures}, "/tmp/p2")
+        pstats.Stats("/tmp/p2").sort_stats("tottime").print_stats(14)
 
 
 if __name__ == "__main__":

@@ -198,7 +198,10 @@ class Book:
 
     # --- the lattice's view ---------------------------------------------------------------------------
     def shape(self, dtype: npt.DTypeLike = np.float64) -> tuple[np.ndarray, np.ndarray]:
-        """Every tree's number of steps ``n`` and half width ``jmax`` under its own convention."""
+        """Every tree's number of steps ``n`` and half width ``jmax`` under its own convention (cached)."""
+        return self.cached(("shape", np.dtype(dtype).str), lambda: self._shape(dtype))
+
+    def _shape(self, dtype: npt.DTypeLike) -> tuple[np.ndarray, np.ndarray]:
         n = np.zeros(len(self), dtype=np.int64)
         jmax = np.zeros(len(self), dtype=np.int64)
         for convention in (Convention.THESIS, Convention.PAPER):

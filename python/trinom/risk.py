@@ -113,14 +113,18 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *, m
     # One table in the order of the rows' ids within each measure and factor, built column by column.
     rows = np.concatenate([part[0] for part in parts]) if parts else np.zeros(0, dtype=np.int64)
     sizes = [part[0].size for part in parts]
+    # Text columns stay NumPy object arrays: a string dtype would copy millions of strings one by one.
+    def text(values: np.ndarray) -> Any:
+        return pd.Series(values, dtype=object, copy=False)
+
     return pd.DataFrame({
-        "id": ids_array[rows],
-        "measure": np.repeat(np.array([part[1] for part in parts], dtype=object), sizes),
-        "factor": np.repeat(np.array([part[2] for part in parts], dtype=object), sizes),
+        "id": text(ids_array[rows]),
+        "measure": text(np.repeat(np.array([part[1] for part in parts], dtype=object), sizes)),
+        "factor": text(np.repeat(np.array([part[2] for part in parts], dtype=object), sizes)),
         "shift": np.repeat(np.array([part[3] for part in parts], dtype=np.float64), sizes),
         "base": p0[rows],
         "value": np.concatenate([part[4] for part in parts]) if parts else np.zeros(0),
-        "error": np.asarray(error, dtype=object)[rows] if n else np.zeros(0, dtype=object),
+        "error": text(np.asarray(error, dtype=object)[rows] if n else np.zeros(0, dtype=object)),
     }, columns=COLUMNS)
 
 

@@ -342,12 +342,15 @@ class _BondArrays:
 
 
 def _bond_blocks(book: Book, sigma_moves: np.ndarray) -> Any:
-    """The bonds of ``book`` once per sigma move (sigma + move), one after the other."""
+    """The bonds of ``book`` once per sigma move (sigma + move), one after the other (kept on the book)."""
     from . import lift
 
-    bonds = lift.bonds(book)
     if sigma_moves.size == 1 and sigma_moves[0] == 0.0:
-        return bonds
+        return lift.bonds(book)
+    return book.cached(("cuda-bond-blocks", sigma_moves.tobytes()), lambda: _tiled(lift.bonds(book), sigma_moves))
+
+
+def _tiled(bonds: Any, sigma_moves: np.ndarray) -> _BondArrays:
     copies = sigma_moves.size
     flows = bonds.cashflow_step.size
     per_bond = {name: np.tile(getattr(bonds, name), copies) for name in (
