@@ -376,3 +376,16 @@ def test_risk_on_cuda_equals_the_reference_bump_and_reprice():
         mine, theirs = gpu.xs(measure, level="measure"), ref.xs(measure, level="measure")
         rtol = 1e-7 if measure == "convexity" else 1e-9
         np.testing.assert_allclose(mine, theirs, rtol=rtol, atol=1e-10, err_msg=measure)
+
+
+@pytest.mark.parametrize("name", ["R1", "S1"])
+def test_oas_on_cuda_reprices_to_the_market(name: str):
+    from trinom.oas import oas
+
+    bonds, curves = generate_bonds(name, 400, seed=5)
+    model = trinom.price(bonds, curves, backend="cuda").clean
+    market = model * (1 + np.random.default_rng(1).uniform(-0.05, 0.05, len(bonds)))
+    result = oas(bonds, curves, market, backend="cuda")
+    assert (result.status == "converged").all()
+    again = BondPortfolio(**{**bonds.as_dict(), "spread": result.oas})
+    np.testing.assert_allclose(trinom.price(again, curves, backend="cuda").clean, market, rtol=0, atol=1e-8)

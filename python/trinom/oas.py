@@ -2,8 +2,8 @@
 
 :func:`oas` solves every bond's spread (the unit of :attr:`BondPortfolio.spread`: percent per year,
 continuous, 1.0 = 100 bp) so that the model price equals the market price. The model price falls as the
-spread rises, nearly exponentially, so each bond's root is bracketed and found by a safeguarded secant
-(Illinois' false position) on ``log(model / market)``, nearly linear in the spread. The book is validated
+spread rises, nearly exponentially, so each bond's root is bracketed and found by a safeguarded secant on
+``log(model / market)``, nearly linear in the spread (false position and bisection keep it in the bracket). The book is validated
 and lowered once (:class:`trinom.spreads.SpreadPricer`); every iteration is one engine call pricing the
 bonds not yet converged at their new spreads (the first prices both ends of every bracket in one call; on
 ``cuda`` one forward pass per bond serves both), on any engine. Each bond ends with a status; none is lost:
@@ -40,8 +40,8 @@ from .spreads import SpreadPricer
 CONVERGED = "converged"
 OUTSIDE = "price outside the attainable range"
 NO_CONVERGENCE = "no convergence"
-#: Half the width of the first bracket around a bond's own spread (percent: 200 bp).
-START_WIDTH = 2.0
+#: The first step from a bond's own spread, for its slope (percent: 1 bp).
+START_STEP = 0.01
 
 
 @dataclass(frozen=True)
@@ -96,8 +96,8 @@ def oas(bonds: BondPortfolio, curves: YieldCurve | Sequence[YieldCurve], market_
         nonlocal pricings
         pricings += 1
         iterations[rows] += len(spreads)
-        if progress is not None:
-            progress(float(n - rows.size), float(n))
+        if progress is not None:  # the bonds done: converged or given up
+            progress(float(np.count_nonzero(status != "")), float(n))
         dirty = pricer.dirty(np.tile(rows, len(spreads)), np.concatenate(spreads))
         values = dirty - np.tile(pricer.accrued[rows], len(spreads)) if price_type == "clean" else dirty
         return np.split(values, len(spreads))
@@ -111,19 +111,39 @@ def oas(bonds: BondPortfolio, curves: YieldCurve | Sequence[YieldCurve], market_
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.log(values / target_prices[where])
 
-    # First bracket: the bond's own spread +- START_WIDTH (most market prices lie within it); the ends that
-    # do not bracket the root move out to ``bracket``'s (two more pricings of those bonds only).
-    own = np.clip(bonds.spread[rows].astype(np.float64), bracket[0], bracket[1])
-    low = np.maximum(own - START_WIDTH, bracket[0])
-    high = np.minimum(own + START_WIDTH, bracket[1])
-    p_low, p_high = model_price(rows, low, high)
-    f_low = gap(p_low, rows)
-    f_high = gap(p_high, rows)
+    # The start: the gap at the bond's own spread and 1 bp above it gives its slope, and a Newton step from
+    # there a guess; the guess +- a fiftieth of the step (at least 0.1 bp) nearly always brackets the root
+    # (the gap is nearly linear). The bracket is the tightest pair of these four points around the root; an
+    # end that none gives moves out to ``bracket``'s (one more pricing of those bonds only).
+    own = np.clip(bonds.spread[rows].astype(np.float64), bracket[0], bracket[1] - START_STEP)
+    p_own, p_next = model_price(rows, own, own + START_STEP)
+    f_own, f_next = gap(p_own, rows), gap(p_next, rows)
     failed = pricer.error[rows] != ""
     status[rows[failed]] = pricer.error[rows][failed]
-    overflow = ~failed & ~(np.isfinite(p_low) & np.isfinite(p_high))
+    overflow = ~failed & ~(np.isfinite(p_own) & np.isfinite(p_next))
     status[rows[overflow]] = "the model price leaves the floating-point range inside the bracket"
     failed |= overflow
+    with np.errstate(divide="ignore", invalid="ignore"):
+        newton = own - f_own * START_STEP / (f_next - f_own)
+    newton = np.clip(np.where(np.isfinite(newton), newton, own), bracket[0], bracket[1])
+    width = np.maximum(np.abs(newton - own) / 50, START_STEP / 100)
+    near = np.flatnonzero(~failed)
+    below, above = np.clip(newton - width, *bracket), np.clip(newton + width, *bracket)
+    p_below, p_above = model_price(rows[near], below[near], above[near])
+    xs = np.stack([own, own + START_STEP, below, above])
+    fs = np.stack([f_own, f_next, np.full(rows.size, np.nan), np.full(rows.size, np.nan)])
+    fs[2, near], fs[3, near] = gap(p_below, rows[near]), gap(p_above, rows[near])
+    with np.errstate(invalid="ignore"):
+        root_above = np.where(fs >= 0, xs, -np.inf)  # points below the root: the low end is the highest
+        root_below = np.where(fs <= 0, xs, np.inf)
+    pick_low, pick_high = root_above.argmax(axis=0), root_below.argmin(axis=0)
+    columns = np.arange(rows.size)
+    low, f_low = xs[pick_low, columns], fs[pick_low, columns]
+    high, f_high = xs[pick_high, columns], fs[pick_high, columns]
+    f_low = np.where(np.isfinite(root_above[pick_low, columns]), f_low, -1.0)  # no low end yet
+    f_high = np.where(np.isfinite(root_below[pick_high, columns]), f_high, 1.0)  # no high end yet
+    low = np.where(f_low >= 0, low, bracket[0])
+    high = np.where(f_high <= 0, high, bracket[1])
     for end, wide in ((0, bracket[0]), (1, bracket[1])):
         values = f_low if end == 0 else f_high
         wrong = ~failed & ((values < 0) if end == 0 else (values > 0))
@@ -136,25 +156,34 @@ def oas(bonds: BondPortfolio, curves: YieldCurve | Sequence[YieldCurve], market_
     status[rows[outside]] = OUTSIDE
     keep = ~failed & ~outside
     rows, low, high, f_low, f_high = rows[keep], low[keep], high[keep], f_low[keep], f_high[keep]
-    side = np.zeros(rows.size, dtype=np.int8)  # which end moved last (Illinois: halve the other's value)
+    # Each iteration: the secant through the bond's last two points where it falls inside the bracket (the
+    # gap is nearly linear in the spread, so it converges in a few steps), else false position on the
+    # bracket; bisection after three moves of the same end (the bracket must shrink from both sides).
+    x0, f0, x1, f1 = low.copy(), f_low.copy(), high.copy(), f_high.copy()
+    same = np.zeros(rows.size, dtype=np.int64)  # signed run of moves of one end (+: low, -: high)
     for _ in range(max_iterations):
         if rows.size == 0:
             break
-        guess = (low * f_high - high * f_low) / (f_high - f_low)
-        guess = np.where(np.isfinite(guess) & (guess > low) & (guess < high), guess, 0.5 * (low + high))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            secant = x1 - f1 * (x1 - x0) / (f1 - f0)
+            position = (low * f_high - high * f_low) / (f_high - f_low)
+        inside = np.isfinite(secant) & (secant > low) & (secant < high)
+        guess = np.where(inside, secant, position)
+        guess = np.where(np.isfinite(guess) & (guess > low) & (guess < high) & (np.abs(same) < 3), guess,
+                         0.5 * (low + high))
         (p_guess,) = model_price(rows, guess)
         f_guess = gap(p_guess, rows)
         done = np.abs(p_guess - target_prices[rows]) <= price_tolerance
         spread[rows[done]], model[rows[done]] = guess[done], p_guess[done]
         status[rows[done]] = CONVERGED
         above = f_guess > 0  # the root lies above the guess: the guess is the new low end
-        f_high = np.where(above & (side == 1), 0.5 * f_high, f_high)
-        f_low = np.where(~above & (side == -1), 0.5 * f_low, f_low)
+        same = np.where(above, np.maximum(same, 0) + 1, np.minimum(same, 0) - 1)
         low, f_low = np.where(above, guess, low), np.where(above, f_guess, f_low)
         high, f_high = np.where(above, high, guess), np.where(above, f_high, f_guess)
-        side = np.where(above, 1, -1).astype(np.int8)
+        x0, f0, x1, f1 = x1, f1, guess, f_guess
         keep = ~done
-        rows, low, high, f_low, f_high, side = rows[keep], low[keep], high[keep], f_low[keep], f_high[keep], side[keep]
+        rows, low, high, f_low, f_high = rows[keep], low[keep], high[keep], f_low[keep], f_high[keep]
+        x0, f0, x1, f1, same = x0[keep], f0[keep], x1[keep], f1[keep], same[keep]
         spread[rows] = np.where(np.abs(f_low) < np.abs(f_high), low, high)
     status[rows] = NO_CONVERGENCE
     if rows.size:

@@ -298,10 +298,13 @@ class CudaEngine(KernelEngine):
                                  source=np.zeros((0, 0), dtype=np.int64))
             out[where] = super().price_entries(part, precision, target, device, tuning)
         trees = (blocks + bonds[None, :]).reshape(-1)
+        arrays = _bond_blocks(book.part(BOND), plan.sigma_moves)
+        used = np.flatnonzero(counts[trees] > 0)
+        if used.size < trees.size // 2:  # few bonds priced (an OAS search's last steps): send only those
+            arrays, trees = _bonds_at(arrays, used), trees[used]
         where = _entries_of(plan.entry_offset, trees)
         offset = np.concatenate(([0], np.cumsum(counts[trees])))
         knobs = {self.ENTRY_KNOBS[k]: v for k, v in tuning.items()}
-        arrays = _bond_blocks(book.part(BOND), plan.sigma_moves)
         resume = (None if plan.checkpoint is None or plan.resume is None
                   else (plan.checkpoint[trees], plan.resume[where]))
         _, prices = _cuda_lib.price_book(None, None, arrays, plan.curves, precision, device=device, target=target,
@@ -360,6 +363,17 @@ def _tiled(bonds: Any, sigma_moves: np.ndarray) -> _BondArrays:
     offset = (bonds.cashflow_offset[:-1][None, :] + flows * np.arange(copies)[:, None]).reshape(-1)
     return _BondArrays(**per_bond, **per_flow, sigma=(bonds.sigma[None, :] + sigma_moves[:, None]).reshape(-1),
                        cashflow_offset=np.append(offset, flows * copies))
+
+
+def _bonds_at(bonds: Any, rows: np.ndarray) -> _BondArrays:
+    """The bonds ``rows`` of a book's arrays (a portfolio or :class:`_BondArrays`), with their cash flows."""
+    per_bond = {name: getattr(bonds, name)[rows] for name in (
+        "term_unit", "term_steps", "a", "sigma", "maturity", "spread", "option_type", "strike", "first_exercise",
+        "last_exercise", "exercise_frequency", "curve_index")}
+    flows = _entries_of(bonds.cashflow_offset, rows)
+    counts = np.diff(bonds.cashflow_offset)[rows]
+    return _BondArrays(**per_bond, cashflow_offset=np.concatenate(([0], np.cumsum(counts))),
+                       **{name: getattr(bonds, name)[flows] for name in ("cashflow_step", "repayment", "coupon")})
 
 
 def _entries_of(offset: np.ndarray, rows: np.ndarray) -> np.ndarray:
