@@ -37,9 +37,9 @@ does. Engines that run an instrument's own kernel rebuild its inputs from the bo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, fields
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -159,16 +159,7 @@ class Book:
     def _days(self) -> tuple[np.ndarray, np.ndarray]:
         def compute() -> tuple[np.ndarray, np.ndarray]:
             out, step = np.zeros(len(self)), np.zeros(len(self))
-            for convention in (Convention.THESIS, Convention.PAPER):
-                rows = np.flatnonzero(self.convention == convention)
-                if not rows.size:
-                    continue
-                if convention == Convention.THESIS:
-                    g = tree_geometry(self.maturity[rows], 0.0, self.term_unit[rows], self.term_steps[rows],
-                                      self.a[rows], self.sigma[rows], np.float64)
-                else:
-                    g = bond_geometry(self.term_unit[rows], self.term_steps[rows], self.a[rows], self.sigma[rows],
-                                      self.maturity[rows], self.spread[rows], np.float64)
+            for rows, g in self._geometries(np.float64):
                 years = (np.maximum(g.n, 0) + 1) * np.asarray(g.dt, dtype=np.float64)
                 out[rows] = np.ceil(years * self.term_unit[rows] * (1 + 1e-9)) + 2
                 step[rows] = np.asarray(g.dt, dtype=np.float64) * self.term_unit[rows]
@@ -204,18 +195,22 @@ class Book:
     def _shape(self, dtype: npt.DTypeLike) -> tuple[np.ndarray, np.ndarray]:
         n = np.zeros(len(self), dtype=np.int64)
         jmax = np.zeros(len(self), dtype=np.int64)
+        for rows, g in self._geometries(dtype):
+            n[rows], jmax[rows] = g.n, g.jmax
+        return n, jmax
+
+    def _geometries(self, dtype: npt.DTypeLike) -> Iterator[tuple[np.ndarray, Any]]:
+        """``(rows, geometry)`` of the trees of each convention the book holds, in ``dtype``."""
         for convention in (Convention.THESIS, Convention.PAPER):
             rows = np.flatnonzero(self.convention == convention)
             if not rows.size:
                 continue
             if convention == Convention.THESIS:
-                g = tree_geometry(self.maturity[rows], 0.0, self.term_unit[rows], self.term_steps[rows],
-                                  self.a[rows], self.sigma[rows], dtype)
+                yield rows, tree_geometry(self.maturity[rows], 0.0, self.term_unit[rows], self.term_steps[rows],
+                                          self.a[rows], self.sigma[rows], dtype)
             else:
-                g = bond_geometry(self.term_unit[rows], self.term_steps[rows], self.a[rows], self.sigma[rows],
-                                  self.maturity[rows], self.spread[rows], dtype)
-            n[rows], jmax[rows] = g.n, g.jmax
-        return n, jmax
+                yield rows, bond_geometry(self.term_unit[rows], self.term_steps[rows], self.a[rows], self.sigma[rows],
+                                          self.maturity[rows], self.spread[rows], dtype)
 
     def work(self) -> np.ndarray:
         """Node updates of both passes per tree (the work metric that engines split and balance by)."""
