@@ -120,3 +120,17 @@ def test_an_early_key_rate_bump_resumes_from_a_checkpoint():
     assert not plan.resume[plan.entry_offset[:-1]].any()  # a tree's first entry is priced whole
     assert plan.resume[plan.source[1]].all()
     assert not plan.resume[plan.source[2]].any() and not plan.resume[plan.source[3]].any()  # to the end
+
+
+def test_bond_arrays_are_the_portfolio_once_per_sigma_move_or_a_few_bonds():
+    from trinom.backends.bond_arrays import bond_blocks, bonds_at
+
+    bonds, curves = generate_bonds("U1", 5, seed=3)
+    book = bonds.lower(trinom.Market.of(curves).names)
+    tiled = bond_blocks(book, np.array([0.0, H]))
+    assert len(tiled) == 10 and tiled.cashflow_offset[-1] == 2 * bonds.cashflow_step.size
+    np.testing.assert_array_equal(tiled.sigma, np.r_[bonds.sigma, bonds.sigma + H])
+    picked = bonds_at(tiled, np.array([7, 1]))  # the third bond's sigma-moved copy, then the second bond
+    np.testing.assert_array_equal(picked.cashflow_step, np.r_[bonds[2].cashflow_step, bonds[1].cashflow_step])
+    np.testing.assert_array_equal(picked.sigma, [bonds.sigma[2] + H, bonds.sigma[1]])
+    assert picked.cashflow_offset.tolist() == [0, bonds.cashflow_count[2], bonds.cashflow_count[2:0:-1].sum()]

@@ -173,7 +173,6 @@ class KernelEngine(Engine):
             out[0, book.rows_of(kind)] = self._run(kind, book.part(kind), market, 0, precision, target, device, tuning)
         return out
 
-
     def throughput(self, target: str | None = None) -> float:
         return self.target_rates.get(target or "", self.rate)
 
@@ -279,6 +278,7 @@ class CudaEngine(KernelEngine):
         """Bond entries in one library call (one forward pass per bond and sigma move, one backward pass per
         entry); option entries as :class:`KernelEngine` prices them."""
         from . import _cuda_lib
+        from .bond_arrays import bond_blocks, bonds_at, entries_of
         from .scenario_batch import ScenarioBatch
 
         book = plan.book
@@ -291,18 +291,18 @@ class CudaEngine(KernelEngine):
         blocks = np.arange(plan.sigma_moves.size)[:, None] * len(book)
         if bonds.size < len(book):  # options: through the kernels, on a batch of their own
             options = (blocks + book.rows_of(OPTION)[None, :]).reshape(-1)
-            where = _entries_of(plan.entry_offset, options)
+            where = entries_of(plan.entry_offset, options)
             part = ScenarioBatch(book=book.part(OPTION), sigma_moves=plan.sigma_moves, curves=plan.curves,
                                  entry_offset=np.concatenate(([0], np.cumsum(counts[options]))),
                                  entry_curve=plan.entry_curve[where], entry_spread=plan.entry_spread[where],
                                  source=np.zeros((0, 0), dtype=np.int64))
             out[where] = super().price_entries(part, precision, target, device, tuning)
         trees = (blocks + bonds[None, :]).reshape(-1)
-        arrays = _bond_blocks(book.part(BOND), plan.sigma_moves)
+        arrays = bond_blocks(book.part(BOND), plan.sigma_moves)
         used = np.flatnonzero(counts[trees] > 0)
         if used.size < trees.size // 2:  # few bonds priced (an OAS search's last steps): send only those
-            arrays, trees = _bonds_at(arrays, used), trees[used]
-        where = _entries_of(plan.entry_offset, trees)
+            arrays, trees = bonds_at(arrays, used), trees[used]
+        where = entries_of(plan.entry_offset, trees)
         offset = np.concatenate(([0], np.cumsum(counts[trees])))
         knobs = {self.ENTRY_KNOBS[k]: v for k, v in tuning.items()}
         resume = (None if plan.checkpoint is None or plan.resume is None
@@ -331,55 +331,6 @@ class CudaEngine(KernelEngine):
         out = np.empty((1, len(book)), dtype=np.float32 if precision == "f32" else np.float64)
         out[0, options_rows], out[0, bond_rows] = option_prices, bond_prices
         return out
-
-
-class _BondArrays:
-    """A bond book's arrays as the CUDA library reads them (the fields of trinom.bonds.BondPortfolio), made
-    without a portfolio's checks: the book is valid, only sigma moves."""
-
-    def __init__(self, **arrays: np.ndarray):
-        self.__dict__.update(arrays)
-
-    def __len__(self) -> int:
-        return int(self.sigma.size)
-
-
-def _bond_blocks(book: Book, sigma_moves: np.ndarray) -> Any:
-    """The bonds of ``book`` once per sigma move (sigma + move), one after the other (kept on the book)."""
-    from . import lift
-
-    if sigma_moves.size == 1 and sigma_moves[0] == 0.0:
-        return lift.bonds(book)
-    return book.cached(("cuda-bond-blocks", sigma_moves.tobytes()), lambda: _tiled(lift.bonds(book), sigma_moves))
-
-
-def _tiled(bonds: Any, sigma_moves: np.ndarray) -> _BondArrays:
-    copies = sigma_moves.size
-    flows = bonds.cashflow_step.size
-    per_bond = {name: np.tile(getattr(bonds, name), copies) for name in (
-        "term_unit", "term_steps", "a", "maturity", "spread", "option_type", "strike", "first_exercise",
-        "last_exercise", "exercise_frequency", "curve_index")}
-    per_flow = {name: np.tile(getattr(bonds, name), copies) for name in ("cashflow_step", "repayment", "coupon")}
-    offset = (bonds.cashflow_offset[:-1][None, :] + flows * np.arange(copies)[:, None]).reshape(-1)
-    return _BondArrays(**per_bond, **per_flow, sigma=(bonds.sigma[None, :] + sigma_moves[:, None]).reshape(-1),
-                       cashflow_offset=np.append(offset, flows * copies))
-
-
-def _bonds_at(bonds: Any, rows: np.ndarray) -> _BondArrays:
-    """The bonds ``rows`` of a book's arrays (a portfolio or :class:`_BondArrays`), with their cash flows."""
-    per_bond = {name: getattr(bonds, name)[rows] for name in (
-        "term_unit", "term_steps", "a", "sigma", "maturity", "spread", "option_type", "strike", "first_exercise",
-        "last_exercise", "exercise_frequency", "curve_index")}
-    flows = _entries_of(bonds.cashflow_offset, rows)
-    counts = np.diff(bonds.cashflow_offset)[rows]
-    return _BondArrays(**per_bond, cashflow_offset=np.concatenate(([0], np.cumsum(counts))),
-                       **{name: getattr(bonds, name)[flows] for name in ("cashflow_step", "repayment", "coupon")})
-
-
-def _entries_of(offset: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """The entry indices of trees ``rows`` (in that order) under ``offset``."""
-    counts = np.diff(offset)[rows]
-    return np.repeat(offset[rows] - np.concatenate(([0], np.cumsum(counts)[:-1])), counts) + np.arange(counts.sum())
 
 
 __all__ = ["BOND", "OPTION", "PRECISIONS", "BackendUnavailable", "CudaEngine", "Engine", "KernelEngine"]
