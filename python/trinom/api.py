@@ -48,6 +48,7 @@ def price(
     max_steps: int = DEFAULT_MAX_STEPS,
     progress: Callable[[float, float], None] | None = None,
     scenarios: Sequence[Scenario] | None = None,
+    client: Any = None,
     **tuning: Any,
 ) -> Prices:
     """Price every row of ``instruments`` in ``curves``; one result per row, in input order.
@@ -68,7 +69,8 @@ def price(
     ``scenarios``: a list of moves of the market (trinom.scenarios: :class:`~trinom.scenarios.CurveShift`,
     :class:`~trinom.scenarios.CurveSet`, :class:`~trinom.scenarios.SigmaShift`,
     :class:`~trinom.scenarios.SpreadShift`; None: the market as given), priced in one engine call; the
-    prices then have shape ``(len(scenarios), rows)``.
+    prices then have shape ``(len(scenarios), rows)``. ``client``: a Dask ``distributed.Client``: the book is
+    sharded by work over its workers (:func:`trinom.distributed.price_on`), rows back in input order.
 
     >>> import trinom
     >>> p = trinom.Portfolio(strike=[63.0, 63.0], maturity=[9.0, 9.0], expiry=[3.0, 3.0],
@@ -81,6 +83,14 @@ def price(
     if precision not in backends.PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(backends.PRECISIONS)}, got {precision!r}")
     check_error_mode(errors)
+    if client is not None:
+        from .distributed import price_on
+
+        if progress is not None:
+            raise ValueError("a Dask run shows its progress on Dask's dashboard: pass progress=None with client")
+        return price_on(client, instruments, curves, backend=backend, precision=precision,  # type: ignore[arg-type]
+                        target=target, device=device, errors=errors, scenarios=scenarios, max_width=max_width,
+                        max_steps=max_steps, **tuning)
     if scenarios is not None:  # every scenario's curves in one market: one engine call, (scenarios, rows) prices
         curves = scenario_market(curves, scenarios)
 

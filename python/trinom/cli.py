@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +82,34 @@ def read_book(args: argparse.Namespace) -> tuple[Portfolio | BondPortfolio, Any]
     return portfolio, curve
 
 
+@contextlib.contextmanager
+def dask_client(spec: str | None) -> Iterator[Any]:
+    """None without ``--dask``; else a Dask client of a local cluster (``local:N``) or of a scheduler's address,
+    closed (with its cluster) afterwards."""
+    if not spec:
+        yield None
+        return
+    try:
+        import distributed
+    except ImportError:
+        raise InputError([(None, "--dask", "Dask is not installed: pip install 'dask[distributed]'")]) from None
+    if spec.startswith("local:"):
+        try:
+            workers = int(spec.removeprefix("local:"))
+        except ValueError:
+            workers = 0
+        if workers < 1:
+            raise InputError([(None, "--dask", f"local:N needs a number of workers N >= 1, got {spec!r}")])
+        with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                      dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
+            print(f"trinom: {workers} Dask workers here; dashboard {client.dashboard_link}", file=sys.stderr)
+            yield client
+        return
+    with distributed.Client(spec) as client:
+        print(f"trinom: Dask scheduler {spec}; dashboard {client.dashboard_link}", file=sys.stderr)
+        yield client
+
+
 def cmd_price(args: argparse.Namespace) -> int:
     if args.out:  # checked before any reading or pricing: an hour of work must not end in a bad path
         inputs = [args.portfolio, *companions(args.portfolio), args.yield_file, args.scenarios]
@@ -102,9 +131,10 @@ def cmd_price(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     bar = ProgressBar(f"pricing {len(instruments)} {kind}" + (f" in {len(scenario_names)} scenarios"
                                                                  if scenario_names else ""))
-    result = price(instruments, curves, backend=args.backend, target=args.target, precision=args.precision,
-                   device=args.device, errors=args.errors, max_width=args.max_width, max_steps=args.max_steps,
-                   progress=bar)
+    with dask_client(args.dask) as client:
+        result = price(instruments, curves, backend=args.backend, target=args.target, precision=args.precision,
+                       device=args.device, errors=args.errors, max_width=args.max_width, max_steps=args.max_steps,
+                       progress=None if client is not None else bar, client=client)
     elapsed = time.perf_counter() - start
     if scenario_names:
         import pandas as pd  # here, not at start-up: only the scenario grid needs it
@@ -383,6 +413,9 @@ def parser() -> argparse.ArgumentParser:
     pr.add_argument("--errors", default="raise", choices=("raise", "mask"),
                     help="raise: stop at the first bad input, naming every bad row; mask: price the good rows, "
                     "NaN and a message for the bad ones (default %(default)s)")
+    pr.add_argument("--dask", metavar="local:N|ADDRESS",
+                    help="price on a Dask cluster: local:N starts N worker processes here, ADDRESS (e.g. "
+                    "tcp://host:8786) connects to a running scheduler; the book is sharded by work")
     pr.set_defaults(func=cmd_price)
 
     oas_cmd = command("oas", "option-adjusted spread of every bond of a file from market prices")

@@ -1,0 +1,117 @@
+"""Pricing beyond one process: a stateless chunk function, and a book sharded by work over Dask (issue 15).
+
+:func:`price_chunk` prices one slice of a book from its columns and returns plain columns: it keeps no state
+between calls and needs nothing but its arguments, so it is what a distributed path calls on a worker, and
+what a user hands to Spark's ``mapInArrow``, Ray's ``map_batches`` or a grid scheduler.
+
+:func:`price_on` (``trinom.price(..., client=client)``) validates the book once in the calling process,
+estimates every row's work (node updates, :meth:`trinom.book.Book.work`), deals the rows into shards of about
+equal work (largest first, in snake order, so a skewed book balances), prices each shard as one Dask task
+with :func:`price_chunk` and puts the results back in input order, every row with its price or its error.
+A task whose worker dies is run again elsewhere (Dask's own retries); nothing is scheduled by trinom.
+
+>>> import trinom
+>>> p = trinom.Portfolio(strike=[63.0], maturity=[9.0], expiry=[3.0], term_unit=[365], term_steps=[12],
+...                      a=[0.1], sigma=[0.01], option_type=["put"])
+>>> out = price_chunk(p.as_dict(), first_row=40, backend="reference")
+>>> out["row"].tolist(), round(float(out["price"][0]), 6), out["error"].tolist()
+([40], 1.813935, [''])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .api import prepare, price
+from .bonds.portfolio import BondPortfolio
+from .errors import InputError, check_error_mode
+from .market import CurvesLike, Market
+from .portfolio import Portfolio
+from .result import Prices, instrument_labels
+from .scenarios import Scenario
+
+#: Shards per worker when the caller does not say (a few per worker keeps them all busy to the end).
+SHARDS_PER_WORKER = 4
+
+
+def price_chunk(columns: Mapping[str, npt.ArrayLike] | Any, curves: CurvesLike = None, *, first_row: int = 0,
+                backend: str = "auto", precision: str = "f64", target: str | None = None, device: int = 0,
+                scenarios: Sequence[Scenario] | None = None, **options: Any) -> dict[str, np.ndarray]:
+    """Prices of one slice of a book: ``columns`` are an option or bond portfolio's fields (a mapping of
+    name to column, a pandas DataFrame, or a pyarrow Table); the result holds ``row`` (``first_row`` +
+    position), ``price`` and ``clean`` (``(scenarios, rows)`` with ``scenarios``) and ``error`` (``""`` for a
+    good row). Bad rows are masked, never raised: the caller decides."""
+    if hasattr(columns, "to_pydict") and hasattr(columns, "schema"):  # a pyarrow Table
+        columns = {name: columns.column(name).to_numpy() for name in columns.column_names}
+    result = price(columns, curves, backend=backend, precision=precision, target=target, device=device,
+                   errors="mask", scenarios=scenarios, **options)
+    count = result.error.size
+    return {"row": np.arange(first_row, first_row + count, dtype=np.int64), "price": result.price,
+            "clean": result.clean, "error": np.asarray(result.error, dtype=object)}
+
+
+def shards_by_work(work: np.ndarray, shards: int) -> list[np.ndarray]:
+    """Row indices in ``shards`` groups of about equal total ``work``: the rows, largest first, dealt in snake
+    order (0, 1, ..., k-1, k-1, ..., 0, ...); each group ascending. Empty groups are dropped.
+
+    >>> [s.tolist() for s in shards_by_work(np.array([1.0, 9.0, 5.0, 5.0, 1.0]), 2)]
+    [[0, 1, 4], [2, 3]]
+    """
+    shards = max(1, min(int(shards), work.size))
+    order = np.argsort(-work, kind="stable")
+    lap = np.arange(order.size) // shards
+    position = np.arange(order.size) % shards
+    owner = np.where(lap % 2 == 0, position, shards - 1 - position)
+    groups = [np.sort(order[owner == k]) for k in range(shards)]
+    return [g for g in groups if g.size]
+
+
+def price_on(client: Any, instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
+             backend: str = "auto", precision: str = "f64", target: str | None = None, device: int = 0,
+             errors: str = "raise", scenarios: Sequence[Scenario] | None = None, shards: int | None = None,
+             retries: int = 3, **options: Any) -> Prices:
+    """``instruments`` priced on the Dask cluster of ``client`` (see the module); what :func:`trinom.price`
+    returns, rows in input order. ``shards``: the number of tasks (default: a few per worker); ``retries``:
+    how often a task may be run again after its worker fails."""
+    check_error_mode(errors)
+    if not isinstance(instruments, (Portfolio, BondPortfolio)):
+        raise InputError([(None, "instruments", "a Dask run takes one trinom.Portfolio or trinom.BondPortfolio, got "
+                           f"{type(instruments).__name__}")])
+    market = Market.of(curves)
+    job = prepare(instruments, market, **{k: options[k] for k in ("max_width", "max_steps") if k in options})
+    if job.problems and errors == "raise":
+        raise InputError(job.problems)
+    work = np.zeros(len(instruments))
+    good = np.arange(len(instruments)) if job.rows is None else job.rows
+    work[good] = job.book.work() if len(job.book) else 0.0
+    if shards is None:
+        shards = SHARDS_PER_WORKER * max(1, len(client.scheduler_info().get("workers", {})))
+    groups = shards_by_work(np.maximum(work, 1.0), shards)
+    tasks = [client.submit(price_chunk, _columns_of(instruments, rows), curves, backend=backend, precision=precision,
+                           target=target, device=device, scenarios=scenarios, retries=retries, pure=False, **options)
+             for rows in groups]
+    parts = client.gather(tasks)
+    count = len(instruments)
+    shape = (count,) if scenarios is None else (len(scenarios), count)
+    dtype = np.float32 if precision == "f32" else np.float64
+    priced, clean = np.full(shape, np.nan, dtype=dtype), np.full(shape, np.nan, dtype=dtype)
+    error = np.full(count, "", dtype=object)
+    for rows, part in zip(groups, parts, strict=True):
+        priced[..., rows], clean[..., rows], error[rows] = part["price"], part["clean"], part["error"]
+    accrued = (instruments.accrued().astype(dtype) if isinstance(instruments, BondPortfolio)
+               else np.zeros(count, dtype=dtype))
+    kinds = np.full(count, 1 if isinstance(instruments, BondPortfolio) else 0, dtype=np.int8)
+    return Prices(price=priced, clean=clean, accrued=accrued, error=error.astype(str),
+                  instrument=instrument_labels(kinds), engine=f"{backend} on dask ({len(groups)} tasks)")
+
+
+def _columns_of(instruments: Portfolio | BondPortfolio, rows: np.ndarray) -> dict[str, np.ndarray]:
+    """The fields of ``rows`` of a portfolio (a bond's cash flows with it)."""
+    return instruments[rows].as_dict()
+
+
+__all__ = ["SHARDS_PER_WORKER", "price_chunk", "price_on", "shards_by_work"]

@@ -1,0 +1,117 @@
+"""trinom on a Dask cluster (issue 15): a real local cluster of two worker processes.
+
+The same engine gives the same bits in one process and sharded over workers; every row comes back in input
+order with its price or its error; a worker killed in the middle of a run loses nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+import trinom
+from trinom.bonds.generator import generate_bonds
+from trinom.distributed import price_chunk, shards_by_work
+
+distributed = pytest.importorskip("distributed")
+CPU = {"backend": "futhark", "target": "c"}
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                       silence_logs=40)
+    with distributed.Client(cluster) as client:
+        yield client
+    cluster.close()
+
+
+def skewed_book(size: int = 120) -> trinom.Portfolio:
+    return trinom.generator.generate("4_SKEWED", size, skew_percent=5.0, seed=11)
+
+
+def test_workers_give_the_bits_of_one_process_on_a_skewed_book(client):
+    book = skewed_book()
+    here = trinom.price(book, **CPU)
+    there = trinom.price(book, client=client, **CPU)
+    np.testing.assert_array_equal(there.price, here.price)
+    assert "on dask" in there.engine and (there.error == "").all()
+
+
+def test_bonds_and_scenarios_on_workers(client):
+    from trinom.scenarios import CurveShift, SigmaShift
+
+    bonds, curves = generate_bonds("S1", 40, seed=4)
+    scenarios = [None, CurveShift(1e-4), SigmaShift(1e-4)]
+    here = trinom.price(bonds, curves, scenarios=scenarios, **CPU)
+    there = trinom.price(bonds, curves, scenarios=scenarios, client=client, **CPU)
+    np.testing.assert_array_equal(there.price, here.price)
+    np.testing.assert_array_equal(there.clean, here.clean)
+
+
+def test_bad_rows_keep_their_place_and_their_message(client):
+    fields = skewed_book(30).as_dict()
+    fields["sigma"] = fields["sigma"].copy()
+    fields["sigma"][[3, 17]] = -1.0
+    book = trinom.Portfolio(**fields)
+    there = trinom.price(book, client=client, errors="mask", **CPU)
+    here = trinom.price(book, errors="mask", **CPU)
+    np.testing.assert_array_equal(there.price, here.price)
+    assert there.error.tolist() == here.error.tolist() and "sigma" in there.error[17]
+    with pytest.raises(trinom.InputError, match="row 3"):
+        trinom.price(book, client=client, **CPU)
+
+
+def test_a_worker_killed_mid_run_loses_nothing(client):
+    book = trinom.generator.generate("1_RAND", 60, seed=5)
+    want = trinom.price(book, backend="reference")
+    pids = client.run(os.getpid)  # worker address -> process id
+    out: dict = {}
+    run = threading.Thread(target=lambda: out.update(result=trinom.price(book, backend="reference", client=client,
+                                                                          shards=12)))
+    run.start()
+    deadline = time.time() + 60
+    busy: list[str] = []
+    while not busy and time.time() < deadline:
+        busy = [address for address, keys in client.processing().items() if keys]
+        time.sleep(0.02)
+    os.kill(pids[busy[0]], signal.SIGKILL)  # a worker with a task running; the nanny starts a new one
+    run.join(timeout=300)
+    assert "result" in out and (out["result"].error == "").all()
+    # the NumPy reference rounds its last bits by batch (it vectorises over a shard's options): 1e-12
+    np.testing.assert_allclose(out["result"].price, want.price, rtol=0, atol=1e-12)
+
+
+def test_the_chunk_function_takes_arrow_and_numbers_rows():
+    pyarrow = pytest.importorskip("pyarrow")
+    book = skewed_book(8)
+    table = pyarrow.table(book.as_dict())
+    out = price_chunk(table, first_row=100, **CPU)
+    assert out["row"].tolist() == list(range(100, 108))
+    np.testing.assert_array_equal(out["price"], trinom.price(book, **CPU).price)
+
+
+def test_shards_balance_a_skewed_book():
+    work = skewed_book(400).lower().work()
+    groups = shards_by_work(work, 8)
+    loads = np.array([work[g].sum() for g in groups])
+    assert sorted(np.concatenate(groups).tolist()) == list(range(400))
+    assert loads.max() <= 1.25 * loads.mean()
+
+
+def test_cli_price_on_a_local_cluster(tmp_path, capsys):
+    from trinom.cli import main
+
+    book = tmp_path / "book.csv"
+    assert main(["generate", "1_RAND", "--size", "12", "--seed", "3", "--out", str(book)]) == 0
+    here, there = tmp_path / "here.csv", tmp_path / "there.csv"
+    assert main(["price", str(book), "--backend", "futhark", "--target", "c", "--out", str(here)]) == 0
+    assert main(["price", str(book), "--backend", "futhark", "--target", "c", "--dask", "local:2",
+                 "--out", str(there)]) == 0
+    assert here.read_text() == there.read_text()
+    assert main(["price", str(book), "--dask", "local:zero"]) != 0
+    assert "local:N needs a number of workers" in capsys.readouterr().err
