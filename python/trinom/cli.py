@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from . import __version__, auto, backends, io
+from . import __version__, auto, backends, io, parquet
 from .api import price
 from .bonds import cli as bond_cli
 from .bonds.cli import write_bond_prices
@@ -72,6 +72,12 @@ def _is_bonds(args: argparse.Namespace) -> bool:
 
 def read_book(args: argparse.Namespace) -> tuple[Portfolio | BondPortfolio, Any]:
     """The instruments of the file and their curves (``--yield`` for options; bond files carry their own)."""
+    if parquet.is_parquet(args.portfolio):
+        book, curves, _ids = parquet.read_book(args.portfolio)
+        if isinstance(book, BondPortfolio):
+            return book, curves or ()
+        curve = io.read_yield_curve(args.yield_file) if args.yield_file else (curves or (YieldCurve.thesis(),))[0]
+        return book, curve
     if _is_bonds(args):
         if args.yield_file:
             raise InputError([(None, "--yield", "a bond file names its own yield curves (NAME.curves.csv or the "
@@ -110,7 +116,43 @@ def dask_client(spec: str | None) -> Iterator[Any]:
         yield client
 
 
+def price_parquet(args: argparse.Namespace) -> int:
+    """A Parquet book into a Parquet result, one row group at a time (memory bounded by the row group)."""
+    curves = parquet.curves_of(args.portfolio)
+    total = parquet.rows(args.portfolio)
+    bar = ProgressBar(f"pricing {total} rows of {args.portfolio.name}", unit="rows", scale=1.0)
+    writer = parquet.ResultWriter(args.out)
+    failed: BaseException | None = None
+    start = time.perf_counter()
+    try:
+        for first, book, ids in parquet.row_groups(args.portfolio):
+            if isinstance(book, BondPortfolio):
+                market: Any = curves or ()
+            else:
+                market = io.read_yield_curve(args.yield_file) if args.yield_file else (curves or (YieldCurve.thesis(),))[0]
+            try:
+                result = price(book, market, backend=args.backend, target=args.target, precision=args.precision,
+                               device=args.device, errors=args.errors, max_width=args.max_width,
+                               max_steps=args.max_steps)
+            except InputError as err:  # rows of the whole file, not of the row group
+                raise InputError([(None if row is None else row + first, field, message)
+                                  for row, field, message in err.errors]) from None
+            writer.write(ids, result)
+            bar(float(first + len(book)), float(total))
+    except BaseException as err:
+        failed = err
+        raise
+    finally:
+        writer.close(failed)
+    print(f"trinom: {total} rows priced in {time.perf_counter() - start:.3f} s -> {args.out}", file=sys.stderr)
+    return 0
+
+
 def cmd_price(args: argparse.Namespace) -> int:
+    if parquet.is_parquet(args.portfolio) and args.out and parquet.is_parquet(args.out) and not args.scenarios \
+            and not args.dask:
+        check_output(args.out, [args.portfolio, args.yield_file])
+        return price_parquet(args)
     if args.out:  # checked before any reading or pricing: an hour of work must not end in a bad path
         inputs = [args.portfolio, *companions(args.portfolio), args.yield_file, args.scenarios]
         if args.scenarios and args.out.suffix.lower() != ".csv":
@@ -283,7 +325,10 @@ def cmd_generate(args: argparse.Namespace) -> int:
     portfolio = generate(args.distribution, 65536 if args.size is None else args.size, skew_percent=args.skew, seed=args.seed)
     curve = YieldCurve.thesis() if args.with_curve else None
     prices = price(portfolio, backend="reference").price if args.prices else None  # before any file is written
-    io.write_portfolio(portfolio, args.out, curve)
+    if parquet.is_parquet(args.out):
+        parquet.write_book(args.out, portfolio, None if curve is None else [curve])
+    else:
+        io.write_portfolio(portfolio, args.out, curve)
     print(f"trinom: wrote {len(portfolio)} options ({args.distribution}) to {args.out}", file=sys.stderr)
     if prices is not None:
         io.write_prices(args.prices, prices)

@@ -16,6 +16,7 @@ from ..constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, PUT
 from ..files import replacing
 from ..io import write_prices
 from ..lattice import work as bond_work
+from ..parquet import is_parquet, write_book
 from ..portfolio import describe
 from ..result import Prices
 from ..textdata import format_float
@@ -71,7 +72,10 @@ def generate(args: argparse.Namespace) -> int:
     size = args.size if args.size is not None else DATASETS[dataset][0]
     bonds, curves = generate_bonds(dataset, size, seed=args.seed)
     prices = price(bonds, curves, backend="reference") if args.prices else None  # before any file is written
-    write_bonds(bonds, curves, args.out)
+    if is_parquet(args.out):
+        write_book(args.out, bonds, curves)
+    else:
+        write_bonds(bonds, curves, args.out)
     print(f"trinom: wrote {len(bonds)} bonds ({dataset}: {DATASETS[dataset][1]}) to {args.out}", file=sys.stderr)
     if prices is not None:
         write_bond_prices(args.prices, prices)

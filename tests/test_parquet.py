@@ -1,0 +1,70 @@
+"""Books, curves and results as Parquet (trinom.parquet, issue 15): round trips and the streamed CLI run."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import trinom
+from trinom import parquet
+from trinom.bonds.generator import generate_bonds
+from trinom.cli import main
+
+pytest.importorskip("pyarrow")
+CPU = {"backend": "futhark", "target": "c"}
+
+
+def test_an_option_book_round_trips(tmp_path):
+    book = trinom.generator.generate("2_RANDCONSTHEIGHT", 50, seed=2)
+    path = tmp_path / "options.parquet"
+    parquet.write_book(path, book, [trinom.YieldCurve.thesis()], row_group_size=16)
+    again, curves, ids = parquet.read_book(path)
+    for name, column in book.as_dict().items():
+        np.testing.assert_array_equal(getattr(again, name), column)
+    assert curves[0].days.tolist() == trinom.YieldCurve.thesis().days.tolist() and ids[-1] == "49"
+    groups = list(parquet.row_groups(path))
+    assert [first for first, _b, _i in groups] == [0, 16, 32, 48] and parquet.rows(path) == 50
+
+
+def test_a_bond_book_round_trips_with_its_cash_flows_and_curves(tmp_path):
+    bonds, curves = generate_bonds("S1", 30, seed=5)
+    path = tmp_path / "bonds.parquet"
+    parquet.write_book(path, bonds, curves, row_group_size=7)
+    again, read_curves, _ids = parquet.read_book(path)
+    for name, column in bonds.as_dict().items():
+        np.testing.assert_array_equal(getattr(again, name), column, err_msg=name)
+    assert len(read_curves) == len(curves)
+    np.testing.assert_array_equal(trinom.price(again, read_curves, **CPU).price, trinom.price(bonds, curves, **CPU).price)
+    _first, group, _ids = list(parquet.row_groups(path))[1]  # rows 7..13, cash flows with them
+    np.testing.assert_array_equal(group.cashflow_step, bonds[7:14].cashflow_step)
+
+
+@pytest.mark.parametrize("kind", ["options", "bonds"])
+def test_cli_prices_a_parquet_book_into_parquet_by_row_groups(tmp_path, kind):
+    import pyarrow.parquet as pq
+
+    book = tmp_path / "book.parquet"
+    args = (["generate", "--instrument", "bonds", "U1"] if kind == "bonds" else ["generate", "1_RAND"])
+    assert main([*args, "--size", "9", "--seed", "4", "--out", str(book)]) == 0
+    out = tmp_path / "prices.parquet"
+    assert main(["price", str(book), *sum((["--" + k, v] for k, v in CPU.items()), []), "--out", str(out)]) == 0
+    table = pq.read_table(out)
+    assert table.column_names == ["id", "price", "clean", "accrued", "error"]
+    instruments, curves, _ids = parquet.read_book(book)
+    want = trinom.price(instruments, curves if kind == "bonds" else None, **CPU)
+    np.testing.assert_array_equal(table.column("price").to_numpy(), want.price)
+
+
+def test_a_bad_row_of_a_later_row_group_is_named_by_its_file_row(tmp_path, capsys):
+    fields = trinom.generator.generate("1_RAND", 12, seed=1).as_dict()
+    fields["sigma"] = fields["sigma"].copy()
+    fields["sigma"][9] = -1.0
+    path = tmp_path / "bad.parquet"
+    parquet.write_book(path, trinom.Portfolio(**fields), row_group_size=4)
+    out = tmp_path / "prices.parquet"
+    assert main(["price", str(path), "--backend", "reference", "--out", str(out)]) != 0
+    assert "row 9" in capsys.readouterr().err and not out.exists()
+    assert main(["price", str(path), "--backend", "reference", "--errors", "mask", "--out", str(out)]) == 0
+    import pyarrow.parquet as pq
+
+    errors = pq.read_table(out).column("error").to_pylist()
+    assert [i for i, e in enumerate(errors) if e] == [9]
