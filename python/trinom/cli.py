@@ -138,7 +138,9 @@ def price_parquet(args: argparse.Namespace) -> int:
                 raise InputError([(None if row is None else row + first, field, message)
                                   for row, field, message in err.errors]) from None
             writer.write(ids, result)
-            bar(float(first + len(book)), float(total))
+            del result, book
+            backends.release_memory()  # peak memory one row group's, not the book's
+            bar(float(first + len(ids)), float(total))
     except BaseException as err:
         failed = err
         raise

@@ -76,8 +76,9 @@ def read_book(path: str | Path) -> tuple[Portfolio | BondPortfolio, tuple[YieldC
     return book, curves_of(path), _ids(table)
 
 
-def row_groups(path: str | Path) -> Iterator[tuple[int, Portfolio | BondPortfolio, np.ndarray]]:
-    """``(first row, book, ids)`` of each row group of a Parquet book, in order (one group in memory at a time)."""
+def row_groups(path: str | Path) -> Iterator[tuple[int, Portfolio | BondPortfolio, Any]]:
+    """``(first row, book, ids)`` of each row group of a Parquet book, in order (one group in memory at a time);
+    the ids stay an Arrow array (a million Python strings a group would fragment the heap)."""
     _pa, pq = _arrow()
     path = _existing(path)
     handle = pq.ParquetFile(path)
@@ -85,7 +86,9 @@ def row_groups(path: str | Path) -> Iterator[tuple[int, Portfolio | BondPortfoli
     for group in range(handle.num_row_groups):
         table = handle.read_row_group(group)
         (book,) = _book_of(table, path)
-        yield first, book, _ids(table, first)
+        ids = (table.column("id") if "id" in table.column_names
+               else _pa.array(np.arange(first, first + table.num_rows)).cast(_pa.string()))
+        yield first, book, ids
         first += table.num_rows
 
 
@@ -121,10 +124,15 @@ class ResultWriter:
         (self._target,) = self._context.__enter__()
         self._writer: Any = None
 
-    def write(self, ids: np.ndarray, result: Prices) -> None:
-        table = self._pa.table({"id": np.asarray(ids, dtype=object).astype(str), "price": result.price,
-                                "clean": result.clean, "accrued": result.accrued,
-                                "error": np.asarray(result.error, dtype=object).astype(str)})
+    def write(self, ids: Any, result: Prices) -> None:
+        """Append ``result`` with its rows' ``ids`` (an Arrow array, or anything NumPy makes strings of)."""
+        if not isinstance(ids, (self._pa.Array, self._pa.ChunkedArray)):
+            ids = np.asarray(ids, dtype=object).astype(str)
+        errors = result.error
+        error = (self._pa.nulls(len(errors), self._pa.string()).fill_null("") if not (errors != "").any()
+                 else np.asarray(errors, dtype=object).astype(str))
+        table = self._pa.table({"id": ids, "price": result.price,
+                                "clean": result.clean, "accrued": result.accrued, "error": error})
         if self._writer is None:
             self._writer = self._pq.ParquetWriter(self._target, table.schema)
         self._writer.write_table(table)
@@ -159,10 +167,10 @@ def _book_of(table: Any, path: Path) -> tuple[Portfolio | BondPortfolio]:
     return (Portfolio(**{f: table.column(f).to_numpy() for f in FIELDS}),)
 
 
-def _ids(table: Any, first: int = 0) -> np.ndarray:
+def _ids(table: Any) -> np.ndarray:
     if "id" in table.column_names:
         return np.asarray(table.column("id").to_pylist(), dtype=object).astype(str)
-    return np.arange(first, first + table.num_rows).astype(str)
+    return np.arange(table.num_rows).astype(str)
 
 
 def _existing(path: str | Path) -> Path:

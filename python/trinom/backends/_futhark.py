@@ -209,6 +209,12 @@ class FutharkLibrary:
                       if not (t.kind == "pointer" and t.item.kind in ("primitive", "pointer"))]
             return impl.to_futhark(impl.types[inputs[position]], array)
 
+    def clear_caches(self) -> None:
+        """Give the memory the context keeps for reuse back (Futhark's free list grows when successive calls
+        ask for blocks of other sizes: a book priced in parts of varying size)."""
+        with self._lock:
+            self._impl.lib.futhark_context_clear_caches(self._impl.ctx)
+
     def entries(self) -> list[str]:
         """Names of the library's entry points."""
         return [fn[len("futhark_entry_"):] for fn in dir(self._impl.lib) if fn.startswith("futhark_entry_")]
@@ -292,6 +298,21 @@ class PyOpenCLLibrary:
 
 _contexts: dict[tuple[Any, ...], FutharkLibrary | PyOpenCLLibrary] = {}
 _contexts_lock = threading.Lock()
+
+
+def has_contexts() -> bool:
+    """Whether any Futhark context has been made."""
+    return bool(_contexts)
+
+
+def clear_caches() -> None:
+    """:meth:`FutharkLibrary.clear_caches` on every context made so far (a streamed run calls it between parts,
+    so that its memory stays bounded by one part)."""
+    with _contexts_lock:
+        contexts = list(_contexts.values())
+    for library in contexts:
+        if isinstance(library, FutharkLibrary):
+            library.clear_caches()
 
 
 def context(program: str, target: str, *, build_options: Sequence[str] | None = None, device: str | None = None,
