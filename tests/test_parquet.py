@@ -68,3 +68,29 @@ def test_a_bad_row_of_a_later_row_group_is_named_by_its_file_row(tmp_path, capsy
 
     errors = pq.read_table(out).column("error").to_pylist()
     assert [i for i, e in enumerate(errors) if e] == [9]
+
+
+def test_the_api_takes_arrow_tables_of_options_and_bonds(tmp_path):
+    import pyarrow.parquet as pq
+
+    bonds, curves = generate_bonds("U1", 6, seed=2)
+    path = tmp_path / "bonds.parquet"
+    parquet.write_book(path, bonds, curves)
+    got = trinom.price(pq.read_table(path), curves, **CPU)
+    np.testing.assert_array_equal(got.price, trinom.price(bonds, curves, **CPU).price)
+    options = trinom.generator.generate("1_RAND", 5, seed=2)
+    parquet.write_book(tmp_path / "options.parquet", options)
+    got = trinom.price(pq.read_table(tmp_path / "options.parquet"), **CPU)
+    np.testing.assert_array_equal(got.price, trinom.price(options, **CPU).price)
+
+
+def test_risk_runs_on_a_local_cluster():
+    distributed = pytest.importorskip("distributed")
+    from trinom.risk import risk
+
+    bonds, curves = generate_bonds("S1", 12, seed=3)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=40) as cluster, distributed.Client(cluster) as client:
+        there = risk(bonds, curves, client=client, measures=("dv01", "krd", "vega"), **CPU)
+    here = risk(bonds, curves, measures=("dv01", "krd", "vega"), **CPU)
+    np.testing.assert_array_equal(there.value.to_numpy(), here.value.to_numpy())

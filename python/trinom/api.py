@@ -285,10 +285,15 @@ def _blocks(instruments: object) -> list[Instrument]:
 
 
 def _as_portfolio(value: object) -> Instrument | None:
-    """A portfolio from a portfolio, a DataFrame or a mapping (options by their eight fields, bonds by theirs);
+    """A portfolio from a portfolio, a DataFrame, a mapping (options by their eight fields, bonds by theirs) or an
+    Arrow table (trinom.parquet's layout: a bond's cash flows in list columns);
     None for anything else."""
     if isinstance(value, (Portfolio, BondPortfolio)):
         return value
+    if hasattr(value, "column_names") and hasattr(value, "schema"):  # an Arrow table, as trinom.parquet lays it out
+        from .parquet import book_of_table
+
+        return book_of_table(value)
     columns = _columns_of(value)
     if columns is None:
         return None
@@ -300,6 +305,7 @@ def _as_portfolio(value: object) -> Instrument | None:
 def _columns_of(value: object) -> dict[str, Any] | None:
     if isinstance(value, Mapping):
         return {str(k): v for k, v in value.items()}
+
     if hasattr(value, "columns") and hasattr(value, "to_numpy") and not isinstance(value, np.ndarray):  # a DataFrame
         return {str(c): value[c].to_numpy() for c in value.columns}  # type: ignore[index]
     return None

@@ -45,8 +45,6 @@ def price_chunk(columns: Mapping[str, npt.ArrayLike] | Any, curves: CurvesLike =
     name to column, a pandas DataFrame, or a pyarrow Table); the result holds ``row`` (``first_row`` +
     position), ``price`` and ``clean`` (``(scenarios, rows)`` with ``scenarios``) and ``error`` (``""`` for a
     good row). Bad rows are masked, never raised: the caller decides."""
-    if hasattr(columns, "to_pydict") and hasattr(columns, "schema"):  # a pyarrow Table
-        columns = {name: columns.column(name).to_numpy() for name in columns.column_names}
     result = price(columns, curves, backend=backend, precision=precision, target=target, device=device,
                    errors="mask", scenarios=scenarios, **options)
     count = result.error.size
@@ -96,7 +94,8 @@ def price_on(client: Any, instruments: Portfolio | BondPortfolio, curves: Curves
              for rows in groups]
     parts = client.gather(tasks)
     count = len(instruments)
-    shape = (count,) if scenarios is None else (len(scenarios), count)
+    lead = len(scenarios) if scenarios is not None else len(market)  # a market may hold scenarios itself
+    shape = (count,) if lead == 1 else (lead, count)
     dtype = np.float32 if precision == "f32" else np.float64
     priced, clean = np.full(shape, np.nan, dtype=dtype), np.full(shape, np.nan, dtype=dtype)
     error = np.full(count, "", dtype=object)

@@ -146,7 +146,7 @@ class ResultWriter:
             self._context.__exit__(type(failed), failed, failed.__traceback__)
 
 
-def _book_of(table: Any, path: Path) -> tuple[Portfolio | BondPortfolio]:
+def _book_of(table: Any, path: Path | str) -> tuple[Portfolio | BondPortfolio]:
     names = set(table.column_names)
     if set(FLOW_FIELDS) <= names:
         fields: dict[str, Any] = {}
@@ -165,6 +165,12 @@ def _book_of(table: Any, path: Path) -> tuple[Portfolio | BondPortfolio]:
         raise InputError([(None, "file", f"{path}: an option file needs the columns {', '.join(FIELDS)}; missing "
                            f"{', '.join(missing)} (a bond file has list columns {', '.join(FLOW_FIELDS)})")])
     return (Portfolio(**{f: table.column(f).to_numpy() for f in FIELDS}),)
+
+
+def book_of_table(table: Any) -> Portfolio | BondPortfolio:
+    """The book of an Arrow table in this module's layout (options: their fields; bonds: cash flows as lists)."""
+    (book,) = _book_of(table, "the Arrow table")
+    return book
 
 
 def _ids(table: Any) -> np.ndarray:
@@ -189,4 +195,5 @@ def _arrow() -> tuple[Any, Any]:
     return pa, pq
 
 
-__all__ = ["FLOW_FIELDS", "ResultWriter", "curves_of", "is_parquet", "read_book", "row_groups", "rows", "write_book"]
+__all__ = ["FLOW_FIELDS", "ResultWriter", "book_of_table", "curves_of", "is_parquet", "read_book", "row_groups", "rows",
+           "write_book"]

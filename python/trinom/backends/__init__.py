@@ -92,7 +92,8 @@ def status() -> list[tuple[str, str | None, bool, str]]:
 
 def release_memory() -> None:
     """Give back what the engines and the allocators keep for reuse: unreachable portfolios (cycles), the
-    Futhark contexts' free lists and glibc's free heap (a book priced in parts calls it between parts, so that its peak memory is one part's)."""
+    Futhark contexts' free lists and glibc's free heap (a book priced in parts calls it between parts, so
+    that its peak memory is one part's)."""
     import gc
     import sys
 
