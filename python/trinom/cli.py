@@ -76,8 +76,7 @@ def read_book(args: argparse.Namespace) -> tuple[Portfolio | BondPortfolio, Any]
         book, curves, _ids = parquet.read_book(args.portfolio)
         if isinstance(book, BondPortfolio):
             return book, curves or ()
-        curve = io.read_yield_curve(args.yield_file) if args.yield_file else (curves or (YieldCurve.thesis(),))[0]
-        return book, curve
+        return book, io.read_yield_curve(args.yield_file) if args.yield_file else (curves or (YieldCurve.thesis(),))[0]
     if _is_bonds(args):
         if args.yield_file:
             raise InputError([(None, "--yield", "a bond file names its own yield curves (NAME.curves.csv or the "
@@ -119,6 +118,7 @@ def dask_client(spec: str | None) -> Iterator[Any]:
 def price_parquet(args: argparse.Namespace) -> int:
     """A Parquet book into a Parquet result, one row group at a time (memory bounded by the row group)."""
     curves = parquet.curves_of(args.portfolio)
+    option_curve = io.read_yield_curve(args.yield_file) if args.yield_file else (curves or (YieldCurve.thesis(),))[0]
     total = parquet.rows(args.portfolio)
     bar = ProgressBar(f"pricing {total} rows of {args.portfolio.name}", unit="rows", scale=1.0)
     writer = parquet.ResultWriter(args.out)
@@ -126,10 +126,7 @@ def price_parquet(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     try:
         for first, book, ids in parquet.row_groups(args.portfolio):
-            if isinstance(book, BondPortfolio):
-                market: Any = curves or ()
-            else:
-                market = io.read_yield_curve(args.yield_file) if args.yield_file else (curves or (YieldCurve.thesis(),))[0]
+            market: Any = (curves or ()) if isinstance(book, BondPortfolio) else option_curve
             try:
                 result = price(book, market, backend=args.backend, target=args.target, precision=args.precision,
                                device=args.device, errors=args.errors, max_width=args.max_width,
