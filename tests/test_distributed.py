@@ -48,7 +48,8 @@ def test_bonds_and_scenarios_on_workers(client):
     bonds, curves = generate_bonds("S1", 40, seed=4)
     scenarios = [None, CurveShift(1e-4), SigmaShift(1e-4)]
     here = trinom.price(bonds, curves, scenarios=scenarios, **CPU)
-    there = trinom.price(bonds, curves, scenarios=scenarios, client=client, **CPU)
+    there = trinom.price(bonds, curves, scenarios=scenarios, client=client, shards=4, **CPU)
+    assert "(4 tasks)" in there.engine  # two scenario parts (one per worker) x two row shards
     np.testing.assert_array_equal(there.price, here.price)
     np.testing.assert_array_equal(there.clean, here.clean)
 

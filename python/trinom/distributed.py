@@ -8,7 +8,8 @@ what a user hands to Spark's ``mapInArrow``, Ray's ``map_batches`` or a grid sch
 estimates every row's work (node updates, :meth:`trinom.book.Book.work`), deals the rows into shards of about
 equal work (largest first, in snake order, so a skewed book balances), prices each shard as one Dask task
 with :func:`price_chunk` and puts the results back in input order, every row with its price or its error.
-A task whose worker dies is run again elsewhere (Dask's own retries); nothing is scheduled by trinom.
+A scenario grid is cut along the scenario axis too (up to one part per worker). A task whose worker dies is
+run again elsewhere (Dask's own retries); nothing is scheduled by trinom.
 
 >>> import trinom
 >>> p = trinom.Portfolio(strike=[63.0], maturity=[9.0], expiry=[3.0], term_unit=[365], term_steps=[12],
@@ -32,7 +33,7 @@ from .errors import InputError, check_error_mode
 from .market import CurvesLike, Market
 from .portfolio import Portfolio
 from .result import Prices, instrument_labels
-from .scenarios import Scenario
+from .scenarios import Scenario, scenario_market
 
 #: Shards per worker when the caller does not say (a few per worker keeps them all busy to the end).
 SHARDS_PER_WORKER = 4
@@ -79,33 +80,53 @@ def price_on(client: Any, instruments: Portfolio | BondPortfolio, curves: Curves
     if not isinstance(instruments, (Portfolio, BondPortfolio)):
         raise InputError([(None, "instruments", "a Dask run takes one trinom.Portfolio or trinom.BondPortfolio, got "
                            f"{type(instruments).__name__}")])
-    market = Market.of(curves)
+    market = scenario_market(curves, scenarios) if scenarios is not None else Market.of(curves)
     job = prepare(instruments, market, **{k: options[k] for k in ("max_width", "max_steps") if k in options})
     if job.problems and errors == "raise":
         raise InputError(job.problems)
     work = np.zeros(len(instruments))
     good = np.arange(len(instruments)) if job.rows is None else job.rows
     work[good] = job.book.work() if len(job.book) else 0.0
+    workers = max(1, len(client.scheduler_info().get("workers", {})))
     if shards is None:
-        shards = SHARDS_PER_WORKER * max(1, len(client.scheduler_info().get("workers", {})))
-    groups = shards_by_work(np.maximum(work, 1.0), shards)
-    tasks = [client.submit(price_chunk, _columns_of(instruments, rows), curves, backend=backend, precision=precision,
-                           target=target, device=device, scenarios=scenarios, retries=retries, pure=False, **options)
-             for rows in groups]
-    parts = client.gather(tasks)
+        shards = SHARDS_PER_WORKER * workers
+    # A scenario grid is cut along both axes: up to one scenario part per worker, the rows in the rest.
+    lead = len(market)
+    cuts = np.array_split(np.arange(lead), min(lead, workers, shards))
+    groups = shards_by_work(np.maximum(work, 1.0), max(1, shards // len(cuts)))
+    tasks = {(g, c): client.submit(price_chunk, _columns_of(instruments, rows), _scenarios_of(market, cut),
+                                   backend=backend, precision=precision, target=target, device=device,
+                                   retries=retries, pure=False, **options)
+             for g, rows in enumerate(groups) for c, cut in enumerate(cuts)}
+    parts = dict(zip(tasks, client.gather(list(tasks.values())), strict=True))
     count = len(instruments)
-    lead = len(scenarios) if scenarios is not None else len(market)  # a market may hold scenarios itself
     shape = (count,) if lead == 1 else (lead, count)
     dtype = np.float32 if precision == "f32" else np.float64
     priced, clean = np.full(shape, np.nan, dtype=dtype), np.full(shape, np.nan, dtype=dtype)
     error = np.full(count, "", dtype=object)
-    for rows, part in zip(groups, parts, strict=True):
-        priced[..., rows], clean[..., rows], error[rows] = part["price"], part["clean"], part["error"]
+    for (g, c), part in parts.items():
+        rows = groups[g]
+        values = np.reshape(part["price"], (len(cuts[c]), rows.size))
+        cleans = np.reshape(part["clean"], (len(cuts[c]), rows.size))
+        if lead == 1:
+            priced[rows], clean[rows] = values[0], cleans[0]
+        else:
+            priced[np.ix_(cuts[c], rows)], clean[np.ix_(cuts[c], rows)] = values, cleans
+        error[rows] = part["error"]
     accrued = (instruments.accrued().astype(dtype) if isinstance(instruments, BondPortfolio)
                else np.zeros(count, dtype=dtype))
     kinds = np.full(count, 1 if isinstance(instruments, BondPortfolio) else 0, dtype=np.int8)
     return Prices(price=priced, clean=clean, accrued=accrued, error=error.astype(str),
-                  instrument=instrument_labels(kinds), engine=f"{backend} on dask ({len(groups)} tasks)")
+                  instrument=instrument_labels(kinds), engine=f"{backend} on dask ({len(tasks)} tasks)")
+
+
+def _scenarios_of(market: Market, cut: np.ndarray) -> Market:
+    """The scenarios ``cut`` of ``market`` as a market of their own."""
+    if cut.size == len(market):
+        return market
+    pick = slice(int(cut[0]), int(cut[-1]) + 1)
+    return Market(market.names, market.scenarios[pick], sigma_shifts=market.sigma_shifts[pick],
+                  spread_shifts=market.spread_shifts[pick])
 
 
 def _columns_of(instruments: Portfolio | BondPortfolio, rows: np.ndarray) -> dict[str, np.ndarray]:
