@@ -94,3 +94,25 @@ def test_risk_runs_on_a_local_cluster():
         there = risk(bonds, curves, client=client, measures=("dv01", "krd", "vega"), **CPU)
     here = risk(bonds, curves, measures=("dv01", "krd", "vega"), **CPU)
     np.testing.assert_array_equal(there.value.to_numpy(), here.value.to_numpy())
+
+
+def test_curves_and_scenario_files_as_parquet(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from trinom import io
+    from trinom.scenarios import read_scenarios
+
+    thesis = trinom.YieldCurve.thesis()
+    pq.write_table(pa.table({"days": thesis.days, "rate": np.asarray(thesis.rates)}), tmp_path / "curve.parquet")
+    curve = io.read_yield_curve(tmp_path / "curve.parquet")
+    assert curve.days.tolist() == thesis.days.tolist() and np.asarray(curve.rates).tolist() == list(thesis.rates)
+    rows = {"scenario": ["up", "up", "key"], "curve": ["default"] * 3, "days": [None, None, 367],
+            "shift": [1e-4, 1e-4, -2e-4]}
+    pq.write_table(pa.table(rows), tmp_path / "grid.parquet")
+    (tmp_path / "grid.csv").write_text("scenario,curve,days,shift\nup,default,,0.0001\nup,default,,0.0001\n"
+                                       "key,default,367,-0.0002\n")
+    names, market = read_scenarios(tmp_path / "grid.parquet", thesis)
+    names_csv, market_csv = read_scenarios(tmp_path / "grid.csv", thesis)
+    assert names == names_csv == ["up", "key"]
+    for a, b in zip(market.scenarios, market_csv.scenarios, strict=True):
+        assert np.asarray(a[0].rates).tolist() == np.asarray(b[0].rates).tolist()

@@ -119,10 +119,18 @@ def write_portfolio(portfolio: Portfolio, path: str | Path, curve: YieldCurve | 
 
 # --- yield curves ---------------------------------------------------------------------------------
 def read_yield_curve(path: str | Path) -> YieldCurve:
-    """A curve from ``yield.in`` (rates then days) or a CSV with columns ``days,rate``."""
+    """A curve from ``yield.in`` (rates then days), or a CSV or Parquet table with columns ``days,rate``."""
     path = Path(path)
     if not path.exists():
         raise InputError([(None, "file", f"{path}: no such file")])
+    if path.suffix.lower() in (".parquet", ".pq"):
+        from .parquet import read_text_rows
+
+        header, *rows = read_text_rows(path)
+        if sorted(header) != ["days", "rate"]:
+            raise InputError([(None, "file", f"{path}: a curve table has the columns days and rate, got {header}")])
+        cells = {name: [row[k] for row in rows] for k, name in enumerate(header)}
+        return YieldCurve(_parsed(path, "rate", cells["rate"]), _parsed(path, "days", cells["days"]))
     if path.suffix.lower() == ".csv":
         table = read_table(path, ["days", "rate"])
         return YieldCurve(_parsed(path, "rate", table["rate"]), _parsed(path, "days", table["days"]))

@@ -114,6 +114,17 @@ def is_parquet(path: str | Path) -> bool:
     return Path(path).suffix.lower() in (".parquet", ".pq")
 
 
+def read_text_rows(path: str | Path) -> list[list[str]]:
+    """A small Parquet table (a curve, a scenario file) as CSV-like rows: the header, then each row's cells as
+    text (an empty cell for a null), so that the CSV readers take it as they are."""
+    _pa, pq = _arrow()
+    table = pq.read_table(_existing(path))
+    columns = [table.column(name).to_pylist() for name in table.column_names]
+    text = [["" if value is None else repr(value) if isinstance(value, float) else str(value) for value in column]
+            for column in columns]
+    return [list(table.column_names), *map(list, zip(*text, strict=True))]
+
+
 class ResultWriter:
     """Results appended one part at a time to a Parquet file (``id, price, clean, accrued, error``), made whole or
     not at all (:func:`trinom.files.replacing`)."""
@@ -195,5 +206,5 @@ def _arrow() -> tuple[Any, Any]:
     return pa, pq
 
 
-__all__ = ["FLOW_FIELDS", "ResultWriter", "book_of_table", "curves_of", "is_parquet", "read_book", "row_groups", "rows",
-           "write_book"]
+__all__ = ["FLOW_FIELDS", "ResultWriter", "book_of_table", "curves_of", "is_parquet", "read_book", "read_text_rows",
+           "row_groups", "rows", "write_book"]

@@ -127,6 +127,7 @@ def scenario_market(curves: CurvesLike, scenarios: Sequence[Scenario]) -> Market
 def read_scenarios(path: str | Path, curves: CurvesLike) -> tuple[list[str], Market]:
     """A scenario file -> its scenario names (in file order) and the market of their curves.
 
+    A CSV or a Parquet file of the same columns.
     Two forms, told apart by the header: ``scenario,curve,days,shift`` (each row adds ``shift`` to the zero
     rate of ``curve`` at its pillar ``days``, or to every pillar where ``days`` is empty or ``*``; a
     scenario's rows add up) or ``scenario,curve,days,rate`` (the rows of a scenario and curve are that
@@ -138,8 +139,13 @@ def read_scenarios(path: str | Path, curves: CurvesLike) -> tuple[list[str], Mar
     base = Market.of(curves)
     if not path.exists():
         raise InputError([(None, "--scenarios", f"{path}: no such file")])
-    with path.open(newline="") as handle:
-        rows = list(csv.reader(handle))
+    if path.suffix.lower() in (".parquet", ".pq"):  # the same columns, as a Parquet table
+        from .parquet import read_text_rows
+
+        rows = read_text_rows(path)
+    else:
+        with path.open(newline="") as handle:
+            rows = list(csv.reader(handle))
     header = [cell.strip().lower() for cell in rows[0]] if rows else []
     if header not in (["scenario", "curve", "days", "shift"], ["scenario", "curve", "days", "rate"]):
         raise InputError([(None, "--scenarios", f"{path}: the header must be scenario,curve,days,shift or "
