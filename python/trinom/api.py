@@ -305,7 +305,6 @@ def _as_portfolio(value: object) -> Instrument | None:
 def _columns_of(value: object) -> dict[str, Any] | None:
     if isinstance(value, Mapping):
         return {str(k): v for k, v in value.items()}
-
     if hasattr(value, "columns") and hasattr(value, "to_numpy") and not isinstance(value, np.ndarray):  # a DataFrame
         return {str(c): value[c].to_numpy() for c in value.columns}  # type: ignore[index]
     return None
@@ -316,13 +315,13 @@ def _validate(block: Instrument, market: Market, max_width: int, max_steps: int)
     makes invalid is a problem too (named with the move)."""
     found = _validate_as_is(block, market, max_width, max_steps)
     bad = {row for row, _f, _m in found}
-    if None in bad:
+    if None in bad or not market.moves_trees:
         return found
+    curves = tuple((c.days.tobytes(), np.asarray(c.rates).tobytes()) for c in market.curves)
     for field, shifts in (("sigma", market.sigma_shifts), ("spread", market.spread_shifts)):
         if field == "spread" and isinstance(block, Portfolio):  # options have no spread
             continue
         for shift in sorted(set(shifts) - {0.0}):
-            curves = tuple((c.days.tobytes(), np.asarray(c.rates).tobytes()) for c in market.curves)
             key = ("moved-problems", field, shift, max_width, max_steps, curves)
             problems = block.cached(key, lambda f=field, s=shift: _validate_as_is(  # type: ignore[misc]
                 type(block)(**{**block.as_dict(), f: getattr(block, f) + s}), market, max_width, max_steps))

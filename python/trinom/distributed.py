@@ -32,7 +32,7 @@ from .bonds.portfolio import BondPortfolio
 from .errors import InputError, check_error_mode
 from .market import CurvesLike, Market
 from .portfolio import Portfolio
-from .result import Prices, instrument_labels
+from .result import Prices
 from .scenarios import Scenario, scenario_market
 
 #: Shards per worker when the caller does not say (a few per worker keeps them all busy to the end).
@@ -99,25 +99,14 @@ def price_on(client: Any, instruments: Portfolio | BondPortfolio, curves: Curves
                                    retries=retries, pure=False, **options)
              for g, rows in enumerate(groups) for c, cut in enumerate(cuts)}
     parts = dict(zip(tasks, client.gather(list(tasks.values())), strict=True))
-    count = len(instruments)
-    shape = (count,) if lead == 1 else (lead, count)
-    dtype = np.float32 if precision == "f32" else np.float64
-    priced, clean = np.full(shape, np.nan, dtype=dtype), np.full(shape, np.nan, dtype=dtype)
-    error = np.full(count, "", dtype=object)
+    # The good rows' prices, back in book order, go through the one-process result (accrued interest, clean
+    # prices, the rows' messages, values out of range).
+    values = np.full((lead, len(instruments)), np.nan)
     for (g, c), part in parts.items():
-        rows = groups[g]
-        values = np.reshape(part["price"], (len(cuts[c]), rows.size))
-        cleans = np.reshape(part["clean"], (len(cuts[c]), rows.size))
-        if lead == 1:
-            priced[rows], clean[rows] = values[0], cleans[0]
-        else:
-            priced[np.ix_(cuts[c], rows)], clean[np.ix_(cuts[c], rows)] = values, cleans
-        error[rows] = part["error"]
-    accrued = (instruments.accrued().astype(dtype) if isinstance(instruments, BondPortfolio)
-               else np.zeros(count, dtype=dtype))
-    kinds = np.full(count, 1 if isinstance(instruments, BondPortfolio) else 0, dtype=np.int8)
-    return Prices(price=priced, clean=clean, accrued=accrued, error=error.astype(str),
-                  instrument=instrument_labels(kinds), engine=f"{backend} on dask ({len(tasks)} tasks)")
+        values[np.ix_(cuts[c], groups[g])] = np.reshape(part["price"], (len(cuts[c]), groups[g].size))
+    book_rows = values if job.rows is None else values[:, job.rows]
+    dtype = np.float32 if precision == "f32" else np.float64
+    return job.result(book_rows.astype(dtype), f"{backend} on dask ({len(tasks)} tasks)", errors)
 
 
 def _scenarios_of(market: Market, cut: np.ndarray) -> Market:

@@ -123,8 +123,9 @@ def read_yield_curve(path: str | Path) -> YieldCurve:
     path = Path(path)
     if not path.exists():
         raise InputError([(None, "file", f"{path}: no such file")])
-    if path.suffix.lower() in (".parquet", ".pq"):
-        from .parquet import read_text_rows
+    from .parquet import is_parquet, read_text_rows
+
+    if is_parquet(path):
 
         header, *rows = read_text_rows(path)
         if sorted(header) != ["days", "rate"]:

@@ -72,8 +72,7 @@ def read_book(path: str | Path) -> tuple[Portfolio | BondPortfolio, tuple[YieldC
     _pa, pq = _arrow()
     path = _existing(path)
     table = pq.read_table(path)
-    (book,) = _book_of(table, path)
-    return book, curves_of(path), _ids(table)
+    return _book_of(table, path), curves_of(path), _ids(table)
 
 
 def row_groups(path: str | Path) -> Iterator[tuple[int, Portfolio | BondPortfolio, Any]]:
@@ -85,7 +84,7 @@ def row_groups(path: str | Path) -> Iterator[tuple[int, Portfolio | BondPortfoli
     first = 0
     for group in range(handle.num_row_groups):
         table = handle.read_row_group(group)
-        (book,) = _book_of(table, path)
+        book = _book_of(table, path)
         ids = (table.column("id") if "id" in table.column_names
                else _pa.array(np.arange(first, first + table.num_rows)).cast(_pa.string()))
         yield first, book, ids
@@ -157,7 +156,7 @@ class ResultWriter:
             self._context.__exit__(type(failed), failed, failed.__traceback__)
 
 
-def _book_of(table: Any, path: Path | str) -> tuple[Portfolio | BondPortfolio]:
+def _book_of(table: Any, path: Path | str) -> Portfolio | BondPortfolio:
     names = set(table.column_names)
     if set(FLOW_FIELDS) <= names:
         fields: dict[str, Any] = {}
@@ -170,18 +169,17 @@ def _book_of(table: Any, path: Path | str) -> tuple[Portfolio | BondPortfolio]:
                 fields["cashflow_count"] = np.diff(column.offsets.to_numpy())
             else:
                 fields[name] = column.to_numpy(zero_copy_only=False)
-        return (BondPortfolio(**fields),)
+        return BondPortfolio(**fields)
     missing = [f for f in FIELDS if f not in names]
     if missing:
         raise InputError([(None, "file", f"{path}: an option file needs the columns {', '.join(FIELDS)}; missing "
                            f"{', '.join(missing)} (a bond file has list columns {', '.join(FLOW_FIELDS)})")])
-    return (Portfolio(**{f: table.column(f).to_numpy() for f in FIELDS}),)
+    return Portfolio(**{f: table.column(f).to_numpy() for f in FIELDS})
 
 
 def book_of_table(table: Any) -> Portfolio | BondPortfolio:
     """The book of an Arrow table in this module's layout (options: their fields; bonds: cash flows as lists)."""
-    (book,) = _book_of(table, "the Arrow table")
-    return book
+    return _book_of(table, "the Arrow table")
 
 
 def _ids(table: Any) -> np.ndarray:

@@ -139,8 +139,9 @@ def read_scenarios(path: str | Path, curves: CurvesLike) -> tuple[list[str], Mar
     base = Market.of(curves)
     if not path.exists():
         raise InputError([(None, "--scenarios", f"{path}: no such file")])
-    if path.suffix.lower() in (".parquet", ".pq"):  # the same columns, as a Parquet table
-        from .parquet import read_text_rows
+    from .parquet import is_parquet, read_text_rows
+
+    if is_parquet(path):  # the same columns, as a Parquet table
 
         rows = read_text_rows(path)
     else:

@@ -300,11 +300,6 @@ _contexts: dict[tuple[Any, ...], FutharkLibrary | PyOpenCLLibrary] = {}
 _contexts_lock = threading.Lock()
 
 
-def has_contexts() -> bool:
-    """Whether any Futhark context has been made."""
-    return bool(_contexts)
-
-
 def clear_caches() -> None:
     """:meth:`FutharkLibrary.clear_caches` on every context made so far (a streamed run calls it between parts,
     so that its memory stays bounded by one part)."""
