@@ -42,6 +42,11 @@ BUILD_DIR = ROOT / "build"
 PROGRAMS = {"basic": FUT_DIR / "trinom-basic.fut", "flat": FUT_DIR / "trinom-flat.fut",
             "bonds": FUT_DIR / "bonds.fut", "fast": FUT_DIR / "fast.fut", "fastbonds": FUT_DIR / "fast-bonds.fut"}
 FFI_TARGETS = ("c", "multicore", "opencl", "cuda")
+#: C compiler flags of the CPU targets (c, multicore): code for this machine's vector width, so that the
+#: compiler vectorises the bond kernels' level loops (AVX2/AVX-512: about 1.7x faster than plain SSE2; the
+#: results are the same bits, as ISO C keeps floating-point contraction off).  ``TRINOM_CPU_CFLAGS=-O3``
+#: builds a library that runs on any x86-64.
+CPU_CFLAGS = os.environ.get("TRINOM_CPU_CFLAGS", "-O3 -march=native")
 #: Targets built per program: pyopencl only where a backend loads it (futhark-basic/flat's
 #: ``target="pyopencl"``; python/trinom/backends/bonds_futhark.py has no pyopencl target).
 PROGRAM_TARGETS = {"basic": (*FFI_TARGETS, "pyopencl"), "flat": (*FFI_TARGETS, "pyopencl"), "bonds": FFI_TARGETS,
@@ -156,7 +161,9 @@ def build_futhark_ffi(tools: Toolchain, program: str, target: str, force: bool, 
     source = PROGRAMS[program]
     command = [tools.futhark or "futhark", target, "--library", "-o", name, str(source)]
     outputs = sorted(LIB_DIR.glob(f"_{name}.*.so"))
-    fresh, stamp, digest = _stamp_ok(name, futhark_sources(source), command, outputs or [LIB_DIR / f"_{name}.so"])
+    cflags = CPU_CFLAGS if target in ("c", "multicore") else ""
+    fresh, stamp, digest = _stamp_ok(name, futhark_sources(source), [*command, f"CFLAGS={cflags}"],
+                                     outputs or [LIB_DIR / f"_{name}.so"])
     if fresh and not force:
         return "up to date"
     if dry:
@@ -166,6 +173,8 @@ def build_futhark_ffi(tools: Toolchain, program: str, target: str, force: bool, 
     work.mkdir(parents=True)
     _run(command, work, f"futhark {target} on {source.name}")
     env = dict(os.environ)
+    if cflags:
+        env["CFLAGS"] = f"{env.get('CFLAGS', '')} {cflags}".strip()
     if target == "cuda":
         cuda_home = Path(tools.nvcc or "/usr/local/cuda/bin/nvcc").resolve().parent.parent
         env["CFLAGS"] = (f"{env.get('CFLAGS', '')} -O3 -I{cuda_home}/include -include {COMPAT_HEADER} "

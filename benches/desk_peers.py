@@ -12,6 +12,7 @@ passes, docs/model.md §1.11) per bond and measure, over the time the measure to
 ratio of the two throughputs is the ratio of the times per bond.
 
     python3 benches/desk_peers.py --backend futhark --target multicore --bonds 32 --out desk-cpu.json
+    python3 benches/desk_peers.py --backend futhark --target multicore --bonds 32 --own-lattices
     python3 benches/desk_peers.py --backend cuda --bonds 20000 --out desk-gpu.json
 """
 
@@ -32,8 +33,10 @@ BUMP = 1e-4
 OAS_DISCOUNT = 1.5  # the market's clean price lies this far below the model's
 
 
-def book(count: int, seed: int = 1) -> BondPortfolio:
-    """``count`` 20-year callable bonds on 2000-step trees (coupons 3-7%, call prices 99-102)."""
+def book(count: int, seed: int = 1, own_lattices: bool = False) -> BondPortfolio:
+    """``count`` 20-year callable bonds on 2000-step trees (coupons 3-7%, call prices 99-102), all in one
+    Hull-White model (one lattice: the CPU engines run its forward pass once), or with ``own_lattices``
+    each in a model of its own (sigma moved by a millionth per bond: a forward pass per bond)."""
     rng = np.random.default_rng(seed)
     n = YEARS * STEPS_PER_YEAR
     dates = np.arange(STEPS_PER_YEAR // 2, n + 1, STEPS_PER_YEAR // 2)
@@ -42,7 +45,8 @@ def book(count: int, seed: int = 1) -> BondPortfolio:
     flows = dates.size
     return BondPortfolio(
         term_unit=np.full(count, 365), term_steps=np.full(count, STEPS_PER_YEAR), a=np.full(count, A),
-        sigma=np.full(count, SIGMA), maturity=np.full(count, float(YEARS)), cashflow_count=np.full(count, flows),
+        sigma=SIGMA * (1 + 1e-6 * np.arange(count)) if own_lattices else np.full(count, SIGMA),
+        maturity=np.full(count, float(YEARS)), cashflow_count=np.full(count, flows),
         cashflow_step=np.tile(dates, count), repayment=np.tile(np.r_[np.zeros(flows - 1), 100.0], count),
         coupon=np.repeat(coupons / 2, flows), spread=np.zeros(count), option_type=np.zeros(count, dtype=np.int8),
         strike=strikes, first_exercise=np.full(count, FIRST_CALL_YEAR * STEPS_PER_YEAR),
@@ -55,9 +59,10 @@ def tree_work() -> float:
     return float(book(1).lower(("default",)).work()[0])
 
 
-def timed(call: Any, rounds: int) -> tuple[float, Any]:
-    """The median wall time of ``rounds`` calls, and the last call's result."""
-    times, result = [], None
+def timed(call: Any, rounds: int, warm: bool = False) -> tuple[float, Any]:
+    """The median wall time of ``rounds`` calls (after one untimed call if ``warm``: first-use costs such as
+    imports and allocations are not the measure's), and the last call's result."""
+    times, result = [], call() if warm else None
     for _ in range(rounds):
         start = time.perf_counter()
         result = call()
@@ -101,18 +106,17 @@ def quantlib(rounds: int) -> dict[str, float]:
     return {"price": price_s, "oas": oas_s, "duration_convexity": risk_s, "clean_price": clean}
 
 
-def ours(count: int, rounds: int, engine: dict[str, Any]) -> dict[str, float]:
+def ours(count: int, rounds: int, engine: dict[str, Any], own_lattices: bool = False) -> dict[str, float]:
     """trinom's seconds for ``count`` bonds: price, OAS and effective duration plus convexity."""
-    bonds = book(count)
+    bonds = book(count, own_lattices=own_lattices)
     curves = [trinom.YieldCurve.thesis()]
     bonds.validate(curves)
-    trinom.price(bonds, curves, **engine)  # warm-up
-    price_s, result = timed(lambda: trinom.price(bonds, curves, **engine), rounds)
+    price_s, result = timed(lambda: trinom.price(bonds, curves, **engine), rounds, warm=True)
     market = result.clean - OAS_DISCOUNT
-    oas_s, solved = timed(lambda: trinom.oas(bonds, curves, market, **engine), max(1, rounds // 2))
+    oas_s, solved = timed(lambda: trinom.oas(bonds, curves, market, **engine), rounds, warm=True)
     assert (solved.status == "converged").all()
-    risk_s, _ = timed(lambda: trinom.risk(bonds, curves, measures=("duration", "convexity"), **engine),
-                      max(1, rounds // 2))
+    risk_s, _ = timed(lambda: trinom.risk(bonds, curves, measures=("duration", "convexity"), **engine), rounds,
+                      warm=True)
     return {"price": price_s, "oas": oas_s, "duration_convexity": risk_s, "oas_pricings": solved.pricings}
 
 
@@ -123,14 +127,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bonds", type=int, default=32, help="bonds in trinom's book")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--no-quantlib", action="store_true", help="trinom only")
+    parser.add_argument("--own-lattices", action="store_true",
+                        help="each bond in a Hull-White model of its own (no forward pass shared)")
     parser.add_argument("--out", help="write the figures as JSON here")
     args = parser.parse_args(argv)
     engine = {"backend": args.backend, **({"target": args.target} if args.target else {})}
     work = tree_work()
     peer = None if args.no_quantlib else quantlib(args.rounds)
-    mine = ours(args.bonds, args.rounds, engine)
+    mine = ours(args.bonds, args.rounds, engine, args.own_lattices)
     rows = []
-    print(f"one bond's tree: {work:.3g} node updates (both passes); trinom book: {args.bonds} bonds on {engine}")
+    models = "a model per bond" if args.own_lattices else "one model"
+    print(f"one bond's tree: {work:.3g} node updates (both passes); trinom book: {args.bonds} bonds ({models}) "
+          f"on {engine}")
     print("| measure | QuantLib s/bond | QuantLib node/s | trinom s/bond | trinom node/s | ratio |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for measure in ("price", "oas", "duration_convexity"):
@@ -146,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         with open(args.out, "w") as handle:
             json.dump({"machine": platform.processor() or platform.machine(), "engine": engine, "bonds": args.bonds,
+                       "own_lattices": args.own_lattices,
                        "tree_work": work, "quantlib": peer, "trinom": mine, "rows": rows}, handle, indent=1)
     return 0
 

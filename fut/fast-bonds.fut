@@ -40,6 +40,9 @@ module fast_bond (R: float) = {
 
   def window (geo: B.geometry) : i64 = i64.min geo.jmax (i64.max geo.n 1)
 
+  -- | One bond per map element, on its own window and height (the CPU shape).
+  def own_shape (geo: B.geometry) : (i64, i64) = (2 * window geo + 3, i64.max geo.n 1 + 1)
+
   -- | x_j = exp(mdrdt j), as the spec computes it (§9).
   def node_discount (geo: B.geometry) (j: i64) : real = B.r (f64.exp (B.d (geo.mdrdt R.* R.i64 j)))
 
@@ -85,62 +88,150 @@ module fast_bond (R: float) = {
     let (up, mid, down) = (at (c + 1), at c, at (c - 1))
     in R.(tb.pu[k] * up + pm_of tb k * mid + tb.pd[k] * down)
 
-  -- | One bond on levels of w >= 2 window + 3 nodes and step arrays of N >= max(n, 1) + 1
-  -- entries.  The bond's cash flows are `flows` of the global arrays (read in place: a per-bond
-  -- slice would be an allocation of varying size inside a workgroup).
-  def price_one [k] (w: i64) (N: i64) (cashflow_steps: [k]i32) (repayments: [k]real) (coupons: [k]real)
-                        (off: i64) (K: i64) (geo: B.geometry) (rate_at: real -> real) (kind: i32)
-                        (strike: real) (first_ex: i64) (last_ex: i64) (frequency: i64) : real =
+  -- | The per-step table of N entries, held as [w][N/w] (entry i at [i % w, i / w]) so that on a
+  -- GPU each thread of the workgroup makes its own column and the workgroup stays w threads (a flat
+  -- [N] array would make it N threads, beyond the 1024 a workgroup may have).  `ratio i` is the f64
+  -- factor of entry i >= 1, and entry 0 is `first`.
+  def step_table (w: i64) (N: i64) (first: f64) (ratio: i64 -> f64) : *[w][]f64 =
+    let depth = (N + w - 1) / w
+    in tabulate w (\t -> #[sequential] tabulate depth (\u -> let i = u * w + t
+                                                           in if i == 0 then first else ratio i))
+
+  -- | P_{i+1} / P_i of the bond's curve (P_i = exp(-R(t_i) t_i) in f64, §5; 1 beyond the tree).
+  def curve_ratio (geo: B.geometry) (rate_at: real -> real) (i: i64) : f64 =
+    let P (i: i64) : f64 = if i == 0 || i > i64.max geo.n 1 then 1f64
+                           else let ti = R.i64 i R.* geo.dt in f64.exp (B.d (R.neg (rate_at ti) R.* ti))
+    in P (i + 1) / P i
+
+  -- The passes walk the table with a (column, row) cursor: a 64-bit division per step would cost
+  -- more than the step itself.
+  def next (w: i64) (col: i64, row: i64) = if col == w - 1 then (0, row + 1) else (col + 1, row)
+  def previous (w: i64) (col: i64, row: i64) = if col == 0 then (w - 1, row - 1) else (col - 1, row)
+
+  -- | The forward pass on levels of w >= 2 window + 3 nodes: entry i >= 1 of `steps` (a factor r_i
+  -- on entry) becomes E_i = r_i (S_{i-1} / S_i), so P_{i+1} / P_i there give the bond's E_i, and ones
+  -- give the ratios S_{i-1} / S_i alone, which depend on the lattice only (a, sigma, dt), not on the
+  -- curve, the spread or the cash flows: `ratios_of` shares them among the bonds of one lattice.
+  -- U is level i-1 and S its sum, both in the current scale.  Whenever S leaves [2^-16, 2^16] the
+  -- next level is rescaled by S's power of two (levels drift by up to exp(alpha dt) a step: far more
+  -- than float32's range over a tree), and the ratio S_{i-1} / S_i takes the rescaling back.
+  def forward [w] [depth] 'levels (start: [w]real -> *levels)
+              (level: *levels -> i64 -> i32 -> (*levels, real)) (geo: B.geometry)
+              (steps: *[w][depth]f64) : *[w][depth]f64 =
+    let c = F.centre (window geo)
+    let (_, _, steps, _) =
+      loop (U, S, steps, (col, row)) = (start (tabulate w (\q -> if q == c then one else zero)), one, steps,
+                                        next w (0, 0))
+      for i_ < i64.max geo.n 1 - 1 do
+        let i = i_ + 1
+        let x = let e = F.exponent S in i32.bool (i32.abs e > 16) * e
+        let (U, S_i) = level U (i64.min i geo.jmax) x
+        let E = B.r (steps[col, row] * B.d (R.ldexp (S R./ S_i) (-x)))
+        in (U, S_i, steps with [col, row] = B.d E, next w (col, row))
+    in steps
+
+  -- | One forward level (the nodes |j| <= live, rescaled by 2^-x) and its sum, as a map over the w
+  -- nodes (the GPU shape).  (No flushing of tiny values as for options: U_i[j] = Q_i[j] x_j / D_i
+  -- spans the range of x_j, which on the paper's trees is wide, so a tiny U can carry real mass.)
+  def forward_mapped [w] (tb: tables [w]) (h: i64) (jmax: i64) (U: *[w]real) (live: i64) (x: i32)
+                         : (*[w]real, real) =
+    let c = F.centre h
+    let is_live (q: i64) = u64.i64 (q - c + live) <= u64.i64 (2 * live)
+    let U = tabulate w (\q -> if is_live q then F.rescaled x (forward_node tb h jmax U q) else zero)
+    let sum = copy (reduce (R.+) zero U)
+    in (U, sum)
+
+  -- | The same level in place on the CPU, with `pm` as a table: the nodes |j| <= jmax - 3 (three
+  -- sources, no second branch) are a loop that the C compiler vectorises, the up to three nodes at
+  -- either edge take `forward_node`, and the sum runs over the live nodes in order.  Both levels
+  -- start as zeros and the live window only grows, so the nodes just outside it stay zero.
+  def forward_in_place [w] (tb: tables [w]) (pm: [w]real) (h: i64) (jmax: i64) ((U, out): (*[w]real, *[w]real))
+                           (live: i64) (x: i32) : ((*[w]real, *[w]real), real) =
+    let c = F.centre h
+    let inner = i64.min live (jmax - 3)
+    let out = #[unsafe] loop out for t < 2 * i64.max inner (-1) + 1 do
+                let q = c - inner + t
+                let (below, here, above) = (U[q - 1], U[q], U[q + 1])
+                let (from_below, from_above) = (tb.pu[q - 1], tb.pd[q + 1])
+                in out with [q] = copy (F.rescaled x
+                                          R.(tb.x[q] * ((from_below * below + pm[q] * here) + from_above * above)))
+    let edges = i64.max 0 (live - i64.max inner (-1))
+    let out = #[unsafe] loop out for t < 2 * edges do
+                let q = if t < edges then c - live + t else c + inner + 1 + (t - edges)
+                in out with [q] = copy (F.rescaled x (forward_node tb h jmax U q))
+    let sum = copy (#[unsafe] loop sum = zero for t < 2 * live + 1 do sum R.+ out[c - live + t])
+    in ((out, U), sum)
+
+
+  -- | A backward value as the spec keeps it: +inf becomes the largest finite value and -inf the
+  -- smallest normal one (NaN stays).
+  def clamped (v: real) : real =
+    if v R.> B.max_finite then B.max_finite else if v R.< R.neg B.max_finite then B.min_normal else v
+
+  -- | Node q's value at an exercise date or not: the continuation `cont` against the exercise price
+  -- (a call caps it, a put floors it), clamped.
+  def exercised (kind: i32) (exercise: bool) (exercise_price: real) (cont: real) : real =
+    clamped (if !exercise then cont
+             else if kind == CALL then (if cont R.> exercise_price then exercise_price else cont)
+             else (if exercise_price R.> cont then exercise_price else cont))
+
+  -- | One backward level, as a map over the w nodes (the GPU shape: a thread a node): the nodes
+  -- |j| <= hh of `Val` (level i+1) take the step's cash flow `added` as they are read, each live
+  -- node of level i is its continuation times (e x_j) g, exercised; the others are zero.
+  def level_mapped [w] (tb: tables [w]) (h: i64) (jmax: i64) (kind: i32) (g: real) (Val: *[w]real) (hh: i64)
+                       (added: real) (exercise: bool) (exercise_price: real) (e: real) : *[w]real =
+    let c = F.centre h
+    let is_live (q: i64) = u64.i64 (q - c + hh) <= u64.i64 (2 * hh)
+    let at (q: i64) : real = if is_live q then Val[q] R.+ added else Val[q]
+    in tabulate w (\q -> if !(is_live q) then zero
+                         else exercised kind exercise exercise_price
+                                        (backward_node tb h jmax at q R.* ((e R.* tb.x[q]) R.* g)))
+
+  -- | The same level in place on the CPU, with `pm` as a table: the cash flow is added to level i+1
+  -- first, then the interior nodes are a loop without branches or gathers that the C compiler
+  -- vectorises, and the two edge nodes |j| = jmax (which branch from j -+ 1) come after it.  Nodes
+  -- outside the live window keep stale values: no live node reads them.
+  def level_in_place [w] (tb: tables [w]) (pm: [w]real) (h: i64) (jmax: i64) (kind: i32) (g: real)
+                         ((Val, out): (*[w]real, *[w]real)) (hh: i64) (added: real) (exercise: bool)
+                         (exercise_price: real) (e: real) : (*[w]real, *[w]real) =
+    let c = F.centre h
+    let Val = if added R.== zero then Val
+              else loop Val for t < 2 * hh + 1 do let q = c - hh + t in Val with [q] = copy (Val[q] R.+ added)
+    let edge = i64.bool (hh == jmax)
+    let finish (q: i64) (sum: real) = exercised kind exercise exercise_price (sum R.* ((e R.* tb.x[q]) R.* g))
+    let out = loop out for t < 2 * (hh - edge) + 1 do
+                let q = c - hh + edge + t
+                let (up, mid, down) = (Val[q + 1], Val[q], Val[q - 1])
+                in out with [q] = copy (finish q R.((tb.pu[q] * up + pm[q] * mid) + tb.pd[q] * down))
+    let out = if edge == 0 then out
+              else let (low, high) = (c - jmax, c + jmax)
+                   in out with [low] = copy (finish low (backward_node tb h jmax (\q -> Val[q]) low))
+                          with [high] = copy (finish high (backward_node tb h jmax (\q -> Val[q]) high))
+    in (out, Val)
+
+  -- | The backward pass (§6) of one bond with the E_i in `steps` (as `forward` leaves them) and
+  -- levels `start` makes from the maturity's values and `level` steps back, the pointer logic of
+  -- bonds.fut: step n holds the maturity cash flow.  The bond's cash flows are `flows` of the
+  -- global arrays (read in place: a per-bond slice would be an allocation of varying size inside a
+  -- workgroup).
+  def backward [k] [w] [depth] 'levels (start: [w]real -> *levels)
+               (level: *levels -> i64 -> real -> bool -> real -> real -> *levels) (root: levels -> [w]real)
+               (steps: [w][depth]f64) (cashflow_steps: [k]i32) (repayments: [k]real) (coupons: [k]real)
+               (off: i64) (K: i64) (geo: B.geometry) (strike: real) (first_ex: i64) (last_ex: i64)
+               (frequency: i64) : real =
     let n = geo.n
     let jmax = geo.jmax
     let h = window geo
     let c = F.centre h
-    let m = i64.max n 1
-    let dt = geo.dt
     let step_of (p: i64) : i64 = i64.i32 cashflow_steps[off + p]
     let flow (p: i64) : real = repayments[off + p] R.+ coupons[off + p]
-    let is_live (live: i64) (q: i64) = u64.i64 (q - c + live) <= u64.i64 (2 * live)
-    -- One per-step array of N entries, held as [w][N/w] (entry i at [i % w, i / w]) so that on a GPU
-    -- each thread of the workgroup makes its own column and the workgroup stays w threads (a flat [N]
-    -- array would make it N threads, beyond the 1024 a workgroup may have).  It first holds
-    -- P_{i+1} / P_i (P_i = exp(-R(t_i) t_i) in f64, §5); the forward pass overwrites entry i with E_i
-    -- once it has read it.
-    let depth = (N + w - 1) / w
-    let P (i: i64) : f64 = if i == 0 || i > m then 1f64
-                           else let ti = R.i64 i R.* dt in f64.exp (B.d (R.neg (rate_at ti) R.* ti))
-    let steps = tabulate w (\t -> #[sequential] tabulate depth (\u -> let i = u * w + t
-                                                                     in if i == 0 then B.d (B.r (P 1))
-                                                                        else P (i + 1) / P i))
-    -- The passes walk the table with a (column, row) cursor: a 64-bit division per step would cost
-    -- more than the step itself.
-    let next (col: i64, row: i64) = if col == w - 1 then (0, row + 1) else (col + 1, row)
-    let previous (col: i64, row: i64) = if col == 0 then (w - 1, row - 1) else (col - 1, row)
-    -- Forward: E_i for i = 0 .. m-1 (E_0 = P_1); U is level i-1 and S its sum, both in the current
-    -- scale.  Whenever S leaves [2^-16, 2^16] the next level is rescaled by S's power of two (levels
-    -- drift by up to exp(alpha dt) a step: far more than float32's range over a tree), and the
-    -- ratio S_{i-1} / S_i takes the rescaling back.
-    let tb = tables_of geo h w
-    let U0 = tabulate w (\q -> if q == c then one else zero)
-    let (_, _, steps, _) =
-      loop (U, S, steps, (col, row)) = (U0, one, steps, next (0, 0)) for i_ < m - 1 do
-        let i = i_ + 1
-        let x = let e = F.exponent S in i32.bool (i32.abs e > 16) * e
-        let live = i64.min i jmax
-        -- (No flushing of tiny values as for options: U_i[j] = Q_i[j] x_j / D_i spans the range
-        -- of x_j, which on the paper's trees is wide, so a tiny U can carry real mass.)
-        let U = tabulate w (\q -> if is_live live q then F.rescaled x (forward_node tb h jmax U q) else zero)
-        let S_i = reduce (R.+) zero U
-        let E = B.r (steps[col, row] * B.d (R.ldexp (S R./ S_i) (-x)))
-        in (U, S_i, steps with [col, row] = B.d E, next (col, row))
-    -- Backward (§6), the pointer logic of bonds.fut: step n holds the maturity cash flow.
-    let g = geo.g
     let p = K - 1
-    let Val = tabulate w (\q -> if i64.abs (q - c) <= h then flow p else zero)
+    let levels = start (tabulate w (\q -> if i64.abs (q - c) <= h then flow p else zero))
     let left = K - 1
     let S = step_of p
     let (p, S) = if p > 0 && S <= n && left > 0 then (p - 1, step_of (p - 1)) else (p, S)
-    let (Val, _, _, _, _) =
-      loop (Val, p, S, left, (col, row)) = (Val, p, S, left, ((n - 1) % w, (n - 1) / w)) for i_ < n do
+    let (levels, _, _, _, _) =
+      loop (levels, p, S, left, (col, row)) = (levels, p, S, left, ((n - 1) % w, (n - 1) / w)) for i_ < n do
         let i = n - 1 - i_
         let hh = i64.min i jmax
         let e = B.r steps[col, row]
@@ -158,24 +249,74 @@ module fast_bond (R: float) = {
                       let remaining = R.i64 (i64.max (next - i) 0)
                       in ((span R.- remaining) R./ span) R.* coupons[off + p]
                  else zero
-        let exercise_price = strike R.+ AI
-        let at (q: i64) : real = if is_live hh q then Val[q] R.+ added else Val[q]
-        let Val = tabulate w (\q ->
-                    if !(is_live hh q) then zero
-                    else let cont = backward_node tb h jmax at q R.* ((e R.* tb.x[q]) R.* g)
-                         let v = if !exercise then cont
-                                 else if kind == CALL then (if cont R.> exercise_price then exercise_price else cont)
-                                 else (if exercise_price R.> cont then exercise_price else cont)
-                         in if R.isinf v then (if v R.> zero then B.max_finite else B.min_normal) else v)
-        in (Val, p, S, left, previous (col, row))
-    in Val[c]
+        in (level levels hh added exercise (strike R.+ AI) e, p, S, left, previous w (col, row))
+    in (root levels)[c]
+
+  -- | `backward` with mapped levels (the GPU shape).
+  def backward_mapped [k] [w] [depth] (steps: [w][depth]f64) (cashflow_steps: [k]i32) (repayments: [k]real)
+                                      (coupons: [k]real) (off: i64) (K: i64) (geo: B.geometry) (kind: i32)
+                                      (strike: real) (first_ex: i64) (last_ex: i64) (frequency: i64) : real =
+    let h = window geo
+    let fresh (Val: [w]real) : *[w]real = copy Val
+    let same (Val: [w]real) : [w]real = Val
+    in backward fresh (level_mapped (tables_of geo h w) h geo.jmax kind geo.g) same steps cashflow_steps repayments
+                coupons off K geo strike first_ex last_ex frequency
+
+  -- | `backward` with levels in place (the CPU shape).
+  def backward_in_place [k] [w] [depth] (steps: [w][depth]f64) (cashflow_steps: [k]i32) (repayments: [k]real)
+                                        (coupons: [k]real) (off: i64) (K: i64) (geo: B.geometry) (kind: i32)
+                                        (strike: real) (first_ex: i64) (last_ex: i64) (frequency: i64) : real =
+    let h = window geo
+    let tb = tables_of geo h w
+    let pair (Val: [w]real) : (*[w]real, *[w]real) = (copy Val, copy Val)
+    let first ((Val, _): ([w]real, [w]real)) : [w]real = Val
+    in backward pair (level_in_place tb (tabulate w (pm_of tb)) h geo.jmax kind geo.g) first steps cashflow_steps
+                repayments coupons off K geo strike first_ex last_ex frequency
+
+  -- | E_i of one bond from its own forward pass, on levels of w >= 2 window + 3 nodes and step
+  -- arrays of N >= max(n, 1) + 1 entries (E_0 = P_1).
+  def own_steps (w: i64) (N: i64) (geo: B.geometry) (rate_at: real -> real) : [w][]f64 =
+    let h = window geo
+    let fresh (U: [w]real) : *[w]real = copy U
+    in forward fresh (forward_mapped (tables_of geo h w) h geo.jmax) geo
+               (step_table w N (B.d (B.r (curve_ratio geo rate_at 0))) (curve_ratio geo rate_at))
+
+  -- | The lattice's ratios S_{i-1} / S_i (entry i, i = 1 .. max(n, 1) - 1; ones elsewhere) of a tree
+  -- of this geometry, as f64 in `M` entries: the forward pass of every shorter tree of the lattice
+  -- is a prefix of it (its live nodes are the same; the wider window only adds zeros).
+  def ratios_of (M: i64) (geo: B.geometry) : [M]f64 =
+    let (w, N) = own_shape geo
+    let h = window geo
+    let tb = tables_of geo h w
+    let pair (U: [w]real) : (*[w]real, *[w]real) = (copy U, replicate w zero)
+    let table = forward pair (forward_in_place tb (tabulate w (pm_of tb)) h geo.jmax) geo (step_table w N 1 (\_ -> 1))
+    in tabulate M (\i -> if i > 0 && i < N then table[i % w, i / w] else 1)
+
+  -- | E_i of one bond from its lattice's ratios (`ratios_of`, at least max(n, 1) entries): P_{i+1} /
+  -- P_i times the ratio, rounded as the bond's own forward pass rounds it.
+  def shared_steps [M] (ratios: [M]f64) (geo: B.geometry) (rate_at: real -> real) : [][]f64 =
+    let (w, N) = own_shape geo
+    let E (i: i64) = if i < i64.max geo.n 1 then B.d (B.r (curve_ratio geo rate_at i * ratios[i])) else 1
+    in step_table w N (B.d (B.r (curve_ratio geo rate_at 0))) E
+
+  -- | `own_steps` on the bond's own window and height (the CPU shape).
+  def own_tree (geo: B.geometry) (rate_at: real -> real) : [][]f64 =
+    let (w, N) = own_shape geo in own_steps w N geo rate_at
 
   def exclusive_scan [m] (xs: [m]i32) : [m]i64 = map2 (-) (scan (+) 0 (map i64.i32 xs)) (map i64.i32 xs)
+
+  -- | Bond v's geometry (its height from its last cash-flow step).
+  def geometry_at [n] [k] (cf_offsets: [n]i64) (term_units: [n]i32) (term_steps: [n]i32) (a: [n]real)
+                          (sigma: [n]real) (cashflows: [n]i32) (cashflow_steps: [k]i32) (spreads: [n]real)
+                          (v: i64) : B.geometry =
+    let last = cashflow_steps[cf_offsets[v] + i64.i32 cashflows[v] - 1]
+    in B.geometry_of term_units[v] term_steps[v] a[v] sigma[v] (i64.i32 last) spreads[v]
 
   -- | Prices of all bonds (the 19 arrays of §1; `maturities` is not read, as in bonds.fut), each
   -- by `price_one` with the level width and step count `shape` gives for its geometry, and the
   -- map run as `run` says (plain on the CPU, one bond per workgroup on GPUs).
-  def prices_with [n] [k] [c] [l] (run: (i64 -> real) -> [n]i64 -> [n]real) (shape: B.geometry -> (i64, i64))
+  def prices_with [n] [k] [c] [l] (run: (i64 -> real) -> [n]i64 -> [n]real)
+                                  (steps_of: i64 -> B.geometry -> (real -> real) -> [][]f64) (in_place: bool)
                                   (cf_offsets: [n]i64) (term_units: [n]i32) (term_steps: [n]i32)
                                   (a: [n]real) (sigma: [n]real) (cashflows: [n]i32) (cashflow_steps: [k]i32)
                                   (repayments: [k]real) (coupons: [k]real) (spreads: [n]real) (types: [n]i32)
@@ -186,17 +327,36 @@ module fast_bond (R: float) = {
     let one_bond (v: i64) : real =
       let off = cf_offsets[v]
       let K = i64.i32 cashflows[v]
-      let geo = B.geometry_of term_units[v] term_steps[v] a[v] sigma[v] (i64.i32 cashflow_steps[off + K - 1])
-                              spreads[v]
+      let geo = geometry_at cf_offsets term_units term_steps a sigma cashflows cashflow_steps spreads v
       let cv = i64.i32 curve_index[v]
       let rate_at = B.curve_rate curve_rates curve_days yc_offsets[cv] (i64.i32 curve_terms[cv]) term_units[v]
-      let (w, N) = shape geo
-      in price_one w N cashflow_steps repayments coupons off K geo rate_at types[v] strikes[v]
-                   (i64.i32 first_exercise[v]) (i64.i32 last_exercise[v]) (i64.max 1 (i64.i32 frequencies[v]))
+      let steps = steps_of v geo rate_at
+      let (first_ex, last_ex) = (i64.i32 first_exercise[v], i64.i32 last_exercise[v])
+      let frequency = i64.max 1 (i64.i32 frequencies[v])
+      in if in_place
+         then backward_in_place steps cashflow_steps repayments coupons off K geo types[v] strikes[v] first_ex last_ex
+                                frequency
+         else backward_mapped steps cashflow_steps repayments coupons off K geo types[v] strikes[v] first_ex last_ex
+                              frequency
     in run one_bond (iota n)
 
-  -- | One bond per map element, on its own window and height (the CPU shape).
-  def own_shape (geo: B.geometry) : (i64, i64) = (2 * window geo + 3, i64.max geo.n 1 + 1)
+  -- | The CPU shape with the forward pass shared by the bonds of one lattice: bond v belongs to
+  -- lattice `lattice[v]`, whose longest tree is bond `heads[lattice[v]]` (at most M - 1 steps); the
+  -- forward pass runs once per lattice (`ratios_of`) and each bond makes its E_i from its curve.
+  def shared_prices [n] [k] [c] [l] [g] (lattice: [n]i64) (heads: [g]i64) (M: i64) (term_units: [n]i32)
+                                        (term_steps: [n]i32) (a: [n]real) (sigma: [n]real) (cashflows: [n]i32)
+                                        (cashflow_steps: [k]i32) (repayments: [k]real) (coupons: [k]real)
+                                        (spreads: [n]real) (types: [n]i32) (strikes: [n]real)
+                                        (first_exercise: [n]i32) (last_exercise: [n]i32) (frequencies: [n]i32)
+                                        (curve_index: [n]i32) (curve_terms: [c]i32) (curve_rates: [l]real)
+                                        (curve_days: [l]i32) : [n]real =
+    let cf_offsets = exclusive_scan cashflows
+    let ratios = #[unsafe] map (\v -> ratios_of M (geometry_at cf_offsets term_units term_steps a sigma cashflows
+                                                      cashflow_steps spreads v))
+                     heads
+    in prices_with (\f xs -> #[unsafe] map f xs) (\v -> shared_steps ratios[lattice[v]]) true cf_offsets term_units term_steps a sigma
+                   cashflows cashflow_steps repayments coupons spreads types strikes first_exercise
+                   last_exercise frequencies curve_index curve_terms curve_rates curve_days
 }
 
 
@@ -210,7 +370,7 @@ entry bonds64 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f
                               (strikes: [n]f64) (first_exercise: [n]i32) (last_exercise: [n]i32)
                               (frequencies: [n]i32) (curve_index: [n]i32) (curve_terms: [c]i32)
                               (curve_rates: [l]f64) (curve_days: [l]i32) : [n]f64 =
-  fast_bond64.prices_with map fast_bond64.own_shape (fast_bond64.exclusive_scan cashflows)
+  fast_bond64.prices_with map (\_ -> fast_bond64.own_tree) false (fast_bond64.exclusive_scan cashflows)
                           term_units term_steps a sigma cashflows cashflow_steps repayments coupons spreads
                           types strikes first_exercise last_exercise frequencies curve_index curve_terms
                           curve_rates curve_days
@@ -221,10 +381,35 @@ entry bonds32 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f
                               (strikes: [n]f32) (first_exercise: [n]i32) (last_exercise: [n]i32)
                               (frequencies: [n]i32) (curve_index: [n]i32) (curve_terms: [c]i32)
                               (curve_rates: [l]f32) (curve_days: [l]i32) : [n]f32 =
-  fast_bond32.prices_with map fast_bond32.own_shape (fast_bond32.exclusive_scan cashflows)
+  fast_bond32.prices_with map (\_ -> fast_bond32.own_tree) false (fast_bond32.exclusive_scan cashflows)
                           term_units term_steps a sigma cashflows cashflow_steps repayments coupons spreads
                           types strikes first_exercise last_exercise frequencies curve_index curve_terms
                           curve_rates curve_days
+
+-- | The CPU shape with one forward pass per lattice (`shared_prices`): `lattice` numbers each bond's
+-- lattice (its term unit, steps per unit, a and sigma), `heads` names the tallest bond of each and
+-- `M` is at least max(n, 1) + 1 of every bond; then bonds.fut's 19 arrays.
+entry bonds_shared64 [n] [k] [c] [l] [g] (lattice: [n]i64) (heads: [g]i64) (M: i64) (term_units: [n]i32)
+                                         (term_steps: [n]i32) (a: [n]f64) (sigma: [n]f64) (_maturities: [n]f64)
+                                         (cashflows: [n]i32) (cashflow_steps: [k]i32) (repayments: [k]f64)
+                                         (coupons: [k]f64) (spreads: [n]f64) (types: [n]i32) (strikes: [n]f64)
+                                         (first_exercise: [n]i32) (last_exercise: [n]i32) (frequencies: [n]i32)
+                                         (curve_index: [n]i32) (curve_terms: [c]i32) (curve_rates: [l]f64)
+                                         (curve_days: [l]i32) : [n]f64 =
+  fast_bond64.shared_prices lattice heads M term_units term_steps a sigma cashflows cashflow_steps repayments
+                            coupons spreads types strikes first_exercise last_exercise frequencies curve_index
+                            curve_terms curve_rates curve_days
+
+entry bonds_shared32 [n] [k] [c] [l] [g] (lattice: [n]i64) (heads: [g]i64) (M: i64) (term_units: [n]i32)
+                                         (term_steps: [n]i32) (a: [n]f32) (sigma: [n]f32) (_maturities: [n]f32)
+                                         (cashflows: [n]i32) (cashflow_steps: [k]i32) (repayments: [k]f32)
+                                         (coupons: [k]f32) (spreads: [n]f32) (types: [n]i32) (strikes: [n]f32)
+                                         (first_exercise: [n]i32) (last_exercise: [n]i32) (frequencies: [n]i32)
+                                         (curve_index: [n]i32) (curve_terms: [c]i32) (curve_rates: [l]f32)
+                                         (curve_days: [l]i32) : [n]f32 =
+  fast_bond32.shared_prices lattice heads M term_units term_steps a sigma cashflows cashflow_steps repayments
+                            coupons spreads types strikes first_exercise last_exercise frequencies curve_index
+                            curve_terms curve_rates curve_days
 
 -- | Bonds one per workgroup (the GPU shape): levels of `w` nodes (at least 2 min(jmax, n) + 3 of
 -- every bond) and `N` steps (at least n + 1 of every bond).  `cashflow_offsets`: where each bond's
@@ -238,7 +423,8 @@ entry bonds_grouped64 [n] [k] [c] [l] (w: i64) (N: i64) (cashflow_offsets: [n]i6
                                       (types: [n]i32) (strikes: [n]f64) (first_exercise: [n]i32)
                                       (last_exercise: [n]i32) (frequencies: [n]i32) (curve_index: [n]i32)
                                       (curve_terms: [c]i32) (curve_rates: [l]f64) (curve_days: [l]i32) : [n]f64 =
-  fast_bond64.prices_with (\f xs -> #[unsafe] #[incremental_flattening(only_intra)] map f xs) (\_ -> (w, N))
+  fast_bond64.prices_with (\f xs -> #[unsafe] #[incremental_flattening(only_intra)] map f xs)
+                          (\_ -> fast_bond64.own_steps w N) false
                           cashflow_offsets term_units term_steps a sigma cashflows cashflow_steps repayments
                           coupons spreads types strikes first_exercise last_exercise frequencies curve_index
                           curve_terms curve_rates curve_days
@@ -250,7 +436,8 @@ entry bonds_grouped32 [n] [k] [c] [l] (w: i64) (N: i64) (cashflow_offsets: [n]i6
                                       (types: [n]i32) (strikes: [n]f32) (first_exercise: [n]i32)
                                       (last_exercise: [n]i32) (frequencies: [n]i32) (curve_index: [n]i32)
                                       (curve_terms: [c]i32) (curve_rates: [l]f32) (curve_days: [l]i32) : [n]f32 =
-  fast_bond32.prices_with (\f xs -> #[unsafe] #[incremental_flattening(only_intra)] map f xs) (\_ -> (w, N))
+  fast_bond32.prices_with (\f xs -> #[unsafe] #[incremental_flattening(only_intra)] map f xs)
+                          (\_ -> fast_bond32.own_steps w N) false
                           cashflow_offsets term_units term_steps a sigma cashflows cashflow_steps repayments
                           coupons spreads types strikes first_exercise last_exercise frequencies curve_index
                           curve_terms curve_rates curve_days

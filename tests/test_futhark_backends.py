@@ -207,6 +207,45 @@ def test_fast_bonds_gpu_shape_matches_the_reference_on_the_cpu(name):
     assert close.mean() > 0.5 and (np.abs(f32 - ref64)[close] <= 1e-4 * scale[close]).all()
 
 
+def _three_lattices(count: int = 36) -> tuple[trinom.BondPortfolio, list]:
+    """A U1 book whose bonds fall in three lattices (two sigmas, one with two term units), each of bonds of
+    several heights, curves and spreads."""
+    bonds, curves = generate_bonds("U1", count, seed=7)
+    fields = bonds.as_dict()
+    pick = np.arange(count) % 3
+    fields["a"] = np.full(count, 0.1)
+    fields["sigma"] = np.where(pick == 2, 0.02, 0.01)
+    fields["term_unit"] = np.where(pick == 1, fields["term_unit"][0], fields["term_unit"])
+    return trinom.BondPortfolio(**fields), curves
+
+
+def test_lattices_number_bonds_by_lattice_with_the_tallest_at_the_head():
+    bonds, _ = _three_lattices()
+    lattice, heads, steps = bonds_futhark_fast.lattices(bonds)
+    keys = list(zip(bonds.term_unit, bonds.term_steps, bonds.a, bonds.sigma, strict=True))
+    assert lattice[0] == 0 and (np.diff(np.maximum.accumulate(lattice)) <= 1).all()  # numbered as they appear
+    for number, head in enumerate(heads):
+        members = np.flatnonzero(lattice == number)
+        assert {keys[v] for v in members} == {keys[head]}
+        own_steps = bonds_futhark_fast.shapes(bonds[members])[1]
+        assert steps[number] == own_steps.max() == bonds_futhark_fast.shapes(bonds[[head]])[1][0]
+    assert len({keys[h] for h in heads}) == len(heads)
+
+
+@pytest.mark.parametrize("precision", ["f64", "f32"])
+def test_shared_forward_pass_equals_each_bonds_own(precision, monkeypatch):
+    """bonds_shared (one forward pass per lattice) gives the bits of bonds64/32 (each bond its own forward
+    pass) on the c target, in one call and in parts of whole lattices; float64 within 1e-11 of the reference."""
+    bonds, curves = _three_lattices()
+    own = bonds_futhark_fast._run(("one", ()), bonds, curves, precision, "c", {})
+    shared = bonds_futhark_fast.price_shared(bonds, curves, precision, "c", {})
+    np.testing.assert_array_equal(shared, own)
+    monkeypatch.setattr(bonds_futhark_fast, "SHARED_RATIO_BYTES", 1)  # one lattice a call
+    np.testing.assert_array_equal(bonds_futhark_fast.price_shared(bonds, curves, precision, "c", {}), own)
+    if precision == "f64":
+        np.testing.assert_allclose(shared, bond_reference.price(bonds, curves, "f64"), rtol=0, atol=1e-11)
+
+
 def test_fast_bond_classes_fit_the_local_memory_of_opencl():
     bonds, _ = generate_bonds("S2", 60, seed=2)
     for width, steps, rows in bonds_futhark_fast.classes(bonds, "opencl"):

@@ -6,7 +6,10 @@ live window is held; the backward pass keeps true values for the exercise and th
 spec's order (docs/paper-instrument.md; the quirks as fut/bonds.fut keeps them). float64 agrees with the
 reference to about 1e-12; float32 with the float64 reference wherever the float32 reference does.
 
-On the CPU targets every bond is one map element (``bonds64``/``bonds32``). On the GPU targets bonds are
+On the CPU targets every bond is one map element (``bonds_shared64``/``bonds_shared32``), and the forward
+pass runs once per lattice (:func:`lattices`: bonds of one term unit, steps per unit, ``a`` and ``sigma``
+share it, whatever their curve, spread or cash flows), so a book in one Hull-White model costs little more
+than its backward passes. On the GPU targets bonds are
 binned by level width (``2 min(jmax, n) + 3``) and by height (the step table's length), tallest first in
 a class (:func:`classes`), and each class is priced by
 ``bonds_grouped64``/``bonds_grouped32``: one bond per workgroup, levels and step arrays in local memory.
@@ -30,7 +33,11 @@ NAME = "futhark"
 TARGETS: tuple[str, ...] = ("c", "multicore", "opencl", "cuda")
 PROGRAM = "fastbonds"
 ENTRIES = {("one", "f64"): "bonds64", ("one", "f32"): "bonds32",
+           ("shared", "f64"): "bonds_shared64", ("shared", "f32"): "bonds_shared32",
            ("grouped", "f64"): "bonds_grouped64", ("grouped", "f32"): "bonds_grouped32"}
+#: Bytes of the shared forward ratios (one float64 a step per lattice) one ``bonds_shared`` call may hold;
+#: a book of more distinct lattices is priced in parts of whole lattices.
+SHARED_RATIO_BYTES = 64 << 20
 #: Local memory of one workgroup, read off the generated kernels: eight levels of the width (the pu, pd and
 #: node-discount tables, two levels per pass, the level sums' scratch) in the working precision, and the
 #: per-step table of ``ceil(steps / width)`` columns of the width in float64 (8 bytes a step, and up to one
@@ -91,8 +98,49 @@ def price(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precision: str
         return np.zeros(0, dtype=_futhark.REAL_DTYPES[precision])
     chosen = target if target is not None else _futhark.default_target(PROGRAM)
     if not futhark_fast.gpu_shape(chosen):
-        return _run(("one", ()), portfolio, curves, precision, chosen, context_options)
+        return price_shared(portfolio, curves, precision, chosen, context_options)
     return price_grouped(portfolio, curves, precision, chosen, context_options)
+
+
+def lattices(portfolio: BondPortfolio) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(lattice, heads, steps)``: each bond's lattice number (bonds of equal term unit, steps per unit,
+    ``a`` and ``sigma``, numbered in order of first appearance), the tallest bond of each lattice and
+    that bond's step count ``max(n, 1) + 1`` (n its last cash-flow step, as the kernel counts it)."""
+    counts = np.asarray(portfolio.cashflow_count, dtype=np.int64)
+    last = np.asarray(portfolio.cashflow_step, dtype=np.int64)[np.cumsum(counts) - 1]
+    keys = np.rec.fromarrays([np.asarray(portfolio.term_unit, dtype=np.int64),
+                              np.asarray(portfolio.term_steps, dtype=np.int64),
+                              np.asarray(portfolio.a, dtype=np.float64), np.asarray(portfolio.sigma, dtype=np.float64)])
+    _, first, lattice = np.unique(keys, return_index=True, return_inverse=True)
+    order = np.argsort(first)  # numbered as they first appear
+    lattice = np.argsort(order)[lattice.reshape(-1)]
+    steps = np.maximum(last, 1) + 1
+    tallest = np.lexsort((-steps, lattice))  # by lattice, tallest first
+    starts = np.flatnonzero(np.r_[True, lattice[tallest][1:] != lattice[tallest][:-1]])
+    heads = tallest[starts]
+    return lattice.astype(np.int64), heads.astype(np.int64), steps[heads]
+
+
+def price_shared(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precision: str, target: str,
+                 context_options: dict[str, Any]) -> np.ndarray:
+    """The CPU shape: ``bonds_shared`` calls of whole lattices, each holding at most
+    :data:`SHARED_RATIO_BYTES` of forward ratios (one call for a book of few lattices)."""
+    lattice, heads, steps = lattices(portfolio)
+    out = np.empty(len(portfolio), dtype=_futhark.REAL_DTYPES[precision])
+    per_call = max(1, SHARED_RATIO_BYTES // (8 * int(steps.max())))
+    if len(heads) <= per_call:
+        parts = [np.arange(len(portfolio))]
+    else:
+        parts = [np.flatnonzero((lattice >= first) & (lattice < first + per_call))
+                 for first in range(0, len(heads), per_call)]
+    for rows in parts:
+        part = portfolio if len(rows) == len(portfolio) else portfolio[rows]
+        first = int(lattice[rows].min())
+        local = lattice[rows] - first
+        local_heads = np.searchsorted(rows, heads[first:first + int(local.max()) + 1])
+        arguments = [local, local_heads, np.int64(steps[first:first + len(local_heads)].max())]
+        out[rows] = _run(("shared", arguments), part, curves, precision, target, context_options)
+    return out
 
 
 #: Which of the 19 entry arrays hold one entry per bond (the others: cash flows, then curves).
