@@ -115,7 +115,7 @@ module fast_bond (R: float) = {
   -- U is level i-1 and S its sum, both in the current scale.  Whenever S leaves [2^-16, 2^16] the
   -- next level is rescaled by S's power of two (levels drift by up to exp(alpha dt) a step: far more
   -- than float32's range over a tree), and the ratio S_{i-1} / S_i takes the rescaling back.
-  def forward [w] [depth] 'levels (start: [w]real -> *levels)
+  def forward [w] [depth] 'levels (start: *[w]real -> *levels)
               (level: *levels -> i64 -> i32 -> (*levels, real)) (geo: B.geometry)
               (steps: *[w][depth]f64) : *[w][depth]f64 =
     let c = F.centre (window geo)
@@ -214,7 +214,7 @@ module fast_bond (R: float) = {
   -- bonds.fut: step n holds the maturity cash flow.  The bond's cash flows are `flows` of the
   -- global arrays (read in place: a per-bond slice would be an allocation of varying size inside a
   -- workgroup).
-  def backward [k] [w] [depth] 'levels (start: [w]real -> *levels)
+  def backward [k] [w] [depth] 'levels (start: *[w]real -> *levels)
                (level: *levels -> i64 -> real -> bool -> real -> real -> *levels) (root: levels -> [w]real)
                (steps: [w][depth]f64) (cashflow_steps: [k]i32) (repayments: [k]real) (coupons: [k]real)
                (off: i64) (K: i64) (geo: B.geometry) (strike: real) (first_ex: i64) (last_ex: i64)
@@ -253,32 +253,28 @@ module fast_bond (R: float) = {
     in (root levels)[c]
 
   -- | `backward` with mapped levels (the GPU shape).
-  def backward_mapped [k] [w] [depth] (steps: [w][depth]f64) (cashflow_steps: [k]i32) (repayments: [k]real)
+  def backward_mapped [k] [w] [depth] (tb: tables [w]) (steps: [w][depth]f64) (cashflow_steps: [k]i32) (repayments: [k]real)
                                       (coupons: [k]real) (off: i64) (K: i64) (geo: B.geometry) (kind: i32)
                                       (strike: real) (first_ex: i64) (last_ex: i64) (frequency: i64) : real =
-    let h = window geo
-    let fresh (Val: [w]real) : *[w]real = copy Val
+    let fresh (Val: *[w]real) : *[w]real = Val
     let same (Val: [w]real) : [w]real = Val
-    in backward fresh (level_mapped (tables_of geo h w) h geo.jmax kind geo.g) same steps cashflow_steps repayments
+    in backward fresh (level_mapped tb (window geo) geo.jmax kind geo.g) same steps cashflow_steps repayments
                 coupons off K geo strike first_ex last_ex frequency
 
   -- | `backward` with levels in place (the CPU shape).
-  def backward_in_place [k] [w] [depth] (steps: [w][depth]f64) (cashflow_steps: [k]i32) (repayments: [k]real)
+  def backward_in_place [k] [w] [depth] (tb: tables [w]) (steps: [w][depth]f64) (cashflow_steps: [k]i32) (repayments: [k]real)
                                         (coupons: [k]real) (off: i64) (K: i64) (geo: B.geometry) (kind: i32)
                                         (strike: real) (first_ex: i64) (last_ex: i64) (frequency: i64) : real =
-    let h = window geo
-    let tb = tables_of geo h w
-    let pair (Val: [w]real) : (*[w]real, *[w]real) = (copy Val, copy Val)
+    let pair (Val: *[w]real) : (*[w]real, *[w]real) = (Val, copy Val)
     let first ((Val, _): ([w]real, [w]real)) : [w]real = Val
-    in backward pair (level_in_place tb (tabulate w (pm_of tb)) h geo.jmax kind geo.g) first steps cashflow_steps
+    in backward pair (level_in_place tb (tabulate w (pm_of tb)) (window geo) geo.jmax kind geo.g) first steps cashflow_steps
                 repayments coupons off K geo strike first_ex last_ex frequency
 
-  -- | E_i of one bond from its own forward pass, on levels of w >= 2 window + 3 nodes and step
-  -- arrays of N >= max(n, 1) + 1 entries (E_0 = P_1).
-  def own_steps (w: i64) (N: i64) (geo: B.geometry) (rate_at: real -> real) : [w][]f64 =
-    let h = window geo
-    let fresh (U: [w]real) : *[w]real = copy U
-    in forward fresh (forward_mapped (tables_of geo h w) h geo.jmax) geo
+  -- | E_i of one bond from its own forward pass (mapped levels), on levels of w >= 2 window + 3 nodes
+  -- (the tables `tb`) and step arrays of N >= max(n, 1) + 1 entries (E_0 = P_1).
+  def own_steps [w] (tb: tables [w]) (N: i64) (geo: B.geometry) (rate_at: real -> real) : *[w][]f64 =
+    let fresh (U: *[w]real) : *[w]real = U
+    in forward fresh (forward_mapped tb (window geo) geo.jmax) geo
                (step_table w N (B.d (B.r (curve_ratio geo rate_at 0))) (curve_ratio geo rate_at))
 
   -- | The lattice's ratios S_{i-1} / S_i (entry i, i = 1 .. max(n, 1) - 1; ones elsewhere) of a tree
@@ -288,20 +284,15 @@ module fast_bond (R: float) = {
     let (w, N) = own_shape geo
     let h = window geo
     let tb = tables_of geo h w
-    let pair (U: [w]real) : (*[w]real, *[w]real) = (copy U, replicate w zero)
+    let pair (U: *[w]real) : (*[w]real, *[w]real) = (U, replicate w zero)
     let table = forward pair (forward_in_place tb (tabulate w (pm_of tb)) h geo.jmax) geo (step_table w N 1 (\_ -> 1))
     in tabulate M (\i -> if i > 0 && i < N then table[i % w, i / w] else 1)
 
   -- | E_i of one bond from its lattice's ratios (`ratios_of`, at least max(n, 1) entries): P_{i+1} /
   -- P_i times the ratio, rounded as the bond's own forward pass rounds it.
-  def shared_steps [M] (ratios: [M]f64) (geo: B.geometry) (rate_at: real -> real) : [][]f64 =
-    let (w, N) = own_shape geo
+  def shared_steps [M] (w: i64) (N: i64) (ratios: [M]f64) (geo: B.geometry) (rate_at: real -> real) : *[w][]f64 =
     let E (i: i64) = if i < i64.max geo.n 1 then B.d (B.r (curve_ratio geo rate_at i * ratios[i])) else 1
     in step_table w N (B.d (B.r (curve_ratio geo rate_at 0))) E
-
-  -- | `own_steps` on the bond's own window and height (the CPU shape).
-  def own_tree (geo: B.geometry) (rate_at: real -> real) : [][]f64 =
-    let (w, N) = own_shape geo in own_steps w N geo rate_at
 
   def exclusive_scan [m] (xs: [m]i32) : [m]i64 = map2 (-) (scan (+) 0 (map i64.i32 xs)) (map i64.i32 xs)
 
@@ -312,17 +303,21 @@ module fast_bond (R: float) = {
     let last = cashflow_steps[cf_offsets[v] + i64.i32 cashflows[v] - 1]
     in B.geometry_of term_units[v] term_steps[v] a[v] sigma[v] (i64.i32 last) spreads[v]
 
-  -- | Prices of all bonds (the 19 arrays of §1; `maturities` is not read, as in bonds.fut), each
-  -- by `price_one` with the level width and step count `shape` gives for its geometry, and the
-  -- map run as `run` says (plain on the CPU, one bond per workgroup on GPUs).
-  def prices_with [n] [k] [c] [l] (run: (i64 -> real) -> [n]i64 -> [n]real)
-                                  (steps_of: i64 -> B.geometry -> (real -> real) -> [][]f64) (in_place: bool)
-                                  (cf_offsets: [n]i64) (term_units: [n]i32) (term_steps: [n]i32)
-                                  (a: [n]real) (sigma: [n]real) (cashflows: [n]i32) (cashflow_steps: [k]i32)
-                                  (repayments: [k]real) (coupons: [k]real) (spreads: [n]real) (types: [n]i32)
-                                  (strikes: [n]real) (first_exercise: [n]i32) (last_exercise: [n]i32)
-                                  (frequencies: [n]i32) (curve_index: [n]i32) (curve_terms: [c]i32)
-                                  (curve_rates: [l]real) (curve_days: [l]i32) : [n]real =
+  -- | Prices of all bonds (the 19 arrays of §1; `maturities` is not read, as in bonds.fut), the map
+  -- run as `run` says (plain on the CPU, one bond per workgroup on GPUs), each bond on levels and
+  -- step arrays of the width and height `shape` gives for its geometry.  The forward pass is the
+  -- bond's own unless `shared`: then bond v's lattice is `lattice[v]` and its ratios `ratios`'
+  -- row (`ratios_of`).  The levels are mapped (GPUs) unless `in_place` (CPUs).  (`shared` and
+  -- `in_place` are constants at every call, so each entry holds one path.)
+  def prices_with [n] [k] [c] [l] [g] [M] (run: (i64 -> real) -> [n]i64 -> [n]real)
+                                          (shape: B.geometry -> (i64, i64)) (shared: bool) (lattice: [n]i64)
+                                          (ratios: [g][M]f64) (in_place: bool) (cf_offsets: [n]i64)
+                                          (term_units: [n]i32) (term_steps: [n]i32) (a: [n]real) (sigma: [n]real)
+                                          (cashflows: [n]i32) (cashflow_steps: [k]i32) (repayments: [k]real)
+                                          (coupons: [k]real) (spreads: [n]real) (types: [n]i32) (strikes: [n]real)
+                                          (first_exercise: [n]i32) (last_exercise: [n]i32) (frequencies: [n]i32)
+                                          (curve_index: [n]i32) (curve_terms: [c]i32) (curve_rates: [l]real)
+                                          (curve_days: [l]i32) : [n]real =
     let yc_offsets = exclusive_scan curve_terms
     let one_bond (v: i64) : real =
       let off = cf_offsets[v]
@@ -330,14 +325,17 @@ module fast_bond (R: float) = {
       let geo = geometry_at cf_offsets term_units term_steps a sigma cashflows cashflow_steps spreads v
       let cv = i64.i32 curve_index[v]
       let rate_at = B.curve_rate curve_rates curve_days yc_offsets[cv] (i64.i32 curve_terms[cv]) term_units[v]
-      let steps = steps_of v geo rate_at
+      let (w, N) = shape geo
+      let h = window geo
+      let tb = tables_of geo h w
+      let steps = if shared then shared_steps w N ratios[lattice[v]] geo rate_at else own_steps tb N geo rate_at
       let (first_ex, last_ex) = (i64.i32 first_exercise[v], i64.i32 last_exercise[v])
       let frequency = i64.max 1 (i64.i32 frequencies[v])
       in if in_place
-         then backward_in_place steps cashflow_steps repayments coupons off K geo types[v] strikes[v] first_ex last_ex
-                                frequency
-         else backward_mapped steps cashflow_steps repayments coupons off K geo types[v] strikes[v] first_ex last_ex
-                              frequency
+         then backward_in_place tb steps cashflow_steps repayments coupons off K geo types[v] strikes[v] first_ex
+                                last_ex frequency
+         else backward_mapped tb steps cashflow_steps repayments coupons off K geo types[v] strikes[v] first_ex
+                              last_ex frequency
     in run one_bond (iota n)
 
   -- | The CPU shape with the forward pass shared by the bonds of one lattice: bond v belongs to
@@ -354,9 +352,9 @@ module fast_bond (R: float) = {
     let ratios = #[unsafe] map (\v -> ratios_of M (geometry_at cf_offsets term_units term_steps a sigma cashflows
                                                       cashflow_steps spreads v))
                      heads
-    in prices_with (\f xs -> #[unsafe] map f xs) (\v -> shared_steps ratios[lattice[v]]) true cf_offsets term_units term_steps a sigma
-                   cashflows cashflow_steps repayments coupons spreads types strikes first_exercise
-                   last_exercise frequencies curve_index curve_terms curve_rates curve_days
+    in prices_with (\f xs -> #[unsafe] map f xs) own_shape true lattice ratios true cf_offsets term_units
+                   term_steps a sigma cashflows cashflow_steps repayments coupons spreads types strikes
+                   first_exercise last_exercise frequencies curve_index curve_terms curve_rates curve_days
 }
 
 
@@ -370,7 +368,8 @@ entry bonds64 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f
                               (strikes: [n]f64) (first_exercise: [n]i32) (last_exercise: [n]i32)
                               (frequencies: [n]i32) (curve_index: [n]i32) (curve_terms: [c]i32)
                               (curve_rates: [l]f64) (curve_days: [l]i32) : [n]f64 =
-  fast_bond64.prices_with map (\_ -> fast_bond64.own_tree) false (fast_bond64.exclusive_scan cashflows)
+  fast_bond64.prices_with map fast_bond64.own_shape false (replicate n 0) (replicate 0 (replicate 0 0f64)) false
+                          (fast_bond64.exclusive_scan cashflows)
                           term_units term_steps a sigma cashflows cashflow_steps repayments coupons spreads
                           types strikes first_exercise last_exercise frequencies curve_index curve_terms
                           curve_rates curve_days
@@ -381,7 +380,8 @@ entry bonds32 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f
                               (strikes: [n]f32) (first_exercise: [n]i32) (last_exercise: [n]i32)
                               (frequencies: [n]i32) (curve_index: [n]i32) (curve_terms: [c]i32)
                               (curve_rates: [l]f32) (curve_days: [l]i32) : [n]f32 =
-  fast_bond32.prices_with map (\_ -> fast_bond32.own_tree) false (fast_bond32.exclusive_scan cashflows)
+  fast_bond32.prices_with map fast_bond32.own_shape false (replicate n 0) (replicate 0 (replicate 0 0f64)) false
+                          (fast_bond32.exclusive_scan cashflows)
                           term_units term_steps a sigma cashflows cashflow_steps repayments coupons spreads
                           types strikes first_exercise last_exercise frequencies curve_index curve_terms
                           curve_rates curve_days
@@ -424,7 +424,7 @@ entry bonds_grouped64 [n] [k] [c] [l] (w: i64) (N: i64) (cashflow_offsets: [n]i6
                                       (last_exercise: [n]i32) (frequencies: [n]i32) (curve_index: [n]i32)
                                       (curve_terms: [c]i32) (curve_rates: [l]f64) (curve_days: [l]i32) : [n]f64 =
   fast_bond64.prices_with (\f xs -> #[unsafe] #[incremental_flattening(only_intra)] map f xs)
-                          (\_ -> fast_bond64.own_steps w N) false
+                          (\_ -> (w, N)) false (replicate n 0) (replicate 0 (replicate 0 0f64)) false
                           cashflow_offsets term_units term_steps a sigma cashflows cashflow_steps repayments
                           coupons spreads types strikes first_exercise last_exercise frequencies curve_index
                           curve_terms curve_rates curve_days
@@ -437,7 +437,7 @@ entry bonds_grouped32 [n] [k] [c] [l] (w: i64) (N: i64) (cashflow_offsets: [n]i6
                                       (last_exercise: [n]i32) (frequencies: [n]i32) (curve_index: [n]i32)
                                       (curve_terms: [c]i32) (curve_rates: [l]f32) (curve_days: [l]i32) : [n]f32 =
   fast_bond32.prices_with (\f xs -> #[unsafe] #[incremental_flattening(only_intra)] map f xs)
-                          (\_ -> fast_bond32.own_steps w N) false
+                          (\_ -> (w, N)) false (replicate n 0) (replicate 0 (replicate 0 0f64)) false
                           cashflow_offsets term_units term_steps a sigma cashflows cashflow_steps repayments
                           coupons spreads types strikes first_exercise last_exercise frequencies curve_index
                           curve_terms curve_rates curve_days
