@@ -6,6 +6,8 @@
 from __future__ import annotations
 
 import argparse
+import cProfile
+import pstats
 import time
 
 import numpy as np
@@ -20,15 +22,21 @@ def main() -> None:
     parser.add_argument("--backend", default="auto")
     parser.add_argument("--target")
     parser.add_argument("--sizes", default="U1=300,R1=300,S1=300")
+    parser.add_argument("--timing", action="store_true", help="the cuda library's own times per call")
+    parser.add_argument("--profile", action="store_true", help="the OAS run's Python profile")
     args = parser.parse_args()
     engine = {"backend": args.backend, **({"target": args.target} if args.target else {})}
-    calls: list[tuple[int, int, float]] = []
+    calls: list[tuple[int, float, str]] = []
+    timing: dict = {}
     original = spreads.SpreadPricer.dirty
 
     def timed_dirty(self, rows, values):
         start = time.perf_counter()
         out = original(self, rows, values)
-        calls.append((len(np.unique(rows)), len(rows), time.perf_counter() - start))
+        seconds = time.perf_counter() - start
+        inside = self.tuning.get("timing") or {}
+        detail = " ".join(f"{key} {inside[key]:.1f}" for key in ("library_ms", "device_ms", "kernel_ms") if key in inside)
+        calls.append((len(rows), seconds, detail))
         return out
 
     spreads.SpreadPricer.dirty = timed_dirty
@@ -39,23 +47,32 @@ def main() -> None:
         model = trinom.price(bonds, curves, **engine).clean
         market = model * (1 + np.random.default_rng(3).uniform(-0.05, 0.05, len(bonds)))
         once = []
+        knobs = {"timing": timing} if args.timing else {}
         for _ in range(3):
             start = time.perf_counter()
-            trinom.price(bonds, curves, **engine)
+            trinom.price(bonds, curves, **engine, **knobs)
             once.append(time.perf_counter() - start)
         pricing = float(np.median(once))
-        oas(bonds, curves, market, **engine)  # warm
+        if timing:
+            print(f"{name} pricing: " + " ".join(f"{k} {v:.1f}" for k, v in timing.items() if k.endswith("_ms")))
+        oas(bonds, curves, market, **engine, **knobs)  # warm
         calls.clear()
+        profile = cProfile.Profile() if args.profile else None
+        if profile:
+            profile.enable()
         start = time.perf_counter()
-        result = oas(bonds, curves, market, **engine)
+        result = oas(bonds, curves, market, **engine, **knobs)
         total = time.perf_counter() - start
+        if profile:
+            profile.disable()
+            pstats.Stats(profile).sort_stats("tottime").print_stats(12)
         print(f"{name} {len(bonds)} bonds: one pricing {pricing * 1e3:.1f} ms, OAS {total * 1e3:.1f} ms = "
               f"{total / pricing:.1f} pricings, {result.pricings} calls, converged "
               f"{(result.status == 'converged').mean():.3f}, max iterations {result.iterations.max()}")
-        for bonds_in, entries, seconds in calls:
-            print(f"   call: {bonds_in} bonds, {entries} entries, {seconds * 1e3:.1f} ms "
-                  f"({seconds / pricing:.2f} pricings)")
-        print(f"   outside the calls: {(total - sum(c[2] for c in calls)) * 1e3:.1f} ms")
+        for entries, seconds, detail in calls:
+            print(f"   call: {entries} entries, {seconds * 1e3:.1f} ms "
+                  f"({seconds / pricing:.2f} pricings) {detail}")
+        print(f"   outside the calls: {(total - sum(c[1] for c in calls)) * 1e3:.1f} ms")
 
 
 if __name__ == "__main__":

@@ -40,6 +40,8 @@ from .spreads import SpreadPricer
 CONVERGED = "converged"
 OUTSIDE = "price outside the attainable range"
 NO_CONVERGENCE = "no convergence"
+#: The search's outcomes (index 0: none, the bond's message stands).
+LABELS = ("", CONVERGED, OUTSIDE, NO_CONVERGENCE)
 #: The first step from a bond's own spread, for its slope (percent: 1 bp).
 START_STEP = 0.01
 
@@ -83,7 +85,8 @@ def oas(bonds: BondPortfolio, curves: YieldCurve | Sequence[YieldCurve], market_
     if target_prices.size != len(bonds):
         raise ValueError(f"market_prices has {target_prices.size} entries, expected one per bond ({len(bonds)})")
     n = len(bonds)
-    status = np.full(n, "", dtype=object)
+    status = np.full(n, "", dtype=object)  # an input's or the pricer's message
+    state = np.zeros(n, dtype=np.int8)  # else the search's outcome: an index of LABELS (0: none yet)
     spread = np.full(n, np.nan)
     model = np.full(n, np.nan)
     iterations = np.zeros(n, dtype=np.int64)
@@ -97,7 +100,7 @@ def oas(bonds: BondPortfolio, curves: YieldCurve | Sequence[YieldCurve], market_
         pricings += 1
         iterations[rows] += len(spreads)
         if progress is not None:  # the bonds done: converged or given up
-            progress(float(np.count_nonzero(status != "")), float(n))
+            progress(float(np.count_nonzero((state != 0) | (status != ""))), float(n))
         dirty = pricer.dirty(np.tile(rows, len(spreads)), np.concatenate(spreads))
         values = dirty - np.tile(pricer.accrued[rows], len(spreads)) if price_type == "clean" else dirty
         return np.split(values, len(spreads))
@@ -111,10 +114,13 @@ def oas(bonds: BondPortfolio, curves: YieldCurve | Sequence[YieldCurve], market_
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.log(values / target_prices[where])
 
-    # The start: the gap at the bond's own spread and 1 bp above it gives its slope, and a Newton step from
-    # there a guess; the guess +- a fiftieth of the step (at least 0.1 bp) nearly always brackets the root
-    # (the gap is nearly linear). The bracket is the tightest pair of these four points around the root; an
-    # end that none gives moves out to ``bracket``'s (one more pricing of those bonds only).
+    # The start: the gap at the bond's own spread and 1 bp above it. Then every iteration prices one spread
+    # per bond: the secant through its last two points (the gap is nearly linear in the spread, so the
+    # first step is nearly Newton's and the next ones converge superlinearly), kept inside the bracket of
+    # the points whose gaps have opposite signs, known as soon as both signs are seen; false position on
+    # that bracket where the secant leaves it, bisection after three moves of the same end. Before both
+    # signs are seen an end of ``bracket`` stands in, and a step that reaches it and keeps the sign means
+    # the price is outside the attainable range.
     own = np.clip(bonds.spread[rows].astype(np.float64), bracket[0], bracket[1] - START_STEP)
     p_own, p_next = model_price(rows, own, own + START_STEP)
     f_own, f_next = gap(p_own, rows), gap(p_next, rows)
@@ -123,75 +129,62 @@ def oas(bonds: BondPortfolio, curves: YieldCurve | Sequence[YieldCurve], market_
     overflow = ~failed & ~(np.isfinite(p_own) & np.isfinite(p_next))
     status[rows[overflow]] = "the model price leaves the floating-point range inside the bracket"
     failed |= overflow
-    with np.errstate(divide="ignore", invalid="ignore"):
-        newton = own - f_own * START_STEP / (f_next - f_own)
-    newton = np.clip(np.where(np.isfinite(newton), newton, own), bracket[0], bracket[1])
-    width = np.maximum(np.abs(newton - own) / 50, START_STEP / 100)
-    near = np.flatnonzero(~failed)
-    below, above = np.clip(newton - width, *bracket), np.clip(newton + width, *bracket)
-    p_below, p_above = model_price(rows[near], below[near], above[near])
-    xs = np.stack([own, own + START_STEP, below, above])
-    fs = np.stack([f_own, f_next, np.full(rows.size, np.nan), np.full(rows.size, np.nan)])
-    fs[2, near], fs[3, near] = gap(p_below, rows[near]), gap(p_above, rows[near])
-    with np.errstate(invalid="ignore"):
-        root_above = np.where(fs >= 0, xs, -np.inf)  # points below the root: the low end is the highest
-        root_below = np.where(fs <= 0, xs, np.inf)
-    pick_low, pick_high = root_above.argmax(axis=0), root_below.argmin(axis=0)
-    columns = np.arange(rows.size)
-    low, f_low = xs[pick_low, columns], fs[pick_low, columns]
-    high, f_high = xs[pick_high, columns], fs[pick_high, columns]
-    f_low = np.where(np.isfinite(root_above[pick_low, columns]), f_low, -1.0)  # no low end yet
-    f_high = np.where(np.isfinite(root_below[pick_high, columns]), f_high, 1.0)  # no high end yet
-    low = np.where(f_low >= 0, low, bracket[0])
-    high = np.where(f_high <= 0, high, bracket[1])
-    for end, wide in ((0, bracket[0]), (1, bracket[1])):
-        values = f_low if end == 0 else f_high
-        wrong = ~failed & ((values < 0) if end == 0 else (values > 0))
-        if wrong.any():
-            points = np.full(int(wrong.sum()), wide)
-            (p_wide,) = model_price(rows[wrong], points)
-            (low if end == 0 else high)[wrong] = points
-            values[wrong] = gap(p_wide, rows[wrong])
-    outside = ~failed & ~((f_low >= 0) & (f_high <= 0))
-    status[rows[outside]] = OUTSIDE
-    keep = ~failed & ~outside
-    rows, low, high, f_low, f_high = rows[keep], low[keep], high[keep], f_low[keep], f_high[keep]
-    # Each iteration: the secant through the bond's last two points where it falls inside the bracket (the
-    # gap is nearly linear in the spread, so it converges in a few steps), else false position on the
-    # bracket; bisection after three moves of the same end (the bracket must shrink from both sides).
-    x0, f0, x1, f1 = low.copy(), f_low.copy(), high.copy(), f_high.copy()
+    for x, f, p_x in ((own, f_own, p_own), (own + START_STEP, f_next, p_next)):  # (and relatively close)
+        done = ~failed & (np.abs(p_x - target_prices[rows]) <= price_tolerance) & (np.abs(f) <= 1e-12)
+        done &= state[rows] == 0
+        spread[rows[done]], model[rows[done]], state[rows[done]] = x[done], p_x[done], LABELS.index(CONVERGED)
+    keep = ~failed & (state[rows] == 0)
+    rows, x0, f0, f1 = rows[keep], own[keep], f_own[keep], f_next[keep]
+    x1 = x0 + START_STEP
+    # The bracket: the highest point with a gap >= 0 and the lowest with a gap <= 0 (+-inf: none yet).
+    low = np.where(f1 >= 0, x1, np.where(f0 >= 0, x0, bracket[0]))
+    high = np.where(f0 <= 0, x0, np.where(f1 <= 0, x1, bracket[1]))
+    f_low = np.where(f1 >= 0, f1, np.where(f0 >= 0, f0, np.inf))
+    f_high = np.where(f0 <= 0, f0, np.where(f1 <= 0, f1, -np.inf))
     same = np.zeros(rows.size, dtype=np.int64)  # signed run of moves of one end (+: low, -: high)
     for _ in range(max_iterations):
         if rows.size == 0:
             break
+        known = np.isfinite(f_low) & np.isfinite(f_high)
         with np.errstate(divide="ignore", invalid="ignore"):
             secant = x1 - f1 * (x1 - x0) / (f1 - f0)
             position = (low * f_high - high * f_low) / (f_high - f_low)
         inside = np.isfinite(secant) & (secant > low) & (secant < high)
-        guess = np.where(inside, secant, position)
-        guess = np.where(np.isfinite(guess) & (guess > low) & (guess < high) & (np.abs(same) < 3), guess,
-                         0.5 * (low + high))
+        guess = np.where(inside, secant, np.where(known, position, np.clip(secant, low, high)))
+        fine = np.isfinite(guess) & (guess >= low) & (guess <= high) & (~known | ((guess > low) & (guess < high)))
+        guess = np.where(fine & (np.abs(same) < 3), guess, 0.5 * (low + high))
         (p_guess,) = model_price(rows, guess)
         f_guess = gap(p_guess, rows)
         done = np.abs(p_guess - target_prices[rows]) <= price_tolerance
         spread[rows[done]], model[rows[done]] = guess[done], p_guess[done]
-        status[rows[done]] = CONVERGED
+        state[rows[done]] = LABELS.index(CONVERGED)
+        beyond = ~done & (((guess >= bracket[1]) & (f_guess > 0)) | ((guess <= bracket[0]) & (f_guess < 0)))
+        state[rows[beyond]] = LABELS.index(OUTSIDE)
         above = f_guess > 0  # the root lies above the guess: the guess is the new low end
-        same = np.where(above, np.maximum(same, 0) + 1, np.minimum(same, 0) - 1)
+        same = np.where(above, np.maximum(same, 0) + 1, np.minimum(same, 0) - 1) * known
         low, f_low = np.where(above, guess, low), np.where(above, f_guess, f_low)
         high, f_high = np.where(above, high, guess), np.where(above, f_high, f_guess)
         x0, f0, x1, f1 = x1, f1, guess, f_guess
-        keep = ~done
+        keep = ~done & ~beyond
         rows, low, high, f_low, f_high = rows[keep], low[keep], high[keep], f_low[keep], f_high[keep]
         x0, f0, x1, f1, same = x0[keep], f0[keep], x1[keep], f1[keep], same[keep]
         spread[rows] = np.where(np.abs(f_low) < np.abs(f_high), low, high)
-    status[rows] = NO_CONVERGENCE
+    state[rows] = LABELS.index(NO_CONVERGENCE)
     if rows.size:
         (model[rows],) = model_price(rows, spread[rows])
         iterations[rows] -= 1  # the report's pricing is not an iteration
     if progress is not None:
         progress(float(n), float(n))
-    return OASResult(oas=spread, price=model, iterations=iterations, status=status.astype(str), pricings=pricings)
+    return OASResult(oas=spread, price=model, iterations=iterations, status=_statuses(state, status), pricings=pricings)
+
+
+def _statuses(state: np.ndarray, messages: np.ndarray) -> np.ndarray:
+    """Each bond's status (Python strings in an object array, as pandas holds text): its outcome's label,
+    or its message where the search never ran; a gather, not a conversion per bond."""
+    rare = np.flatnonzero(state == 0)
+    out = np.array(LABELS, dtype=object)[state]
+    out[rare] = messages[rare]
+    return out
 
 
 __all__ = ["CONVERGED", "NO_CONVERGENCE", "OUTSIDE", "OASResult", "oas"]
