@@ -2,11 +2,15 @@
 
 :func:`oas` solves every bond's spread (the unit of :attr:`BondPortfolio.spread`: percent per year,
 continuous, 1.0 = 100 bp) so that the model price equals the market price. The model price falls as the
-spread rises, nearly exponentially, so each bond's root is bracketed and found by a safeguarded secant on
-``log(model / market)``, nearly linear in the spread (false position and bisection keep it in the bracket). The book is validated
-and lowered once (:class:`trinom.spreads.SpreadPricer`); every iteration is one engine call pricing the
-bonds not yet converged at their new spreads (the first prices both ends of every bracket in one call; on
-``cuda`` one forward pass per bond serves both), on any engine. Each bond ends with a status; none is lost:
+spread rises, nearly exponentially, so each bond's root is found on ``log(model / market)``, nearly linear in
+the spread: the first engine call prices every bond at its own spread and 1 bp either side (a quadratic
+through them gives the first guess), and every later call prices each bond not yet converged at its guess
+and a ten-thousandth of a bp above it, whose slope gives a Newton step (quadratic convergence: a few
+calls); a bracket of the points whose gaps have opposite signs keeps the steps safe (false position where
+Newton leaves it, bisection after three moves of the same end). The book is validated and lowered once
+(:class:`trinom.spreads.SpreadPricer`); an engine call prices all the spreads of the call at once (the
+forward pass of a bond's tree does not depend on its spread: ``cuda`` runs it once per bond and ``futhark``
+on the CPU once per lattice), on any engine. Each bond ends with a status; none is lost:
 
 * ``"converged"``: ``|model - market| <= price_tolerance``;
 * ``"price outside the attainable range"``: the market price is above the model price at the lowest
@@ -42,14 +46,16 @@ OUTSIDE = "price outside the attainable range"
 NO_CONVERGENCE = "no convergence"
 #: The search's outcomes (index 0: none, the bond's message stands).
 LABELS = ("", CONVERGED, OUTSIDE, NO_CONVERGENCE)
-#: The first step from a bond's own spread, for its slope (percent: 1 bp).
+#: The first steps from a bond's own spread, for its slope and curvature (percent: 1 bp).
 START_STEP = 0.01
+#: The step beside every later guess that gives the slope there (percent: a ten-thousandth of a bp).
+NEWTON_STEP = 1e-6
 
 
 @dataclass(frozen=True)
 class OASResult:
     """Per bond, in input order: ``oas`` (percent, NaN if none), the model ``price`` at it (of
-    ``price_type``), ``iterations`` (batched pricings the bond took part in), ``status`` (see the
+    ``price_type``), ``iterations`` (the engine calls the bond took part in), ``status`` (see the
     module) and ``error`` (``""`` where converged, else the status)."""
 
     oas: np.ndarray
@@ -98,7 +104,7 @@ def oas(bonds: BondPortfolio, curves: YieldCurve | Sequence[YieldCurve], market_
         """The model prices of ``rows`` at each of ``spreads`` (one engine call for all)."""
         nonlocal pricings
         pricings += 1
-        iterations[rows] += len(spreads)
+        iterations[rows] += 1
         if progress is not None:  # the bonds done: converged or given up
             progress(float(np.count_nonzero((state != 0) | (status != ""))), float(n))
         dirty = pricer.dirty(np.tile(rows, len(spreads)), np.concatenate(spreads))
@@ -114,60 +120,80 @@ def oas(bonds: BondPortfolio, curves: YieldCurve | Sequence[YieldCurve], market_
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.log(values / target_prices[where])
 
-    # The start: the gap at the bond's own spread and 1 bp above it. Then every iteration prices one spread
-    # per bond: the secant through its last two points (the gap is nearly linear in the spread, so the
-    # first step is nearly Newton's and the next ones converge superlinearly), kept inside the bracket of
-    # the points whose gaps have opposite signs, known as soon as both signs are seen; false position on
-    # that bracket where the secant leaves it, bisection after three moves of the same end. Before both
-    # signs are seen an end of ``bracket`` stands in, and a step that reaches it and keeps the sign means
-    # the price is outside the attainable range.
-    own = np.clip(bonds.spread[rows].astype(np.float64), bracket[0], bracket[1] - START_STEP)
-    p_own, p_next = model_price(rows, own, own + START_STEP)
-    f_own, f_next = gap(p_own, rows), gap(p_next, rows)
+    # The start: the gap at the bond's own spread and 1 bp either side, whose slope and curvature give a
+    # first guess (the root of the quadratic through them, else Newton's). Then every iteration prices one
+    # spread per bond: the secant through its last two points (superlinear once near the root), kept
+    # inside the bracket of the points whose gaps have opposite signs, known as soon as both signs are
+    # seen; false position on that bracket where the secant leaves it, bisection after three moves of the
+    # same end. Before both signs are seen an end of ``bracket`` stands in, and a step that reaches it and
+    # keeps the sign means the price is outside the attainable range.
+    own = np.clip(bonds.spread[rows].astype(np.float64), bracket[0] + START_STEP, bracket[1] - START_STEP)
+    points = (own - START_STEP, own, own + START_STEP)
+    prices = model_price(rows, *points)
+    gaps = [gap(values, rows) for values in prices]
     failed = pricer.error[rows] != ""
     status[rows[failed]] = pricer.error[rows][failed]
-    overflow = ~failed & ~(np.isfinite(p_own) & np.isfinite(p_next))
+    overflow = ~failed & ~np.logical_and.reduce([np.isfinite(values) for values in prices])
     status[rows[overflow]] = "the model price leaves the floating-point range inside the bracket"
     failed |= overflow
-    for x, f, p_x in ((own, f_own, p_own), (own + START_STEP, f_next, p_next)):  # (and relatively close)
+    for x, f, p_x in zip(points, gaps, prices, strict=True):  # (and relatively close)
         done = ~failed & (np.abs(p_x - target_prices[rows]) <= price_tolerance) & (np.abs(f) <= 1e-12)
         done &= state[rows] == 0
         spread[rows[done]], model[rows[done]], state[rows[done]] = x[done], p_x[done], LABELS.index(CONVERGED)
     keep = ~failed & (state[rows] == 0)
-    rows, x0, f0, f1 = rows[keep], own[keep], f_own[keep], f_next[keep]
-    x1 = x0 + START_STEP
+    rows, own = rows[keep], own[keep]
+    below, here, above = (f[keep] for f in gaps)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        slope, curvature = (above - below) / (2 * START_STEP), (above - 2 * here + below) / START_STEP**2
+        root = np.sqrt(slope**2 - 2 * curvature * here)
+        step = -2 * here / (slope + np.copysign(root, slope))  # the quadratic's root nearer to the bond's spread
+        step = np.where(np.isfinite(step), step, -here / slope)
+    proposal = own + step
     # The bracket: the highest point with a gap >= 0 and the lowest with a gap <= 0 (+-inf: none yet).
-    low = np.where(f1 >= 0, x1, np.where(f0 >= 0, x0, bracket[0]))
-    high = np.where(f0 <= 0, x0, np.where(f1 <= 0, x1, bracket[1]))
-    f_low = np.where(f1 >= 0, f1, np.where(f0 >= 0, f0, np.inf))
-    f_high = np.where(f0 <= 0, f0, np.where(f1 <= 0, f1, -np.inf))
+    xs, fs = np.stack([own - START_STEP, own, own + START_STEP]), np.stack([below, here, above])
+    with np.errstate(invalid="ignore"):
+        lows, highs = np.where(fs >= 0, xs, -np.inf), np.where(fs <= 0, xs, np.inf)
+    columns = np.arange(rows.size)
+    pick_low, pick_high = lows.argmax(axis=0), highs.argmin(axis=0)
+    low_known, high_known = np.isfinite(lows[pick_low, columns]), np.isfinite(highs[pick_high, columns])
+    low = np.where(low_known, xs[pick_low, columns], bracket[0])
+    f_low = np.where(low_known, fs[pick_low, columns], np.inf)
+    high = np.where(high_known, xs[pick_high, columns], bracket[1])
+    f_high = np.where(high_known, fs[pick_high, columns], -np.inf)
     same = np.zeros(rows.size, dtype=np.int64)  # signed run of moves of one end (+: low, -: high)
     for _ in range(max_iterations):
         if rows.size == 0:
             break
         known = np.isfinite(f_low) & np.isfinite(f_high)
         with np.errstate(divide="ignore", invalid="ignore"):
-            secant = x1 - f1 * (x1 - x0) / (f1 - f0)
             position = (low * f_high - high * f_low) / (f_high - f_low)
-        inside = np.isfinite(secant) & (secant > low) & (secant < high)
-        guess = np.where(inside, secant, np.where(known, position, np.clip(secant, low, high)))
+        inside = np.isfinite(proposal) & (proposal > low) & (proposal < high)
+        guess = np.where(inside, proposal, np.where(known, position, np.clip(proposal, low, high)))
         fine = np.isfinite(guess) & (guess >= low) & (guess <= high) & (~known | ((guess > low) & (guess < high)))
         guess = np.where(fine & (np.abs(same) < 3), guess, 0.5 * (low + high))
-        (p_guess,) = model_price(rows, guess)
-        f_guess = gap(p_guess, rows)
-        done = np.abs(p_guess - target_prices[rows]) <= price_tolerance
-        spread[rows[done]], model[rows[done]] = guess[done], p_guess[done]
-        state[rows[done]] = LABELS.index(CONVERGED)
+        nudged = guess + NEWTON_STEP
+        p_guess, p_nudged = model_price(rows, guess, nudged)
+        f_guess, f_nudged = gap(p_guess, rows), gap(p_nudged, rows)
+        for x, p_x in ((guess, p_guess), (nudged, p_nudged)):
+            done = (np.abs(p_x - target_prices[rows]) <= price_tolerance) & (state[rows] == 0)
+            spread[rows[done]], model[rows[done]] = x[done], p_x[done]
+            state[rows[done]] = LABELS.index(CONVERGED)
+        done = state[rows] != 0
         beyond = ~done & (((guess >= bracket[1]) & (f_guess > 0)) | ((guess <= bracket[0]) & (f_guess < 0)))
         state[rows[beyond]] = LABELS.index(OUTSIDE)
         above = f_guess > 0  # the root lies above the guess: the guess is the new low end
         same = np.where(above, np.maximum(same, 0) + 1, np.minimum(same, 0) - 1) * known
         low, f_low = np.where(above, guess, low), np.where(above, f_guess, f_low)
         high, f_high = np.where(above, high, guess), np.where(above, f_high, f_guess)
-        x0, f0, x1, f1 = x1, f1, guess, f_guess
+        beyond_nudge = f_nudged > 0
+        low, f_low = np.where(beyond_nudge, nudged, low), np.where(beyond_nudge, f_nudged, f_low)
+        high, f_high = np.where(~beyond_nudge & (nudged < high), nudged, high), np.where(
+            ~beyond_nudge & (nudged < high), f_nudged, f_high)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            proposal = guess - f_guess * NEWTON_STEP / (f_nudged - f_guess)
         keep = ~done & ~beyond
         rows, low, high, f_low, f_high = rows[keep], low[keep], high[keep], f_low[keep], f_high[keep]
-        x0, f0, x1, f1, same = x0[keep], f0[keep], x1[keep], f1[keep], same[keep]
+        proposal, same = proposal[keep], same[keep]
         spread[rows] = np.where(np.abs(f_low) < np.abs(f_high), low, high)
     state[rows] = LABELS.index(NO_CONVERGENCE)
     if rows.size:
