@@ -4,10 +4,13 @@
 -- A program of its own so that the options' kernels are compiled alone (Futhark's allocation of
 -- their local memory changed when the two shared a program: one level more per workgroup).
 --
--- Entry points: `bonds64`/`bonds32` (one bond per map element: the CPU targets) and
--- `bonds_grouped64`/`bonds_grouped32` (one bond per workgroup: the GPU targets; python/trinom/
--- backends/bonds_futhark_fast.py bins bonds by level width and height), all taking bonds.fut's
--- 19 arrays; the grouped ones take the level width `w` and step count `N` first.
+-- Entry points, all taking bonds.fut's 19 arrays: `bonds_shared64`/`bonds_shared32` (the CPU
+-- targets: one bond per map element, one forward pass per lattice, levels in place; the lattice
+-- numbers, heads and step count first), `bonds_grouped64`/`bonds_grouped32` (one bond per
+-- workgroup: the GPU targets; python/trinom/backends/bonds_futhark_fast.py bins bonds by level
+-- width and height; the level width `w` and step count `N` first) and `bonds64`/`bonds32` (one
+-- bond per map element with its own forward pass and mapped levels: the bonds too big for a
+-- workgroup, and the test below).
 --
 -- ==
 -- entry: bonds64

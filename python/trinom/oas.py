@@ -121,10 +121,10 @@ def oas(bonds: BondPortfolio, curves: YieldCurve | Sequence[YieldCurve], market_
             return np.log(values / target_prices[where])
 
     # The start: the gap at the bond's own spread and 1 bp either side, whose slope and curvature give a
-    # first guess (the root of the quadratic through them, else Newton's). Then every iteration prices one
-    # spread per bond: the secant through its last two points (superlinear once near the root), kept
-    # inside the bracket of the points whose gaps have opposite signs, known as soon as both signs are
-    # seen; false position on that bracket where the secant leaves it, bisection after three moves of the
+    # first guess (the root of the quadratic through them, else Newton's). Then every iteration prices each
+    # bond at its guess and NEWTON_STEP above it: a Newton step with that slope (quadratic convergence),
+    # kept inside the bracket of the points whose gaps have opposite signs, known as soon as both signs are
+    # seen; false position on that bracket where the step leaves it, bisection after three moves of the
     # same end. Before both signs are seen an end of ``bracket`` stands in, and a step that reaches it and
     # keeps the sign means the price is outside the attainable range.
     own = np.clip(bonds.spread[rows].astype(np.float64), bracket[0] + START_STEP, bracket[1] - START_STEP)
