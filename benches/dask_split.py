@@ -90,10 +90,12 @@ def main(argv: list[str] | None = None) -> int:
             runs.append(split(stream.data, start, end))
     median = {key: float(np.median([run[key] for run in runs])) for key in runs[0]}
     report = {"machine": platform.processor() or platform.machine(), "dataset": args.dataset, "size": args.size,
-              "engine": {"backend": args.backend, "target": args.target}, "scenarios": args.scenarios, "workers": args.workers, "one_process_s": float(np.median(alone)),
+              "engine": {"backend": args.backend, "target": args.target}, "scenarios": args.scenarios,
+              "workers": args.workers, "one_process_s": float(np.median(alone)),
               "one_process_multicore_s": float(np.median(multicore)), "cluster": median, "runs": runs}
-    print(f"{args.dataset} x {args.size}, {args.scenarios} scenarios, {report['engine']}: one process {report['one_process_s']:.2f} s "
-          f"(multicore {report['one_process_multicore_s']:.2f} s); {args.workers} workers {median['wall']:.2f} s")
+    print(f"{args.dataset} x {args.size}, {args.scenarios} scenarios, {report['engine']}: one process "
+          f"{report['one_process_s']:.2f} s (multicore {report['one_process_multicore_s']:.2f} s); "
+          f"{args.workers} workers {median['wall']:.2f} s")
     print("| part | seconds |\n| --- | ---: |")
     for key in ("prepare", "transfer", "pricing", "idle", "collect", "wall"):
         extra = f" (mean {median['pricing_mean']:.2f})" if key == "pricing" else ""
