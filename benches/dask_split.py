@@ -55,8 +55,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=200000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--backend", default="futhark")
-    parser.add_argument("--target", default="c", help="one thread per worker: c (multicore for one process)")
+    parser.add_argument("--target", default="c", help="one thread per worker: c (multicore for one process); "
+                        "cuda for the cuda engine (each worker on device 0)")
     parser.add_argument("--scenarios", type=int, default=0, help="a grid of this many parallel shifts (0: none)")
+    parser.add_argument("--shards", type=int, help="tasks (default: trinom.distributed's, a few per worker)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out")
     args = parser.parse_args(argv)
@@ -72,19 +74,20 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         reference = trinom.price(book, **engine).price
         alone.append(time.perf_counter() - start)
-    multicore = []
-    for _ in range(args.rounds):
+    multicore = []  # the Futhark engine on both CPU targets; other engines: none
+    for _ in range(args.rounds if args.backend == "futhark" else 0):
         start = time.perf_counter()
         trinom.price(book, **{**engine, "target": "multicore"})
         multicore.append(time.perf_counter() - start)
     runs = []
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True) as cluster, \
             Client(cluster) as client:
-        trinom.price(book, **engine, client=client)  # warm: each worker loads its library
+        sharding = {"shards": args.shards} if args.shards else {}
+        trinom.price(book, **engine, client=client, **sharding)  # warm: each worker loads its library
         for _ in range(args.rounds):
             with get_task_stream(client) as stream:
                 start = time.time()
-                prices = trinom.price(book, **engine, client=client).price
+                prices = trinom.price(book, **engine, client=client, **sharding).price
                 end = time.time()
             assert np.array_equal(prices, reference)
             runs.append(split(stream.data, start, end))
@@ -92,9 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     report = {"machine": platform.processor() or platform.machine(), "dataset": args.dataset, "size": args.size,
               "engine": {"backend": args.backend, "target": args.target}, "scenarios": args.scenarios,
               "workers": args.workers, "one_process_s": float(np.median(alone)),
-              "one_process_multicore_s": float(np.median(multicore)), "cluster": median, "runs": runs}
+              "one_process_multicore_s": float(np.median(multicore)) if multicore else None, "cluster": median, "runs": runs}
     print(f"{args.dataset} x {args.size}, {args.scenarios} scenarios, {report['engine']}: one process "
-          f"{report['one_process_s']:.2f} s (multicore {report['one_process_multicore_s']:.2f} s); "
+          f"{report['one_process_s']:.2f} s (multicore {report['one_process_multicore_s'] or float('nan'):.2f} s); "
           f"{args.workers} workers {median['wall']:.2f} s")
     print("| part | seconds |\n| --- | ---: |")
     for key in ("prepare", "transfer", "pricing", "idle", "collect", "wall"):
