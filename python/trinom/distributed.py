@@ -4,12 +4,14 @@
 between calls and needs nothing but its arguments, so it is what a distributed path calls on a worker, and
 what a user hands to Spark's ``mapInArrow``, Ray's ``map_batches`` or a grid scheduler.
 
-:func:`price_on` (``trinom.price(..., client=client)``) validates the book once in the calling process,
-estimates every row's work (node updates, :meth:`trinom.book.Book.work`), deals the rows into shards of about
-equal work (largest first, in snake order, so a skewed book balances), prices each shard as one Dask task
-with :func:`price_chunk` and puts the results back in input order, every row with its price or its error.
-A scenario grid is cut along the scenario axis too (up to one part per worker). A task whose worker dies is
-run again elsewhere (Dask's own retries); nothing is scheduled by trinom.
+:func:`price_on` (``trinom.price(..., client=client)``) runs trinom's one execution path with the run step
+on the cluster: it validates the book once in the calling process and lowers it to one book of trees,
+estimates every tree's work (node updates, :meth:`trinom.book.Book.work`), deals the trees into shards of
+about equal work (largest first, in snake order, so a skewed book balances), sends each shard *as lowered
+trees* to one Dask task (:func:`price_trees`: the engine and nothing else; no row is read or validated
+twice) and puts the results back in input order, every row with its price or its error. A scenario grid is
+cut along the scenario axis too (up to one part per worker). A task whose worker dies is run again
+elsewhere (Dask's own retries); nothing is scheduled by trinom.
 
 >>> import trinom
 >>> p = trinom.Portfolio(strike=[63.0], maturity=[9.0], expiry=[3.0], term_unit=[365], term_steps=[12],
@@ -27,8 +29,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .api import prepare, price
+from .api import prepare, price, resolve, run
 from .bonds.portfolio import BondPortfolio
+from .book import Book
 from .errors import InputError, check_error_mode
 from .market import CurvesLike, Market
 from .portfolio import Portfolio
@@ -84,29 +87,34 @@ def price_on(client: Any, instruments: Portfolio | BondPortfolio, curves: Curves
     job = prepare(instruments, market, **{k: options[k] for k in ("max_width", "max_steps") if k in options})
     if job.problems and errors == "raise":
         raise InputError(job.problems)
-    work = np.zeros(len(instruments))
-    good = np.arange(len(instruments)) if job.rows is None else job.rows
-    work[good] = job.book.work() if len(job.book) else 0.0
+    book = job.book
     workers = max(1, len(client.scheduler_info().get("workers", {})))
     if shards is None:
         shards = SHARDS_PER_WORKER * workers
-    # A scenario grid is cut along both axes: up to one scenario part per worker, the rows in the rest.
+    tuning = {k: v for k, v in options.items() if k not in ("max_width", "max_steps")}
+    # A scenario grid is cut along both axes: up to one scenario part per worker, the trees in the rest.
     lead = len(market)
     cuts = np.array_split(np.arange(lead), min(lead, workers, shards))
-    groups = shards_by_work(np.maximum(work, 1.0), max(1, shards // len(cuts)))
-    tasks = {(g, c): client.submit(price_chunk, _columns_of(instruments, rows), _scenarios_of(market, cut),
-                                   backend=backend, precision=precision, target=target, device=device,
-                                   retries=retries, pure=False, **options)
-             for g, rows in enumerate(groups) for c, cut in enumerate(cuts)}
+    groups = shards_by_work(np.maximum(book.work(), 1.0), max(1, shards // len(cuts))) if len(book) else []
+    tasks = {(g, c): client.submit(price_trees, book.take(trees), _scenarios_of(market, cut), backend=backend,
+                                   precision=precision, target=target, device=device, retries=retries, pure=False,
+                                   **tuning)
+             for g, trees in enumerate(groups) for c, cut in enumerate(cuts)}
     parts = dict(zip(tasks, client.gather(list(tasks.values())), strict=True))
-    # The good rows' prices, back in book order, go through the one-process result (accrued interest, clean
-    # prices, the rows' messages, values out of range).
-    values = np.full((lead, len(instruments)), np.nan)
-    for (g, c), part in parts.items():
-        values[np.ix_(cuts[c], groups[g])] = np.reshape(part["price"], (len(cuts[c]), groups[g].size))
-    book_rows = values if job.rows is None else values[:, job.rows]
     dtype = np.float32 if precision == "f32" else np.float64
-    return job.result(book_rows.astype(dtype), f"{backend} on dask ({len(tasks)} tasks)", errors)
+    values = np.empty((lead, len(book)), dtype=dtype)
+    for (g, c), part in parts.items():
+        values[np.ix_(cuts[c], groups[g])] = part
+    return job.result(values, f"{backend} on dask ({len(tasks)} tasks)", errors)
+
+
+def price_trees(book: Book, market: Market, *, backend: str = "auto", precision: str = "f64",
+                target: str | None = None, device: int = 0, **tuning: Any) -> np.ndarray:
+    """The engine's prices of a lowered, already validated ``book`` (a shard of :func:`price_on`), shape
+    ``(len(market), len(book))``: the run step of :func:`trinom.price` alone (``auto`` chooses the engine
+    where the task runs, which may have a GPU the caller lacks)."""
+    engine, chosen = resolve(backend, book, precision, target)
+    return run(engine, book, market, precision=precision, target=chosen, device=device, **tuning)
 
 
 def _scenarios_of(market: Market, cut: np.ndarray) -> Market:
@@ -118,9 +126,4 @@ def _scenarios_of(market: Market, cut: np.ndarray) -> Market:
                   spread_shifts=market.spread_shifts[pick])
 
 
-def _columns_of(instruments: Portfolio | BondPortfolio, rows: np.ndarray) -> dict[str, np.ndarray]:
-    """The fields of ``rows`` of a portfolio (a bond's cash flows with it)."""
-    return instruments[rows].as_dict()
-
-
-__all__ = ["SHARDS_PER_WORKER", "price_chunk", "price_on", "shards_by_work"]
+__all__ = ["SHARDS_PER_WORKER", "price_chunk", "price_on", "price_trees", "shards_by_work"]
