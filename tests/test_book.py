@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -55,6 +56,11 @@ def test_take_concatenate_and_work():
     assert both.rows_of(BOND).tolist() == [5, 6, 7, 8]
     part = both.take([6, 2])
     assert part.instrument.tolist() == [BOND, OPTION] and part.event_offset[-1] == np.diff(both.event_offset)[[6, 2]].sum()
+    for a, b in ((0, 9), (3, 7), (5, 6)):  # a span is the take of its range, as views
+        span, taken = both.span(a, b), both.take(np.arange(a, b))
+        for field in dataclasses.fields(Book):
+            assert np.array_equal(getattr(span, field.name), getattr(taken, field.name), equal_nan=field.name == "event_time")
+        assert np.shares_memory(span.event_amount, both.event_amount)
     geometry = portfolio.geometry()
     assert np.array_equal(both.work()[:5], work(geometry.n, geometry.jmax))
     assert np.array_equal(both.work()[5:], work(bonds.height(), bonds.jmax()))

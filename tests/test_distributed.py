@@ -14,6 +14,7 @@ import time
 import numpy as np
 import pytest
 import trinom
+from trinom import distributed as distributed_module
 from trinom.bonds.generator import generate_bonds
 from trinom.distributed import price_chunk, shards_by_work
 
@@ -40,6 +41,20 @@ def test_workers_give_the_bits_of_one_process_on_a_skewed_book(client):
     there = trinom.price(book, client=client, **CPU)
     np.testing.assert_array_equal(there.price, here.price)
     assert "on dask" in there.engine and (there.error == "").all()
+
+
+def test_a_book_of_small_trees_goes_in_runs_of_consecutive_trees(client):
+    """Where every tree is a small part of a shard the shards are views of the book (nothing copied), of about
+    equal work; the bits are still one process's."""
+    book = trinom.generator.generate("0_UNIFORM", 2000, seed=5)
+    lowered = book.lower()
+    shards = distributed_module._shards(lowered, 4)
+    assert np.concatenate([trees for trees, _ in shards]).tolist() == list(range(2000))
+    assert all(np.shares_memory(part.a, lowered.a) for _, part in shards)
+    loads = np.array([lowered.work()[trees].sum() for trees, _ in shards])
+    assert loads.max() <= 1.05 * loads.mean()
+    np.testing.assert_array_equal(trinom.price(book, client=client, shards=4, **CPU).price,
+                                  trinom.price(book, **CPU).price)
 
 
 def test_bonds_and_scenarios_on_workers(client):

@@ -133,6 +133,14 @@ class Book:
         events = {name: getattr(self, name)[flat] for name in _EVENT_FIELDS}
         return Book(**trees, **events, event_offset=offset, curve_names=self.curve_names)
 
+    def span(self, start: int, stop: int) -> Book:
+        """The trees ``start`` to ``stop - 1`` with their events, as views of this book's arrays (no copies)."""
+        first, last = int(self.event_offset[start]), int(self.event_offset[stop])
+        trees = {name: getattr(self, name)[start:stop] for name in _TREE_FIELDS}
+        events = {name: getattr(self, name)[first:last] for name in _EVENT_FIELDS}
+        return Book(**trees, **events, event_offset=self.event_offset[start:stop + 1] - first,
+                    curve_names=self.curve_names)
+
     def with_trees(self, curve_names: Sequence[str] | None = None, **columns: npt.ArrayLike) -> Book:
         """The same trees and events with tree ``columns`` (e.g. ``sigma``, ``spread``, ``curve``) replaced
         and, if given, new ``curve_names`` (``curve`` then indexes them)."""

@@ -6,8 +6,9 @@ what a user hands to Spark's ``mapInArrow``, Ray's ``map_batches`` or a grid sch
 
 :func:`price_on` (``trinom.price(..., client=client)``) runs trinom's one execution path with the run step
 on the cluster: it validates the book once in the calling process and lowers it to one book of trees,
-estimates every tree's work (node updates, :meth:`trinom.book.Book.work`), deals the trees into shards of
-about equal work (largest first, in snake order, so a skewed book balances), sends each shard *as lowered
+estimates every tree's work (node updates, :meth:`trinom.book.Book.work`), cuts the trees into shards of
+about equal work (runs of consecutive trees where every tree is small against a shard: views, nothing
+copied; else dealt largest first, in snake order, so a few large trees balance), sends each shard *as lowered
 trees* to one Dask task (:func:`price_trees`: the engine and nothing else; no row is read or validated
 twice) and puts the results back in input order, every row with its price or its error. A scenario grid is
 cut along the scenario axis too (up to one part per worker). A task whose worker dies is run again
@@ -24,6 +25,7 @@ elsewhere (Dask's own retries); nothing is scheduled by trinom.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -40,6 +42,8 @@ from .scenarios import Scenario, scenario_market
 
 #: Shards per worker when the caller does not say (a few per worker keeps them all busy to the end).
 SHARDS_PER_WORKER = 4
+#: A book is cut into runs of consecutive trees when its largest tree is at most this share of a shard's work.
+SPAN_SHARE = 0.02
 
 
 def price_chunk(columns: Mapping[str, npt.ArrayLike] | Any, curves: CurvesLike = None, *, first_row: int = 0,
@@ -95,17 +99,31 @@ def price_on(client: Any, instruments: Portfolio | BondPortfolio, curves: Curves
     # A scenario grid is cut along both axes: up to one scenario part per worker, the trees in the rest.
     lead = len(market)
     cuts = np.array_split(np.arange(lead), min(lead, workers, shards))
-    groups = shards_by_work(np.maximum(book.work(), 1.0), max(1, shards // len(cuts))) if len(book) else []
-    tasks = {(g, c): client.submit(price_trees, book.take(trees), _scenarios_of(market, cut), backend=backend,
+    groups = _shards(book, max(1, shards // len(cuts)))
+    tasks = {(g, c): client.submit(price_trees, part, _scenarios_of(market, cut), backend=backend,
                                    precision=precision, target=target, device=device, retries=retries, pure=False,
                                    **tuning)
-             for g, trees in enumerate(groups) for c, cut in enumerate(cuts)}
+             for g, (_trees, part) in enumerate(groups) for c, cut in enumerate(cuts)}
     parts = dict(zip(tasks, client.gather(list(tasks.values())), strict=True))
     dtype = np.float32 if precision == "f32" else np.float64
     values = np.empty((lead, len(book)), dtype=dtype)
     for (g, c), part in parts.items():
-        values[np.ix_(cuts[c], groups[g])] = part
+        values[np.ix_(cuts[c], groups[g][0])] = part
     return job.result(values, f"{backend} on dask ({len(tasks)} tasks)", errors)
+
+
+def _shards(book: Book, count: int) -> list[tuple[np.ndarray, Book]]:
+    """``count`` shards of ``book`` of about equal work, as (tree indices, trees). Where every tree is a small
+    part of a shard (at most :data:`SPAN_SHARE` of one), runs of consecutive trees of equal work: views, no
+    copies; else the trees dealt by :func:`shards_by_work` (a few large trees balance only that way)."""
+    if not len(book):
+        return []
+    work = np.maximum(book.work(), 1.0)
+    if work.max() * count <= SPAN_SHARE * work.sum():
+        total = np.cumsum(work)
+        bounds = [0, *np.searchsorted(total, total[-1] * np.arange(1, count) / count).tolist(), len(book)]
+        return [(np.arange(a, b), book.span(a, b)) for a, b in pairwise(bounds) if b > a]
+    return [(trees, book.take(trees)) for trees in shards_by_work(work, count)]
 
 
 def price_trees(book: Book, market: Market, *, backend: str = "auto", precision: str = "f64",
