@@ -76,7 +76,7 @@ def read_book(args: argparse.Namespace) -> tuple[Portfolio | BondPortfolio, Any]
         book, curves, _ids = parquet.read_book(args.portfolio)
         if isinstance(book, BondPortfolio):
             return book, curves or ()
-        return book, io.read_yield_curve(args.yield_file) if args.yield_file else (curves or (YieldCurve.thesis(),))[0]
+        return book, _option_curve(args, curves)
     if _is_bonds(args):
         if args.yield_file:
             raise InputError([(None, "--yield", "a bond file names its own yield curves (NAME.curves.csv or the "
@@ -85,6 +85,11 @@ def read_book(args: argparse.Namespace) -> tuple[Portfolio | BondPortfolio, Any]
     portfolio, file_curve = io.read_input(args.portfolio, args.errors)
     curve = io.read_yield_curve(args.yield_file) if args.yield_file else file_curve or YieldCurve.thesis()
     return portfolio, curve
+
+
+def _option_curve(args: argparse.Namespace, curves: tuple[YieldCurve, ...] | None) -> YieldCurve:
+    """The curve of a Parquet book's options: ``--yield``, else the file's first curve, else the thesis'."""
+    return io.read_yield_curve(args.yield_file) if args.yield_file else (curves or (YieldCurve.thesis(),))[0]
 
 
 @contextlib.contextmanager
@@ -118,7 +123,7 @@ def dask_client(spec: str | None) -> Iterator[Any]:
 def price_parquet(args: argparse.Namespace) -> int:
     """A Parquet book into a Parquet result, one row group at a time (memory bounded by the row group)."""
     curves = parquet.curves_of(args.portfolio)
-    option_curve = io.read_yield_curve(args.yield_file) if args.yield_file else (curves or (YieldCurve.thesis(),))[0]
+    option_curve = _option_curve(args, curves)
     total = parquet.rows(args.portfolio)
     bar = ProgressBar(f"pricing {total} rows of {args.portfolio.name}", unit="rows", scale=1.0)
     writer = parquet.ResultWriter(args.out)

@@ -126,7 +126,6 @@ def read_yield_curve(path: str | Path) -> YieldCurve:
     from .parquet import is_parquet, read_text_rows
 
     if is_parquet(path):
-
         header, *rows = read_text_rows(path)
         if sorted(header) != ["days", "rate"]:
             raise InputError([(None, "file", f"{path}: a curve table has the columns days and rate, got {header}")])

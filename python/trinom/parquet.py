@@ -72,7 +72,7 @@ def read_book(path: str | Path) -> tuple[Portfolio | BondPortfolio, tuple[YieldC
     _pa, pq = _arrow()
     path = _existing(path)
     table = pq.read_table(path)
-    return _book_of(table, path), curves_of(path), _ids(table)
+    return _book_of(table, path), _curves_in(table.schema.metadata, path), _ids(table)
 
 
 def row_groups(path: str | Path) -> Iterator[tuple[int, Portfolio | BondPortfolio, Any]]:
@@ -94,7 +94,12 @@ def row_groups(path: str | Path) -> Iterator[tuple[int, Portfolio | BondPortfoli
 def curves_of(path: str | Path) -> tuple[YieldCurve, ...] | None:
     """The curves in a Parquet book's metadata, or None."""
     _pa, pq = _arrow()
-    metadata = pq.read_schema(_existing(path)).metadata or {}
+    return _curves_in(pq.read_schema(_existing(path)).metadata, path)
+
+
+def _curves_in(metadata: dict[bytes, bytes] | None, path: str | Path) -> tuple[YieldCurve, ...] | None:
+    """The curves of a Parquet schema's metadata (``trinom.curves``), or None."""
+    metadata = metadata or {}
     if CURVES_KEY not in metadata:
         return None
     try:

@@ -142,7 +142,6 @@ def read_scenarios(path: str | Path, curves: CurvesLike) -> tuple[list[str], Mar
     from .parquet import is_parquet, read_text_rows
 
     if is_parquet(path):  # the same columns, as a Parquet table
-
         rows = read_text_rows(path)
     else:
         with path.open(newline="") as handle:

@@ -13,6 +13,11 @@ import numpy as np
 
 from ..book import Book
 
+#: The per-bond and per-cash-flow fields the library reads (``cashflow_offset`` apart).
+PER_BOND = ("term_unit", "term_steps", "a", "sigma", "maturity", "spread", "option_type", "strike", "first_exercise",
+            "last_exercise", "exercise_frequency", "curve_index")
+PER_FLOW = ("cashflow_step", "repayment", "coupon")
+
 
 class BondArrays:
     """The fields of a :class:`trinom.bonds.BondPortfolio`, as plain arrays."""
@@ -37,10 +42,8 @@ def _tiled(bonds: Any, sigma_moves: np.ndarray) -> BondArrays:
     """``bonds`` once per sigma move, one copy after the other."""
     copies = sigma_moves.size
     flows = bonds.cashflow_step.size
-    per_bond = {name: np.tile(getattr(bonds, name), copies) for name in (
-        "term_unit", "term_steps", "a", "maturity", "spread", "option_type", "strike", "first_exercise",
-        "last_exercise", "exercise_frequency", "curve_index")}
-    per_flow = {name: np.tile(getattr(bonds, name), copies) for name in ("cashflow_step", "repayment", "coupon")}
+    per_bond = {name: np.tile(getattr(bonds, name), copies) for name in PER_BOND if name != "sigma"}
+    per_flow = {name: np.tile(getattr(bonds, name), copies) for name in PER_FLOW}
     offset = (bonds.cashflow_offset[:-1][None, :] + flows * np.arange(copies)[:, None]).reshape(-1)
     return BondArrays(**per_bond, **per_flow, sigma=(bonds.sigma[None, :] + sigma_moves[:, None]).reshape(-1),
                        cashflow_offset=np.append(offset, flows * copies))
@@ -48,13 +51,11 @@ def _tiled(bonds: Any, sigma_moves: np.ndarray) -> BondArrays:
 
 def bonds_at(bonds: Any, rows: np.ndarray) -> BondArrays:
     """The bonds ``rows`` of a book's arrays (a portfolio or :class:`BondArrays`), with their cash flows."""
-    per_bond = {name: getattr(bonds, name)[rows] for name in (
-        "term_unit", "term_steps", "a", "sigma", "maturity", "spread", "option_type", "strike", "first_exercise",
-        "last_exercise", "exercise_frequency", "curve_index")}
+    per_bond = {name: getattr(bonds, name)[rows] for name in PER_BOND}
     flows = entries_of(bonds.cashflow_offset, rows)
     counts = np.diff(bonds.cashflow_offset)[rows]
     return BondArrays(**per_bond, cashflow_offset=np.concatenate(([0], np.cumsum(counts))),
-                       **{name: getattr(bonds, name)[flows] for name in ("cashflow_step", "repayment", "coupon")})
+                       **{name: getattr(bonds, name)[flows] for name in PER_FLOW})
 
 
 def entries_of(offset: np.ndarray, rows: np.ndarray) -> np.ndarray:
