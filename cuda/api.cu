@@ -1,6 +1,7 @@
 // The C entries of trinom_cuda.h: argument checks, the device lease, the two sections of a book,
 // the timings, and the caller's trinom_error (no exception crosses the C boundary).
 #include <chrono>
+#include <cmath>
 #include <climits>
 #include <cstring>
 #include <exception>
@@ -111,6 +112,19 @@ void check_bond_section(const trinom_book &book, const trinom_run_options &opt, 
         if (b.entry_offset[0] != 0) bad_argument(S, "entry_offset[0] must be 0", "entry_offset");
         if (b.entry_offset[b.count] > 0 && (!b.entry_curve || !b.entry_spread))
             bad_argument(S, "entry_curve and entry_spread must not be NULL where there are scenario entries");
+    }
+    if (b.search) {
+        const trinom_spread_search &search = *b.search;
+        if (b.entry_offset) bad_argument(S, "a spread search takes no scenario entries", "search");
+        if (!search.target || !search.spread || !search.iterations || !search.status)
+            bad_argument(S, "the spread search's target, spread, iterations and status must not be NULL", "search");
+        if (!(std::isfinite(search.low) && std::isfinite(search.high) && search.low < search.high))
+            bad_argument(S, "the spread search needs finite low < high", "search");
+        if (!(search.tolerance >= 0.0) || !std::isfinite(search.tolerance) || !(search.relative_tolerance >= 0.0) ||
+            !std::isfinite(search.relative_tolerance))
+            bad_argument(S, "the spread search's tolerances must be finite numbers >= 0", "search");
+        if (search.max_iterations < 1)
+            bad_argument(S, "the spread search's max_iterations must be >= 1", "search");
     }
     if (curves.count < 1 || !curves.terms || !curves.rates || !curves.days)
         bad_argument(S, "no yield curve given for the bonds", "curves");

@@ -43,6 +43,7 @@ struct ChunkPlan {
     bool scenarios = false;              // the bonds have scenario entries (trinom_bonds::entry_offset)
     long long ent_first = 0;             // the chunk's first entry in the caller's arrays
     int entries = 0;                     // prices the chunk writes: its entries, else its bonds
+    bool search = false;                 // a spread search per bond (trinom_bonds::search)
 };
 
 // Tree height and half width (§2), in float64 as trinom.bonds.model.bond_geometry.
@@ -86,6 +87,7 @@ void plan_chunk(HostPool &pool, const trinom_bonds &bd, int64_t curves, long lon
     if (ent_end - plan.ent_first > INT_MAX / 2 || ent_end < plan.ent_first)
         refuse(TRINOM_ERR_ARGUMENT, first_row, "too many scenario entries in one chunk (set a smaller chunk_size)");
     plan.entries = static_cast<int>(ent_end - plan.ent_first);
+    plan.search = bd.search != nullptr;
     std::vector<int> key(count);
     pool.parallel_for(count, kStagingGrain, [&](int, long long lo, long long hi) {
         for (int i = static_cast<int>(lo); i < hi; ++i) {
@@ -148,7 +150,7 @@ void plan_chunk(HostPool &pool, const trinom_bonds &bd, int64_t curves, long lon
         plan.size[g] = start[hi] - start[lo];
     }
     // Scratch: the per-step factors of each warp's G bonds interleaved (G columns of the warp's
-    // tallest height), and for each wide bond 3 W + n reals.
+    // tallest height), and for each wide bond 3 W + n reals (5 W + n for a search).
     plan.at.clear();
     plan.scratch = 0;
     for (int g = 0; g < kGroups; ++g) {
@@ -168,7 +170,7 @@ void plan_chunk(HostPool &pool, const trinom_bonds &bd, int64_t curves, long lon
             for (int s = 0; s < plan.size[g]; ++s) {
                 const int o = sorted[s];
                 plan.at.push_back(plan.scratch);
-                plan.scratch += 3LL * (2 * std::min(plan.jmax[o], plan.n[o]) + 1) + plan.n[o];
+                plan.scratch += (plan.search ? 5LL : 3LL) * (2 * std::min(plan.jmax[o], plan.n[o]) + 1) + plan.n[o];
             }
         }
     }
@@ -180,7 +182,8 @@ enum IntArray { kN, kJmax, kTermUnit, kTermSteps, kFirst, kLast, kFreq, kCurve, 
 enum RealArray { kA, kSigma, kSpread, kStrike, kPaid, kCoupon, kRates, kEntSpread, kRealArrays };
 
 template <typename real> struct ChunkLayout {
-    size_t ints[kIntArrays], reals[kRealArrays], type, at, upload, out, scratch, total;
+    size_t ints[kIntArrays], reals[kRealArrays], type, at, target, upload, out, found_spread, found_iterations,
+        found_status, scratch, total;
 };
 
 template <typename real> ChunkLayout<real> chunk_layout(const ChunkPlan &plan, int curves, int points) {
@@ -198,8 +201,13 @@ template <typename real> ChunkLayout<real> chunk_layout(const ChunkPlan &plan, i
     for (int k = 0; k < kRealArrays; ++k) c.reals[k] = l.take(real_sizes[k] * sizeof(real));
     c.type = l.take(count);
     c.at = l.take(plan.at.size() * sizeof(long long));
+    const size_t searched = plan.search ? count : 0;
+    c.target = l.take(searched * sizeof(double));
     c.upload = l.bytes;
     c.out = l.take(size_t(plan.entries) * sizeof(real));
+    c.found_spread = l.take(searched * sizeof(double));
+    c.found_iterations = l.take(searched * sizeof(int));
+    c.found_status = l.take(searched * sizeof(int));
     c.scratch = l.take(static_cast<size_t>(plan.scratch) * sizeof(real));
     c.total = l.bytes;
     return c;
@@ -263,6 +271,7 @@ void price_chunk(DeviceContext &ctx, const trinom_bonds &bd, const trinom_bond_c
         reals(kRates)[k] = static_cast<real>(curves.rates[k]);
     }
     std::memcpy(st + lay.at, plan.at.data(), plan.at.size() * sizeof(long long));
+    if (plan.search) std::memcpy(st + lay.target, bd.search->target + b0, count * sizeof(double));
     if (plan.scenarios) {
         for (int i = 0; i <= count; ++i) ints(kEntBegin)[i] = static_cast<int>(bd.entry_offset[b0 + i] - plan.ent_first);
         ctx.pool->parallel_for(plan.entries, kStagingGrain, [&](int, long long lo, long long hi) {
@@ -306,6 +315,15 @@ void price_chunk(DeviceContext &ctx, const trinom_bonds &bd, const trinom_bond_c
     args.ent_spread = plan.scenarios ? d_reals(kEntSpread) : nullptr;
     args.cp_step = plan.scenarios ? d_ints(kCpStep) : nullptr;
     args.ent_resume = plan.scenarios ? d_ints(kEntResume) : nullptr;
+    args.target = plan.search ? reinterpret_cast<const double *>(dev + lay.target) : nullptr;
+    args.search_low = plan.search ? bd.search->low : 0.0;
+    args.search_high = plan.search ? bd.search->high : 0.0;
+    args.search_tolerance = plan.search ? bd.search->tolerance : 0.0;
+    args.search_relative = plan.search ? bd.search->relative_tolerance : 0.0;
+    args.search_max = plan.search ? bd.search->max_iterations : 0;
+    args.found_spread = reinterpret_cast<double *>(dev + lay.found_spread);
+    args.found_iterations = reinterpret_cast<int *>(dev + lay.found_iterations);
+    args.found_status = reinterpret_cast<int *>(dev + lay.found_status);
     const int *perm = d_ints(kPerm);
     const long long *d_at = reinterpret_cast<const long long *>(dev + lay.at);
     real *out = reinterpret_cast<real *>(dev + lay.out);
@@ -332,6 +350,15 @@ void price_chunk(DeviceContext &ctx, const trinom_bonds &bd, const trinom_bond_c
     TRINOM_CHECK(cudaEventRecord(mark[2], ctx.stream));
     Stage download("download");
     TRINOM_CHECK(cudaMemcpyAsync(prices, out, size_t(plan.entries) * sizeof(real), cudaMemcpyDeviceToHost, ctx.stream));
+    if (plan.search) {
+        const trinom_spread_search &search = *bd.search;
+        TRINOM_CHECK(cudaMemcpyAsync(search.spread + b0, dev + lay.found_spread, count * sizeof(double),
+                                     cudaMemcpyDeviceToHost, ctx.stream));
+        TRINOM_CHECK(cudaMemcpyAsync(search.iterations + b0, dev + lay.found_iterations, count * sizeof(int),
+                                     cudaMemcpyDeviceToHost, ctx.stream));
+        TRINOM_CHECK(cudaMemcpyAsync(search.status + b0, dev + lay.found_status, count * sizeof(int),
+                                     cudaMemcpyDeviceToHost, ctx.stream));
+    }
     TRINOM_CHECK(cudaEventRecord(mark[3], ctx.stream));
     TRINOM_CHECK(cudaStreamSynchronize(ctx.stream));
     timing.kernel_ms += elapsed_ms(mark[1], mark[2]);

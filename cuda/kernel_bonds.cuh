@@ -200,16 +200,110 @@ __device__ __forceinline__ real exercise_price(const CashflowCursor &c, int i, r
     return R::add(strike, accrued);
 }
 
+// One bond's spread search (trinom_spread_search): every thread that works on the bond holds the same
+// state and takes the same steps, from the same price and derivative. The gap f = log(model / target)
+// is nearly linear in the spread and falls as it rises; f' = (dP/ds) / P.
+struct SpreadSearch {
+    double s;                   // the spread the next backward pass prices
+    double low, high;           // the root lies in [low, high]
+    double f_low, f_high;       // f at low (> 0) and at high (< 0), once a pricing has shown it
+    bool low_seen, high_seen;
+    double best_s, best_p, best_miss;  // the pricing closest to the target so far
+    double f_last;
+    int iterations, stalls, status;  // status: -1 while searching, else enum trinom_search_status
 
-// kScen: the bond's scenario entries (BondArgs::ent_*). The forward pass then stores the
+    __device__ void start(double own, double target, double lo, double hi) {
+        low = lo;
+        high = hi;
+        f_low = f_high = 0;
+        low_seen = high_seen = false;
+        s = fmin(fmax(own, lo), hi);
+        best_s = best_p = __longlong_as_double(0x7ff8000000000000LL);  // NaN
+        best_miss = f_last = __longlong_as_double(0x7ff0000000000000LL);  // +inf
+        iterations = stalls = 0;
+        status = target > 0 && isfinite(target) ? -1 : TRINOM_SEARCH_SKIPPED;
+    }
+
+    // After a pricing at s: the price p and its derivative dp by the spread (Newton's slope; where it is not
+    // finite, the bracket's steps alone). True once the search ends.
+    template <typename real>
+    __device__ bool step(double p, double dp, double target, const BondArgs<real> &b) {
+        ++iterations;
+        if (!(isfinite(p) && p > 0)) return finish(TRINOM_SEARCH_OVERFLOW);
+        const double miss = fabs(p - target);
+        if (miss < best_miss) {
+            best_miss = miss;
+            best_s = s;
+            best_p = p;
+        }
+        if (miss <= b.search_tolerance && miss <= b.search_relative * target) return finish(TRINOM_SEARCH_CONVERGED);
+        const double lo = b.search_low, hi = b.search_high;
+        const double f = log(p / target);
+        if (f > 0) {  // the model is above the target: the root lies at a higher spread
+            low = s;
+            f_low = f;
+            low_seen = true;
+        } else {
+            high = s;
+            f_high = f;
+            high_seen = true;
+        }
+        if ((f > 0 && s >= hi) || (f <= 0 && s <= lo)) return finish(TRINOM_SEARCH_OUTSIDE);
+        if (iterations >= b.search_max) return finish(TRINOM_SEARCH_NO_CONVERGENCE);
+        const bool bracketed = low_seen && high_seen;
+        stalls = bracketed && fabs(f) > 0.5 * fabs(f_last) ? stalls + 1 : 0;
+        f_last = f;
+        const double newton = s - f * p / dp;
+        double next;
+        if (stalls < 2 && isfinite(newton) && newton > low && newton < high) {
+            next = newton;
+        } else if (bracketed) {  // false position, or bisection when that stalls too
+            const double position = (low * f_high - high * f_low) / (f_high - f_low);
+            next = stalls < 2 && position > low && position < high ? position : 0.5 * (low + high);
+        } else {  // towards the end of the bracket on the root's side
+            next = f > 0 ? hi : lo;
+        }
+        if (next == s) return finish(TRINOM_SEARCH_NO_CONVERGENCE);
+        s = next;
+        return false;
+    }
+
+    __device__ bool finish(int how) {
+        status = how;
+        if (how == TRINOM_SEARCH_OUTSIDE || how == TRINOM_SEARCH_OVERFLOW)
+            best_s = best_p = __longlong_as_double(0x7ff8000000000000LL);
+        return true;
+    }
+};
+
+// Bond o's search outcome (written once, by one thread).
+template <typename real> __device__ __forceinline__ void report_search(const BondArgs<real> &b, int o,
+                                                                      const SpreadSearch &st, real *out) {
+    out[o] = real(st.best_p);
+    b.found_spread[o] = st.best_s;
+    b.found_iterations[o] = st.iterations;
+    b.found_status[o] = st.status;
+}
+
+
+// What bond_kernel does: one price per bond, one per scenario entry, or a spread search per bond.
+enum BondMode { kPriceMode, kEntryMode, kSearchMode };
+
+// kEntryMode: the bond's scenario entries (BondArgs::ent_*). The forward pass then stores the
 // curve-free ratio S_{m-1} / S_m per step, and each entry's backward pass multiplies it by its own
 // curve's P_m / P_{m-1} (looked up L steps at a time, walking the curve backward) and spread factor:
 // the same operations as the one-price path, so an entry on the bond's own curve and spread gives
 // its price bit for bit in float64.
-template <typename real, int L, int K, bool kScen>
+// kSearchMode: the forward pass stores E_m without the spread factor; each search iteration is one
+// backward pass at the bond's current spread s (E_i g(s), rounded as the one-price path rounds it: the
+// same bits as pricing the bond at s) that carries dV/ds beside V: with g = exp(-(s / 100) dt),
+// d cont / ds = (d sum - sum dt / 100) (E_i g x_j), and 0 where the bond is exercised.
+template <typename real, int L, int K, int kMode>
 __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *__restrict__ perm, int begin, int count,
                                                    const long long *__restrict__ warp_at, real *__restrict__ out) {
     using R = Rn<real>;
+    constexpr bool kScen = kMode == kEntryMode;
+    constexpr bool kSearch = kMode == kSearchMode;
     constexpr int G = 32 / L;  // bonds per warp
     const int lane = threadIdx.x & 31;
     const int sl = lane & (L - 1);  // lane within the segment
@@ -281,7 +375,7 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
                 if (sl == 0) factor[m * G] = real(double(s_prev) / double(s));
             } else {
                 const real e = real((p / p_prev) * (double(s_prev) / double(s)));
-                if (sl == 0) factor[m * G] = R::mul(e, c.g);
+                if (sl == 0) factor[m * G] = kSearch ? e : R::mul(e, c.g);
             }
             p_prev = p;
             const int shift = ilogb_(s);
@@ -358,11 +452,29 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
     // that entry's bits for every step from cp on): only steps cp-1 .. 0 are priced again.
     const int cp = kScen && b.cp_step ? b.cp_step[o] : -1;
     CashflowCursor cf_at_cp = cf;  // the first entry's cash-flow cursor at the checkpoint
-    for (int e = 0; e < e_max; ++e) {
-    const bool has = e < entries;
+    // kSearch: the bond's search (the same in every lane of its segment), its target and dV/ds per node.
+    SpreadSearch search{};
+    double goal = 0;
+    real dv[K];
+    const real spread_dt = kSearch ? R::div(c.dt, real(SPREAD_UNIT)) : real(0);
+    if constexpr (kSearch) {
+        goal = b.target[o];
+        search.start(double(b.spread[o]), goal, b.search_low, b.search_high);
+        search.s = double(real(search.s));
+        if (valid && sl == 0 && search.status >= 0) report_search(b, o, search, out);
+    }
+    for (int e = 0;; ++e) {  // entries, or search iterations
+    bool has;
+    if constexpr (kSearch) {
+        has = valid && search.status < 0;
+        if (!__any_sync(kFull, has)) break;
+    } else {
+        if (e >= e_max) break;
+        has = e < entries;
+    }
     const bool resume = kScen && has && cp > 0 && e > 0 && b.ent_resume[e0 + e] != 0;
     const int top = resume ? cp : n;  // the entry prices steps top-1 .. 0
-    real g = c.g;
+    real g = kSearch ? spread_factor(real(search.s), c.dt) : c.g;
     double p_hi = 1;  // P_i of the entry's curve (kScen)
     CurveCursor<real> down{};
     if (kScen && has) {
@@ -371,15 +483,19 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
         CurveCursor<real> first = down;  // the lanes' cursor must only walk down: look P_{top-1} up apart
         p_hi = zero_price<true>(first, top - 1, c, term_unit);
     }
-    if (kScen) {
+    if (kScen || kSearch) {
         cf = resume ? cf_at_cp : cashflow_start(b.cf_step, p0, p1, n);
 #pragma unroll
         for (int k = 0; k < K; ++k) v[k] = resume ? checkpoint[k * 32 + lane] : at_maturity;
     }
+    if constexpr (kSearch) {
+#pragma unroll
+        for (int k = 0; k < K; ++k) dv[k] = 0;
+    }
     double p_lane = 1;
     real eg = kScen ? real(0) : factor[(n - 1) * G];
     // The warp starts at its highest step to price (resuming entries skip the steps above their checkpoint).
-    const int i_start = kScen ? __reduce_max_sync(kFull, has ? top : 0) - 1 : n_max - 1;
+    const int i_start = kScen || kSearch ? __reduce_max_sync(kFull, has ? top : 0) - 1 : n_max - 1;
     for (int i = i_start; i >= 0; --i) {
         const bool live = has && i < top;
         real eg_next = 0;
@@ -414,13 +530,21 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
             if (exercise) price = exercise_price(cf, i, strike, steps, b.cf_coupon);
         }
         real left1 = 0, left2 = 0, right = 0;
+        real d_left1 = 0, d_left2 = 0, d_right = 0;
         if (L > 1) {
             left1 = __shfl_up_sync(kFull, v[K - 1], 1, L);
             left2 = __shfl_up_sync(kFull, v[K - 2], 1, L);
             right = __shfl_down_sync(kFull, v[0], 1, L);
+            if constexpr (kSearch) {
+                d_left1 = __shfl_up_sync(kFull, dv[K - 1], 1, L);
+                d_left2 = __shfl_up_sync(kFull, dv[K - 2], 1, L);
+                d_right = __shfl_down_sync(kFull, dv[0], 1, L);
+            }
         }
         if (live) {
             const real third = v[2];
+            real d_third = 0;
+            if constexpr (kSearch) d_third = dv[2];
 #pragma unroll
             for (int k = 0; k < K; ++k) {
                 const real cur = v[k];
@@ -430,12 +554,30 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
                 v[k] = next;
                 left2 = left1;
                 left1 = cur;
+                if constexpr (kSearch) {
+                    const real d_cur = dv[k];
+                    const real d_r1 = (k + 1 < K) ? dv[k + 1] : d_right;
+                    real d_next = w_right[k] * d_r1 + w_mid[k] * d_cur + w_left[k] * d_left1;
+                    if (k == top_kb) d_next += top_b * d_left2;
+                    dv[k] = d_next;
+                    d_left2 = d_left1;
+                    d_left1 = d_cur;
+                }
             }
-            if (sl == 0) v[0] += bottom_b * third;
+            if (sl == 0) {
+                v[0] += bottom_b * third;
+                if constexpr (kSearch) dv[0] += bottom_b * d_third;
+            }
+            const real eg_i = kSearch ? R::mul(eg, g) : eg;  // kSearch: the stored E_i times g(s)
 #pragma unroll
             for (int k = 0; k < K; ++k) {
-                real cont = v[k] * (eg * x[k]);
-                if (exercise && (call ? cont > price : price > cont)) cont = price;
+                const real ex = eg_i * x[k];
+                real cont = v[k] * ex;
+                if constexpr (kSearch) dv[k] = (dv[k] - v[k] * spread_dt) * ex;
+                if (exercise && (call ? cont > price : price > cont)) {
+                    cont = price;
+                    if constexpr (kSearch) dv[k] = 0;
+                }
                 v[k] = clamp_inf(cont);
             }
             if (!kScen) eg = eg_next;
@@ -448,13 +590,24 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
     }
 
     // Root value (j = 0 sits in lane half / K of the segment, slot half % K).
-    real mine = 0;
+    real mine = 0, d_mine = 0;
 #pragma unroll
     for (int k = 0; k < K; ++k)
-        if (base + k == 0) mine = v[k];
+        if (base + k == 0) {
+            mine = v[k];
+            if constexpr (kSearch) d_mine = dv[k];
+        }
     const real root = __shfl_sync(kFull, mine, half / K, L);
-    if (valid && has && sl == 0) out[kScen ? e0 + e : o] = root;
-    }  // entries
+    if constexpr (kSearch) {
+        const real d_root = __shfl_sync(kFull, d_mine, half / K, L);
+        if (has && search.step(double(root), double(d_root), goal, b)) {
+            if (sl == 0) report_search(b, o, search, out);
+        }
+        search.s = double(real(search.s));  // the spread the next pass prices, in the working precision
+    } else {
+        if (valid && has && sl == 0) out[kScen ? e0 + e : o] = root;
+    }
+    }  // entries, or search iterations
 }
 
 // ---- wide trees: one bond per block -------------------------------------------------------------
@@ -469,7 +622,9 @@ template <typename real> __device__ real block_sum(real value, real *shared) {
     return total;  // valid in thread 0
 }
 
-template <typename real>
+// kSearch: the forward pass once, then one backward pass per search iteration carrying dV/ds (as
+// bond_kernel's kSearchMode) in two more levels after E.
+template <typename real, bool kSearch>
 __global__ void __launch_bounds__(kWideThreads) bond_wide_kernel(BondArgs<real> b, const int *__restrict__ perm,
                                                                  int begin, const long long *__restrict__ bond_at,
                                                                  real *__restrict__ out) {
@@ -533,14 +688,32 @@ __global__ void __launch_bounds__(kWideThreads) bond_wide_kernel(BondArgs<real> 
         nxt = swap;
     }
 
-    // ---- backward (§6) ------------------------------------------------------------------------------
+    // ---- backward (§6): once, or once per search iteration ------------------------------------------
     const int p0 = b.cf_begin[o], p1 = b.cf_begin[o + 1];
-    CashflowCursor cf = cashflow_start(b.cf_step, p0, p1, n);
     const real at_maturity = b.cf_paid[p1 - 1];
-    for (int idx = tid; idx < W; idx += kWideThreads) cur[idx] = at_maturity;
     const real strike = b.strike[o];
     const bool call = b.type[o] == CALL;
     const int first_ex = b.first[o], last_ex = b.last[o], freq = b.freq[o];
+    real *d_cur = E + n, *d_nxt = d_cur + W;  // kSearch: dV/ds of the two levels
+    const real spread_dt = kSearch ? R::div(c.dt, real(SPREAD_UNIT)) : real(0);
+    SpreadSearch search{};
+    double goal = 0;
+    if constexpr (kSearch) {
+        goal = b.target[o];
+        search.start(double(b.spread[o]), goal, b.search_low, b.search_high);
+        search.s = double(real(search.s));
+        if (search.status >= 0) {
+            if (tid == 0) report_search(b, o, search, out);
+            return;
+        }
+    }
+    for (;;) {
+    const real g_pass = kSearch ? spread_factor(real(search.s), c.dt) : g;
+    CashflowCursor cf = cashflow_start(b.cf_step, p0, p1, n);
+    for (int idx = tid; idx < W; idx += kWideThreads) {
+        cur[idx] = at_maturity;
+        if constexpr (kSearch) d_cur[idx] = 0;
+    }
     __syncthreads();
     for (int i = n - 1; i >= 0; --i) {
         const int h = min(i, jmax);
@@ -557,17 +730,44 @@ __global__ void __launch_bounds__(kWideThreads) bond_wide_kernel(BondArgs<real> 
             const int u = j == -jmax ? j + 2 : j == jmax ? j : j + 1;  // targets u > m > d
             const real sum = R::add(R::add(R::mul(p.pu, cur[u + half]), R::mul(p.pm, cur[u - 1 + half])),
                                     R::mul(p.pd, cur[u - 2 + half]));
-            real cont = R::mul(sum, R::mul(R::mul(e, x[j + half]), g));
-            if (exercise && (call ? cont > price : price > cont)) cont = price;
+            const real ex = R::mul(R::mul(e, x[j + half]), g_pass);
+            real cont = R::mul(sum, ex);
+            real d_cont = 0;
+            if constexpr (kSearch) {
+                const real d_sum = p.pu * d_cur[u + half] + p.pm * d_cur[u - 1 + half] + p.pd * d_cur[u - 2 + half];
+                d_cont = (d_sum - sum * spread_dt) * ex;
+            }
+            if (exercise && (call ? cont > price : price > cont)) {
+                cont = price;
+                d_cont = 0;
+            }
             nxt[j + half] = clamp_inf(cont);
+            if constexpr (kSearch) d_nxt[j + half] = d_cont;
         }
         __syncthreads();
         real *swap = cur;
         cur = nxt;
         nxt = swap;
+        if constexpr (kSearch) {
+            swap = d_cur;
+            d_cur = d_nxt;
+            d_nxt = swap;
+        }
     }
-    if (tid == 0) out[scen ? e0 + ent : o] = cur[half];
-    __syncthreads();  // the next entry rewrites the levels
+    if constexpr (kSearch) {  // every thread takes the same step from the same root
+        const bool done = search.step(double(cur[half]), double(d_cur[half]), goal, b);
+        search.s = double(real(search.s));
+        __syncthreads();  // the root is read before the next pass rewrites the levels
+        if (done) {
+            if (tid == 0) report_search(b, o, search, out);
+            return;
+        }
+    } else {
+        if (tid == 0) out[scen ? e0 + ent : o] = cur[half];
+        __syncthreads();  // the next entry rewrites the levels
+        break;
+    }
+    }  // search iterations
     }  // entries
 }
 
@@ -575,10 +775,12 @@ template <typename real, int L, int K>
 void launch_class(const BondArgs<real> &args, const int *perm, int begin, int count, const long long *warp_at,
                   real *out, int block_size, cudaStream_t stream) {
     const int blocks = segment_blocks<L>(count, block_size);
-    if (args.ent_begin)
-        bond_kernel<real, L, K, true><<<blocks, block_size, 0, stream>>>(args, perm, begin, count, warp_at, out);
+    if (args.target)
+        bond_kernel<real, L, K, kSearchMode><<<blocks, block_size, 0, stream>>>(args, perm, begin, count, warp_at, out);
+    else if (args.ent_begin)
+        bond_kernel<real, L, K, kEntryMode><<<blocks, block_size, 0, stream>>>(args, perm, begin, count, warp_at, out);
     else
-        bond_kernel<real, L, K, false><<<blocks, block_size, 0, stream>>>(args, perm, begin, count, warp_at, out);
+        bond_kernel<real, L, K, kPriceMode><<<blocks, block_size, 0, stream>>>(args, perm, begin, count, warp_at, out);
 }
 
 }  // namespace
@@ -599,7 +801,10 @@ template <typename real>
 void launch_bonds_wide(const BondArgs<real> &args, const int *perm, int begin, int count, const long long *bond_at,
                        real *out, cudaStream_t stream) {
     if (count <= 0) return;
-    bond_wide_kernel<real><<<count, kWideThreads, 0, stream>>>(args, perm, begin, bond_at, out);
+    if (args.target)
+        bond_wide_kernel<real, true><<<count, kWideThreads, 0, stream>>>(args, perm, begin, bond_at, out);
+    else
+        bond_wide_kernel<real, false><<<count, kWideThreads, 0, stream>>>(args, perm, begin, bond_at, out);
     TRINOM_CHECK(cudaGetLastError());
 }
 

@@ -28,6 +28,13 @@ template <typename real> struct BondArgs {
     // Optional (nullptr: every entry prices every step): cp_step[o] >= 1, the step after which bond o's first
     // entry keeps its level; an entry k > first with ent_resume[k] starts from it (-1: none).
     const int *cp_step, *ent_resume;
+    // Optional (nullptr: price): a spread search (trinom_spread_search) for every bond o of the chunk, towards
+    // the dirty price target[o]; the bond's price at the spread reported goes to out[o], the rest to found_*.
+    const double *target;
+    double search_low, search_high, search_tolerance, search_relative;
+    int search_max;
+    double *found_spread;
+    int *found_iterations, *found_status;
 };
 
 // Bonds in warp segments (class cls < kFastClasses): the bonds perm[begin .. begin+count) of
@@ -38,7 +45,8 @@ void launch_bonds(int cls, const BondArgs<real> &args, const int *perm, int begi
                   const long long *warp_at, real *out, int block_size, cudaStream_t stream);
 
 // Wide trees: one bond per block, tree levels in global memory (scratch + bond_at[b]: 3 W + n
-// reals, W = 2 min(jmax, n) + 1), following the spec's operations in order.
+// reals, W = 2 min(jmax, n) + 1; a search adds the two levels' derivatives, 2 W), following the spec's
+// operations in order.
 template <typename real>
 void launch_bonds_wide(const BondArgs<real> &args, const int *perm, int begin, int count, const long long *bond_at,
                        real *out, cudaStream_t stream);

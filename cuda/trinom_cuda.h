@@ -108,7 +108,39 @@ typedef struct trinom_bonds {
      * if priced whole. */
     const int64_t *checkpoint_step;
     const int8_t *entry_resume;
+    /* Optional (NULL: price). A spread search instead of prices: see trinom_spread_search. */
+    const struct trinom_spread_search *search;
 } trinom_bonds;
+
+/* How a bond's spread search ended (trinom_spread_search.status). */
+enum trinom_search_status {
+    TRINOM_SEARCH_CONVERGED = 0,      /* |model - target| <= tolerance and <= relative_tolerance * target */
+    TRINOM_SEARCH_OUTSIDE = 1,        /* the target is above the model price at `low` or below it at `high` */
+    TRINOM_SEARCH_NO_CONVERGENCE = 2, /* max_iterations pricings passed (the closest spread is reported) */
+    TRINOM_SEARCH_OVERFLOW = 3,       /* the model price left the floating-point range */
+    TRINOM_SEARCH_SKIPPED = 4         /* the target is not a positive number: the bond was not searched */
+};
+
+/* Per bond, the spread (percent per year, the unit of trinom_bonds.spread) at which the model's dirty
+ * price equals target[b], all bonds in one launch sequence: the forward pass of a bond's tree (which does
+ * not depend on its spread) runs once, then each iteration is one backward pass that carries the price's
+ * derivative by the spread beside the price, and a Newton step on log(model / target) kept inside the
+ * bracket of the spreads tried so far (false position or bisection where Newton leaves it or stalls). The
+ * search starts at the bond's own spread (clamped to [low, high]); a bond is done when converged, when a
+ * step at an end of [low, high] keeps the sign of the gap (outside), or after max_iterations pricings.
+ * bond_prices receives the model's dirty price at the spread reported (NaN where outside or skipped);
+ * with entries the call is refused. */
+typedef struct trinom_spread_search {
+    const double *target;   /* per bond: the dirty price to reach per 100 face (not > 0 or NaN: skipped) */
+    double low, high;       /* the spreads searched, low < high (percent) */
+    double tolerance;       /* the largest |model - target| accepted (>= 0) */
+    double relative_tolerance; /* and the largest |model - target| / target (>= 0) */
+    int32_t max_iterations; /* the most pricings (backward passes) a bond may take (>= 1) */
+    int32_t reserved;
+    double *spread;         /* out, per bond: the spread found (NaN where outside or skipped) */
+    int32_t *iterations;    /* out, per bond: the pricings (backward passes) it took */
+    int32_t *status;        /* out, per bond: enum trinom_search_status */
+} trinom_spread_search;
 
 /* The bonds' yield curves, flattened: curve c has terms[c] points (rates, days), curves concatenated. */
 typedef struct trinom_bond_curves {
@@ -179,7 +211,8 @@ int trinom_cuda_device_count(int32_t *count, trinom_error *error);
 int trinom_cuda_device_name(int32_t device, char *name, int32_t size, trinom_error *error);
 /* Prices a book on device `device`: writes book->options.count option prices into
  * `option_prices` and book->bonds.count dirty bond prices per 100 face (one per scenario entry
- * where the bonds have entries) into `bond_prices`, each
+ * where the bonds have entries; with book->bonds.search, the price at each bond's spread found and
+ * the search's outcome in the trinom_spread_search) into `bond_prices`, each
  * in input order, as float (TRINOM_F32) or double (TRINOM_F64). Options are priced first, then
  * bonds; each section is priced as a separate call for it alone would price it (same bits).
  * Option trees wider than 512 nodes go to the cuda-option kernel, bond trees wider than 512 nodes

@@ -378,14 +378,80 @@ def test_risk_on_cuda_equals_the_reference_bump_and_reprice():
         np.testing.assert_allclose(mine, theirs, rtol=rtol, atol=1e-10, err_msg=measure)
 
 
-@pytest.mark.parametrize("name", ["R1", "S1"])
-def test_oas_on_cuda_reprices_to_the_market(name: str):
+def oas_case(name: str, count: int = 400, seed: int = 5, width: float = 0.05):
+    bonds, curves = generate_bonds(name, count, seed=seed)
+    model = trinom.price(bonds, curves, backend="cuda").clean
+    return bonds, curves, model * (1 + np.random.default_rng(1).uniform(-width, width, len(bonds)))
+
+
+@pytest.mark.parametrize("name", ["R1", "S1", "U1"])
+@pytest.mark.parametrize("search", ["engine", "batched"])
+def test_oas_on_cuda_reprices_to_the_market(name: str, search: str):
+    """The search inside the library (one call) and the step-by-step search both reprice to the market."""
     from trinom.oas import oas
 
-    bonds, curves = generate_bonds(name, 400, seed=5)
-    model = trinom.price(bonds, curves, backend="cuda").clean
-    market = model * (1 + np.random.default_rng(1).uniform(-0.05, 0.05, len(bonds)))
-    result = oas(bonds, curves, market, backend="cuda")
+    bonds, curves, market = oas_case(name, 120 if name == "U1" else 400)
+    result = oas(bonds, curves, market, backend="cuda", search=search)
     assert (result.status == "converged").all()
     again = BondPortfolio(**{**bonds.as_dict(), "spread": result.oas})
     np.testing.assert_allclose(trinom.price(again, curves, backend="cuda").clean, market, rtol=0, atol=1e-8)
+    if search == "engine":
+        assert result.pricings == 1 and result.iterations.max() <= 10
+
+
+@pytest.mark.parametrize("name", ["R1", "S1", "U1"])
+@pytest.mark.parametrize("price_type", ["clean", "dirty"])
+@pytest.mark.parametrize("wide_only", [False, True])
+def test_the_librarys_search_finds_the_batched_searchs_spread(name: str, price_type: str, wide_only: bool):
+    """Both kernels' searches: the same spreads as the step-by-step search (the root is unique: both are within
+    1e-9 of the market price, |dP/ds| is about 1-10 per percent), and the price reported is the library's price
+    of the bond at the spread reported, to rounding."""
+    from trinom.oas import oas
+
+    bonds, curves, market = oas_case(name, 60 if wide_only or name == "U1" else 300, seed=9, width=0.2)
+    if price_type == "dirty":
+        market = market + bonds.accrued()
+    knobs = {"wide_only": True} if wide_only else {}
+    inside = oas(bonds, curves, market, price_type=price_type, backend="cuda", search="engine", **knobs)
+    steps = oas(bonds, curves, market, price_type=price_type, backend="cuda", search="batched", **knobs)
+    assert (inside.status == "converged").all() and (steps.status == "converged").all()
+    # Both within 1e-11 of the market price, relative: a spread 1e-7 percent (1e-5 bp) apart moves a bond of
+    # a tenth of a year's duration by 1e-10 of its price.
+    np.testing.assert_allclose(inside.oas, steps.oas, rtol=0, atol=1e-7)
+    again = trinom.price(BondPortfolio(**{**bonds.as_dict(), "spread": inside.oas}), curves, backend="cuda",
+                         **knobs)
+    np.testing.assert_allclose(inside.price, again.clean if price_type == "clean" else again.price, rtol=1e-13,
+                               atol=0)
+
+
+def test_the_librarys_search_names_every_outcome():
+    """Unattainable prices (both sides), bad market prices and bonds that cannot be priced each get their
+    reason from the library's search, and the others converge."""
+    from trinom.oas import OUTSIDE, oas
+
+    bonds, curves = generate_bonds("R1", 8, seed=1)
+    fields = bonds.as_dict()
+    fields["sigma"] = fields["sigma"].copy()
+    fields["sigma"][3] = -0.1
+    broken = BondPortfolio(**fields)
+    market = trinom.price(bonds, curves, backend="cuda").clean
+    market[0], market[1], market[2], market[4] = 1e6, -5.0, np.nan, 1e-6
+    result = oas(broken, curves, market, backend="cuda", search="engine")
+    assert list(result.status[[0, 4]]) == [OUTSIDE, OUTSIDE] and np.isnan(result.oas[[0, 4]]).all()
+    assert list(result.status[1:3]) == ["market price must be a positive number"] * 2
+    assert "sigma" in result.status[3] and np.isnan(result.oas[1:4]).all()
+    assert (result.status[5:] == "converged").all() and (result.error[5:] == "").all()
+    few = oas(bonds, curves, market * 1.01, backend="cuda", search="engine", max_iterations=1)
+    assert (few.status[5:] == "no convergence").all() and (few.iterations[5:] == 1).all()
+
+
+def test_the_librarys_search_in_float32():
+    from trinom.oas import oas
+
+    bonds, curves, market = oas_case("S1", 200)  # small trees: no float overflow
+    result = oas(bonds, curves, market, backend="cuda", precision="f32", search="engine", price_tolerance=1e-2,
+                 relative_tolerance=1e-4)
+    assert (result.status == "converged").all()
+    again = trinom.price(BondPortfolio(**{**bonds.as_dict(), "spread": result.oas}), curves, backend="cuda",
+                         precision="f32")
+    np.testing.assert_allclose(again.clean, market, rtol=0, atol=2e-2)

@@ -68,6 +68,12 @@ def test_oas_checks_its_arguments():
         oas(bonds, curves, [100.0, 100.0], price_type="mid")
     with pytest.raises(ValueError, match="one per bond"):
         oas(bonds, curves, [100.0])
+    with pytest.raises(ValueError, match="search must be one of auto, engine, batched"):
+        oas(bonds, curves, [100.0, 100.0], search="newton")
+    with pytest.raises(ValueError, match="bracket"):
+        oas(bonds, curves, [100.0, 100.0], bracket=(5.0, -5.0))
+    with pytest.raises(ValueError, match="has no spread search of its own"):
+        oas(bonds, curves, [100.0, 100.0], search="engine", **ENGINE)
 
 
 def test_cli_oas(tmp_path, capsys):

@@ -1,4 +1,5 @@
-"""Where an OAS run's time goes: each batched pricing's entries and seconds against one pricing of the book.
+"""Where an OAS run's time goes: each engine call's entries (a batched pricing's, or a whole search's inside
+the engine) and seconds against one pricing of the book.
 
     python3 tools/probe_oas.py --backend cuda --sizes U1=3000,R1=100000,S1=100000
 """
@@ -28,18 +29,21 @@ def main() -> None:
     engine = {"backend": args.backend, **({"target": args.target} if args.target else {})}
     calls: list[tuple[int, float, str]] = []
     timing: dict = {}
-    original = spreads.SpreadPricer.dirty
+    def timed(original, entries):
+        """``original`` (a SpreadPricer method) recording each call's entries, seconds and library times."""
+        def call(self, *args):
+            start = time.perf_counter()
+            out = original(self, *args)
+            seconds = time.perf_counter() - start
+            inside = self.tuning.get("timing") or {}
+            detail = " ".join(f"{key} {inside[key]:.1f}" for key in ("library_ms", "device_ms", "kernel_ms")
+                              if key in inside)
+            calls.append((entries(*args), seconds, detail))
+            return out
+        return call
 
-    def timed_dirty(self, rows, values):
-        start = time.perf_counter()
-        out = original(self, rows, values)
-        seconds = time.perf_counter() - start
-        inside = self.tuning.get("timing") or {}
-        detail = " ".join(f"{key} {inside[key]:.1f}" for key in ("library_ms", "device_ms", "kernel_ms") if key in inside)
-        calls.append((len(rows), seconds, detail))
-        return out
-
-    spreads.SpreadPricer.dirty = timed_dirty
+    spreads.SpreadPricer.dirty = timed(spreads.SpreadPricer.dirty, lambda rows, _spreads: len(rows))
+    spreads.SpreadPricer.solve = timed(spreads.SpreadPricer.solve, lambda goal, _limits: len(goal))
     for item in args.sizes.split(","):
         name, size = item.split("=")
         bonds, curves = generate_bonds(name, int(size), seed=12345)

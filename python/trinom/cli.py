@@ -261,11 +261,12 @@ def cmd_oas(args: argparse.Namespace) -> int:
     bar = ProgressBar(f"OAS of {len(bonds)} bonds", unit="bonds done", scale=1)
     result = oas(bonds, curves, market, price_type="dirty" if args.dirty else "clean", backend=args.backend,
                  target=args.target, precision=args.precision, max_width=args.max_width, max_steps=args.max_steps,
-                 progress=bar)
+                 search=args.search, progress=bar)
     write_table(args.out, result.to_frame(ids))
     failed = int((result.status != "converged").sum())
-    print(f"trinom: OAS of {len(bonds)} bonds in {time.perf_counter() - start:.3f} s ({result.pricings} batched "
-          f"pricings){f', {failed} without one' if failed else ''} -> {args.out}", file=sys.stderr)
+    print(f"trinom: OAS of {len(bonds)} bonds in {time.perf_counter() - start:.3f} s ({result.pricings} engine "
+          f"call{'s' if result.pricings != 1 else ''}){f', {failed} without one' if failed else ''} -> {args.out}",
+          file=sys.stderr)
     return 0
 
 
@@ -472,6 +473,9 @@ def parser() -> argparse.ArgumentParser:
     oas_cmd.add_argument("--market-prices", type=Path, required=True,
                          help="CSV id,price: one market price per bond (per 100 face), ids as in the bond file")
     oas_cmd.add_argument("--dirty", action="store_true", help="the market prices are dirty (default: clean)")
+    oas_cmd.add_argument("--search", choices=("auto", "engine", "batched"), default="auto",
+                         help="the engine's own search in one call (cuda), or one engine call per step (any engine); "
+                              "auto: the engine's where it has one")
     engine_options(oas_cmd)
     oas_cmd.add_argument("--out", type=Path, required=True,
                          help="CSV id,oas,price,iterations,error (oas in percent, as the bond file's spread)")

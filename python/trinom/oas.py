@@ -10,9 +10,14 @@ calls); a bracket of the points whose gaps have opposite signs keeps the steps s
 Newton leaves it, bisection after three moves of the same end). The book is validated and lowered once
 (:class:`trinom.spreads.SpreadPricer`); an engine call prices all the spreads of the call at once (the
 forward pass of a bond's tree does not depend on its spread: ``cuda`` runs it once per bond and ``futhark``
-on the CPU once per lattice), on any engine. Each bond ends with a status; none is lost:
+on the CPU once per lattice), on any engine. An engine that searches spreads itself (``cuda``:
+:meth:`~trinom.backends.Engine.solves_spreads`) takes the whole search in one call instead: per bond the
+forward pass once, then Newton steps whose slope comes from the price's derivative by the spread, carried
+through each backward pass beside the price, in the same sign bracket (``search="auto"``; ``"batched"``
+forces the step-by-step search, ``"engine"`` the engine's). Each bond ends with a status; none is lost:
 
-* ``"converged"``: ``|model - market| <= price_tolerance``;
+* ``"converged"``: ``|model - market| <= price_tolerance`` and ``<= relative_tolerance`` times the market's
+  dirty price (so that the spreads of bonds worth almost nothing are found too);
 * ``"price outside the attainable range"``: the market price is above the model price at the lowest
   spread of ``bracket`` or below it at the highest;
 * ``"no convergence"``: ``max_iterations`` passed (the last spread and price are reported);
@@ -37,6 +42,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .backends.engine import SEARCH_OUTCOMES, SearchLimits
 from .bonds.portfolio import BondPortfolio
 from .curve import YieldCurve
 from .spreads import SpreadPricer
@@ -44,6 +50,9 @@ from .spreads import SpreadPricer
 CONVERGED = "converged"
 OUTSIDE = "price outside the attainable range"
 NO_CONVERGENCE = "no convergence"
+OVERFLOW = "the model price leaves the floating-point range inside the bracket"
+#: How the search runs: the engine's own where it has one, the engine's, or step by step (any engine).
+SEARCHES = ("auto", "engine", "batched")
 #: The search's outcomes (index 0: none, the bond's message stands).
 LABELS = ("", CONVERGED, OUTSIDE, NO_CONVERGENCE)
 #: The first steps from a bond's own spread, for its slope and curvature (percent: 1 bp).
@@ -79,14 +88,26 @@ class OASResult:
 
 def oas(bonds: BondPortfolio, curves: YieldCurve | Sequence[YieldCurve], market_prices: npt.ArrayLike, *,
         price_type: str = "clean", backend: str = "auto", precision: str = "f64", target: str | None = None,
-        bracket: tuple[float, float] = (-20.0, 50.0), price_tolerance: float = 1e-9, max_iterations: int = 60,
+        bracket: tuple[float, float] = (-20.0, 50.0), price_tolerance: float = 1e-9,
+        relative_tolerance: float = 1e-11, max_iterations: int = 60, search: str = "auto",
         progress: Callable[[float, float], None] | None = None, **options: Any) -> OASResult:
     """Every bond's option-adjusted spread for ``market_prices`` (per 100 face, ``price_type`` ``"clean"``
     or ``"dirty"``); ``bracket``: the lowest and highest spread searched (percent); ``price_tolerance``:
-    the largest model-market difference accepted; ``progress(done, total)``: called after every batched
-    pricing with the bonds done (converged or given up); ``options`` go to :func:`trinom.price`."""
+    the largest model-market difference accepted, ``relative_tolerance`` the largest relative to the dirty
+    price (both must hold); ``max_iterations``: the most pricings of one bond; ``search``: ``"auto"`` (the
+    engine's own where it has one), ``"engine"`` or ``"batched"`` (see the module); ``progress(done, total)``:
+    called after every batched pricing with the bonds done (converged or given up); ``options`` go to
+    :func:`trinom.price`."""
     if price_type not in ("clean", "dirty"):
         raise ValueError(f"price_type must be 'clean' or 'dirty', got {price_type!r}")
+    if search not in SEARCHES:
+        raise ValueError(f"search must be one of {', '.join(SEARCHES)}, got {search!r}")
+    if not (np.isfinite(bracket[0]) and np.isfinite(bracket[1]) and bracket[0] < bracket[1]):
+        raise ValueError(f"bracket must be two finite spreads, low < high; got {bracket!r}")
+    if not (price_tolerance >= 0 and relative_tolerance >= 0 and max_iterations >= 1):
+        raise ValueError("price_tolerance and relative_tolerance must be >= 0 and max_iterations >= 1")
+    limits = SearchLimits(bracket=(float(bracket[0]), float(bracket[1])), tolerance=float(price_tolerance),
+                          relative_tolerance=float(relative_tolerance), max_iterations=int(max_iterations))
     target_prices = np.asarray(market_prices, dtype=np.float64).reshape(-1)
     if target_prices.size != len(bonds):
         raise ValueError(f"market_prices has {target_prices.size} entries, expected one per bond ({len(bonds)})")
@@ -114,6 +135,17 @@ def oas(bonds: BondPortfolio, curves: YieldCurve | Sequence[YieldCurve], market_
     bad_price = ~(np.isfinite(target_prices) & (target_prices > 0))
     status[bad_price] = "market price must be a positive number"
     rows = np.flatnonzero(~bad_price)
+    if search == "engine" and not pricer.solves:
+        raise ValueError(f"engine {pricer.label!r} has no spread search of its own (use search='batched')")
+    if search != "batched" and pricer.solves:
+        return _engine_search(pricer, rows, target_prices, status, price_type=price_type, limits=limits,
+                              progress=progress)
+    dirty_goal = target_prices + pricer.accrued if price_type == "clean" else target_prices
+
+    def close(values: np.ndarray, where: np.ndarray) -> np.ndarray:
+        """Whether model prices ``values`` of rows ``where`` meet both tolerances."""
+        miss = np.abs(values - target_prices[where])
+        return (miss <= price_tolerance) & (miss <= relative_tolerance * dirty_goal[where])
 
     # log(model / market): positive below the root, negative above it.
     def gap(values: np.ndarray, where: np.ndarray) -> np.ndarray:
@@ -134,10 +166,10 @@ def oas(bonds: BondPortfolio, curves: YieldCurve | Sequence[YieldCurve], market_
     failed = pricer.error[rows] != ""
     status[rows[failed]] = pricer.error[rows][failed]
     overflow = ~failed & ~np.logical_and.reduce([np.isfinite(values) for values in prices])
-    status[rows[overflow]] = "the model price leaves the floating-point range inside the bracket"
+    status[rows[overflow]] = OVERFLOW
     failed |= overflow
-    for x, f, p_x in zip(points, gaps, prices, strict=True):  # (and relatively close)
-        done = ~failed & (np.abs(p_x - target_prices[rows]) <= price_tolerance) & (np.abs(f) <= 1e-12)
+    for x, p_x in zip(points, prices, strict=True):
+        done = ~failed & close(p_x, rows)
         done &= state[rows] == 0
         spread[rows[done]], model[rows[done]], state[rows[done]] = x[done], p_x[done], LABELS.index(CONVERGED)
     keep = ~failed & (state[rows] == 0)
@@ -175,7 +207,7 @@ def oas(bonds: BondPortfolio, curves: YieldCurve | Sequence[YieldCurve], market_
         p_guess, p_nudged = model_price(rows, guess, nudged)
         f_guess, f_nudged = gap(p_guess, rows), gap(p_nudged, rows)
         for x, p_x in ((guess, p_guess), (nudged, p_nudged)):
-            done = (np.abs(p_x - target_prices[rows]) <= price_tolerance) & (state[rows] == 0)
+            done = close(p_x, rows) & (state[rows] == 0)
             spread[rows[done]], model[rows[done]] = x[done], p_x[done]
             state[rows[done]] = LABELS.index(CONVERGED)
         done = state[rows] != 0
@@ -202,6 +234,30 @@ def oas(bonds: BondPortfolio, curves: YieldCurve | Sequence[YieldCurve], market_
     if progress is not None:
         progress(float(n), float(n))
     return OASResult(oas=spread, price=model, iterations=iterations, status=_statuses(state, status), pricings=pricings)
+
+
+def _engine_search(pricer: SpreadPricer, rows: np.ndarray, market: np.ndarray, status: np.ndarray, *, price_type: str,
+                   limits: SearchLimits, progress: Callable[[float, float], None] | None) -> OASResult:
+    """The search inside the engine, one call for the bonds ``rows`` (those with a usable market price)."""
+    n = len(market)
+    if progress is not None:
+        progress(float(n - rows.size), float(n))
+    accrued = pricer.accrued if price_type == "clean" else np.zeros(n)
+    goal = np.full(n, np.nan)
+    goal[rows] = market[rows] + accrued[rows]  # the dirty price to reach
+    found = pricer.solve(goal, limits)
+    # The engine's outcomes (SEARCH_OUTCOMES) as LABELS; overflow and skipped rows keep their message.
+    outcome = np.array([LABELS.index(label) for label in (CONVERGED, OUTSIDE, NO_CONVERGENCE)] + [0, 0], dtype=np.int8)
+    state = np.zeros(n, dtype=np.int8)
+    state[rows] = outcome[found.status[rows]]
+    failed = rows[pricer.error[rows] != ""]
+    status[failed] = pricer.error[failed]
+    overflow = rows[found.status[rows] == SEARCH_OUTCOMES.index("overflow")]
+    status[overflow] = OVERFLOW
+    if progress is not None:
+        progress(float(n), float(n))
+    return OASResult(oas=found.spread, price=found.price - accrued, iterations=found.iterations,
+                     status=_statuses(state, status), pricings=1)
 
 
 def _statuses(state: np.ndarray, messages: np.ndarray) -> np.ndarray:

@@ -5,6 +5,8 @@ choose the engine) and then prices chosen bonds at chosen spreads, several per b
 engine call with one scenario *entry* per (bond, spread) (trinom.backends.scenario_batch): the ``cuda``
 engine runs one forward pass per bond and one backward pass per spread (the forward pass of the
 reformulated tree does not depend on the spread); other engines price a book of one tree per entry.
+Where the engine searches spreads itself (:meth:`~trinom.backends.Engine.solves_spreads`: ``cuda``),
+:meth:`SpreadPricer.solve` hands it the whole search: one engine call for the book.
 
 >>> import numpy as np
 >>> from trinom.bonds.generator import generate_bonds
@@ -23,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .api import prepare, resolve
+from .backends.engine import SEARCH_OUTCOMES, SearchLimits, SpreadSolution
 from .backends.scenario_batch import ScenarioBatch
 from .bonds.portfolio import BondPortfolio
 from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
@@ -71,6 +74,27 @@ class SpreadPricer:
                              entry_spread=spreads[good][order], source=np.zeros((0, 0), dtype=np.int64))
         values = self.engine.price_entries(plan, self.precision, self.target, self.device, self.tuning)
         out[good[order]] = values
+        return out
+
+    @property
+    def solves(self) -> bool:
+        """Whether the engine searches spreads itself (:meth:`solve`)."""
+        return self.engine.solves_spreads(self.job.book)
+
+    def solve(self, goal: npt.ArrayLike, limits: SearchLimits) -> SpreadSolution:
+        """Per input row, the spread at which its dirty price equals ``goal`` (NaN: not searched) within
+        ``limits``, in one engine call (only where :attr:`solves`); a bad row is not searched (``skipped``, NaN)."""
+        goal = np.asarray(goal, dtype=np.float64).reshape(-1)
+        good = np.flatnonzero(self.tree >= 0)
+        per_tree = np.full(len(self.job.book), np.nan)
+        per_tree[self.tree[good]] = goal[good]
+        found = self.engine.solve_spreads(self.job.book, self.market, per_tree, limits, precision=self.precision,
+                                          target=self.target, device=self.device, **self.tuning)
+        rows = len(self.tree)
+        out = SpreadSolution(np.full(rows, np.nan), np.full(rows, np.nan), np.zeros(rows, dtype=np.int64),
+                             np.full(rows, SEARCH_OUTCOMES.index("skipped"), dtype=np.int64))
+        for mine, theirs in zip(out, found, strict=True):
+            mine[good] = theirs[self.tree[good]]
         return out
 
 

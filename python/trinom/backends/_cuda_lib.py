@@ -19,6 +19,7 @@ from __future__ import annotations
 import operator
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +52,35 @@ _BOND_FIELDS_INT64 = ("term_unit", "term_steps", "first_exercise", "last_exercis
 _BOND_FIELDS_FLOAT64 = ("a", "sigma", "maturity", "spread", "strike", "repayment", "coupon")
 _C_TYPES = {np.dtype(np.int64): "int64_t[]", np.dtype(np.int32): "int32_t[]", np.dtype(np.float64): "double[]",
             np.dtype(np.int8): "int8_t[]"}
+
+
+#: enum trinom_search_status
+SEARCH_CONVERGED, SEARCH_OUTSIDE, SEARCH_NO_CONVERGENCE, SEARCH_OVERFLOW, SEARCH_SKIPPED = 0, 1, 2, 3, 4
+
+
+@dataclass
+class SpreadSearch:
+    """A spread search for :func:`price_book` (``trinom_spread_search``): per bond, the spread (percent) at which
+    the model's dirty price equals ``target`` (NaN or not > 0: the bond is skipped), searched in ``[low, high]``
+    to ``tolerance`` (absolute) and ``relative_tolerance`` in at most ``max_iterations`` pricings. The call
+    fills ``spread`` (NaN where outside or skipped), ``iterations`` and ``status`` (``SEARCH_*``)."""
+
+    target: np.ndarray
+    low: float
+    high: float
+    tolerance: float
+    relative_tolerance: float
+    max_iterations: int
+    spread: np.ndarray = field(init=False, repr=False)
+    iterations: np.ndarray = field(init=False, repr=False)
+    status: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.target = np.ascontiguousarray(self.target, dtype=np.float64)
+        count = self.target.size
+        self.spread = np.full(count, np.nan)
+        self.iterations = np.zeros(count, dtype=np.int32)
+        self.status = np.full(count, SEARCH_SKIPPED, dtype=np.int32)
 
 
 class CudaError(RuntimeError):
@@ -242,6 +272,27 @@ def _book(ffi: Any, portfolio: Portfolio | None, curve: YieldCurve | None, bonds
     return build()
 
 
+def _search_book(ffi: Any, bonds: BondPortfolio, curves: tuple[YieldCurve, ...],
+                 search: SpreadSearch) -> tuple[Any, list]:
+    """A C book of ``bonds`` with a spread search (built for the call: the targets change from call to call)."""
+    if search.target.size != len(bonds):
+        raise ValueError(f"search: target needs one entry per bond ({len(bonds)}), got {search.target.size}")
+    keep: list = []
+    book = ffi.new("trinom_book *")
+    _bond_section(ffi, book, keep, bonds, curves)
+    c_search = ffi.new("trinom_spread_search *")
+    keep.append(c_search)
+    c_search.target = _buffer(ffi, keep, search.target)
+    c_search.low, c_search.high = float(search.low), float(search.high)
+    c_search.tolerance, c_search.relative_tolerance = float(search.tolerance), float(search.relative_tolerance)
+    c_search.max_iterations = int(search.max_iterations)
+    c_search.spread = _buffer(ffi, keep, search.spread)
+    c_search.iterations = _buffer(ffi, keep, search.iterations)
+    c_search.status = _buffer(ffi, keep, search.status)
+    book.bonds.search = c_search
+    return book, keep
+
+
 def _entry_book(ffi: Any, bonds: BondPortfolio, curves: tuple[YieldCurve, ...],
                 entries: tuple[np.ndarray, np.ndarray, np.ndarray],
                 resume: tuple[np.ndarray, np.ndarray] | None) -> tuple[Any, list]:
@@ -291,6 +342,7 @@ def price_book(
     timing: dict[str, Any] | None = None,
     entries: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     resume: tuple[np.ndarray, np.ndarray] | None = None,
+    search: SpreadSearch | None = None,
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
     """Option prices and dirty bond prices (per 100 face) of a book in one library call, on GPU ``device``.
 
@@ -306,7 +358,8 @@ def price_book(
     scenario entries ``(entry_offset, entry_curve, entry_spread)`` (trinom_cuda.h): the bond prices are
     then one per entry, in entry order (one forward pass per bond, one backward pass per entry). ``resume``:
     ``(checkpoint_step, entry_resume)`` (trinom_cuda.h), entries that start from their bond's first entry's
-    level at that step.
+    level at that step. ``search``: a :class:`SpreadSearch` per bond instead (bonds alone, no entries): the bond
+    prices are then the model's at the spreads found, and ``search`` is filled.
 
     Raises :class:`BackendUnavailable` ("no CUDA device: ...") where the library or a GPU is
     missing, :class:`CudaError` (with ``row``, ``section``, ``field``, ``stage``) where the library
@@ -320,7 +373,12 @@ def price_book(
     if portfolio is not None and curve is None:
         raise ValueError("options need a yield curve")
     ffi, lib = _LIBRARY.open()
-    if entries is None:
+    if search is not None:
+        if bonds is None or portfolio is not None or entries is not None:
+            raise ValueError("a spread search goes with a book of bonds alone, without scenario entries")
+        book, _keep = _search_book(ffi, bonds, tuple(curves), search)
+        bond_count = len(bonds)
+    elif entries is None:
         book, _keep = _book(ffi, portfolio, curve, bonds, tuple(curves))
         bond_count = None if bonds is None else len(bonds)
     else:

@@ -24,8 +24,9 @@ from __future__ import annotations
 import importlib
 import inspect
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -42,6 +43,34 @@ GPU_TARGETS = ("opencl", "cuda", "pyopencl")
 
 class BackendUnavailable(RuntimeError):
     """The chosen engine (or target, or device) cannot run here; the message says why."""
+
+
+@dataclass(frozen=True)
+class SearchLimits:
+    """Where and how far a spread search goes: ``bracket`` (the lowest and highest spread, percent), ``tolerance``
+    (the largest ``|model - goal|`` accepted) and ``relative_tolerance`` (the largest ``|model - goal| / goal``),
+    both required, and ``max_iterations`` (the most pricings of one tree)."""
+
+    bracket: tuple[float, float] = (-20.0, 50.0)
+    tolerance: float = 1e-9
+    relative_tolerance: float = 1e-11
+    max_iterations: int = 60
+
+
+class SpreadSolution(NamedTuple):
+    """An engine's spread search (:meth:`Engine.solve_spreads`), per tree: the ``spread`` found (NaN where
+    outside or skipped), the dirty ``price`` there, the ``iterations`` (pricings) it took and its ``status``, the
+    codes of ``enum trinom_search_status``: :data:`SEARCH_OUTCOMES` names them."""
+
+    spread: np.ndarray
+    price: np.ndarray
+    iterations: np.ndarray
+    status: np.ndarray
+
+
+#: The outcomes of an engine's spread search, by status code (converged, outside the attainable range, no
+#: convergence within the iterations, the price overflowed, not searched).
+SEARCH_OUTCOMES = ("converged", "outside", "no convergence", "overflow", "skipped")
 
 
 class Engine:
@@ -75,6 +104,19 @@ class Engine:
 
         flat, market = expanded(plan)
         return self.price(flat, market, precision=precision, target=target, device=device, **tuning)[0]
+
+    def solves_spreads(self, book: Book) -> bool:
+        """Whether :meth:`solve_spreads` searches ``book``'s spreads inside the engine (else an OAS search prices
+        each of its steps with :meth:`price_entries`)."""
+        return False
+
+    def solve_spreads(self, book: Book, market: Market, goal: np.ndarray, limits: SearchLimits, *,
+                      precision: str = "f64", target: str | None = None, device: int = 0,
+                      **tuning: Any) -> SpreadSolution:
+        """Per tree of ``book`` (bonds), the spread at which its dirty price in ``market`` (one scenario) equals
+        ``goal`` (NaN: skip the tree), within ``limits``, searched inside the engine (see :class:`SpreadSolution`;
+        only where :meth:`solves_spreads`)."""
+        raise NotImplementedError(f"engine {self.name!r} has no spread search of its own")
 
     def runner(self, book: Book, market: Market, *, precision: str = "f64", target: str | None = None,
                device: int = 0, **tuning: Any) -> Callable[[], np.ndarray]:
@@ -313,6 +355,31 @@ class CudaEngine(KernelEngine):
         out[where] = prices
         return out
 
+    def solves_spreads(self, book: Book) -> bool:
+        """A book of bonds: the library searches every bond's spread in one call (trinom_spread_search)."""
+        return len(book) > 0 and book.instruments() == [BOND]
+
+    def solve_spreads(self, book: Book, market: Market, goal: np.ndarray, limits: SearchLimits, *,
+                      precision: str = "f64", target: str | None = None, device: int = 0,
+                      **tuning: Any) -> SpreadSolution:
+        """One library call: per bond, the forward pass once, then a Newton step per backward pass, each pass
+        carrying the price's derivative by the spread (cuda/kernel_bonds.cuh)."""
+        from . import _cuda_lib, lift
+
+        if not self.solves_spreads(book):
+            raise ValueError("the cuda engine searches the spreads of a book of bonds only")
+        self.check_call(book, precision, target, tuning)
+        unknown = sorted(set(tuning) - set(self.ENTRY_KNOBS))
+        if unknown:
+            raise ValueError(f"the spread search takes no option {', '.join(map(repr, unknown))}")
+        search = _cuda_lib.SpreadSearch(target=goal, low=limits.bracket[0], high=limits.bracket[1],
+                                        tolerance=limits.tolerance, relative_tolerance=limits.relative_tolerance,
+                                        max_iterations=limits.max_iterations)
+        knobs = {self.ENTRY_KNOBS[k]: v for k, v in tuning.items()}
+        _, prices = _cuda_lib.price_book(None, None, lift.bonds(book), market.aligned(book.curve_names), precision,
+                                         device=device, target=target, search=search, **knobs)
+        return SpreadSolution(search.spread, prices, search.iterations, search.status)
+
     def price(self, book: Book, market: Market, *, precision: str = "f64", target: str | None = None,
               device: int = 0, **tuning: Any) -> np.ndarray:
         one_call = (book.instruments() == [OPTION, BOND] and len(market) == 1 and set(tuning) <= self.SHARED_KNOBS
@@ -333,4 +400,5 @@ class CudaEngine(KernelEngine):
         return out
 
 
-__all__ = ["BOND", "OPTION", "PRECISIONS", "BackendUnavailable", "CudaEngine", "Engine", "KernelEngine"]
+__all__ = ["BOND", "OPTION", "PRECISIONS", "SEARCH_OUTCOMES", "BackendUnavailable", "CudaEngine", "Engine",
+           "KernelEngine", "SearchLimits", "SpreadSolution"]
