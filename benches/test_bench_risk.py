@@ -3,7 +3,9 @@
 pricing). One :func:`trinom.risk` call is one engine call over the market's scenario axis; ``scenario_pricings``
 is the number of repricings a bump-and-reprice would make (the scenarios each bond needs), ``pricings_time``
 the risk run's median over one pricing's. `make bench` runs the CPU row (Futhark multicore, 300 bonds),
-`make bench-gpu` the GPU one (`cuda`, 100000 bonds)."""
+`make bench-gpu` the GPU ones (`cuda`, 100000 bonds; and 100000 options of the thesis' 1_RAND distribution,
+whose scenarios are one library call, with ``one_by_one_s``: the same scenarios priced one call each, as a
+bump-and-reprice does)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import pytest
 import trinom
 from trinom.bonds.generator import generate_bonds
 from trinom.risk import risk
+from trinom.scenarios import CurveShift, SigmaShift
 
 MEASURES = ("dv01", "duration", "convexity", "krd", "vega")
 SIZES = {"cpu": 300, "gpu": 100000}
@@ -28,8 +31,14 @@ def book(where: str):
     return bonds, curves
 
 
-def run(benchmark, where: str) -> None:
-    bonds, curves = book(where)
+@functools.cache
+def option_book():
+    return trinom.generator.generate("random", 100000, seed=12345), None
+
+
+def run(benchmark, where: str, bonds=None, curves=None, one_by_one: bool = False) -> None:
+    if bonds is None:
+        bonds, curves = book(where)
     engine = ENGINES[where]
     trinom.price(bonds, curves, **engine)  # warm-up: libraries loaded, validation cached
     once = []
@@ -39,14 +48,23 @@ def run(benchmark, where: str) -> None:
         once.append(time.perf_counter() - start)
     table = benchmark.pedantic(risk, args=(bonds, curves), kwargs={"measures": MEASURES, **engine}, rounds=3,
                                iterations=1, warmup_rounds=1)
-    assert table.value.notna().all()
+    assert (table.value.notna() | (table.base == 0)).all()  # durations of an option worth 0 are NaN
     pricing = float(np.median(once))
-    pillars = len(trinom.Market.of(curves).curves[0].days)
+    market = trinom.Market.of(curves)
+    pillars = len(market.curves[0].days)
     per_bond = 1 + 2 + 2 * pillars + 2  # base, parallel, the pillars of the bond's own curve, sigma
-    work = float(bonds.lower(trinom.Market.of(curves).names).work().sum())
-    benchmark.extra_info.update(bonds=len(bonds), one_pricing_s=pricing, scenario_pricings=per_bond,
+    names = market.names
+    work = float((bonds.lower(names) if isinstance(bonds, trinom.BondPortfolio) else bonds.lower(names[0])).work().sum())
+    benchmark.extra_info.update(instruments=len(bonds), one_pricing_s=pricing, scenario_pricings=per_bond,
                                 pricings_time=benchmark.stats.stats.median / pricing,
                                 equivalent_node_updates_per_s=per_bond * work / benchmark.stats.stats.median)
+    if one_by_one:  # every scenario of the risk run priced by a call of its own
+        scenarios = [None, CurveShift(1e-4), CurveShift(-1e-4), SigmaShift(1e-4), SigmaShift(-1e-4),
+                     *(CurveShift(sign * 1e-4, pillar=k) for k in range(pillars) for sign in (1, -1))]
+        start = time.perf_counter()
+        for scenario in scenarios:
+            trinom.price(bonds, curves, scenarios=[scenario], **engine)
+        benchmark.extra_info.update(one_by_one_s=time.perf_counter() - start, one_by_one_calls=len(scenarios))
 
 
 def test_risk_cpu(benchmark):
@@ -56,3 +74,8 @@ def test_risk_cpu(benchmark):
 @pytest.mark.gpu
 def test_risk_gpu(benchmark):
     run(benchmark, "gpu")
+
+
+@pytest.mark.gpu
+def test_risk_options_gpu(benchmark):
+    run(benchmark, "gpu", *option_book(), one_by_one=True)

@@ -81,8 +81,21 @@ void check_option_section(const trinom_book &book, const trinom_run_options &opt
     if (!pf.strike || !pf.maturity || !pf.expiry || !pf.term_unit || !pf.term_steps || !pf.a || !pf.sigma ||
         !pf.option_type)
         bad_argument(S, "an option array is NULL");
-    if (book.curve.count < 1 || !book.curve.rates || !book.curve.days)
+    if (pf.curve_index) {
+        const trinom_bond_curves &curves = book.option_curves;
+        if (curves.count < 1 || !curves.terms || !curves.rates || !curves.days)
+            bad_argument(S, "curve_index is given but option_curves holds no curve", "option_curves");
+        long long points = 0;
+        for (int64_t c = 0; c < curves.count; ++c) {
+            if (curves.terms[c] < 1)
+                bad_argument(S, "option curve " + std::to_string(c) + " has no points", "option_curves");
+            points += curves.terms[c];
+        }
+        if (points > INT_MAX / 2 || curves.count > INT_MAX / 2)
+            bad_argument(S, "the option curves have too many points", "option_curves");
+    } else if (book.curve.count < 1 || !book.curve.rates || !book.curve.days) {
         bad_argument(S, "the options' yield curve is empty", "curve");
+    }
     if (opt.variant < TRINOM_VARIANT_OPTION || opt.variant > TRINOM_VARIANT_FAST)
         bad_argument(S, "unknown variant " + std::to_string(opt.variant), "variant");
     if (opt.padding < TRINOM_PAD_GLOBAL || opt.padding > TRINOM_PAD_WARP)
@@ -182,7 +195,7 @@ int trinom_cuda_price_book(const trinom_book *book, int32_t device, const trinom
         DeviceContext &ctx = lease.context();
         int section = TRINOM_SECTION_OPTIONS;
         try {
-            price_options(ctx, book->options, book->curve, opt, option_prices, t.options);
+            price_options(ctx, book->options, book->curve, book->option_curves, opt, option_prices, t.options);
             section = TRINOM_SECTION_BONDS;
             price_bonds(ctx, book->bonds, book->bond_curves, opt, bond_prices, t.bonds);
         } catch (...) {

@@ -57,7 +57,7 @@ template <typename real> __device__ __forceinline__ real scaled(real mantissa, r
 }
 
 template <typename real, int L, int K>
-__global__ void __launch_bounds__(128) fast_kernel(Params<real> p, DeviceCurve<real> curve,
+__global__ void __launch_bounds__(128) fast_kernel(Params<real> p, DeviceCurve<real> curves,
                                                    const int *__restrict__ perm, int begin, int count,
                                                    real *__restrict__ out) {
     using R = Rn<real>;
@@ -70,6 +70,7 @@ __global__ void __launch_bounds__(128) fast_kernel(Params<real> p, DeviceCurve<r
     const bool valid = slot < count;
     // Segments past the end mirror the warp's first option and write nothing.
     const int o = perm[begin + (valid ? slot : warp * G)];
+    const DeviceCurve<real> curve = curves.of(o);
     const int n = p.n[o], jmax = p.jmax[o], expiry_step = p.expiry_step[o];
     const real dt = p.dt[o], dr = p.dr[o], M = p.M[o];
     const int n_max = __reduce_max_sync(kFull, n);

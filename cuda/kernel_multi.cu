@@ -21,7 +21,7 @@ __device__ __forceinline__ real gather_shared(const real *E, int t, int j, int j
 }
 
 template <typename real>
-__global__ void __launch_bounds__(1024) multi_kernel(Params<real> p, DeviceCurve<real> curve,
+__global__ void __launch_bounds__(1024) multi_kernel(Params<real> p, DeviceCurve<real> curves,
                                                      const int *__restrict__ perm, const int *__restrict__ bin_ends,
                                                      const long long *__restrict__ alpha_offset, real *alphas,
                                                      real *out) {
@@ -63,6 +63,7 @@ __global__ void __launch_bounds__(1024) multi_kernel(Params<real> p, DeviceCurve
     }
     const bool real_thread = local >= 0;
     const int o = real_thread ? perm[first + local] : 0;
+    const DeviceCurve<real> curve = curves.of(o);
     const int n = real_thread ? p.n[o] : 0;
     const int jmax = real_thread ? p.jmax[o] : 0;
     const int expiry_step = real_thread ? p.expiry_step[o] : -1;

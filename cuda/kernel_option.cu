@@ -26,12 +26,13 @@ __device__ __forceinline__ real gather(const real *E, long long stride, int j, i
 }
 
 template <typename real>
-__global__ void option_kernel(Params<real> p, DeviceCurve<real> curve, const int *__restrict__ perm, int count,
+__global__ void option_kernel(Params<real> p, DeviceCurve<real> curves, const int *__restrict__ perm, int count,
                               const long long *__restrict__ q_offset, const long long *__restrict__ a_offset,
                               int granularity, real *workspace, long long q_total, real *out) {
     const int s = blockIdx.x * blockDim.x + threadIdx.x;
     if (s >= count) return;
     const int o = perm[s];
+    const DeviceCurve<real> curve = curves.of(o);
     const int group = s / granularity, lane = s % granularity;
     const long long stride = granularity;
     real *Q = workspace + q_offset[group] + lane;

@@ -50,6 +50,7 @@ template <typename real> struct ChunkBuffers {
     size_t column_offset[kColumns];  // byte offsets of the varying columns (upload region)
     real *curve_rates;
     int *curve_days;
+    int *curve_begin, *curve_index;  // the curves' first points (curves + 1), each option's curve (or none)
     Params<real> params;
     int *perm, *hist, *cursor, *info;
     real *out;
@@ -63,16 +64,51 @@ template <typename real> size_t column_bytes(int c) {
 }
 
 // Device bytes per option of a chunk (inputs, parameters, permutation, prices), for sizing chunks.
-template <typename real> constexpr size_t arena_bytes_per_option() { return 10 * sizeof(real) + 10 * sizeof(int) + 1; }
+template <typename real> constexpr size_t arena_bytes_per_option() { return 10 * sizeof(real) + 11 * sizeof(int) + 1; }
 
-// The arena of one chunk: the upload region first (the curve, then the varying columns of
-// `varying`, a bit mask, packed), sized for all columns, then the device-side arrays.
-template <typename real> ChunkBuffers<real> chunk_layout(char *base, int count, int curve_count, unsigned varying) {
+// The options' curves on the host, flattened: one, or several chosen per option (portfolio.curve_index).
+struct OptionCurves {
+    std::vector<double> rates;
+    std::vector<int> days;
+    std::vector<int> begin;  // curves + 1 entries
+    bool indexed = false;
+    int points() const { return begin.back(); }
+    int curves() const { return static_cast<int>(begin.size()) - 1; }
+};
+
+OptionCurves option_curves_of(const trinom_portfolio &pf, const trinom_curve &curve, const trinom_bond_curves &table) {
+    OptionCurves c;
+    c.begin.push_back(0);
+    if (!pf.curve_index) {
+        c.rates.assign(curve.rates, curve.rates + curve.count);
+        c.days.assign(curve.days, curve.days + curve.count);
+        c.begin.push_back(curve.count);
+        return c;
+    }
+    c.indexed = true;
+    long long at = 0;
+    for (int64_t k = 0; k < table.count; ++k) {
+        for (int64_t i = 0; i < table.terms[k]; ++i, ++at) {
+            c.rates.push_back(table.rates[at]);
+            const int64_t day = table.days[at];
+            c.days.push_back(static_cast<int>(std::max<int64_t>(INT_MIN / 2, std::min<int64_t>(INT_MAX / 2, day))));
+        }
+        c.begin.push_back(static_cast<int>(at));
+    }
+    return c;
+}
+
+// The arena of one chunk: the upload region first (the curves and the options' curve indices, then the
+// varying columns of `varying`, a bit mask, packed), sized for all columns, then the device-side arrays.
+template <typename real>
+ChunkBuffers<real> chunk_layout(char *base, int count, const OptionCurves &curves, unsigned varying) {
     Layout l;
     const size_t c = static_cast<size_t>(count);
     ChunkBuffers<real> b;
-    const size_t rates = l.take(curve_count * sizeof(real));
-    const size_t days = l.take(curve_count * sizeof(int));
+    const size_t rates = l.take(curves.points() * sizeof(real));
+    const size_t days = l.take(curves.points() * sizeof(int));
+    const size_t begin = l.take(curves.begin.size() * sizeof(int));
+    const size_t index = l.take(curves.indexed ? c * sizeof(int) : 0);
     for (int k = 0; k < kColumns; ++k) b.column_offset[k] = (varying >> k & 1u) ? l.take(c * column_bytes<real>(k)) : 0;
     const size_t upload = l.bytes;
     for (int k = 0; k < kColumns; ++k)
@@ -87,6 +123,8 @@ template <typename real> ChunkBuffers<real> chunk_layout(char *base, int count, 
     const size_t out = l.take(c * sizeof(real));
     b.curve_rates = reinterpret_cast<real *>(base + rates);
     b.curve_days = reinterpret_cast<int *>(base + days);
+    b.curve_begin = reinterpret_cast<int *>(base + begin);
+    b.curve_index = curves.indexed ? reinterpret_cast<int *>(base + index) : nullptr;
     b.params.strike = reinterpret_cast<real *>(base + r[0]);
     b.params.dt = reinterpret_cast<real *>(base + r[1]);
     b.params.dr = reinterpret_cast<real *>(base + r[2]);
@@ -310,13 +348,12 @@ void run_multi(Run &run, const ChunkBuffers<real> &cb, DeviceCurve<real> curve, 
 
 // The options pf[0..count) (pf's arrays start at the chunk: row first_row of the caller's).
 template <typename real>
-void price_chunk(Run &run, const trinom_portfolio &pf, const trinom_curve &curve_in, long long first_row, int count,
+void price_chunk(Run &run, const trinom_portfolio &pf, const OptionCurves &curves, long long first_row, int count,
                  real *prices) {
     DeviceContext &ctx = run.ctx;
     const trinom_run_options &opt = run.opt;
     Stage staging("staging");
-    const int nc = curve_in.count;
-    ChunkBuffers<real> cb = chunk_layout<real>(nullptr, count, nc, 0xffu);
+    ChunkBuffers<real> cb = chunk_layout<real>(nullptr, count, curves, 0xffu);
     ctx.arena.ensure(cb.bytes);
     ctx.staging.ensure(cb.upload_bytes);
     ctx.info.ensure(kInfoInts * sizeof(int));
@@ -345,16 +382,29 @@ void price_chunk(Run &run, const trinom_portfolio &pf, const trinom_curve &curve
     });
     unsigned varying = 0;
     for (unsigned m : part_mask) varying |= m;
-    cb = chunk_layout<real>(static_cast<char *>(ctx.arena.ptr), count, nc, varying);
+    cb = chunk_layout<real>(static_cast<char *>(ctx.arena.ptr), count, curves, varying);
 
-    // Stage the curve and the varying columns in the working precision (as model.py's astype)
+    // Stage the curves and the varying columns in the working precision (as model.py's astype)
     // and upload them at once; constant columns go to the kernel as values.
     char *st = static_cast<char *>(ctx.staging.ptr);
     const char *arena = static_cast<const char *>(ctx.arena.ptr);
-    real *cr = reinterpret_cast<real *>(st + (reinterpret_cast<const char *>(cb.curve_rates) - arena));
-    int *cd = reinterpret_cast<int *>(st + (reinterpret_cast<const char *>(cb.curve_days) - arena));
-    for (int k = 0; k < nc; ++k) cr[k] = static_cast<real>(curve_in.rates[k]);
-    std::memcpy(cd, curve_in.days, nc * sizeof(int));
+    auto staged = [&](const void *device) { return st + (static_cast<const char *>(device) - arena); };
+    real *cr = reinterpret_cast<real *>(staged(cb.curve_rates));
+    const int nc = curves.points();
+    for (int k = 0; k < nc; ++k) cr[k] = static_cast<real>(curves.rates[k]);
+    std::memcpy(staged(cb.curve_days), curves.days.data(), nc * sizeof(int));
+    std::memcpy(staged(cb.curve_begin), curves.begin.data(), curves.begin.size() * sizeof(int));
+    if (curves.indexed) {
+        int *index = reinterpret_cast<int *>(staged(cb.curve_index));
+        for (int i = 0; i < count; ++i) {
+            if (pf.curve_index[i] < 0 || pf.curve_index[i] >= curves.curves())
+                throw CudaFailure(TRINOM_ERR_ARGUMENT,
+                                  "curve_index " + std::to_string(pf.curve_index[i]) + " is not one of the " +
+                                      std::to_string(curves.curves()) + " option curves",
+                                  first_row + i, "curve_index");
+            index[i] = static_cast<int>(pf.curve_index[i]);
+        }
+    }
     Inputs<real> inputs{};
     for (int k = 0; k < kRealColumns; ++k) {
         inputs.value[k] = static_cast<real>(reals[k][0]);
@@ -397,7 +447,7 @@ void price_chunk(Run &run, const trinom_portfolio &pf, const trinom_curve &curve
     if (fast) TRINOM_CHECK(cudaMemsetAsync(cb.hist, 0, kBins * sizeof(int), ctx.stream));
     TRINOM_CHECK(cudaMemsetAsync(cb.info + kFirstBad, 0x7f, sizeof(int), ctx.stream));
     launch_geometry<real>(inputs, count, cb.params, fast, sort, cb.hist, cb.info + kFirstBad, ctx.stream);
-    DeviceCurve<real> curve{cb.curve_rates, cb.curve_days, nc};
+    DeviceCurve<real> curve{cb.curve_rates, cb.curve_days, nc, cb.curve_begin, cb.curve_index};
     int *info = static_cast<int *>(ctx.info.ptr);
 
     auto check_bad = [&](int first_bad) {
@@ -490,7 +540,7 @@ void price_chunk(Run &run, const trinom_portfolio &pf, const trinom_curve &curve
 }
 
 template <typename real>
-void price_all(DeviceContext &ctx, const trinom_portfolio &pf, const trinom_curve &curve,
+void price_all(DeviceContext &ctx, const trinom_portfolio &pf, const OptionCurves &curves,
                const trinom_run_options &opt, real *prices, trinom_section_timing &timing) {
     Run run{ctx, opt, timing, {}};
     long long chunk = opt.chunk_size > 0 ? opt.chunk_size : kDefaultChunk;
@@ -510,20 +560,23 @@ void price_all(DeviceContext &ctx, const trinom_portfolio &pf, const trinom_curv
         sub.a += begin;
         sub.sigma += begin;
         sub.option_type += begin;
+        if (sub.curve_index) sub.curve_index += begin;
         sub.count = count;
-        price_chunk<real>(run, sub, curve, begin, count, prices + begin);
+        price_chunk<real>(run, sub, curves, begin, count, prices + begin);
     }
 }
 
 }  // namespace
 
 void price_options(DeviceContext &ctx, const trinom_portfolio &portfolio, const trinom_curve &curve,
-                   const trinom_run_options &options, void *prices, trinom_section_timing &timing) {
+                   const trinom_bond_curves &option_curves, const trinom_run_options &options, void *prices,
+                   trinom_section_timing &timing) {
     if (portfolio.count <= 0) return;
+    const OptionCurves curves = option_curves_of(portfolio, curve, option_curves);
     if (options.precision == TRINOM_F32)
-        price_all<float>(ctx, portfolio, curve, options, static_cast<float *>(prices), timing);
+        price_all<float>(ctx, portfolio, curves, options, static_cast<float *>(prices), timing);
     else
-        price_all<double>(ctx, portfolio, curve, options, static_cast<double *>(prices), timing);
+        price_all<double>(ctx, portfolio, curves, options, static_cast<double *>(prices), timing);
 }
 
 }  // namespace trinom

@@ -9,8 +9,10 @@
 
 namespace trinom {
 
+// The options' curve: `curve`, or with portfolio.curve_index the curves `option_curves`.
 void price_options(DeviceContext &ctx, const trinom_portfolio &portfolio, const trinom_curve &curve,
-                   const trinom_run_options &options, void *prices, trinom_section_timing &timing);
+                   const trinom_bond_curves &option_curves, const trinom_run_options &options, void *prices,
+                   trinom_section_timing &timing);
 
 void price_bonds(DeviceContext &ctx, const trinom_bonds &bonds, const trinom_bond_curves &curves,
                  const trinom_run_options &options, void *prices, trinom_section_timing &timing);

@@ -61,6 +61,9 @@ typedef struct trinom_portfolio {
     const double *a;           /* mean reversion */
     const double *sigma;       /* volatility */
     const int8_t *option_type; /* 0 = call, 1 = put */
+    /* Optional (NULL: every option on the book's `curve`): option i is priced on curve curve_index[i] of the
+     * book's `option_curves` (`curve` is then not read): a market's scenarios of an option book, one call. */
+    const int64_t *curve_index;
 } trinom_portfolio;
 
 /* The options' yield curve: continuously compounded rates[k] at days[k] (strictly increasing). */
@@ -150,13 +153,14 @@ typedef struct trinom_bond_curves {
     const int64_t *days;  /* strictly increasing within a curve */
 } trinom_bond_curves;
 
-/* A book: an option section (options + their curve) and a bond section (bonds + their curves).
- * A section with count 0 is empty and its arrays and curves are not read. */
+/* A book: an option section (options + their curve, or their curves with options.curve_index) and a bond
+ * section (bonds + their curves). A section with count 0 is empty and its arrays and curves are not read. */
 typedef struct trinom_book {
     trinom_portfolio options;
     trinom_curve curve;
     trinom_bonds bonds;
     trinom_bond_curves bond_curves;
+    trinom_bond_curves option_curves; /* with options.curve_index: the curves it indexes (same layout) */
 } trinom_book;
 
 /* How to price a book. Zero-filled fields take their defaults. */

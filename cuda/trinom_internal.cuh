@@ -158,11 +158,19 @@ template <typename real> struct Params {
     int *n, *jmax, *expiry_step, *term_unit, *type, *key;
 };
 
-// The yield curve on the device, in the working precision.
+// The options' yield curve on the device, in the working precision: one curve of `count` points, or
+// several (curve c: points begin[c] .. begin[c+1]), option o of the chunk on curve index[o].
 template <typename real> struct DeviceCurve {
     const real *rates;
     const int *days;
     int count;
+    const int *begin = nullptr, *index = nullptr;  // nullptr: one curve
+    // Option o's curve (one curve of its own points).
+    __device__ __forceinline__ DeviceCurve of(int o) const {
+        if (!index) return *this;
+        const int c = index[o], lo = begin[c];
+        return DeviceCurve{rates + lo, days + lo, begin[c + 1] - lo};
+    }
 };
 
 // Fast kernel classes: L lanes per option, K nodes per lane (L*K >= width). Widths up to 16 take

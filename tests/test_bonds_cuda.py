@@ -20,7 +20,10 @@ def test_header_declares_what_python_passes():
     fields = {name for name, _ in ffi.typeof("trinom_bonds").fields}
     passed = {*_cuda_lib._BOND_FIELDS_INT64, *_cuda_lib._BOND_FIELDS_FLOAT64, "option_type", "count"}
     scenario_entries = {"entry_offset", "entry_curve", "entry_spread", "checkpoint_step", "entry_resume"}
-    assert fields == passed | scenario_entries
+    assert fields == passed | scenario_entries | {"search"}
+    search = {name for name, _ in ffi.typeof("trinom_spread_search").fields}
+    assert search == {"target", "low", "high", "tolerance", "relative_tolerance", "max_iterations", "reserved", "spread",
+                      "iterations", "status"}
     assert {name for name, _ in ffi.typeof("trinom_bond_curves").fields} == {"count", "terms", "rates", "days"}
     options = {name for name, _ in ffi.typeof("trinom_run_options").fields}
     assert options >= {"precision", "bond_block_size", "no_sort", "bond_wide_only", "bond_chunk_size", "memory_limit"}

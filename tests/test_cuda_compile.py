@@ -85,7 +85,8 @@ def declarations():
 def test_header_declarations_parse_with_cffi():
     ffi = declarations()
     assert int(ffi.cast("enum trinom_variant", 2)) == 2
-    assert [name for name, _ in ffi.typeof("trinom_book").fields] == ["options", "curve", "bonds", "bond_curves"]
+    assert [name for name, _ in ffi.typeof("trinom_book").fields] == ["options", "curve", "bonds", "bond_curves",
+                                                                      "option_curves"]
     assert {name for name, _ in ffi.typeof("trinom_error").fields} >= {"status", "section", "row", "field", "stage",
                                                                        "message", "device"}
     assert ffi.typeof("trinom_error").fields[2][1].type.cname == "int64_t"  # the row
@@ -96,7 +97,12 @@ def test_header_declarations_parse_with_cffi():
     assert {sections[f"TRINOM_SECTION_{name.upper() or 'NONE'}"]: name for name in ("", "options", "bonds")} == \
         _cuda_lib.SECTIONS
     assert {name for name, _ in ffi.typeof("trinom_portfolio").fields} == {"count", *_cuda_lib._OPTION_FIELDS,
-                                                                           "option_type"}
+                                                                           "option_type", "curve_index"}
+    searched = ffi.typeof("enum trinom_search_status").relements
+    assert [searched[f"TRINOM_SEARCH_{name}"] for name in ("CONVERGED", "OUTSIDE", "NO_CONVERGENCE", "OVERFLOW",
+                                                           "SKIPPED")] == [0, 1, 2, 3, 4]
+    assert (_cuda_lib.SEARCH_CONVERGED, _cuda_lib.SEARCH_SKIPPED) == (0, 4)
+    assert len(backends.engine.SEARCH_OUTCOMES) == len(searched)
 
 
 def test_errors_come_from_the_struct_not_the_message():

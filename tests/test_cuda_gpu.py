@@ -298,3 +298,41 @@ def test_cuda_and_futhark_cuda_share_a_process(thesis_curve):
                           ("cuda-multi", {})):
         got = trinom.price(portfolio, thesis_curve, backend=name, **options).price
         check(got, expected, "f64", f"{name} after the other library")
+
+
+@pytest.mark.parametrize("name", ["cuda", "cuda-option", "cuda-multi"])
+def test_an_option_books_scenarios_are_one_library_call(name, monkeypatch):
+    """Every scenario of an option book (curve moves and sigma moves) in one library call (each option on its
+    scenario's curve, ``curve_index``), each price the book's price in that scenario priced alone."""
+    from trinom.scenarios import CurveShift, SigmaShift, scenario_market
+
+    options = trinom.generator.generate("uniform", 40, seed=4)
+    scenarios = [None, CurveShift(1e-4), CurveShift(-1e-4), *(CurveShift(1e-4, pillar=k) for k in (0, 3, 9, 14)),
+                 SigmaShift(1e-4)]
+    calls = []
+    original = _cuda_lib.price_book
+    monkeypatch.setattr(_cuda_lib, "price_book", lambda *a, **k: calls.append(1) or original(*a, **k))
+    got = trinom.price(options, scenarios=scenarios, backend=name).price
+    assert len(calls) == 1 and got.shape == (len(scenarios), len(options))
+    market = trinom.Market.of(None)
+    for k, scenario in enumerate(scenarios):
+        if isinstance(scenario, SigmaShift):
+            moved = type(options)(**{**options.as_dict(), "sigma": options.sigma + scenario.shift})
+            want = trinom.price(moved, backend=name).price
+        else:
+            curves_now = scenario_market(market, [scenario]).curves
+            want = trinom.price(options, dict(zip(market.names, curves_now, strict=True)), backend=name).price
+        # cuda-multi packs other options beside each one, which changes its level sums' order: 1e-13
+        np.testing.assert_allclose(got[k], want, rtol=1e-13, atol=0, err_msg=str(scenario))
+
+
+def test_options_on_several_curves_in_one_call(thesis_curve):
+    portfolio, _ = dataset("options-1000", "f64")
+    steeper = trinom.YieldCurve(np.asarray(thesis_curve.rates) * 1.5, thesis_curve.days)
+    index = np.arange(len(portfolio)) % 2
+    got = _cuda_lib.price(portfolio, (thesis_curve, steeper), "f64", curve_index=index)
+    for c, curve in enumerate((thesis_curve, steeper)):
+        np.testing.assert_array_equal(got[index == c], _cuda_lib.price(portfolio, curve, "f64")[index == c])
+    with pytest.raises(_cuda_lib.CudaError, match="row 7: curve_index 2 is not one of the 2 option curves") as caught:
+        _cuda_lib.price(portfolio, (thesis_curve, steeper), "f64", curve_index=np.where(np.arange(1000) == 7, 2, 0))
+    assert caught.value.field == "curve_index" and caught.value.row == 7

@@ -218,23 +218,40 @@ def _buffer(ffi: Any, keep: list, array: np.ndarray) -> Any:
     return pointer
 
 
-def _option_section(ffi: Any, book: Any, keep: list, portfolio: Portfolio, curve: YieldCurve) -> None:
+def _option_section(ffi: Any, book: Any, keep: list, portfolio: Portfolio,
+                    curve: YieldCurve | Sequence[YieldCurve], curve_index: np.ndarray | None = None) -> None:
     """Fill the book's option section. The arrays go as trinom.Portfolio holds them (float64, option
-    types int8): no conversion here; the library converts while staging them for the GPU."""
+    types int8): no conversion here; the library converts while staging them for the GPU. With
+    ``curve_index``, ``curve`` is a sequence of curves and option i is priced on ``curve[curve_index[i]]``."""
     options = book.options
     options.count = len(portfolio)
     for name in _OPTION_FIELDS:
         setattr(options, name, _buffer(ffi, keep, np.ascontiguousarray(getattr(portfolio, name), dtype=np.float64)))
     options.option_type = _buffer(ffi, keep, np.ascontiguousarray(portfolio.option_type, dtype=np.int8))
+    if curve_index is not None:
+        if len(curve_index) != len(portfolio):
+            raise ValueError(f"curve_index needs one entry per option ({len(portfolio)}), got {len(curve_index)}")
+        options.curve_index = _buffer(ffi, keep, np.ascontiguousarray(curve_index, dtype=np.int64))
+        _curves_into(ffi, book.option_curves, keep, tuple(curve))
+        return
     book.curve.count = len(curve.rates)
     book.curve.rates = _buffer(ffi, keep, np.ascontiguousarray(curve.rates, dtype=np.float64))
     book.curve.days = _buffer(ffi, keep, np.ascontiguousarray(curve.days, dtype=np.int32))
 
 
-def _bond_section(ffi: Any, book: Any, keep: list, bonds: BondPortfolio, curves: Sequence[YieldCurve]) -> None:
-    """Fill the book's bond section, the arrays as trinom.bonds.BondPortfolio holds them (int64, float64, int8)."""
+def _curves_into(ffi: Any, target: Any, keep: list, curves: tuple[YieldCurve, ...]) -> None:
+    """Fill a ``trinom_bond_curves`` (the flattened layout of several curves)."""
     from ..bonds.portfolio import flatten_curves
 
+    terms, rates, days = flatten_curves(curves)
+    target.count = len(terms)
+    target.terms = _buffer(ffi, keep, np.ascontiguousarray(terms, dtype=np.int64))
+    target.rates = _buffer(ffi, keep, np.ascontiguousarray(rates, dtype=np.float64))
+    target.days = _buffer(ffi, keep, np.ascontiguousarray(days, dtype=np.int64))
+
+
+def _bond_section(ffi: Any, book: Any, keep: list, bonds: BondPortfolio, curves: Sequence[YieldCurve]) -> None:
+    """Fill the book's bond section, the arrays as trinom.bonds.BondPortfolio holds them (int64, float64, int8)."""
     section = book.bonds
     section.count = len(bonds)
     for name in _BOND_FIELDS_INT64:
@@ -242,29 +259,29 @@ def _bond_section(ffi: Any, book: Any, keep: list, bonds: BondPortfolio, curves:
     for name in _BOND_FIELDS_FLOAT64:
         setattr(section, name, _buffer(ffi, keep, np.ascontiguousarray(getattr(bonds, name), dtype=np.float64)))
     section.option_type = _buffer(ffi, keep, np.ascontiguousarray(bonds.option_type, dtype=np.int8))
-    terms, rates, days = flatten_curves(tuple(curves))
-    book.bond_curves.count = len(terms)
-    book.bond_curves.terms = _buffer(ffi, keep, np.ascontiguousarray(terms, dtype=np.int64))
-    book.bond_curves.rates = _buffer(ffi, keep, np.ascontiguousarray(rates, dtype=np.float64))
-    book.bond_curves.days = _buffer(ffi, keep, np.ascontiguousarray(days, dtype=np.int64))
+    _curves_into(ffi, book.bond_curves, keep, tuple(curves))
 
 
-def _book(ffi: Any, portfolio: Portfolio | None, curve: YieldCurve | None, bonds: BondPortfolio | None,
-          curves: tuple[YieldCurve, ...]) -> tuple[Any, list]:
+def _book(ffi: Any, portfolio: Portfolio | None, curve: YieldCurve | Sequence[YieldCurve] | None,
+          bonds: BondPortfolio | None, curves: tuple[YieldCurve, ...],
+          curve_index: np.ndarray | None = None) -> tuple[Any, list]:
     """The C book of the sections (and the arrays it points into, to keep alive).
 
     A one-section book is built once per portfolio and curve(s) and kept on the portfolio: its arrays
-    are read-only, so the struct stays valid, and a repeated call passes it again without rebuilding it.
+    are read-only, so the struct stays valid, and a repeated call passes it again without rebuilding it
+    (options on several curves, ``curve_index``, are built for the call).
     """
     def build() -> tuple[Any, list]:
         keep: list = []
         book = ffi.new("trinom_book *")
         if portfolio is not None:
-            _option_section(ffi, book, keep, portfolio, curve)
+            _option_section(ffi, book, keep, portfolio, curve, curve_index)
         if bonds is not None:
             _bond_section(ffi, book, keep, bonds, curves)
         return book, keep
 
+    if curve_index is not None:
+        return build()
     if portfolio is not None and bonds is None:
         return portfolio.cached(("cuda-book", curve), build)
     if bonds is not None and portfolio is None:
@@ -323,7 +340,7 @@ def _section_timing(section: Any) -> dict[str, float]:
 
 def price_book(
     portfolio: Portfolio | None,
-    curve: YieldCurve | None,
+    curve: YieldCurve | Sequence[YieldCurve] | None,
     bonds: BondPortfolio | None,
     curves: Sequence[YieldCurve] = (),
     precision: str = "f64",
@@ -343,10 +360,12 @@ def price_book(
     entries: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     resume: tuple[np.ndarray, np.ndarray] | None = None,
     search: SpreadSearch | None = None,
+    curve_index: np.ndarray | None = None,
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
     """Option prices and dirty bond prices (per 100 face) of a book in one library call, on GPU ``device``.
 
-    ``portfolio`` (priced against ``curve``) or ``bonds`` (against ``curves``, indexed by each bond's
+    ``portfolio`` (priced against ``curve``, or with ``curve_index`` option i against ``curve[curve_index[i]]``:
+    the scenarios of an option book in one call) or ``bonds`` (against ``curves``, indexed by each bond's
     ``curve_index``) may be None (or empty); its prices are then None. Both come back in input order,
     float32 for ``"f32"``, float64 for ``"f64"``, each section bit for bit what a call for it alone
     gives. Options: ``variant`` (``"option"``, ``"multi"``, ``"fast"``), ``block_size``, ``padding``
@@ -379,7 +398,7 @@ def price_book(
         book, _keep = _search_book(ffi, bonds, tuple(curves), search)
         bond_count = len(bonds)
     elif entries is None:
-        book, _keep = _book(ffi, portfolio, curve, bonds, tuple(curves))
+        book, _keep = _book(ffi, portfolio, curve, bonds, tuple(curves), curve_index)
         bond_count = None if bonds is None else len(bonds)
     else:
         if bonds is None or portfolio is not None:
@@ -415,7 +434,7 @@ def price_book(
 
 def price(
     portfolio: Portfolio,
-    curve: YieldCurve,
+    curve: YieldCurve | Sequence[YieldCurve],
     precision: str = "f64",
     *,
     target: str | None = None,
@@ -427,8 +446,10 @@ def price(
     chunk_size: int | None = None,
     memory_limit: int | None = None,
     timing: dict[str, float] | None = None,
+    curve_index: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Option prices in input order on GPU ``device`` (see :func:`price_book` and the backend modules).
+    """Option prices in input order on GPU ``device`` (see :func:`price_book` and the backend modules); with
+    ``curve_index``, option i on ``curve[curve_index[i]]``, all in one call.
 
     ``timing``, if given, is filled with ``kernel_ms`` (pricing kernels, cudaEvent), ``device_ms``
     (first upload to last download), ``library_ms`` (wall clock inside the library), ``chunks``
@@ -437,7 +458,7 @@ def price(
     times: dict[str, Any] | None = None if timing is None else {}
     prices, _ = price_book(portfolio, curve, None, (), precision, device=device, variant=variant, target=target,
                            block_size=block_size, padding=padding, sort=sort, chunk_size=chunk_size,
-                           memory_limit=memory_limit, timing=times)
+                           memory_limit=memory_limit, timing=times, curve_index=curve_index)
     if timing is not None and times is not None:
         timing.update(times["options"], library_ms=times["library_ms"])
     return prices

@@ -15,6 +15,8 @@ kernel.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from ..curve import YieldCurve
@@ -32,7 +34,7 @@ def available(target: str | None = None) -> tuple[bool, str]:
 
 def price(
     portfolio: Portfolio,
-    curve: YieldCurve,
+    curve: YieldCurve | Sequence[YieldCurve],
     precision: str = "f64",
     *,
     target: str | None = None,
@@ -42,12 +44,14 @@ def price(
     chunk_size: int | None = None,
     memory_limit: int | None = None,
     timing: dict[str, float] | None = None,
+    curve_index: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Prices in input order (float32 for ``"f32"``, float64 for ``"f64"``) on GPU ``device``.
+    """Prices in input order (float32 for ``"f32"``, float64 for ``"f64"``) on GPU ``device``; with
+    ``curve_index``, option i on ``curve[curve_index[i]]`` (a market's scenarios, one library call).
 
     ``block_size``: threads per block (32, 64, 96 or 128); ``sort``: tallest trees first inside
     a width class; ``device``, ``chunk_size``, ``memory_limit`` and ``timing`` as for ``cuda-option``.
     """
     return _cuda_lib.price(portfolio, curve, precision, target=target, device=device,
                            variant="fast", block_size=block_size, sort=sort,
-                           chunk_size=chunk_size, memory_limit=memory_limit, timing=timing)
+                           chunk_size=chunk_size, memory_limit=memory_limit, timing=timing, curve_index=curve_index)

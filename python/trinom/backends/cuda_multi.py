@@ -8,6 +8,8 @@ padding). Trees wider than the block are priced by the cuda-option kernel, never
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from ..curve import YieldCurve
@@ -25,7 +27,7 @@ def available(target: str | None = None) -> tuple[bool, str]:
 
 def price(
     portfolio: Portfolio,
-    curve: YieldCurve,
+    curve: YieldCurve | Sequence[YieldCurve],
     precision: str = "f64",
     *,
     target: str | None = None,
@@ -35,8 +37,10 @@ def price(
     chunk_size: int | None = None,
     memory_limit: int | None = None,
     timing: dict[str, float] | None = None,
+    curve_index: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Prices in input order (float32 for ``"f32"``, float64 for ``"f64"``) on GPU ``device``.
+    """Prices in input order (float32 for ``"f32"``, float64 for ``"f64"``) on GPU ``device``; with
+    ``curve_index``, option i on ``curve[curve_index[i]]`` (a market's scenarios, one library call).
 
     ``block_size``: threads per block, the packing capacity (32..1024); ``sort``: tallest trees
     first; ``device``, ``chunk_size``, ``memory_limit`` and ``timing`` as for
@@ -44,4 +48,4 @@ def price(
     """
     return _cuda_lib.price(portfolio, curve, precision, target=target, device=device,
                            variant="multi", block_size=block_size, sort=sort,
-                           chunk_size=chunk_size, memory_limit=memory_limit, timing=timing)
+                           chunk_size=chunk_size, memory_limit=memory_limit, timing=timing, curve_index=curve_index)

@@ -8,6 +8,8 @@ the prices are scattered back to input order.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from ..curve import YieldCurve
@@ -25,7 +27,7 @@ def available(target: str | None = None) -> tuple[bool, str]:
 
 def price(
     portfolio: Portfolio,
-    curve: YieldCurve,
+    curve: YieldCurve | Sequence[YieldCurve],
     precision: str = "f64",
     *,
     target: str | None = None,
@@ -36,8 +38,10 @@ def price(
     chunk_size: int | None = None,
     memory_limit: int | None = None,
     timing: dict[str, float] | None = None,
+    curve_index: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Prices in input order (float32 for ``"f32"``, float64 for ``"f64"``) on GPU ``device``.
+    """Prices in input order (float32 for ``"f32"``, float64 for ``"f64"``) on GPU ``device``; with
+    ``curve_index``, option i on ``curve[curve_index[i]]`` (a market's scenarios, one library call).
 
     ``device``: the CUDA device id (0, 1, ...; one library context per device, see
     :mod:`trinom.backends._cuda_lib`); ``block_size``: threads per block (32..1024); ``padding``: ``"global"``, ``"block"`` or
@@ -48,4 +52,4 @@ def price(
     """
     return _cuda_lib.price(portfolio, curve, precision, target=target, device=device, variant="option",
                            block_size=block_size, padding=padding, sort=sort, chunk_size=chunk_size,
-                           memory_limit=memory_limit, timing=timing)
+                           memory_limit=memory_limit, timing=timing, curve_index=curve_index)

@@ -15,8 +15,9 @@ receives is validated and non-empty. A new formulation or device plugs in by sub
 rebuilds that kernel's inputs (:mod:`trinom.backends.lift`) and runs the kernel module. A market of
 several scenarios (or with sigma or spread moves) is one batch (:mod:`trinom.backends.scenario_batch`):
 the distinct (tree, curve, spread) entries its scenarios need, priced in one call of the kernels
-(options: one per distinct curve); the ``cuda`` engine prices a bond book's entries in one library
-call, one forward pass per tree and one backward pass per entry.
+(options: one per distinct curve, except on kernels that take every option's curve, as the CUDA ones
+do: one library call); the ``cuda`` engine prices a bond book's entries in one library call, one
+forward pass per tree and one backward pass per entry.
 """
 
 from __future__ import annotations
@@ -144,8 +145,13 @@ class KernelEngine(Engine):
     """An engine made of one kernel module per instrument (imported lazily).
 
     A kernel module defines ``NAME``, ``TARGETS``, ``available(target=None)`` and ``price(portfolio,
-    curve or curves, precision, *, target=None, **knobs)`` for its instrument's own inputs.
+    curve or curves, precision, *, target=None, **knobs)`` for its instrument's own inputs. An option kernel
+    that takes ``curve_index`` prices options on several curves in one call (``curves``, and each option's
+    index into them); others are called once per curve.
     """
+
+    #: Keyword arguments the engine itself gives a kernel, never a user's knob.
+    INTERNAL_KNOBS: ClassVar[frozenset[str]] = frozenset({"curve_index"})
 
     def __init__(self, name: str, kernels: Mapping[int, str], description: str = "", rate: float = 1e8,
                  target_rates: Mapping[str, float] | None = None):
@@ -250,7 +256,7 @@ class KernelEngine(Engine):
             named, any_name = self.knobs(kind)
             if any_name:
                 return
-            taken |= named
+            taken |= named - self.INTERNAL_KNOBS
         unknown = sorted(set(tuning) - taken)
         if unknown:
             raise ValueError(f"engine {self.name!r} takes no option {', '.join(map(repr, unknown))} "
@@ -258,7 +264,8 @@ class KernelEngine(Engine):
 
     def _call(self, kind: int, part: Book, market: Market, scenario: int, precision: str, target: str | None,
               device: int, tuning: Mapping[str, Any]) -> tuple[ModuleType, tuple | None, dict[str, Any]]:
-        """The kernel module, its leading arguments (None when the options need several curves) and knobs."""
+        """The kernel module, its leading arguments (None when the options need several curves and the kernel
+        takes one curve a call) and knobs."""
         from . import lift
 
         module = self.module(kind)
@@ -271,6 +278,8 @@ class KernelEngine(Engine):
         used = part.curves_used()
         if len(used) == 1:  # the common case: every option on one curve
             return module, (lift.options(part), curves[used[0]]), knobs
+        if "curve_index" in named:  # a kernel that takes every option's curve: one call for all
+            return module, (lift.options(part), curves), {**knobs, "curve_index": part.curve}
         return module, None, knobs
 
     def _run(self, kind: int, part: Book, market: Market, scenario: int, precision: str, target: str | None,
