@@ -4,8 +4,8 @@ pricing). One :func:`trinom.risk` call is one engine call over the market's scen
 is the number of repricings a bump-and-reprice would make (the scenarios each bond needs), ``pricings_time``
 the risk run's median over one pricing's. `make bench` runs the CPU row (Futhark multicore, 300 bonds),
 `make bench-gpu` the GPU ones (`cuda`, 100000 bonds; and 100000 options of the thesis' 1_RAND distribution,
-whose scenarios are one library call, with ``one_by_one_s``: the same scenarios priced one call each, as a
-bump-and-reprice does)."""
+whose scenarios are one library call, with ``grid_s``: the scenarios priced in one `trinom.price` call, without
+the risk table, and ``one_by_one_s``: priced one call each, as a bump-and-reprice does)."""
 
 from __future__ import annotations
 
@@ -58,13 +58,19 @@ def run(benchmark, where: str, bonds=None, curves=None, one_by_one: bool = False
     benchmark.extra_info.update(instruments=len(bonds), one_pricing_s=pricing, scenario_pricings=per_bond,
                                 pricings_time=benchmark.stats.stats.median / pricing,
                                 equivalent_node_updates_per_s=per_bond * work / benchmark.stats.stats.median)
-    if one_by_one:  # every scenario of the risk run priced by a call of its own
+    if one_by_one:  # the risk run's scenarios priced in one call (no risk table), and by a call each
         scenarios = [None, CurveShift(1e-4), CurveShift(-1e-4), SigmaShift(1e-4), SigmaShift(-1e-4),
                      *(CurveShift(sign * 1e-4, pillar=k) for k in range(pillars) for sign in (1, -1))]
+        grid = []
+        for _ in range(3):
+            start = time.perf_counter()
+            trinom.price(bonds, curves, scenarios=scenarios, **engine)
+            grid.append(time.perf_counter() - start)
         start = time.perf_counter()
         for scenario in scenarios:
             trinom.price(bonds, curves, scenarios=[scenario], **engine)
-        benchmark.extra_info.update(one_by_one_s=time.perf_counter() - start, one_by_one_calls=len(scenarios))
+        benchmark.extra_info.update(grid_s=float(np.median(grid)), one_by_one_s=time.perf_counter() - start,
+                                    one_by_one_calls=len(scenarios))
 
 
 def test_risk_cpu(benchmark):

@@ -81,10 +81,18 @@ void check_option_section(const trinom_book &book, const trinom_run_options &opt
     if (!pf.strike || !pf.maturity || !pf.expiry || !pf.term_unit || !pf.term_steps || !pf.a || !pf.sigma ||
         !pf.option_type)
         bad_argument(S, "an option array is NULL");
-    if (pf.curve_index) {
+    if (pf.entry_offset) {
+        if (pf.curve_index) bad_argument(S, "an option section takes curve_index or entries, not both", "entry_offset");
+        if (opt.variant != TRINOM_VARIANT_FAST)
+            bad_argument(S, "option scenario entries need the fast variant (cuda)", "variant");
+        if (pf.entry_offset[0] != 0) bad_argument(S, "entry_offset[0] must be 0", "entry_offset");
+        if (pf.entry_offset[pf.count] > 0 && !pf.entry_curve)
+            bad_argument(S, "entry_curve must not be NULL where there are scenario entries", "entry_curve");
+    }
+    if (pf.curve_index || pf.entry_offset) {
         const trinom_bond_curves &curves = book.option_curves;
         if (curves.count < 1 || !curves.terms || !curves.rates || !curves.days)
-            bad_argument(S, "curve_index is given but option_curves holds no curve", "option_curves");
+            bad_argument(S, "curve_index or entries are given but option_curves holds no curve", "option_curves");
         long long points = 0;
         for (int64_t c = 0; c < curves.count; ++c) {
             if (curves.terms[c] < 1)

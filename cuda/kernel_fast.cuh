@@ -14,6 +14,10 @@
 //   * Nodes with |j| > n are never reached and never reach the root: a segment holds the window
 //     |j| <= min(jmax, n) only (the tree edges are in it only when jmax <= n).
 //   * Values are kept in range by exact power-of-two rescaling every 16 steps.
+//   * Scenario entries (kEntries: one price per (option, curve)): the curve enters through D_n and D_e only,
+//     so the forward pass and the backward steps n-1 .. e (U_e) run once per option; each entry applies
+//     its own D_n / D_e at the payoff and runs the steps e-1 .. 0 again (the same operations as an option
+//     priced alone on that curve: the same bits).
 #pragma once
 
 #include "trinom_internal.cuh"
@@ -34,13 +38,13 @@ template <> struct Limits<double> {
 // Divides the segment's values by a power of two when their largest magnitude passes 2^64;
 // the exponent goes to `scale` (the values are exact multiples: no rounding).
 template <typename real, int L, int K>
-__device__ __forceinline__ void rescale(real (&v)[K], int &scale) {
+__device__ __forceinline__ void rescale(real (&v)[K], int &scale, bool active = true) {
     real largest = 0;
 #pragma unroll
     for (int k = 0; k < K; ++k) largest = fmax(largest, fabs(v[k]));
 #pragma unroll
     for (int off = L / 2; off >= 1; off /= 2) largest = fmax(largest, __shfl_xor_sync(kFull, largest, off, L));
-    if (largest > Limits<real>::big && largest < real(INFINITY)) {
+    if (active && largest > Limits<real>::big && largest < real(INFINITY)) {
         const int shift = ilogb_(largest) - 32;
 #pragma unroll
         for (int k = 0; k < K; ++k) v[k] = Rn<real>::ldexp_(v[k], -shift);
@@ -56,8 +60,27 @@ template <typename real> __device__ __forceinline__ real scaled(real mantissa, r
     return Rn<real>::ldexp_(m * value, exponent + e2);
 }
 
-template <typename real, int L, int K>
-__global__ void __launch_bounds__(128) fast_kernel(Params<real> p, DeviceCurve<real> curves,
+// D_n = P_{n-1} / sum_n and D_e = P_{e-1} / sum_e on one curve, as mantissas and power-of-two exponents.
+template <typename real> struct LevelDiscounts {
+    real d_n, d_e;
+    int d_n_exp, d_e_exp;
+};
+
+template <typename real>
+__device__ __forceinline__ LevelDiscounts<real> level_discounts(const DeviceCurve<real> &curve, int n, int expiry_step,
+                                                                bool has_e, real dt, int term_unit, real sum_n,
+                                                                int scale_n, real sum_e, int scale_e) {
+    LevelDiscounts<real> d{discount_at(n, dt, term_unit, curve.rates, curve.days, curve.count) / sum_n, real(1),
+                           -scale_n, 0};
+    if (has_e) {
+        d.d_e = discount_at(expiry_step, dt, term_unit, curve.rates, curve.days, curve.count) / sum_e;
+        d.d_e_exp = -scale_e;
+    }
+    return d;
+}
+
+template <typename real, int L, int K, bool kEntries>
+__global__ void __launch_bounds__(128) fast_kernel(Params<real> p, DeviceCurve<real> curves, OptionEntries entries,
                                                    const int *__restrict__ perm, int begin, int count,
                                                    real *__restrict__ out) {
     using R = Rn<real>;
@@ -70,7 +93,6 @@ __global__ void __launch_bounds__(128) fast_kernel(Params<real> p, DeviceCurve<r
     const bool valid = slot < count;
     // Segments past the end mirror the warp's first option and write nothing.
     const int o = perm[begin + (valid ? slot : warp * G)];
-    const DeviceCurve<real> curve = curves.of(o);
     const int n = p.n[o], jmax = p.jmax[o], expiry_step = p.expiry_step[o];
     const real dt = p.dt[o], dr = p.dr[o], M = p.M[o];
     const int n_max = __reduce_max_sync(kFull, n);
@@ -149,16 +171,11 @@ __global__ void __launch_bounds__(128) fast_kernel(Params<real> p, DeviceCurve<r
         }
     }
 
-    // D_n = P_{n-1} / sum_n and D_e = P_{e-1} / sum_e, as mantissa and power-of-two exponent.
+    // D_n and D_e on the option's curve (kEntries: on each entry's, below).
     const int term_unit = p.term_unit[o];
-    const real d_n = discount_at(n, dt, term_unit, curve.rates, curve.days, curve.count) / sum_n;
-    const int d_n_exp = -scale_n;
-    real d_e = 1;
-    int d_e_exp = 0;
-    if (m_e >= 0) {
-        d_e = discount_at(expiry_step, dt, term_unit, curve.rates, curve.days, curve.count) / sum_e;
-        d_e_exp = -scale_e;
-    }
+    LevelDiscounts<real> d{};
+    if constexpr (!kEntries) d = level_discounts(curves.of(o), n, expiry_step, m_e >= 0, dt, term_unit, sum_n, scale_n,
+                                                 sum_e, scale_e);
 
     // ---- backward weights, indexed by the node j: reads j+1, j, j-1 and j-2 -------------------
     // (the bottom node's read of -jmax+2 is the scalar `bottom`, applied in lane 0)
@@ -188,17 +205,26 @@ __global__ void __launch_bounds__(128) fast_kernel(Params<real> p, DeviceCurve<r
         edges ? probabilities(-jmax, jmax, M).pu * R::exp_(-R::mul(R::mul(real(-jmax), dr), dt)) : real(0);
     const real X = p.strike[o];
     const int type = p.type[o];
-    const real ratio = d_n / d_e;  // D_n / D_e mantissa
-    const int ratio_exp = d_n_exp - d_e_exp;
-    scale = 0;
-    for (int i = n_max - 1; i >= 0; --i) {
+    const bool paid = expiry_step >= 0 && expiry_step <= n - 1;
+    // C_e = (D_n / D_e) * U * 2^scale; the payoff restarts the scaling at 1.
+    auto payoff = [&](real (&level)[K], const LevelDiscounts<real> &on, int at_scale) {
+        const real ratio = on.d_n / on.d_e;  // D_n / D_e mantissa
+        const int ratio_exp = on.d_n_exp - on.d_e_exp;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const real c = scaled(ratio, level[k], ratio_exp + at_scale);
+            v[k] = type == PUT ? fmax(X - c, real(0)) : fmax(c - X, real(0));
+        }
+    };
+    // One backward step i of the undiscounted recursion, in every lane (the shuffles), applied where `step`.
+    auto backward = [&](bool step) {
         real left1 = 0, left2 = 0, right = 0;
         if (L > 1) {
             left1 = __shfl_up_sync(kFull, v[K - 1], 1, L);
             left2 = __shfl_up_sync(kFull, v[K - 2], 1, L);
             right = __shfl_down_sync(kFull, v[0], 1, L);
         }
-        if (i < n) {
+        if (step) {
             const real third = v[2];
 #pragma unroll
             for (int k = 0; k < K; ++k) {
@@ -209,48 +235,85 @@ __global__ void __launch_bounds__(128) fast_kernel(Params<real> p, DeviceCurve<r
                 left1 = cur;
             }
             if (sl == 0) v[0] += bottom_b * third;
-            if (i == expiry_step) {
-                // C_e = (D_n / D_e) * U * 2^scale; the payoff restarts the scaling at 1.
+        }
+    };
+    auto root_value = [&]() {  // j = 0 sits in lane half / K of the segment, slot half % K
+        real mine = 0;
 #pragma unroll
-                for (int k = 0; k < K; ++k) {
-                    const real c = scaled(ratio, v[k], ratio_exp + scale);
-                    v[k] = type == PUT ? fmax(X - c, real(0)) : fmax(c - X, real(0));
-                }
+        for (int k = 0; k < K; ++k)
+            if (base + k == 0) mine = v[k];
+        return __shfl_sync(kFull, mine, half / K, L);
+    };
+    // kEntries: the steps n-1 .. e do not depend on the curve; U_e (u) and its scale are kept for the entries.
+    real u[kEntries ? K : 1];
+    int scale_u = 0;
+    scale = 0;
+    for (int i = n_max - 1; i >= 0; --i) {
+        backward(i < n && (!kEntries || !paid || i >= expiry_step));
+        if (i < n && i == expiry_step) {
+            if constexpr (kEntries) {
+#pragma unroll
+                for (int k = 0; k < K; ++k) u[k] = v[k];
+                scale_u = scale;
+            } else {
+                payoff(v, d, scale);
                 scale = 0;
             }
         }
         if ((i & 15) == 0) rescale<real, L, K>(v, scale);
     }
-
-    // Root value (j = 0 sits in lane half / K of the segment, slot half % K).
-    real mine = 0;
-#pragma unroll
-    for (int k = 0; k < K; ++k)
-        if (base + k == 0) mine = v[k];
-    const real root = __shfl_sync(kFull, mine, half / K, L);
-    if (valid && sl == 0) {
-        const bool paid = expiry_step >= 0 && expiry_step <= n - 1;
-        out[o] = paid ? scaled(d_e, root, d_e_exp + scale) : scaled(d_n, root, d_n_exp + scale);
+    const real root = root_value();
+    if constexpr (!kEntries) {
+        if (valid && sl == 0) out[o] = paid ? scaled(d.d_e, root, d.d_e_exp + scale) : scaled(d.d_n, root, d.d_n_exp + scale);
+    } else {
+        // Each entry: its curve's D_n and D_e, the payoff at e from U_e, then the steps e-1 .. 0 (an option
+        // not paid inside its tree: D_n times the root of the pass above).
+        const int first = entries.begin[o];
+        const int own = valid ? entries.begin[o + 1] - first : 0;
+        const int most = __reduce_max_sync(kFull, own);
+        const int top = __reduce_max_sync(kFull, own > 0 && paid ? expiry_step : -1);
+        for (int k = 0; k < most; ++k) {
+            const bool has = k < own;
+            const LevelDiscounts<real> on = level_discounts(curves.at(has ? entries.curve[first + k] : 0), n,
+                                                            expiry_step, m_e >= 0, dt, term_unit, sum_n, scale_n,
+                                                            sum_e, scale_e);
+            const bool redo = has && paid;
+            int at = 0;
+            for (int i = top; i >= 0; --i) {
+                backward(redo && i < expiry_step);
+                if (redo && i == expiry_step) {
+                    payoff(u, on, scale_u);
+                    at = 0;
+                }
+                if ((i & 15) == 0) rescale<real, L, K>(v, at, redo && i <= expiry_step);
+            }
+            const real entry_root = top >= 0 ? root_value() : real(0);
+            if (has && sl == 0)
+                out[first + k] = paid ? scaled(on.d_e, entry_root, on.d_e_exp + at) : scaled(on.d_n, root, on.d_n_exp + scale);
+        }
     }
 }
 
 template <typename real, int L, int K>
-void launch_class(const Params<real> &params, DeviceCurve<real> curve, const int *perm, int begin, int count,
-                  real *out, int block_size, cudaStream_t stream) {
-    fast_kernel<real, L, K><<<segment_blocks<L>(count, block_size), block_size, 0, stream>>>(params, curve, perm, begin,
-                                                                                          count, out);
+void launch_class(const Params<real> &params, DeviceCurve<real> curve, OptionEntries entries, const int *perm,
+                  int begin, int count, real *out, int block_size, cudaStream_t stream) {
+    const int blocks = segment_blocks<L>(count, block_size);
+    if (entries.begin)
+        fast_kernel<real, L, K, true><<<blocks, block_size, 0, stream>>>(params, curve, entries, perm, begin, count, out);
+    else
+        fast_kernel<real, L, K, false><<<blocks, block_size, 0, stream>>>(params, curve, entries, perm, begin, count, out);
 }
 
 }  // namespace
 
 template <typename real>
-void launch_fast(int cls, const Params<real> &params, DeviceCurve<real> curve, const int *perm, int begin, int count,
-                 real *out, int block_size, cudaStream_t stream) {
+void launch_fast(int cls, const Params<real> &params, DeviceCurve<real> curve, OptionEntries entries, const int *perm,
+                 int begin, int count, real *out, int block_size, cudaStream_t stream) {
     if (count <= 0) return;
     if (block_size < 32 || block_size > 128 || block_size % 32 != 0) block_size = 128;
     with_fast_class(cls, [&](auto lanes, auto nodes) {
-        launch_class<real, decltype(lanes)::value, decltype(nodes)::value>(params, curve, perm, begin, count, out,
-                                                                            block_size, stream);
+        launch_class<real, decltype(lanes)::value, decltype(nodes)::value>(params, curve, entries, perm, begin, count,
+                                                                            out, block_size, stream);
     });
     TRINOM_CHECK(cudaGetLastError());
 }

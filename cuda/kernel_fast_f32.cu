@@ -3,6 +3,6 @@
 #include "kernel_fast.cuh"
 
 namespace trinom {
-template void launch_fast<float>(int, const Params<float> &, DeviceCurve<float>, const int *, int, int, float *, int,
+template void launch_fast<float>(int, const Params<float> &, DeviceCurve<float>, OptionEntries, const int *, int, int, float *, int,
                               cudaStream_t);
 }  // namespace trinom

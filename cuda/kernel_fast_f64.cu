@@ -3,6 +3,6 @@
 #include "kernel_fast.cuh"
 
 namespace trinom {
-template void launch_fast<double>(int, const Params<double> &, DeviceCurve<double>, const int *, int, int, double *, int,
+template void launch_fast<double>(int, const Params<double> &, DeviceCurve<double>, OptionEntries, const int *, int, int, double *, int,
                               cudaStream_t);
 }  // namespace trinom

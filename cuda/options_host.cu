@@ -51,6 +51,7 @@ template <typename real> struct ChunkBuffers {
     real *curve_rates;
     int *curve_days;
     int *curve_begin, *curve_index;  // the curves' first points (curves + 1), each option's curve (or none)
+    int *ent_begin, *ent_curve;      // scenario entries (or none): per option (count + 1), per entry
     Params<real> params;
     int *perm, *hist, *cursor, *info;
     real *out;
@@ -79,13 +80,13 @@ struct OptionCurves {
 OptionCurves option_curves_of(const trinom_portfolio &pf, const trinom_curve &curve, const trinom_bond_curves &table) {
     OptionCurves c;
     c.begin.push_back(0);
-    if (!pf.curve_index) {
+    if (!pf.curve_index && !pf.entry_offset) {
         c.rates.assign(curve.rates, curve.rates + curve.count);
         c.days.assign(curve.days, curve.days + curve.count);
         c.begin.push_back(curve.count);
         return c;
     }
-    c.indexed = true;
+    c.indexed = pf.curve_index != nullptr;
     long long at = 0;
     for (int64_t k = 0; k < table.count; ++k) {
         for (int64_t i = 0; i < table.terms[k]; ++i, ++at) {
@@ -98,17 +99,21 @@ OptionCurves option_curves_of(const trinom_portfolio &pf, const trinom_curve &cu
     return c;
 }
 
-// The arena of one chunk: the upload region first (the curves and the options' curve indices, then the
-// varying columns of `varying`, a bit mask, packed), sized for all columns, then the device-side arrays.
+// The arena of one chunk: the upload region first (the curves, the options' curve indices or scenario
+// entries, then the varying columns of `varying`, a bit mask, packed), sized for all columns, then the
+// device-side arrays; `entries` prices (-1: one per option).
 template <typename real>
-ChunkBuffers<real> chunk_layout(char *base, int count, const OptionCurves &curves, unsigned varying) {
+ChunkBuffers<real> chunk_layout(char *base, int count, const OptionCurves &curves, unsigned varying, int entries = -1) {
     Layout l;
     const size_t c = static_cast<size_t>(count);
+    const size_t outputs = entries < 0 ? c : static_cast<size_t>(entries);
     ChunkBuffers<real> b;
     const size_t rates = l.take(curves.points() * sizeof(real));
     const size_t days = l.take(curves.points() * sizeof(int));
     const size_t begin = l.take(curves.begin.size() * sizeof(int));
     const size_t index = l.take(curves.indexed ? c * sizeof(int) : 0);
+    const size_t ent_begin = l.take(entries < 0 ? 0 : (c + 1) * sizeof(int));
+    const size_t ent_curve = l.take(entries < 0 ? 0 : outputs * sizeof(int));
     for (int k = 0; k < kColumns; ++k) b.column_offset[k] = (varying >> k & 1u) ? l.take(c * column_bytes<real>(k)) : 0;
     const size_t upload = l.bytes;
     for (int k = 0; k < kColumns; ++k)
@@ -120,7 +125,9 @@ ChunkBuffers<real> chunk_layout(char *base, int count, const OptionCurves &curve
     const size_t hist = l.take(kBins * sizeof(int));
     const size_t cursor = l.take(kBins * sizeof(int));
     const size_t info = l.take(kInfoInts * sizeof(int));
-    const size_t out = l.take(c * sizeof(real));
+    const size_t out = l.take(outputs * sizeof(real));
+    b.ent_begin = entries < 0 ? nullptr : reinterpret_cast<int *>(base + ent_begin);
+    b.ent_curve = entries < 0 ? nullptr : reinterpret_cast<int *>(base + ent_curve);
     b.curve_rates = reinterpret_cast<real *>(base + rates);
     b.curve_days = reinterpret_cast<int *>(base + days);
     b.curve_begin = reinterpret_cast<int *>(base + begin);
@@ -353,7 +360,13 @@ void price_chunk(Run &run, const trinom_portfolio &pf, const OptionCurves &curve
     DeviceContext &ctx = run.ctx;
     const trinom_run_options &opt = run.opt;
     Stage staging("staging");
-    ChunkBuffers<real> cb = chunk_layout<real>(nullptr, count, curves, 0xffu);
+    // Scenario entries: the chunk's options' entries, rebased to the chunk's first.
+    const long long ent0 = pf.entry_offset ? pf.entry_offset[0] : 0;
+    const long long ent_count = pf.entry_offset ? pf.entry_offset[count] - ent0 : -1;
+    if (ent_count > INT_MAX / 2) throw CudaFailure(TRINOM_ERR_ARGUMENT, "too many scenario entries in one chunk "
+                                                   "(set a smaller chunk_size)", first_row, "entry_offset");
+    const int entries = static_cast<int>(ent_count);
+    ChunkBuffers<real> cb = chunk_layout<real>(nullptr, count, curves, 0xffu, entries);
     ctx.arena.ensure(cb.bytes);
     ctx.staging.ensure(cb.upload_bytes);
     ctx.info.ensure(kInfoInts * sizeof(int));
@@ -382,7 +395,7 @@ void price_chunk(Run &run, const trinom_portfolio &pf, const OptionCurves &curve
     });
     unsigned varying = 0;
     for (unsigned m : part_mask) varying |= m;
-    cb = chunk_layout<real>(static_cast<char *>(ctx.arena.ptr), count, curves, varying);
+    cb = chunk_layout<real>(static_cast<char *>(ctx.arena.ptr), count, curves, varying, entries);
 
     // Stage the curves and the varying columns in the working precision (as model.py's astype)
     // and upload them at once; constant columns go to the kernel as values.
@@ -404,6 +417,25 @@ void price_chunk(Run &run, const trinom_portfolio &pf, const OptionCurves &curve
                                   first_row + i, "curve_index");
             index[i] = static_cast<int>(pf.curve_index[i]);
         }
+    }
+    if (entries >= 0) {
+        int *ent_begin = reinterpret_cast<int *>(staged(cb.ent_begin));
+        int *ent_curve = reinterpret_cast<int *>(staged(cb.ent_curve));
+        for (int i = 0; i < count; ++i) {
+            if (pf.entry_offset[i + 1] < pf.entry_offset[i])
+                throw CudaFailure(TRINOM_ERR_ARGUMENT, "entry_offset must not decrease", first_row + i, "entry_offset");
+            ent_begin[i] = static_cast<int>(pf.entry_offset[i] - ent0);
+            for (long long k = pf.entry_offset[i]; k < pf.entry_offset[i + 1]; ++k) {
+                if (pf.entry_curve[k] < 0 || pf.entry_curve[k] >= curves.curves())
+                    throw CudaFailure(TRINOM_ERR_ARGUMENT,
+                                      "scenario entry " + std::to_string(k) + ": curve " +
+                                          std::to_string(pf.entry_curve[k]) + " is not one of the " +
+                                          std::to_string(curves.curves()) + " option curves",
+                                      first_row + i, "entry_curve");
+                ent_curve[k - ent0] = static_cast<int>(pf.entry_curve[k]);
+            }
+        }
+        ent_begin[count] = entries;
     }
     Inputs<real> inputs{};
     for (int k = 0; k < kRealColumns; ++k) {
@@ -486,9 +518,11 @@ void price_chunk(Run &run, const trinom_portfolio &pf, const OptionCurves &curve
         for (int c = 0; c < kFastClasses; ++c)
             if (size[c] > 0) classes.push_back(c);
         std::sort(classes.begin(), classes.end(), [&](int x, int y) { return size[x] * (x + 1LL) > size[y] * (y + 1LL); });
+        const OptionEntries option_entries{cb.ent_begin, cb.ent_curve};
         ctx.fan_out(static_cast<int>(classes.size()), ev.first, [&](int q, cudaStream_t s) {
             const int c = classes[q];
-            launch_fast<real>(c, cb.params, curve, cb.perm, begin[c], size[c], cb.out, opt.block_size, s);
+            launch_fast<real>(c, cb.params, curve, option_entries, cb.perm, begin[c], size[c], cb.out, opt.block_size,
+                              s);
         });
         TRINOM_CHECK(cudaEventRecord(ev.second, ctx.stream));
         run.kernels.push_back(ev);
@@ -499,6 +533,11 @@ void price_chunk(Run &run, const trinom_portfolio &pf, const OptionCurves &curve
             std::vector<int> wide(size[kFastClasses]);
             TRINOM_CHECK(cudaMemcpy(wide.data(), cb.perm + begin[kFastClasses], wide.size() * sizeof(int),
                                     cudaMemcpyDeviceToHost));
+            if (entries >= 0)
+                throw CudaFailure(TRINOM_ERR_ARGUMENT,
+                                  "the option's tree is wider than 512 nodes: scenario entries take the fast kernel's "
+                                  "trees only (price it with curve_index)",
+                                  first_row + *std::min_element(wide.begin(), wide.end()), "entry_offset");
             run_option_pieces<real>(run, cb, curve, cb.perm + begin[kFastClasses], wide, widths, heights,
                                     TRINOM_PAD_WARP, 128);
         }
@@ -530,7 +569,8 @@ void price_chunk(Run &run, const trinom_portfolio &pf, const OptionCurves &curve
         }
     }
     Stage download("download");
-    TRINOM_CHECK(cudaMemcpyAsync(prices, cb.out, count * sizeof(real), cudaMemcpyDeviceToHost, ctx.stream));
+    TRINOM_CHECK(cudaMemcpyAsync(prices, cb.out, (entries < 0 ? count : entries) * sizeof(real), cudaMemcpyDeviceToHost,
+                                 ctx.stream));
     TRINOM_CHECK(cudaEventRecord(ev_end, ctx.stream));
     TRINOM_CHECK(cudaStreamSynchronize(ctx.stream));
     for (auto &k : run.kernels) run.timing.kernel_ms += elapsed_ms(k.first, k.second);
@@ -548,7 +588,11 @@ void price_all(DeviceContext &ctx, const trinom_portfolio &pf, const OptionCurve
     // A chunk's arena takes at most half of what the policy allows it, leaving room for the
     // workspace pieces (workspace_room).
     const size_t room = memory_budget(opt.memory_limit, ctx.arena.size) / 2;
-    while (chunk > 1024 && static_cast<size_t>(chunk) * arena_bytes_per_option<real>() > room) chunk /= 2;
+    // Scenario entries add a price and a curve index each: sized by the book's entries per option.
+    const size_t per_entry = pf.entry_offset ? (sizeof(real) + sizeof(int)) *
+                                                   static_cast<size_t>((pf.entry_offset[pf.count] + pf.count - 1) / pf.count)
+                                             : 0;
+    while (chunk > 1024 && static_cast<size_t>(chunk) * (arena_bytes_per_option<real>() + per_entry) > room) chunk /= 2;
     for (long long begin = 0; begin < pf.count; begin += chunk) {
         const int count = static_cast<int>(std::min<long long>(chunk, pf.count - begin));
         trinom_portfolio sub = pf;  // the chunk's rows
@@ -561,8 +605,9 @@ void price_all(DeviceContext &ctx, const trinom_portfolio &pf, const OptionCurve
         sub.sigma += begin;
         sub.option_type += begin;
         if (sub.curve_index) sub.curve_index += begin;
+        if (sub.entry_offset) sub.entry_offset += begin;  // entry_curve stays: the offsets index it
         sub.count = count;
-        price_chunk<real>(run, sub, curves, begin, count, prices + begin);
+        price_chunk<real>(run, sub, curves, begin, count, prices + (pf.entry_offset ? pf.entry_offset[begin] : begin));
     }
 }
 

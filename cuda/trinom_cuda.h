@@ -64,6 +64,15 @@ typedef struct trinom_portfolio {
     /* Optional (NULL: every option on the book's `curve`): option i is priced on curve curve_index[i] of the
      * book's `option_curves` (`curve` is then not read): a market's scenarios of an option book, one call. */
     const int64_t *curve_index;
+    /* Optional scenario entries (NULL: one price per option; not with curve_index): option i is priced once
+     * per entry k in [entry_offset[i], entry_offset[i+1]) (entry_offset[0] == 0), on curve entry_curve[k] of
+     * the book's option_curves, and option_prices receives entry_offset[count] prices in entry order. The
+     * curve enters the reformulated tree through two level discounts only, so the forward pass and the
+     * backward steps down to the expiry run once per option and each entry prices the steps below the
+     * expiry: the same bits as the option priced alone on that curve. The fast variant only, and trees of
+     * width <= 512 only (a wider one is refused with its row: price it with curve_index). */
+    const int64_t *entry_offset;
+    const int64_t *entry_curve;
 } trinom_portfolio;
 
 /* The options' yield curve: continuously compounded rates[k] at days[k] (strictly increasing). */

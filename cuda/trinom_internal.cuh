@@ -166,11 +166,18 @@ template <typename real> struct DeviceCurve {
     int count;
     const int *begin = nullptr, *index = nullptr;  // nullptr: one curve
     // Option o's curve (one curve of its own points).
-    __device__ __forceinline__ DeviceCurve of(int o) const {
-        if (!index) return *this;
-        const int c = index[o], lo = begin[c];
+    __device__ __forceinline__ DeviceCurve of(int o) const { return index ? at(index[o]) : *this; }
+    // Curve c of several.
+    __device__ __forceinline__ DeviceCurve at(int c) const {
+        const int lo = begin[c];
         return DeviceCurve{rates + lo, days + lo, begin[c + 1] - lo};
     }
+};
+
+// Scenario entries of the options of a chunk (trinom_portfolio.entry_offset): option o is priced once per
+// entry k in [begin[o], begin[o+1]), on curve curve[k] (DeviceCurve::at), into out[k].
+struct OptionEntries {
+    const int *begin = nullptr, *curve = nullptr;  // nullptr: one price per option
 };
 
 // Fast kernel classes: L lanes per option, K nodes per lane (L*K >= width). Widths up to 16 take
@@ -319,7 +326,7 @@ void launch_multi(const Params<real> &params, DeviceCurve<real> curve, const int
                   cudaStream_t stream);
 
 template <typename real>
-void launch_fast(int cls, const Params<real> &params, DeviceCurve<real> curve, const int *perm, int begin, int count,
-                 real *out, int block_size, cudaStream_t stream);
+void launch_fast(int cls, const Params<real> &params, DeviceCurve<real> curve, OptionEntries entries, const int *perm,
+                 int begin, int count, real *out, int block_size, cudaStream_t stream);
 
 }  // namespace trinom

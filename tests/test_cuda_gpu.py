@@ -300,30 +300,86 @@ def test_cuda_and_futhark_cuda_share_a_process(thesis_curve):
         check(got, expected, "f64", f"{name} after the other library")
 
 
-@pytest.mark.parametrize("name", ["cuda", "cuda-option", "cuda-multi"])
-def test_an_option_books_scenarios_are_one_library_call(name, monkeypatch):
-    """Every scenario of an option book (curve moves and sigma moves) in one library call (each option on its
-    scenario's curve, ``curve_index``), each price the book's price in that scenario priced alone."""
-    from trinom.scenarios import CurveShift, SigmaShift, scenario_market
+def option_scenarios():
+    from trinom.scenarios import CurveShift, SigmaShift
 
-    options = trinom.generator.generate("uniform", 40, seed=4)
-    scenarios = [None, CurveShift(1e-4), CurveShift(-1e-4), *(CurveShift(1e-4, pillar=k) for k in (0, 3, 9, 14)),
-                 SigmaShift(1e-4)]
-    calls = []
-    original = _cuda_lib.price_book
-    monkeypatch.setattr(_cuda_lib, "price_book", lambda *a, **k: calls.append(1) or original(*a, **k))
-    got = trinom.price(options, scenarios=scenarios, backend=name).price
-    assert len(calls) == 1 and got.shape == (len(scenarios), len(options))
+    return [None, CurveShift(1e-4), CurveShift(-1e-4), *(CurveShift(1e-4, pillar=k) for k in (0, 3, 9, 14)),
+            SigmaShift(1e-4)]
+
+
+def priced_alone(options: trinom.Portfolio, scenario, **engine) -> np.ndarray:
+    """The book's prices in ``scenario``, priced as a book of its own (no scenario axis)."""
+    from trinom.scenarios import SigmaShift, scenario_market
+
+    if isinstance(scenario, SigmaShift):
+        moved = type(options)(**{**options.as_dict(), "sigma": options.sigma + scenario.shift})
+        return trinom.price(moved, **engine).price
     market = trinom.Market.of(None)
+    curves_now = scenario_market(market, [scenario]).curves
+    return trinom.price(options, dict(zip(market.names, curves_now, strict=True)), **engine).price
+
+
+def counted_calls(monkeypatch) -> list:
+    calls: list = []
+    original = _cuda_lib.price_book
+    monkeypatch.setattr(_cuda_lib, "price_book", lambda *a, **k: calls.append(k) or original(*a, **k))
+    return calls
+
+
+@pytest.mark.parametrize("precision", ["f64", "f32"])
+@pytest.mark.parametrize("name", ["cuda", "cuda-option", "cuda-multi"])
+def test_an_option_books_scenarios_are_one_library_call(name, precision, monkeypatch):
+    """Every scenario of an option book (curve moves and sigma moves) in one library call: on ``cuda`` as scenario
+    entries (per option the forward pass and the steps down to the expiry once), on the others one tree per
+    entry on its curve (``curve_index``); each price is the book's price in that scenario priced alone."""
+    options = trinom.generator.generate("uniform", 40, seed=4)
+    scenarios = option_scenarios()
+    calls = counted_calls(monkeypatch)
+    got = trinom.price(options, scenarios=scenarios, backend=name, precision=precision).price
+    assert len(calls) == 1 and got.shape == (len(scenarios), len(options))
+    assert ("option_entries" in calls[0]) == (name == "cuda")
     for k, scenario in enumerate(scenarios):
-        if isinstance(scenario, SigmaShift):
-            moved = type(options)(**{**options.as_dict(), "sigma": options.sigma + scenario.shift})
-            want = trinom.price(moved, backend=name).price
-        else:
-            curves_now = scenario_market(market, [scenario]).curves
-            want = trinom.price(options, dict(zip(market.names, curves_now, strict=True)), backend=name).price
-        # cuda-multi packs other options beside each one, which changes its level sums' order: 1e-13
-        np.testing.assert_allclose(got[k], want, rtol=1e-13, atol=0, err_msg=str(scenario))
+        want = priced_alone(options, scenario, backend=name, precision=precision)
+        if name == "cuda":  # the same operations as the option priced alone on the entry's curve
+            np.testing.assert_array_equal(got[k], want, err_msg=str(scenario))
+        else:  # cuda-multi packs other options beside each one, which changes its level sums' order
+            np.testing.assert_allclose(got[k], want, rtol=1e-13 if precision == "f64" else 1e-5, atol=0,
+                                       err_msg=str(scenario))
+
+
+def test_option_entries_with_trees_too_wide_for_the_fast_kernel(monkeypatch):
+    """Trees wider than the fast kernel take one tree per entry (curve_index) beside the entries' call."""
+    narrow, wide = trinom.generator.generate("random", 30, seed=8), wide_portfolio()
+    fields = {k: np.concatenate([v, wide.as_dict()[k]]) for k, v in narrow.as_dict().items()}
+    options = trinom.Portfolio(**fields)
+    scenarios = option_scenarios()
+    calls = counted_calls(monkeypatch)
+    got = trinom.price(options, scenarios=scenarios, backend="cuda").price
+    assert sorted("option_entries" in call for call in calls) == [False, True]
+    for k, scenario in enumerate(scenarios):
+        np.testing.assert_array_equal(got[k], priced_alone(options, scenario, backend="cuda"), err_msg=str(scenario))
+
+
+def test_option_entries_are_checked(thesis_curve):
+    portfolio, _ = dataset("options-1000", "f64")
+    curves = (thesis_curve, trinom.YieldCurve(np.asarray(thesis_curve.rates) + 0.01, thesis_curve.days))
+    offset = np.arange(len(portfolio) + 1) * 2
+    curve = np.tile([0, 1], len(portfolio))
+    prices, _ = _cuda_lib.price_book(portfolio, curves, None, (), "f64", option_entries=(offset, curve))
+    np.testing.assert_array_equal(prices[0::2], _cuda_lib.price(portfolio, thesis_curve, "f64"))
+    np.testing.assert_array_equal(prices[1::2], _cuda_lib.price(portfolio, curves[1], "f64"))
+    bad = curve.copy()
+    bad[11] = 5
+    with pytest.raises(_cuda_lib.CudaError, match="row 5: scenario entry 11: curve 5 is not one of the 2") as caught:
+        _cuda_lib.price_book(portfolio, curves, None, (), "f64", option_entries=(offset, bad))
+    assert caught.value.field == "entry_curve"
+    with pytest.raises(_cuda_lib.CudaError, match="fast variant") as caught:
+        _cuda_lib.price_book(portfolio, curves, None, (), "f64", variant="multi", option_entries=(offset, curve))
+    with pytest.raises(_cuda_lib.CudaError, match="wider than 512 nodes") as caught:
+        wide = wide_portfolio()
+        _cuda_lib.price_book(wide, curves, None, (), "f64",
+                             option_entries=(np.arange(len(wide) + 1), np.zeros(len(wide), dtype=np.int64)))
+    assert caught.value.field == "entry_offset" and caught.value.row >= 0
 
 
 def test_options_on_several_curves_in_one_call(thesis_curve):

@@ -310,6 +310,22 @@ def _search_book(ffi: Any, bonds: BondPortfolio, curves: tuple[YieldCurve, ...],
     return book, keep
 
 
+def _option_entry_book(ffi: Any, portfolio: Portfolio, curves: tuple[YieldCurve, ...],
+                       entries: tuple[np.ndarray, np.ndarray]) -> tuple[Any, list]:
+    """A C book of options with scenario entries on ``curves`` (built for the call)."""
+    offset, curve = entries
+    if len(offset) != len(portfolio) + 1 or int(offset[-1]) != len(curve):
+        raise ValueError(f"option_entries: entry_offset needs {len(portfolio) + 1} entries ending at "
+                         f"len(entry_curve); got {len(offset)} and {len(curve)}")
+    keep: list = []
+    book = ffi.new("trinom_book *")
+    _option_section(ffi, book, keep, portfolio, curves[0])
+    _curves_into(ffi, book.option_curves, keep, curves)
+    book.options.entry_offset = _buffer(ffi, keep, np.ascontiguousarray(offset, dtype=np.int64))
+    book.options.entry_curve = _buffer(ffi, keep, np.ascontiguousarray(curve, dtype=np.int64))
+    return book, keep
+
+
 def _entry_book(ffi: Any, bonds: BondPortfolio, curves: tuple[YieldCurve, ...],
                 entries: tuple[np.ndarray, np.ndarray, np.ndarray],
                 resume: tuple[np.ndarray, np.ndarray] | None) -> tuple[Any, list]:
@@ -361,6 +377,7 @@ def price_book(
     resume: tuple[np.ndarray, np.ndarray] | None = None,
     search: SpreadSearch | None = None,
     curve_index: np.ndarray | None = None,
+    option_entries: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
     """Option prices and dirty bond prices (per 100 face) of a book in one library call, on GPU ``device``.
 
@@ -377,8 +394,10 @@ def price_book(
     scenario entries ``(entry_offset, entry_curve, entry_spread)`` (trinom_cuda.h): the bond prices are
     then one per entry, in entry order (one forward pass per bond, one backward pass per entry). ``resume``:
     ``(checkpoint_step, entry_resume)`` (trinom_cuda.h), entries that start from their bond's first entry's
-    level at that step. ``search``: a :class:`SpreadSearch` per bond instead (bonds alone, no entries): the bond
-    prices are then the model's at the spreads found, and ``search`` is filled.
+    level at that step. ``option_entries``: the options' scenario entries ``(entry_offset, entry_curve)``
+    (trinom_cuda.h; ``curve`` is then the sequence of curves they index, the variant ``"fast"``): the option prices
+    are then one per entry, in entry order. ``search``: a :class:`SpreadSearch` per bond instead (bonds alone, no
+    entries): the bond prices are then the model's at the spreads found, and ``search`` is filled.
 
     Raises :class:`BackendUnavailable` ("no CUDA device: ...") where the library or a GPU is
     missing, :class:`CudaError` (with ``row``, ``section``, ``field``, ``stage``) where the library
@@ -397,6 +416,11 @@ def price_book(
             raise ValueError("a spread search goes with a book of bonds alone, without scenario entries")
         book, _keep = _search_book(ffi, bonds, tuple(curves), search)
         bond_count = len(bonds)
+    elif option_entries is not None:
+        if portfolio is None or bonds is not None or curve_index is not None:
+            raise ValueError("option scenario entries go with a book of options alone, without curve_index")
+        book, _keep = _option_entry_book(ffi, portfolio, tuple(curve), option_entries)
+        bond_count = None
     elif entries is None:
         book, _keep = _book(ffi, portfolio, curve, bonds, tuple(curves), curve_index)
         bond_count = None if bonds is None else len(bonds)
@@ -405,7 +429,8 @@ def price_book(
             raise ValueError("scenario entries go with a book of bonds alone")
         book, _keep = _entry_book(ffi, bonds, tuple(curves), entries, resume)
         bond_count = int(entries[0][-1])
-    option_prices = None if portfolio is None else np.empty(len(portfolio), dtype=dtype)
+    option_count = None if portfolio is None else len(portfolio) if option_entries is None else int(option_entries[0][-1])
+    option_prices = None if option_count is None else np.empty(option_count, dtype=dtype)
     bond_prices = None if bond_count is None else np.empty(bond_count, dtype=dtype)
     opt = ffi.new("trinom_run_options *")
     opt.precision = code

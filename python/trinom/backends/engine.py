@@ -323,31 +323,37 @@ class CudaEngine(KernelEngine):
     ENTRY_KNOBS: ClassVar[dict[str, str]] = {
         "block_size": "bond_block_size", "chunk_size": "bond_chunk_size", "wide_only": "wide_only", "sort": "sort",
         "memory_limit": "memory_limit", "timing": "timing"}
+    #: Option knobs the scenario call takes (the fast option kernel's).
+    OPTION_ENTRY_KNOBS: ClassVar[dict[str, str]] = {
+        "block_size": "block_size", "chunk_size": "chunk_size", "sort": "sort", "memory_limit": "memory_limit",
+        "timing": "timing"}
+    #: Option trees at most this wide (float64 geometry) take the library's option entries; the fast kernel
+    #: holds 512 nodes, and float32's geometry may differ from float64's by a node or two.
+    OPTION_ENTRY_WIDTH = 500
 
     def price_entries(self, plan: ScenarioBatch, precision: str, target: str | None, device: int,
                       tuning: Mapping[str, Any]) -> np.ndarray:
         """Bond entries in one library call (one forward pass per bond and sigma move, one backward pass per
-        entry); option entries as :class:`KernelEngine` prices them."""
+        entry); option entries in another (per option the forward pass and the backward steps down to its
+        expiry once, the steps below per entry); option trees too wide for the fast kernel one tree per entry,
+        each on its entry's curve, in one call too."""
         from . import _cuda_lib
         from .bond_arrays import bond_blocks, bonds_at, entries_of
-        from .scenario_batch import ScenarioBatch
 
         book = plan.book
         self.check_call(book, precision, target, tuning)
-        bonds = book.rows_of(BOND)
-        if not bonds.size or set(tuning) - set(self.ENTRY_KNOBS):
+        bonds, options = book.rows_of(BOND), book.rows_of(OPTION)
+        if set(tuning) - (set(self.ENTRY_KNOBS) if bonds.size else set()) - (
+                set(self.OPTION_ENTRY_KNOBS) if options.size else set()):
             return super().price_entries(plan, precision, target, device, tuning)
         out = np.empty(plan.entries, dtype=np.float32 if precision == "f32" else np.float64)
         counts = np.diff(plan.entry_offset)
         blocks = np.arange(plan.sigma_moves.size)[:, None] * len(book)
-        if bonds.size < len(book):  # options: through the kernels, on a batch of their own
-            options = (blocks + book.rows_of(OPTION)[None, :]).reshape(-1)
-            where = entries_of(plan.entry_offset, options)
-            part = ScenarioBatch(book=book.part(OPTION), sigma_moves=plan.sigma_moves, curves=plan.curves,
-                                 entry_offset=np.concatenate(([0], np.cumsum(counts[options]))),
-                                 entry_curve=plan.entry_curve[where], entry_spread=plan.entry_spread[where],
-                                 source=np.zeros((0, 0), dtype=np.int64))
-            out[where] = super().price_entries(part, precision, target, device, tuning)
+        if options.size:
+            trees = (blocks + options[None, :]).reshape(-1)
+            self._option_entries(plan, trees, out, precision, target, device, tuning)
+        if not bonds.size:
+            return out
         trees = (blocks + bonds[None, :]).reshape(-1)
         arrays = bond_blocks(book.part(BOND), plan.sigma_moves)
         used = np.flatnonzero(counts[trees] > 0)
@@ -363,6 +369,36 @@ class CudaEngine(KernelEngine):
                                          resume=resume, **knobs)
         out[where] = prices
         return out
+
+    def _option_entries(self, plan: ScenarioBatch, trees: np.ndarray, out: np.ndarray, precision: str,
+                        target: str | None, device: int, tuning: Mapping[str, Any]) -> None:
+        """The entries of the option trees ``trees`` (of ``plan.trees``) into ``out``."""
+        from . import _cuda_lib, lift
+        from .bond_arrays import entries_of
+        from .scenario_batch import ScenarioBatch
+
+        counts = np.diff(plan.entry_offset)
+        part = plan.trees if trees.size == len(plan.trees) else plan.trees.take(trees)
+        n, jmax = part.shape()
+        narrow = 2 * np.minimum(n, jmax) + 1 <= self.OPTION_ENTRY_WIDTH
+        knobs = {self.OPTION_ENTRY_KNOBS[k]: v for k, v in tuning.items() if k in self.OPTION_ENTRY_KNOBS}
+        fits = np.flatnonzero(narrow & (counts[trees] > 0))
+        if fits.size:
+            where = entries_of(plan.entry_offset, trees[fits])
+            portfolio = lift.options(part if fits.size == len(part) else part.take(fits))
+            offset = np.concatenate(([0], np.cumsum(counts[trees[fits]])))
+            prices, _ = _cuda_lib.price_book(portfolio, plan.curves, None, (), precision, device=device, target=target,
+                                             option_entries=(offset, plan.entry_curve[where]), **knobs)
+            out[where] = prices
+        wide = np.flatnonzero(~narrow)
+        if wide.size:  # a book of one tree per entry, each on its entry's curve (curve_index): one call
+            where = entries_of(plan.entry_offset, trees[wide])
+            batch = ScenarioBatch(book=part.take(wide), sigma_moves=np.zeros(1), curves=plan.curves,
+                                  entry_offset=np.concatenate(([0], np.cumsum(counts[trees[wide]]))),
+                                  entry_curve=plan.entry_curve[where], entry_spread=plan.entry_spread[where],
+                                  source=np.zeros((0, 0), dtype=np.int64))
+            option_knobs = {k: v for k, v in tuning.items() if k in self.OPTION_ENTRY_KNOBS}
+            out[where] = super().price_entries(batch, precision, target, device, option_knobs)
 
     def solves_spreads(self, book: Book) -> bool:
         """A book of bonds: the library searches every bond's spread in one call (trinom_spread_search)."""
