@@ -97,7 +97,8 @@ def test_header_declarations_parse_with_cffi():
     assert {sections[f"TRINOM_SECTION_{name.upper() or 'NONE'}"]: name for name in ("", "options", "bonds")} == \
         _cuda_lib.SECTIONS
     assert {name for name, _ in ffi.typeof("trinom_portfolio").fields} == {"count", *_cuda_lib._OPTION_FIELDS,
-                                                                           "option_type", "curve_index"}
+                                                                           "option_type", "curve_index", "entry_offset",
+                                                                           "entry_curve"}
     searched = ffi.typeof("enum trinom_search_status").relements
     assert [searched[f"TRINOM_SEARCH_{name}"] for name in ("CONVERGED", "OUTSIDE", "NO_CONVERGENCE", "OVERFLOW",
                                                            "SKIPPED")] == [0, 1, 2, 3, 4]

@@ -1,7 +1,9 @@
 """Where the time of a scenario run goes on the GPU: library timing of one pricing and of scenario sets of a
-paper dataset on the ``cuda`` engine (a development probe, not a benchmark).
+paper bond dataset, or of options of a thesis distribution, on the ``cuda`` engine (a development probe, not
+a benchmark).
 
     python3 tools/probe_scenarios.py --dataset R1 --size 100000
+    python3 tools/probe_scenarios.py --dataset random --size 100000
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import time
 
 import trinom
 from trinom.bonds.generator import generate_bonds
+from trinom.generator import DISTRIBUTIONS, generate
 from trinom.scenarios import CurveShift, SigmaShift, SpreadShift
 
 
@@ -21,8 +24,11 @@ def main() -> None:
     parser.add_argument("--precision", default="f64")
     parser.add_argument("--profile", action="store_true", help="profile the 35-scenario call and a risk run")
     args = parser.parse_args()
-    bonds, curves = generate_bonds(args.dataset, args.size, seed=12345)
-    bonds.validate(curves)
+    if args.dataset in DISTRIBUTIONS:  # options
+        bonds, curves = generate(args.dataset, args.size, seed=12345), None
+    else:
+        bonds, curves = generate_bonds(args.dataset, args.size, seed=12345)
+        bonds.validate(curves)
     h = 1e-4
     sets = {
         "one pricing": None,
