@@ -286,6 +286,28 @@ template <typename real> __device__ __forceinline__ void report_search(const Bon
 }
 
 
+// One backward step's probability-weighted sums of a segment's level, in place (each source j reads its
+// targets j+1, j, j-1; the top's j-2 and the bottom's j+2 are scalars, the bottom's added in the first lane);
+// left1, left2 and right are the neighbour lanes' values.
+template <typename real, int K>
+__device__ __forceinline__ void backward_sums(real (&level)[K], real left1, real left2, real right,
+                                              const real (&w_right)[K], const real (&w_mid)[K],
+                                              const real (&w_left)[K], int top_kb, real top_b, real bottom_b,
+                                              bool first_lane) {
+    const real third = level[2];
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        const real cur = level[k];
+        const real r1 = (k + 1 < K) ? level[k + 1] : right;
+        real next = w_right[k] * r1 + w_mid[k] * cur + w_left[k] * left1;
+        if (k == top_kb) next += top_b * left2;
+        level[k] = next;
+        left2 = left1;
+        left1 = cur;
+    }
+    if (first_lane) level[0] += bottom_b * third;
+}
+
 // What bond_kernel does: one price per bond, one per scenario entry, or a spread search per bond.
 enum BondMode { kPriceMode, kEntryMode, kSearchMode };
 
@@ -542,32 +564,9 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
             }
         }
         if (live) {
-            const real third = v[2];
-            real d_third = 0;
-            if constexpr (kSearch) d_third = dv[2];
-#pragma unroll
-            for (int k = 0; k < K; ++k) {
-                const real cur = v[k];
-                const real r1 = (k + 1 < K) ? v[k + 1] : right;
-                real next = w_right[k] * r1 + w_mid[k] * cur + w_left[k] * left1;
-                if (k == top_kb) next += top_b * left2;
-                v[k] = next;
-                left2 = left1;
-                left1 = cur;
-                if constexpr (kSearch) {
-                    const real d_cur = dv[k];
-                    const real d_r1 = (k + 1 < K) ? dv[k + 1] : d_right;
-                    real d_next = w_right[k] * d_r1 + w_mid[k] * d_cur + w_left[k] * d_left1;
-                    if (k == top_kb) d_next += top_b * d_left2;
-                    dv[k] = d_next;
-                    d_left2 = d_left1;
-                    d_left1 = d_cur;
-                }
-            }
-            if (sl == 0) {
-                v[0] += bottom_b * third;
-                if constexpr (kSearch) dv[0] += bottom_b * d_third;
-            }
+            backward_sums(v, left1, left2, right, w_right, w_mid, w_left, top_kb, top_b, bottom_b, sl == 0);
+            if constexpr (kSearch)  // dV/ds: the same linear step
+                backward_sums(dv, d_left1, d_left2, d_right, w_right, w_mid, w_left, top_kb, top_b, bottom_b, sl == 0);
             const real eg_i = kSearch ? R::mul(eg, g) : eg;  // kSearch: the stored E_i times g(s)
 #pragma unroll
             for (int k = 0; k < K; ++k) {

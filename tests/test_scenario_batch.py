@@ -134,3 +134,19 @@ def test_bond_arrays_are_the_portfolio_once_per_sigma_move_or_a_few_bonds():
     np.testing.assert_array_equal(picked.cashflow_step, np.r_[bonds[2].cashflow_step, bonds[1].cashflow_step])
     np.testing.assert_array_equal(picked.sigma, [bonds.sigma[2] + H, bonds.sigma[1]])
     assert picked.cashflow_offset.tolist() == [0, bonds.cashflow_count[2], bonds.cashflow_count[2:0:-1].sum()]
+
+
+def test_a_part_of_a_batch_prices_its_trees_entries():
+    """``ScenarioBatch.part``: the entries of some trees (sigma moves applied) as a batch of their own."""
+    from trinom import backends
+
+    options = trinom.generator.generate("random", 6, seed=2)
+    market = scenario_market(None, [None, CurveShift(H), CurveShift(H, pillar=3), SigmaShift(H)])
+    plan = batch(options.lower(market.names[0]), market)
+    engine = backends.get("reference")
+    whole = engine.price_entries(plan, "f64", None, 0, {})
+    trees = np.array([len(plan.trees) - 1, 0, 4])  # a sigma-moved copy first
+    part, where = plan.part(trees)
+    assert len(part.book) == 3 and part.entries == where.size
+    assert np.array_equal(part.entry_curve, plan.entry_curve[where])
+    np.testing.assert_array_equal(engine.price_entries(part, "f64", None, 0, {}), whole[where])

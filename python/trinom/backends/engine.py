@@ -375,7 +375,6 @@ class CudaEngine(KernelEngine):
         """The entries of the option trees ``trees`` (of ``plan.trees``) into ``out``."""
         from . import _cuda_lib, lift
         from .bond_arrays import entries_of
-        from .scenario_batch import ScenarioBatch
 
         counts = np.diff(plan.entry_offset)
         part = plan.trees if trees.size == len(plan.trees) else plan.trees.take(trees)
@@ -392,11 +391,7 @@ class CudaEngine(KernelEngine):
             out[where] = prices
         wide = np.flatnonzero(~narrow)
         if wide.size:  # a book of one tree per entry, each on its entry's curve (curve_index): one call
-            where = entries_of(plan.entry_offset, trees[wide])
-            batch = ScenarioBatch(book=part.take(wide), sigma_moves=np.zeros(1), curves=plan.curves,
-                                  entry_offset=np.concatenate(([0], np.cumsum(counts[trees[wide]]))),
-                                  entry_curve=plan.entry_curve[where], entry_spread=plan.entry_spread[where],
-                                  source=np.zeros((0, 0), dtype=np.int64))
+            batch, where = plan.part(trees[wide])
             option_knobs = {k: v for k, v in tuning.items() if k in self.OPTION_ENTRY_KNOBS}
             out[where] = super().price_entries(batch, precision, target, device, option_knobs)
 

@@ -75,6 +75,17 @@ class ScenarioBatch:
         """``(scenarios, len(book))`` prices from the entries' prices."""
         return entry_prices[self.source]
 
+    def part(self, trees: np.ndarray) -> tuple[ScenarioBatch, np.ndarray]:
+        """The entries of ``trees`` (indices into :attr:`trees`) as a batch of their own (its book: those trees,
+        sigma moves applied; no scenario map), and where its entries are among this batch's."""
+        from .bond_arrays import entries_of
+
+        where = entries_of(self.entry_offset, trees)
+        counts = np.diff(self.entry_offset)[trees]
+        return ScenarioBatch(book=self.trees.take(trees), sigma_moves=np.zeros(1), curves=self.curves,
+                             entry_offset=np.concatenate(([0], np.cumsum(counts))), entry_curve=self.entry_curve[where],
+                             entry_spread=self.entry_spread[where], source=np.zeros((0, 0), dtype=np.int64)), where
+
 
 def batch(book: Book, market: Market) -> ScenarioBatch:
     """The entries that price ``book`` in every scenario of ``market`` (see the module).
