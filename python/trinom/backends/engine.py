@@ -389,7 +389,7 @@ class CudaEngine(KernelEngine):
             prices, _ = _cuda_lib.price_book(portfolio, plan.curves, None, (), precision, device=device, target=target,
                                              option_entries=(offset, plan.entry_curve[where]), **knobs)
             out[where] = prices
-        wide = np.flatnonzero(~narrow)
+        wide = np.flatnonzero(~narrow & (counts[trees] > 0))
         if wide.size:  # a book of one tree per entry, each on its entry's curve (curve_index): one call
             batch, where = plan.part(trees[wide])
             option_knobs = {k: v for k, v in tuning.items() if k in self.OPTION_ENTRY_KNOBS}
