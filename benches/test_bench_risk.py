@@ -15,6 +15,7 @@ import time
 import numpy as np
 import pytest
 import trinom
+from trinom.api import prepare
 from trinom.bonds.generator import generate_bonds
 from trinom.risk import risk
 from trinom.scenarios import CurveShift, SigmaShift
@@ -36,39 +37,38 @@ def option_book():
     return trinom.generator.generate("random", 100000, seed=12345), None
 
 
-def run(benchmark, where: str, bonds=None, curves=None, one_by_one: bool = False) -> None:
-    if bonds is None:
-        bonds, curves = book(where)
+def run(benchmark, where: str, instruments=None, curves=None, one_by_one: bool = False) -> None:
+    if instruments is None:
+        instruments, curves = book(where)
     engine = ENGINES[where]
-    trinom.price(bonds, curves, **engine)  # warm-up: libraries loaded, validation cached
+    trinom.price(instruments, curves, **engine)  # warm-up: libraries loaded, validation cached
     once = []
     for _ in range(5):  # one pricing of the whole book, the unit of the figure
         start = time.perf_counter()
-        trinom.price(bonds, curves, **engine)
+        trinom.price(instruments, curves, **engine)
         once.append(time.perf_counter() - start)
-    table = benchmark.pedantic(risk, args=(bonds, curves), kwargs={"measures": MEASURES, **engine}, rounds=3,
+    table = benchmark.pedantic(risk, args=(instruments, curves), kwargs={"measures": MEASURES, **engine}, rounds=3,
                                iterations=1, warmup_rounds=1)
     assert (table.value.notna() | (table.base == 0)).all()  # durations of an option worth 0 are NaN
     pricing = float(np.median(once))
     market = trinom.Market.of(curves)
     pillars = len(market.curves[0].days)
-    per_bond = 1 + 2 + 2 * pillars + 2  # base, parallel, the pillars of the bond's own curve, sigma
-    names = market.names
-    work = float((bonds.lower(names) if isinstance(bonds, trinom.BondPortfolio) else bonds.lower(names[0])).work().sum())
-    benchmark.extra_info.update(instruments=len(bonds), one_pricing_s=pricing, scenario_pricings=per_bond,
+    per_row = 1 + 2 + 2 * pillars + 2  # base, parallel, the pillars of the row's own curve, sigma
+    work = float(prepare(instruments, market).book.work().sum())
+    benchmark.extra_info.update(instruments=len(instruments), one_pricing_s=pricing, scenario_pricings=per_row,
                                 pricings_time=benchmark.stats.stats.median / pricing,
-                                equivalent_node_updates_per_s=per_bond * work / benchmark.stats.stats.median)
+                                equivalent_node_updates_per_s=per_row * work / benchmark.stats.stats.median)
     if one_by_one:  # the risk run's scenarios priced in one call (no risk table), and by a call each
         scenarios = [None, CurveShift(1e-4), CurveShift(-1e-4), SigmaShift(1e-4), SigmaShift(-1e-4),
                      *(CurveShift(sign * 1e-4, pillar=k) for k in range(pillars) for sign in (1, -1))]
         grid = []
         for _ in range(3):
             start = time.perf_counter()
-            trinom.price(bonds, curves, scenarios=scenarios, **engine)
+            trinom.price(instruments, curves, scenarios=scenarios, **engine)
             grid.append(time.perf_counter() - start)
         start = time.perf_counter()
         for scenario in scenarios:
-            trinom.price(bonds, curves, scenarios=[scenario], **engine)
+            trinom.price(instruments, curves, scenarios=[scenario], **engine)
         benchmark.extra_info.update(grid_s=float(np.median(grid)), one_by_one_s=time.perf_counter() - start,
                                     one_by_one_calls=len(scenarios))
 

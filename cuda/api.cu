@@ -72,6 +72,18 @@ void check_run_options(const trinom_run_options &opt) {
         bad_argument(TRINOM_SECTION_NONE, "unknown precision " + std::to_string(opt.precision), "precision");
 }
 
+// A flattened set of curves (trinom_bond_curves): at least one, each with points, not too many points in all.
+void check_curves(int section, const trinom_bond_curves &curves, const char *field, const std::string &none,
+                  const std::string &name) {
+    if (curves.count < 1 || !curves.terms || !curves.rates || !curves.days) bad_argument(section, none, field);
+    long long points = 0;
+    for (int64_t c = 0; c < curves.count; ++c) {
+        if (curves.terms[c] < 1) bad_argument(section, name + " " + std::to_string(c) + " has no points", field);
+        points += curves.terms[c];
+    }
+    if (points > INT_MAX / 2) bad_argument(section, "the " + name + "s have too many points", field);
+}
+
 void check_option_section(const trinom_book &book, const trinom_run_options &opt, const void *prices) {
     constexpr int S = TRINOM_SECTION_OPTIONS;
     const trinom_portfolio &pf = book.options;
@@ -90,17 +102,8 @@ void check_option_section(const trinom_book &book, const trinom_run_options &opt
             bad_argument(S, "entry_curve must not be NULL where there are scenario entries", "entry_curve");
     }
     if (pf.curve_index || pf.entry_offset) {
-        const trinom_bond_curves &curves = book.option_curves;
-        if (curves.count < 1 || !curves.terms || !curves.rates || !curves.days)
-            bad_argument(S, "curve_index or entries are given but option_curves holds no curve", "option_curves");
-        long long points = 0;
-        for (int64_t c = 0; c < curves.count; ++c) {
-            if (curves.terms[c] < 1)
-                bad_argument(S, "option curve " + std::to_string(c) + " has no points", "option_curves");
-            points += curves.terms[c];
-        }
-        if (points > INT_MAX / 2 || curves.count > INT_MAX / 2)
-            bad_argument(S, "the option curves have too many points", "option_curves");
+        check_curves(S, book.option_curves, "option_curves",
+                     "curve_index or entries are given but option_curves holds no curve", "option curve");
     } else if (book.curve.count < 1 || !book.curve.rates || !book.curve.days) {
         bad_argument(S, "the options' yield curve is empty", "curve");
     }
@@ -119,7 +122,6 @@ void check_option_section(const trinom_book &book, const trinom_run_options &opt
 void check_bond_section(const trinom_book &book, const trinom_run_options &opt, const void *prices) {
     constexpr int S = TRINOM_SECTION_BONDS;
     const trinom_bonds &b = book.bonds;
-    const trinom_bond_curves &curves = book.bond_curves;
     if (b.count < 0) bad_argument(S, "the bond count must be >= 0", "count");
     if (b.count == 0) return;
     if (!prices) bad_argument(S, "bond_prices must not be NULL");
@@ -147,14 +149,7 @@ void check_bond_section(const trinom_book &book, const trinom_run_options &opt, 
         if (search.max_iterations < 1)
             bad_argument(S, "the spread search's max_iterations must be >= 1", "search");
     }
-    if (curves.count < 1 || !curves.terms || !curves.rates || !curves.days)
-        bad_argument(S, "no yield curve given for the bonds", "curves");
-    long long points = 0;
-    for (int64_t c = 0; c < curves.count; ++c) {
-        if (curves.terms[c] < 1) bad_argument(S, "yield curve " + std::to_string(c) + " has no points", "curves");
-        points += curves.terms[c];
-    }
-    if (points > INT_MAX / 2) bad_argument(S, "the yield curves have too many points", "curves");
+    check_curves(S, book.bond_curves, "curves", "no yield curve given for the bonds", "yield curve");
     if (opt.bond_block_size != 0 &&
         (opt.bond_block_size < 32 || opt.bond_block_size > 128 || opt.bond_block_size % 32 != 0))
         bad_argument(S, "block_size must be 32, 64, 96 or 128, got " + std::to_string(opt.bond_block_size),

@@ -26,7 +26,6 @@ constexpr long long kStagingGrain = 16384;      // bonds (or cash flows) per hos
     throw CudaFailure(code, what, row, field);
 }
 
-int clamp_int(int64_t v) { return static_cast<int>(std::max<int64_t>(INT_MIN / 2, std::min<int64_t>(INT_MAX / 2, v))); }
 
 // ---- the plan of one chunk ----------------------------------------------------------------------
 struct ChunkPlan {

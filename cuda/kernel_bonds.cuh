@@ -204,7 +204,8 @@ __device__ __forceinline__ real exercise_price(const CashflowCursor &c, int i, r
 // state and takes the same steps, from the same price and derivative. The gap f = log(model / target)
 // is nearly linear in the spread and falls as it rises; f' = (dP/ds) / P.
 struct SpreadSearch {
-    double s;                   // the spread the next backward pass prices
+    double target;              // the dirty price to reach
+    double s;                   // the spread the next backward pass prices (in the working precision)
     double low, high;           // the root lies in [low, high]
     double f_low, f_high;       // f at low (> 0) and at high (< 0), once a pricing has shown it
     bool low_seen, high_seen;
@@ -212,12 +213,14 @@ struct SpreadSearch {
     double f_last;
     int iterations, stalls, status;  // status: -1 while searching, else enum trinom_search_status
 
-    __device__ void start(double own, double target, double lo, double hi) {
-        low = lo;
-        high = hi;
+    // Bond o's search, from its own spread (within the bracket).
+    template <typename real> __device__ void start(const BondArgs<real> &b, int o) {
+        target = b.target[o];
+        low = b.search_low;
+        high = b.search_high;
         f_low = f_high = 0;
         low_seen = high_seen = false;
-        s = fmin(fmax(own, lo), hi);
+        s = double(real(fmin(fmax(double(b.spread[o]), low), high)));
         best_s = best_p = __longlong_as_double(0x7ff8000000000000LL);  // NaN
         best_miss = f_last = __longlong_as_double(0x7ff0000000000000LL);  // +inf
         iterations = stalls = 0;
@@ -226,8 +229,7 @@ struct SpreadSearch {
 
     // After a pricing at s: the price p and its derivative dp by the spread (Newton's slope; where it is not
     // finite, the bracket's steps alone). True once the search ends.
-    template <typename real>
-    __device__ bool step(double p, double dp, double target, const BondArgs<real> &b) {
+    template <typename real> __device__ bool step(double p, double dp, const BondArgs<real> &b) {
         ++iterations;
         if (!(isfinite(p) && p > 0)) return finish(TRINOM_SEARCH_OVERFLOW);
         const double miss = fabs(p - target);
@@ -264,7 +266,7 @@ struct SpreadSearch {
             next = f > 0 ? hi : lo;
         }
         if (next == s) return finish(TRINOM_SEARCH_NO_CONVERGENCE);
-        s = next;
+        s = double(real(next));
         return false;
     }
 
@@ -474,15 +476,12 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
     // that entry's bits for every step from cp on): only steps cp-1 .. 0 are priced again.
     const int cp = kScen && b.cp_step ? b.cp_step[o] : -1;
     CashflowCursor cf_at_cp = cf;  // the first entry's cash-flow cursor at the checkpoint
-    // kSearch: the bond's search (the same in every lane of its segment), its target and dV/ds per node.
+    // kSearch: the bond's search (the same in every lane of its segment) and dV/ds per node.
     SpreadSearch search{};
-    double goal = 0;
     real dv[K];
     const real spread_dt = kSearch ? R::div(c.dt, real(SPREAD_UNIT)) : real(0);
     if constexpr (kSearch) {
-        goal = b.target[o];
-        search.start(double(b.spread[o]), goal, b.search_low, b.search_high);
-        search.s = double(real(search.s));
+        search.start(b, o);
         if (valid && sl == 0 && search.status >= 0) report_search(b, o, search, out);
     }
     for (int e = 0;; ++e) {  // entries, or search iterations
@@ -599,10 +598,9 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
     const real root = __shfl_sync(kFull, mine, half / K, L);
     if constexpr (kSearch) {
         const real d_root = __shfl_sync(kFull, d_mine, half / K, L);
-        if (has && search.step(double(root), double(d_root), goal, b)) {
+        if (has && search.step(double(root), double(d_root), b)) {
             if (sl == 0) report_search(b, o, search, out);
         }
-        search.s = double(real(search.s));  // the spread the next pass prices, in the working precision
     } else {
         if (valid && has && sl == 0) out[kScen ? e0 + e : o] = root;
     }
@@ -696,11 +694,8 @@ __global__ void __launch_bounds__(kWideThreads) bond_wide_kernel(BondArgs<real> 
     real *d_cur = E + n, *d_nxt = d_cur + W;  // kSearch: dV/ds of the two levels
     const real spread_dt = kSearch ? R::div(c.dt, real(SPREAD_UNIT)) : real(0);
     SpreadSearch search{};
-    double goal = 0;
     if constexpr (kSearch) {
-        goal = b.target[o];
-        search.start(double(b.spread[o]), goal, b.search_low, b.search_high);
-        search.s = double(real(search.s));
+        search.start(b, o);
         if (search.status >= 0) {
             if (tid == 0) report_search(b, o, search, out);
             return;
@@ -754,8 +749,7 @@ __global__ void __launch_bounds__(kWideThreads) bond_wide_kernel(BondArgs<real> 
         }
     }
     if constexpr (kSearch) {  // every thread takes the same step from the same root
-        const bool done = search.step(double(cur[half]), double(d_cur[half]), goal, b);
-        search.s = double(real(search.s));
+        const bool done = search.step(double(cur[half]), double(d_cur[half]), b);
         __syncthreads();  // the root is read before the next pass rewrites the levels
         if (done) {
             if (tid == 0) report_search(b, o, search, out);

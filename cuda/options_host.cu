@@ -91,8 +91,7 @@ OptionCurves option_curves_of(const trinom_portfolio &pf, const trinom_curve &cu
     for (int64_t k = 0; k < table.count; ++k) {
         for (int64_t i = 0; i < table.terms[k]; ++i, ++at) {
             c.rates.push_back(table.rates[at]);
-            const int64_t day = table.days[at];
-            c.days.push_back(static_cast<int>(std::max<int64_t>(INT_MIN / 2, std::min<int64_t>(INT_MAX / 2, day))));
+            c.days.push_back(clamp_int(table.days[at]));
         }
         c.begin.push_back(static_cast<int>(at));
     }

@@ -6,6 +6,8 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include <algorithm>
+#include <climits>
 #include <type_traits>
 #include <vector>
 
@@ -14,6 +16,9 @@
 #include "trinom_cuda.h"
 
 namespace trinom {
+
+// A 64-bit input as the kernels' int, saturated at +-2^30 (steps and days beyond that are never reached).
+inline int clamp_int(int64_t v) { return static_cast<int>(std::max<int64_t>(INT_MIN / 2, std::min<int64_t>(INT_MAX / 2, v))); }
 
 // ---------------------------------------------------------------------------------------------
 // Rounded arithmetic that the compiler may not contract into FMAs, so that the tree geometry

@@ -247,7 +247,8 @@ def _engine_search(pricer: SpreadPricer, rows: np.ndarray, market: np.ndarray, s
     goal[rows] = market[rows] + accrued[rows]  # the dirty price to reach
     found = pricer.solve(goal, limits)
     # The engine's outcomes (SEARCH_OUTCOMES) as LABELS; overflow and skipped rows keep their message.
-    outcome = np.array([LABELS.index(label) for label in (CONVERGED, OUTSIDE, NO_CONVERGENCE)] + [0, 0], dtype=np.int8)
+    label_of = {"converged": CONVERGED, "outside": OUTSIDE, "no convergence": NO_CONVERGENCE}
+    outcome = np.array([LABELS.index(label_of.get(name, "")) for name in SEARCH_OUTCOMES], dtype=np.int8)
     state = np.zeros(n, dtype=np.int8)
     state[rows] = outcome[found.status[rows]]
     failed = rows[pricer.error[rows] != ""]

@@ -28,6 +28,7 @@ import numpy as np
 from ..curve import YieldCurve
 from ..portfolio import Portfolio
 from . import BackendUnavailable
+from .engine import SEARCH_OUTCOMES
 
 if TYPE_CHECKING:
     from ..bonds.portfolio import BondPortfolio
@@ -54,16 +55,13 @@ _C_TYPES = {np.dtype(np.int64): "int64_t[]", np.dtype(np.int32): "int32_t[]", np
             np.dtype(np.int8): "int8_t[]"}
 
 
-#: enum trinom_search_status
-SEARCH_CONVERGED, SEARCH_OUTSIDE, SEARCH_NO_CONVERGENCE, SEARCH_OVERFLOW, SEARCH_SKIPPED = 0, 1, 2, 3, 4
-
-
 @dataclass
 class SpreadSearch:
     """A spread search for :func:`price_book` (``trinom_spread_search``): per bond, the spread (percent) at which
     the model's dirty price equals ``target`` (NaN or not > 0: the bond is skipped), searched in ``[low, high]``
     to ``tolerance`` (absolute) and ``relative_tolerance`` in at most ``max_iterations`` pricings. The call
-    fills ``spread`` (NaN where outside or skipped), ``iterations`` and ``status`` (``SEARCH_*``)."""
+    fills ``spread`` (NaN where outside or skipped), ``iterations`` and ``status`` (``enum trinom_search_status``,
+    named by :data:`trinom.backends.engine.SEARCH_OUTCOMES`)."""
 
     target: np.ndarray
     low: float
@@ -80,7 +78,7 @@ class SpreadSearch:
         count = self.target.size
         self.spread = np.full(count, np.nan)
         self.iterations = np.zeros(count, dtype=np.int32)
-        self.status = np.full(count, SEARCH_SKIPPED, dtype=np.int32)
+        self.status = np.full(count, SEARCH_OUTCOMES.index("skipped"), dtype=np.int32)
 
 
 class CudaError(RuntimeError):
