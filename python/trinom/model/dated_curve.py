@@ -1,0 +1,382 @@
+"""Dated discount curves: pillars at dates with discount factors or zero rates, an as-of date, and their
+conversion to and from :class:`trinom.YieldCurve` (whole days), with a reader for ``curve.csv`` / Parquet.
+
+Time is ACT/365F from the as-of date: ``t = (date - as_of) / 365`` years; zero rates are continuously
+compounded, ``DF(t) = exp(-z(t) t)``.
+
+* ``interpolation="log-linear-discount"`` (default): ``log DF`` is linear in ``t`` between pillars
+  (piecewise-flat forward rates);
+* ``interpolation="linear-zero"``: ``z`` is linear in ``t`` between pillars.
+
+Outside the pillars the zero rate is flat in both: before the first pillar after the as-of date it is that
+pillar's (the same as log-linear interpolation from ``DF(0) = 1``), after the last the last one's.
+
+:meth:`DatedCurve.to_yield_curve` gives the :class:`trinom.YieldCurve` that the trees take (zero rates at whole
+days, linear in days between points, flat outside) with the dated curve's discount factors at every whole
+day, ``exp(-R(d) d / days_in_year) == DF(d / days_in_year)`` to rounding: a point at every day from 1 to the
+first whole day at or after the last pillar for log-linear interpolation (between dated pillars the zero rate
+of log-linear discount factors is not linear in days), and just the pillars for linear zero rates (which are
+linear in days: the same curve). :meth:`DatedCurve.from_yield_curve` reads a YieldCurve's day ``d`` as the date
+``as_of + d`` and interpolates its zero rates linearly: the same discount factors at every whole day.
+
+>>> curve = DatedCurve(as_of="2025-01-02", dates=["2026-01-02", "2030-01-02"], discount_factors=[0.96, 0.80])
+>>> round(float(curve.discount(["2028-01-02"])[0]), 12), round(float(curve.zero_rate([1.0])[0]), 12)
+(0.876410774962, 0.04082199452)
+>>> yc = curve.to_yield_curve()
+>>> len(yc), abs(float(np.exp(-yc.rate_at([3.0], 365)[0] * 3.0)) - float(curve.discount([3.0])[0])) < 1e-12
+(1826, True)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from ..conventions.dates import as_dates, to_days
+from ..curve import MAX_DAYS, YieldCurve
+from ..errors import InputError
+
+#: Days of an ACT/365F year.
+DAYS_PER_YEAR: Final[float] = 365.0
+#: The interpolation schemes.
+INTERPOLATIONS: Final[tuple[str, ...]] = ("log-linear-discount", "linear-zero")
+#: How far a discount factor given at the as-of date may be from 1.
+AS_OF_TOLERANCE: Final[float] = 1e-12
+
+
+class DatedCurve:
+    """A discount curve on dates (see the module's documentation).
+
+    Args:
+      as_of: the curve's date (``t = 0``, ``DF = 1``).
+      dates: the pillars' dates, strictly increasing, none before ``as_of``.
+      discount_factors: the pillars' discount factors (> 0; 1 at ``as_of``); or
+      zero_rates: the pillars' continuously compounded ACT/365F zero rates (one of the two).
+      interpolation: ``"log-linear-discount"`` or ``"linear-zero"``.
+      name: for messages.
+    """
+
+    def __init__(self, *, as_of: object, dates: npt.ArrayLike, discount_factors: npt.ArrayLike | None = None,
+                 zero_rates: npt.ArrayLike | None = None, interpolation: str = "log-linear-discount", name: str = ""):
+        label = f"dated curve {name!r}" if name else "dated curve"
+        if interpolation not in INTERPOLATIONS:
+            raise InputError([(None, "interpolation", f"{label}: interpolation must be one of "
+                               f"{', '.join(INTERPOLATIONS)}, got {interpolation!r}")])
+        if (discount_factors is None) == (zero_rates is None):
+            raise InputError([(None, "discount", f"{label}: give either discount_factors or zero_rates")])
+        as_of_days, problems = to_days([as_of], field="as_of")
+        days, more = to_days(dates, field="date")
+        problems += more
+        field = "discount" if discount_factors is not None else "zero"
+        values = _numbers(discount_factors if discount_factors is not None else zero_rates, field, label)
+        if problems:
+            raise InputError([(None, f, f"{label} point {row}: {message}") for row, f, message in problems])
+        problems = []
+        if days.size == 0:
+            problems.append((None, "date", f"{label} has no points"))
+        if values.size != days.size:
+            problems.append((None, field, f"{label} has {days.size} dates but {values.size} {field} values"))
+        if problems:
+            raise InputError(problems)
+        shown = as_dates(days)
+        for k in np.flatnonzero(~np.isfinite(values)):
+            problems.append((None, field, f"{label} point {k} ({shown[k]}): {field} must be finite, got {values[k]}"))
+        if field == "discount":
+            for k in np.flatnonzero(np.isfinite(values) & (values <= 0)):
+                problems.append((None, field, f"{label} point {k} ({shown[k]}): discount must be > 0, got {values[k]}"))
+        for k in np.flatnonzero(days < as_of_days[0]):
+            problems.append((None, "date", f"{label} point {k}: date {shown[k]} is before the as-of date "
+                             f"{as_dates(as_of_days)[0]}"))
+        for k in np.flatnonzero(np.diff(days) <= 0):
+            problems.append((None, "date", f"{label} dates must be strictly increasing: point {k + 1} "
+                             f"({shown[k + 1]}) after point {k} ({shown[k]})"))
+        at_as_of = days == as_of_days[0]
+        if field == "discount":
+            for k in np.flatnonzero(at_as_of & (np.abs(values - 1.0) > AS_OF_TOLERANCE)):
+                problems.append((None, field, f"{label} point {k}: the discount factor at the as-of date "
+                                 f"{shown[k]} must be 1, got {values[k]}"))
+            if not problems and at_as_of.all():
+                problems.append((None, "date", f"{label}: a curve of discount factors needs a point after the "
+                                 "as-of date"))
+        if problems:
+            raise InputError(problems)
+        times = (days - as_of_days[0]) / DAYS_PER_YEAR
+        positive = times > 0
+        if field == "discount":
+            discount = values.copy()
+            zeros = np.empty_like(values)
+            zeros[positive] = -np.log(values[positive]) / times[positive]
+            zeros[~positive] = zeros[positive][0]  # the pillar at the as-of date: the flat rate before the next one
+        else:
+            zeros = values.copy()
+            discount = np.exp(-zeros * times)
+        self.name = name
+        self.as_of = as_dates(as_of_days)[0]
+        self.dates = as_dates(days)
+        self.times = times
+        self.discount_factors = discount
+        self.zero_rates = zeros
+        self.interpolation = interpolation
+        for array in (self.dates, self.times, self.discount_factors, self.zero_rates):
+            array.setflags(write=False)
+
+    def __len__(self) -> int:
+        return int(self.dates.size)
+
+    def __repr__(self) -> str:
+        name = f"{self.name!r}, " if self.name else ""
+        return (f"DatedCurve({name}as of {self.as_of}, {len(self)} points {self.dates[0]}..{self.dates[-1]}, "
+                f"{self.interpolation})")
+
+    def year_fractions(self, when: npt.ArrayLike) -> np.ndarray:
+        """ACT/365F years from the as-of date: of dates (``datetime64``, ``YYYY-MM-DD``, ``datetime.date``), or
+        year fractions returned as they are; none may be before the as-of date (an InputError names the rows)."""
+        raw = when if isinstance(when, np.ndarray) else np.asarray(when)
+        if raw.dtype.kind in "iuf":
+            t = raw.astype(np.float64).reshape(-1)
+            bad = np.flatnonzero(~np.isfinite(t) | (t < 0))
+            if bad.size:
+                raise InputError([(int(k), "t", f"time {t[k]} must be a finite number of years >= 0") for k in bad])
+            return t
+        days, problems = to_days(raw, field="date")
+        as_of = int(self.as_of.astype(np.int64))
+        problems += [(int(k), "date", f"date {as_dates(days[k:k + 1])[0]} is before the as-of date {self.as_of}")
+                     for k in np.flatnonzero(days < as_of)]
+        if problems:
+            raise InputError(sorted(problems, key=lambda p: p[0]))
+        return (days - as_of) / DAYS_PER_YEAR
+
+    def discount(self, when: npt.ArrayLike) -> np.ndarray:
+        """Discount factors at dates or ACT/365F year fractions."""
+        t = self.year_fractions(when)
+        if self.interpolation == "linear-zero":
+            return np.exp(-np.interp(t, self.times, self.zero_rates) * t)
+        return np.exp(self._log_discount(t))
+
+    def zero_rate(self, when: npt.ArrayLike) -> np.ndarray:
+        """Continuously compounded ACT/365F zero rates at dates or year fractions (at ``t = 0``: the limit)."""
+        t = self.year_fractions(when)
+        if self.interpolation == "linear-zero":
+            return np.interp(t, self.times, self.zero_rates)
+        positive = t > 0
+        rates = np.empty_like(t)
+        rates[positive] = -self._log_discount(t[positive]) / t[positive]
+        rates[~positive] = self.zero_rates[np.argmax(self.times > 0)] if (self.times > 0).any() else self.zero_rates[-1]
+        return rates
+
+    def _log_discount(self, t: np.ndarray) -> np.ndarray:
+        """``log DF(t)``: linear between pillars, flat zero rates before the first and after the last."""
+        log_df = np.log(self.discount_factors)
+        inside = np.interp(t, self.times, log_df)
+        before = -self.zero_rates[0] * t
+        after = -self.zero_rates[-1] * t
+        return np.where(t < self.times[0], before, np.where(t > self.times[-1], after, inside))
+
+    def to_yield_curve(self, *, days_in_year: int = 365) -> YieldCurve:
+        """The :class:`trinom.YieldCurve` with this curve's discount factors at whole days, a day being
+        ``1 / days_in_year`` ACT/365F years (365: calendar days after the as-of date).
+
+        Log-linear discount factors: a point at every day from 1 to the first whole day at or after the last
+        pillar (flat beyond it, as this curve). Linear zero rates with ``days_in_year=365``: the pillars.
+        """
+        if not isinstance(days_in_year, (int, np.integer)) or days_in_year <= 0:
+            raise InputError([(None, "days_in_year", f"days_in_year must be a whole number > 0, got {days_in_year!r}")])
+        last = self.times[-1] * days_in_year
+        if self.interpolation == "linear-zero" and days_in_year == 365:
+            days = np.round(self.times * DAYS_PER_YEAR).astype(np.int64)
+            return YieldCurve(self.zero_rates, days)
+        count = max(1, math.ceil(last - 1e-9))
+        if count > MAX_DAYS:
+            raise InputError([(None, "days_in_year", f"{count} days do not fit a YieldCurve")])
+        days = np.arange(1, count + 1, dtype=np.int64)
+        return YieldCurve(self.zero_rate(days / float(days_in_year)), days)
+
+    @classmethod
+    def from_yield_curve(cls, curve: YieldCurve, *, as_of: object, name: str = "") -> DatedCurve:
+        """The dated curve of a :class:`trinom.YieldCurve` whose day ``d`` is the date ``as_of + d`` (term unit
+        365): its zero rates at those dates, linear in between and flat outside, as the YieldCurve."""
+        as_of_days, problems = to_days([as_of], field="as_of")
+        if problems:
+            raise InputError(problems)
+        dates = as_dates(as_of_days[0] + curve.days)
+        return cls(as_of=as_dates(as_of_days)[0], dates=dates, zero_rates=curve.rates, interpolation="linear-zero",
+                   name=name)
+
+
+def _numbers(values: object, field: str, label: str) -> np.ndarray:
+    """A column of numbers as float64; a cell that is no number is an InputError naming its point."""
+    try:
+        return np.asarray(values, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        cells = np.asarray(values, dtype=object).reshape(-1).tolist()
+        bad = []
+        for k, cell in enumerate(cells):
+            try:
+                float(cell)
+            except (TypeError, ValueError):
+                bad.append((None, field, f"{label} point {k}: {field} must be a number, got {cell!r}"))
+        raise InputError(bad or [(None, field, f"{label}: {field} must be numbers")]) from None
+
+
+# --- curve files -------------------------------------------------------------------------------------------
+
+def read_dated_curves(path: str | Path, *, as_of: object,
+                      interpolation: str = "log-linear-discount") -> dict[str, DatedCurve]:
+    """The curves of a ``curve,date,discount`` or ``curve,date,zero`` table (CSV, or Parquet by its ``.parquet`` /
+    ``.pq`` suffix), in the order the file first names them; a curve's rows may come in any order.
+
+    Every bad cell is reported at once, naming the file, the line (Parquet: the row) and the column: an empty
+    curve name, a date that is not ``YYYY-MM-DD``, a value that is no finite number, a discount factor <= 0 or
+    not 1 at the as-of date, a date before the as-of date, a date given twice for one curve (both lines).
+
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "curve.csv"
+    >>> _ = f.write_text("curve,date,zero\\nUSD,2030-01-02,0.04\\nEUR,2026-01-02,0.02\\nUSD,2026-01-02,0.03\\n")
+    >>> curves = read_dated_curves(f, as_of="2025-01-02")
+    >>> list(curves), curves["USD"].dates.tolist()[0].isoformat()
+    (['USD', 'EUR'], '2026-01-02')
+    """
+    path = Path(path)
+    if interpolation not in INTERPOLATIONS:
+        raise InputError([(None, "interpolation", f"interpolation must be one of {', '.join(INTERPOLATIONS)}, "
+                           f"got {interpolation!r}")])
+    header, rows, places = _read_rows(path)
+    value_field = _value_column(path, header)
+    as_of_days, problems = to_days([as_of], field="as_of")
+    if problems:
+        raise InputError(problems)
+    column = {name: k for k, name in enumerate(header)}
+    problems = []
+    points: dict[str, list[tuple[int, float, str]]] = {}
+    for row, place in zip(rows, places, strict=True):
+        name = row[column["curve"]].strip()
+        text_date = row[column["date"]].strip()
+        text_value = row[column[value_field]].strip()
+        if not name:
+            problems.append((None, "curve", f"{place}: curve name is empty"))
+        day, date_problems = to_days([text_date], field="date")
+        if date_problems or not text_date:
+            problems.append((None, "date", f"{place}: date {text_date!r} is not a date (YYYY-MM-DD, 1901..2199)"))
+        elif day[0] < as_of_days[0]:
+            problems.append((None, "date", f"{place}: date {text_date} is before the as-of date "
+                             f"{as_dates(as_of_days)[0]}"))
+        try:
+            value = float(text_value)
+        except ValueError:
+            problems.append((None, value_field, f"{place}: {value_field} must be a number, got {text_value!r}"))
+            continue
+        if not math.isfinite(value):
+            problems.append((None, value_field, f"{place}: {value_field} must be finite, got {text_value!r}"))
+        elif value_field == "discount" and value <= 0:
+            problems.append((None, value_field, f"{place}: discount must be > 0, got {text_value}"))
+        elif (value_field == "discount" and not date_problems and day[0] == as_of_days[0]
+              and abs(value - 1.0) > AS_OF_TOLERANCE):
+            problems.append((None, value_field, f"{place}: the discount factor at the as-of date must be 1, got "
+                             f"{text_value}"))
+        if name and not date_problems and text_date:
+            points.setdefault(name, []).append((int(day[0]), value, place))
+    for name, found in points.items():
+        seen: dict[int, str] = {}
+        for day, _value, place in found:
+            if day in seen:
+                problems.append((None, "date", f"{place}: curve {name!r} has date {as_dates(np.array([day]))[0]} "
+                                 f"already at {seen[day]}"))
+            seen.setdefault(day, place)
+    if problems:
+        raise InputError(problems)
+    if not points:
+        raise InputError([(None, "file", f"{path}: no curve points")])
+    curves = {}
+    for name, found in points.items():
+        found.sort()
+        days = np.array([day for day, _v, _p in found], dtype=np.int64)
+        values = np.array([v for _d, v, _p in found])
+        given = {"discount_factors" if value_field == "discount" else "zero_rates": values}
+        try:
+            curves[name] = DatedCurve(as_of=as_dates(as_of_days)[0], dates=as_dates(days), interpolation=interpolation,
+                                      name=name, **given)
+        except InputError as err:
+            raise InputError([(None, f, f"{path}: {m}") for _r, f, m in err.errors]) from None
+    return curves
+
+
+def _value_column(path: Path, header: Sequence[str]) -> str:
+    """``discount`` or ``zero``: the one value column of a curve table."""
+    known = ("curve", "date", "discount", "zero")
+    problems = [(None, name, f"{path}: unknown column {name!r} (columns: curve, date, and discount or zero)")
+                for name in header if name not in known]
+    problems += [(None, name, f"{path}: the header lacks column {name!r}") for name in ("curve", "date")
+                 if name not in header]
+    values = [name for name in ("discount", "zero") if name in header]
+    if len(values) != 1:
+        problems.append((None, "discount", f"{path}: a curve table has one of the columns discount or zero, "
+                         f"got {values or 'neither'}"))
+    if len(set(header)) != len(header):
+        problems.append((None, "file", f"{path}: a column appears twice in the header"))
+    if problems:
+        raise InputError(problems)
+    return values[0]
+
+
+def _read_rows(path: Path) -> tuple[list[str], list[list[str]], list[str]]:
+    """A curve table's header, its rows as text cells, and where each row is (``file line N`` or ``file row N``)."""
+    if not path.exists():
+        raise InputError([(None, "file", f"{path}: no such file")])
+    if path.suffix.lower() in (".parquet", ".pq"):
+        import pyarrow.parquet as pq
+
+        try:
+            table = pq.read_table(path)
+        except Exception as err:  # pyarrow's errors are of several types
+            raise InputError([(None, "file", f"{path}: not a Parquet file ({err})")]) from None
+        header = list(table.column_names)
+        columns = [_texts(table.column(name).to_pylist()) for name in header]
+        rows = [list(cells) for cells in zip(*columns, strict=True)] if columns else []
+        return header, rows, [f"{path.name} row {k + 1}" for k in range(len(rows))]
+    from ..csvtable import read_table_lines
+
+    header_only = _csv_header(path)
+    table, lines = read_table_lines(path, [n for n in ("curve", "date") if n in header_only],
+                                    [n for n in header_only if n not in ("curve", "date")])
+    header = list(table)
+    rows = [list(cells) for cells in zip(*table.values(), strict=True)] if header else []
+    return header, rows, [f"{path.name} line {line}" for line in lines]
+
+
+def _csv_header(path: Path) -> list[str]:
+    """The names of a CSV file's header (so that the strict table reader takes exactly them)."""
+    import csv
+
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as handle:
+            first = next(csv.reader(handle), [])
+    except UnicodeDecodeError as err:
+        raise InputError([(None, "file", f"{path}: not a UTF-8 text file (byte {err.start}: {err.reason})")]) from None
+    header = [name.strip() for name in first]
+    _value_column(path, header)
+    return header
+
+
+def _texts(values: list[object]) -> list[str]:
+    """Parquet cells as text: dates as ``YYYY-MM-DD`` (a timestamp only at midnight), numbers by ``repr``."""
+    import datetime
+
+    cells = []
+    for value in values:
+        if value is None:
+            cells.append("")
+        elif isinstance(value, datetime.datetime):
+            midnight = value.hour == value.minute == value.second == value.microsecond == 0
+            cells.append(value.date().isoformat() if midnight else value.isoformat())
+        elif isinstance(value, datetime.date):
+            cells.append(value.isoformat())
+        elif isinstance(value, float):
+            cells.append(repr(value))
+        else:
+            cells.append(str(value))
+    return cells
