@@ -74,7 +74,8 @@ def test_rows_the_tree_treats_specially() -> None:
     bond = FACE_VALUE * discount_factor(curve, [2.0, 3.0, 9.0])
     portfolio = trinom.Portfolio(strike=[63.0, 63.0, 63.0, 63.0], maturity=[2.0, 3.0, 9.0, 9.0],
                                  expiry=[3.0, 3.0, 0.0, 0.0], term_unit=[365] * 4, term_steps=[12] * 4,
-                                 a=[0.1] * 4, sigma=[0.01] * 4, option_type=["put", "call", "put", "call"])
+                                 a=[0.1] * 4, sigma=[0.01] * 4, option_type=["put", "call", "put", "call"],
+                                 convention="thesis")
     prices = zero_coupon_bond_option(portfolio, curve)
     assert prices.dtype == np.float64
     # the bond matures at or before expiry: the bond price, as the tree returns

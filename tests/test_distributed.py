@@ -105,10 +105,12 @@ def test_a_worker_killed_mid_run_loses_nothing(client):
 def test_the_chunk_function_takes_arrow_and_numbers_rows():
     pyarrow = pytest.importorskip("pyarrow")
     book = skewed_book(8)
-    table = pyarrow.table(book.as_dict())
+    table = pyarrow.table(book.as_dict())  # a table's columns follow the standard convention
     out = price_chunk(table, first_row=100, **CPU)
     assert out["row"].tolist() == list(range(100, 108))
-    np.testing.assert_array_equal(out["price"], trinom.price(book, **CPU).price)
+    standard = trinom.Portfolio(**book.as_dict())
+    np.testing.assert_array_equal(out["price"], trinom.price(standard, errors="mask", **CPU).price)
+    assert np.isfinite(out["price"]).any()
 
 
 def test_shards_balance_a_skewed_book():
@@ -131,3 +133,29 @@ def test_cli_price_on_a_local_cluster(tmp_path, capsys):
     assert here.read_text() == there.read_text()
     assert main(["price", str(book), "--dask", "local:zero"]) != 0
     assert "local:N needs a number of workers" in capsys.readouterr().err
+
+
+def test_a_lone_sigma_or_spread_move_on_workers(client):
+    """Issue 24: a single SigmaShift or SpreadShift scenario is applied on the cluster as in one process."""
+    from trinom.scenarios import SigmaShift, SpreadShift
+
+    bonds, curves = generate_bonds("S1", 12, seed=4)
+    base = trinom.price(bonds, curves, **CPU).price
+    for move in (SigmaShift(0.01), SpreadShift(1.0)):
+        here = trinom.price(bonds, curves, scenarios=[move], **CPU)
+        there = trinom.price(bonds, curves, scenarios=[move], client=client, shards=3, **CPU)
+        assert there.price.shape == (1, 12) and not np.allclose(there.price[0], base, rtol=1e-9)
+        np.testing.assert_array_equal(there.price, here.price)
+
+
+def test_risk_on_workers_equals_one_process(client):
+    """trinom.risk(..., client=) (vega on the one-sided rows included) is one process's table."""
+    book = trinom.generator.generate("uniform", 6, seed=3)
+    fields = book.as_dict()
+    fields["sigma"] = fields["sigma"].copy()
+    fields["sigma"][2] = 5e-5  # below the vega move: its vega is one-sided, its other measures as usual
+    book = trinom.Portfolio(**fields)
+    here = trinom.risk(book, measures=("dv01", "vega"), **CPU)
+    there = trinom.risk(book, measures=("dv01", "vega"), client=client, **CPU)
+    assert (there.error == "").all() and there.value.notna().all()
+    np.testing.assert_array_equal(there.value.to_numpy(), here.value.to_numpy())

@@ -42,7 +42,7 @@ def test_bad_value_names_row_and_field(field, value, message):
 
 
 def test_too_wide_tree_and_no_steps():
-    portfolio = Portfolio(**book(3, a=[0.1, 1e-5, 0.1], maturity=[9.0, 9.0, 0.01]))
+    portfolio = Portfolio(convention="thesis", **book(3, a=[0.1, 1e-5, 0.1], maturity=[9.0, 9.0, 0.01]))
     problems = portfolio.validate(max_width=1001)
     assert [(row, field) for row, field, _ in problems] == [(1, "a"), (2, "maturity")]
     assert "width 441603, outside 3..1001" in problems[0][2]

@@ -63,7 +63,8 @@ def test_book_table_of_the_model_spec(thesis_curve):
 def test_maturity_not_after_expiry_gives_the_bond_price(thesis_curve):
     """The thesis quirk: the expiry step is never reached, the zero-coupon bond's value is returned."""
     bond = trinom.Portfolio(strike=[50.0, 50.0], maturity=[1.0, 1.0], expiry=[3.0, 1.0], term_unit=[365, 365],
-                            term_steps=[12, 12], a=[0.1, 0.1], sigma=[0.01, 0.01], option_type=[1, 0])
+                            term_steps=[12, 12], a=[0.1, 0.1], sigma=[0.01, 0.01], option_type=[1, 0],
+                            convention="thesis")
     prices = trinom.price(bond, thesis_curve, backend="reference").price
     # P(0, 1 year) = exp(-r(365 days) * 1): the tree is fitted to the curve at (i+2) dt, so close.
     zero = 100 * np.exp(-thesis_curve.rate_at(np.array([1.0]), 365)[0] * 1.0)

@@ -9,7 +9,9 @@ Per tree (one row per instrument):
 * the lattice parameters: ``convention`` (:class:`trinom.lattice.Convention`), ``term_unit``,
   ``term_steps``, ``a``, ``sigma``, ``maturity`` (years; the tree runs to it), ``spread``
   (percent per year, added to the short rate when discounting; 0 for options), ``curve`` (index
-  into ``curve_names``, the market curve the tree is fitted to);
+  into ``curve_names``, the market curve the tree is fitted to), ``scale`` (the factor the tree's value is
+  multiplied by in the result: 1, but ``intrinsic / 100`` for an option expiring at its bond's maturity,
+  whose tree prices the bond; engines price the tree as it is and never read it);
 * ``events``: the slice ``event_offset[k]:event_offset[k + 1]`` of the event table.
 
 Per event (a compact table; one entry per cash flow, exercise right or payoff):
@@ -54,7 +56,8 @@ CASH_FLOW, EXERCISE, PAYOFF = 0, 1, 2
 OPTION, BOND = 0, 1
 INSTRUMENT_NAMES = {OPTION: "option", BOND: "bond"}
 
-_TREE_FIELDS = ("instrument", "convention", "term_unit", "term_steps", "a", "sigma", "maturity", "spread", "curve")
+_TREE_FIELDS = ("instrument", "convention", "term_unit", "term_steps", "a", "sigma", "maturity", "spread", "curve",
+                "scale")
 _EVENT_FIELDS = ("event_kind", "event_step", "event_time", "event_amount", "event_coupon", "event_side",
                  "event_first", "event_last", "event_every")
 
@@ -72,6 +75,7 @@ class Book:
     maturity: np.ndarray
     spread: np.ndarray
     curve: np.ndarray  #: int64 index into ``curve_names``
+    scale: np.ndarray  #: float64, the factor the tree's value is multiplied by in the result (1 but for degenerate options)
     event_offset: np.ndarray  #: int64, ``len + 1`` entries
     event_kind: np.ndarray  #: int8
     event_step: np.ndarray  #: int64, -1: from ``event_time`` or the last level
@@ -174,6 +178,13 @@ class Book:
             return out, step
         return self.cached("curve-days", compute)
 
+    def scaled(self, values: np.ndarray) -> np.ndarray:
+        """An engine's ``(scenarios, len(book))`` values multiplied by each tree's ``scale`` (the same array
+        where every scale is 1, as in every book but those of options expiring at maturity)."""
+        if self.cached("unit-scale", lambda: bool(np.all(self.scale == 1.0))):
+            return values
+        return values * self.scale.astype(values.dtype)
+
     def events(self, row: int) -> slice:
         """The slice of the event table that belongs to tree ``row``."""
         return slice(int(self.event_offset[row]), int(self.event_offset[row + 1]))
@@ -244,5 +255,6 @@ def make_book(trees: dict[str, npt.ArrayLike], event_offset: npt.ArrayLike, even
         dtype = np.int8 if name in small else np.int64 if name in ints else np.float64
         return np.array(values, dtype=dtype).reshape(-1)
 
+    trees = {"scale": np.ones(np.asarray(trees["instrument"]).size), **trees}
     return Book(**{k: column(k, v) for k, v in trees.items()}, **{k: column(k, v) for k, v in events.items()},
                 event_offset=np.asarray(event_offset, dtype=np.int64), curve_names=tuple(curve_names))

@@ -25,6 +25,7 @@ import math
 import numpy as np
 import numpy.typing as npt
 
+from .columns import show
 from .constants import CALL, DAYS_IN_YEAR, FACE_VALUE, PUT
 from .curve import YieldCurve
 from .errors import InputError
@@ -56,9 +57,12 @@ def zero_coupon_bond_option(portfolio: Portfolio, curve: YieldCurve | None = Non
     """Analytic Hull-White price (float64) of each option of ``portfolio`` on ``curve``.
 
     ``curve`` defaults to the thesis curve. ``term_unit`` and ``term_steps`` (tree
-    resolution) play no part. Rows whose bond matures at or before the option's expiry get
-    the bond price ``L P(0, s)``, as the tree does (its payoff step is never reached); an
-    option expiring now (``expiry == 0``) gets its intrinsic value. Bad rows raise
+    resolution) play no part. An option expiring now (``expiry == 0``) gets its intrinsic value,
+    and under the standard convention one expiring at its bond's maturity the discounted intrinsic
+    value on the face, ``max(L - X, 0) P(0, s)`` (call) or ``max(X - L, 0) P(0, s)`` (put); an
+    expiry after maturity is bad input there. Under the thesis' convention (``portfolio.convention
+    == "thesis"``) rows whose bond matures at or before the option's expiry get the bond price
+    ``L P(0, s)``, as the thesis' tree does (its payoff step is never reached). Bad rows raise
     :class:`trinom.InputError` naming the row and field.
 
     >>> import trinom
@@ -88,7 +92,9 @@ def zero_coupon_bond_option(portfolio: Portfolio, curve: YieldCurve | None = Non
     option = np.where(is_call, call, put)
     intrinsic = np.where(is_call, np.maximum(bond - strike_pv, 0.0), np.maximum(strike_pv - bond, 0.0))
     option = np.where(live, option, intrinsic)
-    return np.where(maturity <= expiry, bond, option).astype(np.float64)
+    if portfolio.convention == "thesis":
+        option = np.where(maturity <= expiry, bond, option)
+    return option.astype(np.float64)
 
 
 def _check(portfolio: Portfolio) -> None:
@@ -107,5 +113,9 @@ def _check(portfolio: Portfolio) -> None:
             values = getattr(portfolio, field)
             for row in np.flatnonzero(~good(values)):
                 problems.append((int(row), field, f"{field} {text}, got {values[row]!r}"))
+    if portfolio.convention != "thesis" and not problems:
+        for row in np.flatnonzero(portfolio.expiry > portfolio.maturity):
+            problems.append((int(row), "expiry", f"expiry must be at most the bond's maturity "
+                             f"({show(portfolio.maturity[row])} years), got {show(portfolio.expiry[row])}"))
     if problems:
         raise InputError(sorted(problems, key=lambda problem: problem[0]))

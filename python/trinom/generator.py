@@ -187,6 +187,7 @@ def generate(distribution: str | int, size: int, skew_percent: float = 1.0, seed
     order = rng.permutation(size)  # the thesis generator shuffles every dataset
     maturity, a = maturity[order], a[order]
     return Portfolio(
+        convention="thesis",  # the thesis' datasets
         strike=np.full(size, STRIKE),
         maturity=maturity,
         expiry=np.full(size, EXPIRY_YEARS),

@@ -16,8 +16,9 @@ from ..portfolio import Portfolio
 
 
 def options(book: Book) -> Portfolio:
-    """The book's trees as a thesis :class:`~trinom.Portfolio`: each must hold one payoff event and the face
-    value at the last level (what :meth:`Portfolio.lower` makes)."""
+    """The book's trees as a :class:`~trinom.Portfolio` of the thesis' convention (the lattice's fields, see
+    :meth:`Portfolio.lattice_fields`): each must hold one payoff event and the face value at the last level
+    (what :meth:`Portfolio.lower` makes)."""
     return book.cached("lift-options", lambda: _options(book))
 
 
@@ -27,7 +28,8 @@ def _options(book: Book) -> Portfolio:
     if payoff.size != len(book) or np.any(np.searchsorted(book.event_offset, payoff, side="right") - 1
                                           != np.arange(len(book))):
         raise InputError([(None, "book", "an option tree needs exactly one payoff event")])
-    return Portfolio(strike=book.event_amount[payoff], maturity=book.maturity, expiry=book.event_time[payoff],
+    return Portfolio(convention="thesis", strike=book.event_amount[payoff], maturity=book.maturity,
+                     expiry=book.event_time[payoff],
                      term_unit=book.term_unit.astype(np.float64), term_steps=book.term_steps.astype(np.float64),
                      a=book.a, sigma=book.sigma, option_type=book.event_side[payoff])
 

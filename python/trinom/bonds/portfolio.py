@@ -48,6 +48,8 @@ CASHFLOW_FIELDS: dict[str, str] = {
 _INTEGER_FIELDS = ("term_unit", "term_steps", "cashflow_count", "first_exercise", "last_exercise",
                    "exercise_frequency", "curve_index", "cashflow_step")
 _STEP_LIMIT = 65535  # the file format's uint16 steps
+#: The days a bond's term unit may have: the paper's lattice is right only when a term unit is a year.
+YEAR_DAYS = (360, 366)
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,7 +85,7 @@ class BondPortfolio:
     exercise_frequency: np.ndarray
     curve_index: np.ndarray
 
-    def __init__(self, **fields: npt.ArrayLike):
+    def __init__(self, *, accrued: npt.ArrayLike | None = None, **fields: npt.ArrayLike):
         names = (*BOND_FIELDS, *CASHFLOW_FIELDS)
         missing = [f for f in names if f not in fields]
         unknown = [f for f in fields if f not in names]
@@ -94,6 +96,8 @@ class BondPortfolio:
         for name in names:
             if name == "option_type":
                 arrays[name], unknown_types = option_types(as_array(name, fields[name]))
+            elif name in CASHFLOW_FIELDS and "cashflow_count" in arrays:
+                arrays[name] = _cashflow_numeric(name, fields[name], arrays["cashflow_count"])
             else:
                 arrays[name] = _numeric(name, fields[name], integer=name in _INTEGER_FIELDS)
         n_bonds = arrays["strike"].size
@@ -119,16 +123,25 @@ class BondPortfolio:
         object.__setattr__(self, "_unknown_types", unknown_types)
         object.__setattr__(self, "_cache", {})
         object.__setattr__(self, "_read_problems", ())
+        given = None
+        if accrued is not None:  # a dated bond's accrued interest, by its day count (trinom.instruments.trades)
+            given = np.array(accrued, dtype=np.float64).reshape(-1)
+            if given.size != n_bonds:
+                raise InputError([(None, "accrued", f"accrued has {given.size} entries, expected one per bond "
+                                   f"({n_bonds})")])
+            given.setflags(write=False)
+        object.__setattr__(self, "_accrued_given", given)
 
     @classmethod
-    def with_read_problems(cls, problems: Sequence[tuple[int, str, str]], **fields: npt.ArrayLike) -> BondPortfolio:
+    def with_read_problems(cls, problems: Sequence[tuple[int, str, str]], *, accrued: npt.ArrayLike | None = None,
+                           **fields: npt.ArrayLike) -> BondPortfolio:
         """Bonds read with ``errors="mask"``: the cells that could not be read are NaN in ``fields`` and their
         ``(bond row, field, message)`` in ``problems``, which :meth:`validate` reports for those bonds (and
         nothing else about them). An unread whole-number cell stands as 1 until then."""
         for name in _INTEGER_FIELDS:
             values = np.array(fields[name], dtype=np.float64)
             fields[name] = np.where(np.isnan(values), 1.0, values)
-        bonds = cls(**fields)
+        bonds = cls(accrued=accrued, **fields)
         object.__setattr__(bonds, "_read_problems", tuple(problems))
         return bonds
 
@@ -162,7 +175,8 @@ class BondPortfolio:
         flat = np.repeat(starts - np.concatenate(([0], np.cumsum(counts)[:-1])), counts) + np.arange(counts.sum())
         fields = {name: getattr(self, name)[rows] for name in BOND_FIELDS}
         fields.update({name: getattr(self, name)[flat] for name in CASHFLOW_FIELDS})
-        return BondPortfolio(**fields)
+        given = self._accrued_given
+        return BondPortfolio(accrued=None if given is None else given[rows], **fields)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for row in range(len(self)):
@@ -175,7 +189,9 @@ class BondPortfolio:
     def concatenate(cls, parts: Sequence[BondPortfolio]) -> BondPortfolio:
         """The bonds of ``parts``, one after the other."""
         names = (*BOND_FIELDS, *CASHFLOW_FIELDS)
-        return cls(**{name: np.concatenate([getattr(p, name) for p in parts]) for name in names})
+        given = [p._accrued_given for p in parts]
+        accrued = None if all(g is None for g in given) else np.concatenate([p.accrued() for p in parts])
+        return cls(accrued=accrued, **{name: np.concatenate([getattr(p, name) for p in parts]) for name in names})
 
     def cached(self, key: object, compute: Callable[[], T]) -> T:
         """``compute()``, once per ``key`` for these bonds (they are immutable, so derived data can be kept)."""
@@ -189,8 +205,12 @@ class BondPortfolio:
         ``c_1 * max(0, L - s_1) / L``: the first coupon ``c_1`` (paid at step ``s_1``) accrues
         over its period ``L``, which is the spacing of the first two cash flows (one term unit,
         ``term_steps`` steps, for a bond with one cash flow). Zero when step 0 is a coupon date
-        (``s_1 = L``), as in every paper dataset, and for zero-coupon bonds.
+        (``s_1 = L``), as in every paper dataset, and for zero-coupon bonds. Bonds built with ``accrued=``
+        (dated bonds, whose accrued interest follows their day count) return that instead.
         """
+        if self._accrued_given is not None:
+            return self._accrued_given
+
         def compute() -> np.ndarray:
             first = self.cashflow_offset[:-1]
             s1 = self.cashflow_step[first]
@@ -300,8 +320,10 @@ def _find_problems(p: BondPortfolio, n_curves: int, max_width: int, max_steps: i
     with np.errstate(invalid="ignore"):
         for field in ("a", "sigma", "maturity", "spread", "strike"):
             bad(~np.isfinite(getattr(p, field)), field, "must be a finite number")
-        for field in ("term_unit", "term_steps"):
-            bad((getattr(p, field) < 1) | (getattr(p, field) > _STEP_LIMIT), field, "must be in 1..65535")
+        bad((p.term_steps < 1) | (p.term_steps > _STEP_LIMIT), "term_steps", "must be in 1..65535")
+        bad((p.term_unit < YEAR_DAYS[0]) | (p.term_unit > YEAR_DAYS[1]), "term_unit",
+            f"must be a year of {YEAR_DAYS[0]} to {YEAR_DAYS[1]} days (the paper's lattice counts one term unit a "
+            "year: give the steps a year in term_steps, e.g. term_unit 360 and term_steps 12 for monthly steps)")
         bad(p.a <= 0, "a", "must be > 0")
         bad(p.sigma <= 0, "sigma", "must be > 0")
         bad(p.maturity <= 0, "maturity", "must be > 0")
@@ -320,9 +342,10 @@ def _find_problems(p: BondPortfolio, n_curves: int, max_width: int, max_steps: i
             problems.append((int(row), "option_type", f"option_type must be {CALL} (call) or {PUT} (put), got {shown}"))
         owner = np.repeat(np.arange(len(p)), p.cashflow_count)
         for field in ("repayment", "coupon"):
-            for k in np.flatnonzero(~np.isfinite(getattr(p, field)) & read[owner]):
+            values = getattr(p, field)
+            for k in np.flatnonzero(~(np.isfinite(values) & (values >= 0)) & read[owner]):
                 problems.append((int(owner[k]), field, f"{field} of cash flow {k - p.cashflow_offset[owner[k]]} "
-                                 f"must be a finite number, got {getattr(p, field)[k]}"))
+                                 f"must be a finite number >= 0 (an amount the bond pays), got {values[k]}"))
     checked = np.ones(len(p), dtype=bool)
     checked[[row for row, _f, _m in problems]] = False
     with np.errstate(invalid="ignore", over="ignore"):
@@ -357,8 +380,32 @@ def _find_problems(p: BondPortfolio, n_curves: int, max_width: int, max_steps: i
         if steps[last[row]] != n[row]:
             problems.append((int(row), "cashflow_step", f"the last cashflow_step must be the maturity step "
                              f"{int(n[row])}, got {int(steps[last[row]])}"))
+            checked[row] = False
+    # The exercise window must end by the maturity step (the last cash flow): a right after it is never exercised.
+    for row in np.flatnonzero(checked & (p.last_exercise > n)):
+        problems.append((int(row), "last_exercise", f"last_exercise must be at most the maturity step {int(n[row])} "
+                         f"(the bond's last cash flow; a right after it could never be exercised), got "
+                         f"{int(p.last_exercise[row])}"))
     problems.sort(key=lambda item: item[0])
     return problems
+
+
+def _cashflow_numeric(name: str, values: npt.ArrayLike, counts: np.ndarray) -> np.ndarray:
+    """A cash-flow field as :func:`_numeric` reads it, its problems named by bond row and the cash flow's place in
+    that bond's schedule (not by the index into all the book's cash flows)."""
+    try:
+        return _numeric(name, values, integer=name in _INTEGER_FIELDS)
+    except InputError as err:
+        owner = np.repeat(np.arange(counts.size), np.maximum(counts, 0))
+        first = np.concatenate(([0], np.cumsum(np.maximum(counts, 0))))
+        named = []
+        for k, field, message in err.errors:
+            if k is None or k >= owner.size:
+                named.append((None, field, f"cash flow {k} of the book: {message}"))
+            else:
+                bond = int(owner[k])
+                named.append((bond, field, f"cash flow {k - int(first[bond])} of the bond: {message}"))
+        raise InputError(named) from None
 
 
 def _numeric(name: str, values: npt.ArrayLike, integer: bool) -> np.ndarray:
