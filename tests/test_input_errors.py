@@ -205,6 +205,7 @@ def test_text_between_arrays_is_an_error_and_infinities_read(tmp_path: Path):
     path.write_text("[1.0, 2.0]\nstrike prices follow\n[3.0]\n")
     with pytest.raises(trinom.InputError, match=r"a\.in line 2: text outside the arrays: 'strike prices follow'"):
         io.read_arrays(path)
+    path = tmp_path / "a.out"  # a price file: its suffix picks the format
     io.write_prices(path, np.array([1.5, np.inf, -np.inf, np.nan]))
     back = io.read_prices(path)
     assert back[0] == 1.5 and back[1] == np.inf and back[2] == -np.inf and np.isnan(back[3])

@@ -85,3 +85,28 @@ def test_bad_files_name_the_problem(tmp_path):
     (tmp_path / "words.in").write_text("[1.0, abc]\n")
     with pytest.raises(InputError, match=r"array 1, item 2 is no number: .abc."):
         io.read_arrays(tmp_path / "words.in")
+
+
+def test_writers_take_the_format_of_the_suffix_and_refuse_others(tmp_path):
+    from trinom import parquet
+    from trinom.bonds.generator import generate_bonds
+    from trinom.bonds.io import write_bonds
+
+    portfolio = trinom.generator.generate("uniform", 3)
+    io.write_portfolio(portfolio, tmp_path / "book.parquet", trinom.YieldCurve.thesis())
+    again, curves, ids = parquet.read_book(tmp_path / "book.parquet")
+    np.testing.assert_array_equal(again.strike, portfolio.strike)
+    assert curves[0].days.tolist() == trinom.YieldCurve.thesis().days.tolist() and ids.tolist() == ["0", "1", "2"]
+    bonds, bond_curves = generate_bonds("U1", 2, seed=1)
+    write_bonds(bonds, bond_curves, tmp_path / "bonds.pq")
+    np.testing.assert_array_equal(parquet.read_book(tmp_path / "bonds.pq")[0].cashflow_step, bonds.cashflow_step)
+    for write, path, message in [
+        (lambda p: io.write_portfolio(portfolio, p), "book.txt", "an option book is written as .in, .csv, .parquet"),
+        (lambda p: write_bonds(bonds, bond_curves, p), "bonds.dat", "a bond book is written as .in, .csv, .parquet"),
+        (lambda p: io.write_prices(p, np.ones(2)), "p.parquet", "prices are written as .out or .csv"),
+        (lambda p: io.write_portfolio(portfolio, p, trinom.YieldCurve.thesis()), "book.csv",
+         "an option CSV holds no yield curve"),
+    ]:
+        with pytest.raises(InputError, match=message):
+            write(tmp_path / path)
+        assert not (tmp_path / path).exists()

@@ -1,14 +1,15 @@
-"""The ``trinom`` command: price, info, generate, backends, demo."""
+"""The ``trinom`` command: price, oas, risk, info, generate, backends, demo."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import csv
+import math
 import os
+import re
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,23 +17,31 @@ import numpy as np
 
 from . import __version__, auto, backends, io, parquet
 from .api import price
+from .bond_market_prices import read_market_prices
 from .bonds import cli as bond_cli
-from .bonds.cli import write_bond_prices
 from .bonds.generator import generate_bonds
-from .bonds.io import bond_ids, companions, is_bond_file, read_bonds
-from .bonds.portfolio import BondPortfolio
+from .bonds.io import companions
+from .bonds.portfolio import _STEP_LIMIT as BOND_STEP_LIMIT
+from .book_files import BookFile, check_curve_source, holds_bonds, input_files, option_curve, read_book_file
+from .closed_form import zero_coupon_bond_option
 from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, PUT
 from .curve import YieldCurve
 from .errors import InputError
-from .files import check_output, replacing
+from .files import BOOK_FORMATS, PRICE_FORMATS, TABLE_FORMATS, check_outputs, output_format
 from .generator import generate
 from .lattice import work
 from .oas import oas
-from .portfolio import Portfolio
-from .result import Prices
+from .result_files import write_price_file, write_table_file
 from .risk import MEASURES as RISK_MEASURES
 from .risk import risk
+from .row_ids import row_numbers
 from .scenarios import read_scenarios
+
+#: Risk measures that only bonds have (an option has no spread).
+BOND_MEASURES = ("spread_duration",)
+#: How long ``--dask ADDRESS`` waits for the scheduler to answer before giving up (exit 3).
+DASK_CONNECT_SECONDS = 5.0
+_DASK_ADDRESS = re.compile(r"^(?:[a-z][a-z0-9+]*://\S+|[A-Za-z0-9_.\-\[\]]+:\d+)$")
 
 
 class ProgressBar:
@@ -61,77 +70,88 @@ class ProgressBar:
         sys.stderr.flush()
 
 
-def _is_bonds(args: argparse.Namespace) -> bool:
-    """The file holds bonds: ``--format bonds``, or by itself (19 arrays, or a CSV with ``cashflow_count``)."""
-    if args.format != "auto":
-        return args.format == "bonds"
-    if not args.portfolio.exists():
-        raise InputError([(None, "file", f"{args.portfolio}: no such file")])
-    return is_bond_file(args.portfolio)
+# --- what every command checks before any work -------------------------------------------------------------------
+def book_kind(args: argparse.Namespace, kind: str | None = None) -> bool:
+    """Whether the book file holds bonds (``--format``, else the file says), after checking the step limit: the
+    bond engines take trees of at most 65535 steps, so a larger ``--max-steps`` for bonds is an error, not cut."""
+    bonds = holds_bonds(args.portfolio, kind or args.format)
+    if bonds and args.max_steps > BOND_STEP_LIMIT:
+        raise InputError([(None, "--max-steps", f"--max-steps {args.max_steps}: the bond engines take trees of at "
+                           f"most {BOND_STEP_LIMIT} steps (the paper's format stores steps as uint16)")])
+    return bonds
 
 
-def read_book(args: argparse.Namespace) -> tuple[Portfolio | BondPortfolio, Any]:
-    """The instruments of the file and their curves (``--yield`` for options; bond files carry their own)."""
-    if parquet.is_parquet(args.portfolio):
-        book, curves, _ids = parquet.read_book(args.portfolio)
-        if isinstance(book, BondPortfolio):
-            return book, curves or ()
-        return book, _option_curve(args, curves)
-    if _is_bonds(args):
-        if args.yield_file:
-            raise InputError([(None, "--yield", "a bond file names its own yield curves (NAME.curves.csv or the "
-                               "19-array file's curve arrays); --yield applies to option files only")])
-        return read_bonds(args.portfolio, args.errors)
-    portfolio, file_curve = io.read_input(args.portfolio, args.errors)
-    curve = io.read_yield_curve(args.yield_file) if args.yield_file else file_curve or YieldCurve.thesis()
-    return portfolio, curve
+def read_book(args: argparse.Namespace, bonds: bool) -> BookFile:
+    """The book of ``args.portfolio`` (of the kind :func:`book_kind` found), its curves and its rows' ids."""
+    return read_book_file(args.portfolio, "bonds" if bonds else "options", args.errors, getattr(args, "yield_file", None))
 
 
-def _option_curve(args: argparse.Namespace, curves: tuple[YieldCurve, ...] | None) -> YieldCurve:
-    """The curve of a Parquet book's options: ``--yield``, else the file's first curve, else the thesis'."""
-    return io.read_yield_curve(args.yield_file) if args.yield_file else (curves or (YieldCurve.thesis(),))[0]
+def check_dask(spec: str | None) -> None:
+    """``--dask`` is ``local:N`` (N >= 1) or a scheduler's address (``tcp://host:8786``, ``host:8786``)."""
+    if not spec:
+        return
+    if spec.startswith("local:"):
+        workers = spec.removeprefix("local:")
+        if not workers.isdigit() or int(workers) < 1:
+            raise InputError([(None, "--dask", f"local:N needs a number of workers N >= 1, got {spec!r}")])
+        return
+    port = spec.rsplit(":", 1)[-1].split("/")[0]
+    if not _DASK_ADDRESS.match(spec) or (port.isdigit() and not 0 < int(port) < 65536):
+        raise InputError([(None, "--dask", f"--dask {spec!r}: give local:N (N worker processes here) or a running "
+                           "scheduler's address, such as tcp://host:8786")])
 
 
 @contextlib.contextmanager
 def dask_client(spec: str | None) -> Iterator[Any]:
     """None without ``--dask``; else a Dask client of a local cluster (``local:N``) or of a scheduler's address,
-    closed (with its cluster) afterwards."""
+    closed (with its cluster) afterwards. A scheduler that does not answer within :data:`DASK_CONNECT_SECONDS` is a
+    ``RuntimeError`` (exit 3)."""
     if not spec:
         yield None
         return
+    check_dask(spec)
     try:
         import distributed
     except ImportError:
         raise InputError([(None, "--dask", "Dask is not installed: pip install 'dask[distributed]'")]) from None
     if spec.startswith("local:"):
-        try:
-            workers = int(spec.removeprefix("local:"))
-        except ValueError:
-            workers = 0
-        if workers < 1:
-            raise InputError([(None, "--dask", f"local:N needs a number of workers N >= 1, got {spec!r}")])
+        workers = int(spec.removeprefix("local:"))
         with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                       dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
             print(f"trinom: {workers} Dask workers here; dashboard {client.dashboard_link}", file=sys.stderr)
             yield client
         return
-    with distributed.Client(spec) as client:
+    try:
+        connected = distributed.Client(spec, timeout=f"{DASK_CONNECT_SECONDS}s")
+    except (OSError, TimeoutError, ValueError) as err:
+        raise RuntimeError(f"--dask {spec}: no Dask scheduler answered within {DASK_CONNECT_SECONDS:g} s "
+                           f"({type(err).__name__}: {err})") from None
+    with connected as client:
         print(f"trinom: Dask scheduler {spec}; dashboard {client.dashboard_link}", file=sys.stderr)
         yield client
 
 
-def price_parquet(args: argparse.Namespace) -> int:
+def failures(bad: int, total: int, what: str) -> str:
+    """The summary's note on failed rows (empty where none failed)."""
+    return f", {bad} of {total} {what} failed (NaN; the error column says why)" if bad else ""
+
+
+# --- price ---------------------------------------------------------------------------------------------------------
+def price_parquet(args: argparse.Namespace, bonds: bool) -> int:
     """A Parquet book into a Parquet result, one row group at a time (memory bounded by the row group)."""
     curves = parquet.curves_of(args.portfolio)
-    option_curve = _option_curve(args, curves)
+    market: Any = (curves or ()) if bonds else option_curve(args.yield_file, curves[0] if curves else None)
     total = parquet.rows(args.portfolio)
     bar = ProgressBar(f"pricing {total} rows of {args.portfolio.name}", unit="rows", scale=1.0)
+    groups = parquet.row_groups(args.portfolio, args.errors)
+    pending = next(groups, None)  # the first group: every id of the file is checked before the output is opened
     writer = parquet.ResultWriter(args.out)
     failed: BaseException | None = None
     start = time.perf_counter()
+    bad = 0
     try:
-        for first, book, ids in parquet.row_groups(args.portfolio):
-            market: Any = (curves or ()) if isinstance(book, BondPortfolio) else option_curve
+        while pending is not None:
+            first, book, ids = pending
             try:
                 result = price(book, market, backend=args.backend, target=args.target, precision=args.precision,
                                device=args.device, errors=args.errors, max_width=args.max_width,
@@ -140,43 +160,49 @@ def price_parquet(args: argparse.Namespace) -> int:
                 raise InputError([(None if row is None else row + first, field, message)
                                   for row, field, message in err.errors]) from None
             writer.write(ids, result)
+            bad += int((result.error != "").sum())
             del result, book
             backends.release_memory()  # peak memory one row group's, not the book's
             bar(float(first + len(ids)), float(total))
+            pending = next(groups, None)
     except BaseException as err:
         failed = err
         raise
     finally:
         writer.close(failed)
-    print(f"trinom: {total} rows priced in {time.perf_counter() - start:.3f} s -> {args.out}", file=sys.stderr)
+    print(f"trinom: {total} rows priced in {time.perf_counter() - start:.3f} s{failures(bad, total, 'rows')} -> "
+          f"{args.out}", file=sys.stderr)
     return 0
 
 
 def cmd_price(args: argparse.Namespace) -> int:
+    inputs = [*input_files(args.portfolio), args.yield_file, args.scenarios]
+    if args.out:  # checked before any reading or pricing: an hour of work must not end in a bad path
+        if args.scenarios:
+            output_format(args.out, TABLE_FORMATS, "--out", "a scenario grid (id,scenario,price,error)")
+        else:
+            output_format(args.out, PRICE_FORMATS, "--out", "prices")
+        check_outputs([("--out", args.out)], inputs)
+    check_dask(args.dask)
+    bonds = book_kind(args)
+    check_curve_source(bonds, args.yield_file)
     if parquet.is_parquet(args.portfolio) and args.out and parquet.is_parquet(args.out) and not args.scenarios \
             and not args.dask:
-        check_output(args.out, [args.portfolio, args.yield_file])
-        return price_parquet(args)
-    if args.out:  # checked before any reading or pricing: an hour of work must not end in a bad path
-        inputs = [args.portfolio, *companions(args.portfolio), args.yield_file, args.scenarios]
-        if args.scenarios and args.out.suffix.lower() != ".csv":
-            raise InputError([(None, "--out", f"{args.out}: a scenario grid is written as .csv (id,scenario,price,"
-                               "error)")])
-        check_output(args.out, inputs)
-    instruments, curves = read_book(args)
-    kind = "bonds" if isinstance(instruments, BondPortfolio) else "options"
+        return price_parquet(args, bonds)
+    book = read_book(args, bonds)
+    instruments, curves = book.instruments, book.curves
+    scenario_names: list[str] = []
+    if args.scenarios:
+        scenario_names, curves = read_scenarios(args.scenarios, curves)
     if args.target in ("opencl", "pyopencl") and len(instruments):  # compiling the kernels is not pricing: shown apart
         start = time.perf_counter()
         price(instruments[:1], curves, backend=args.backend, target=args.target, precision=args.precision,
               device=args.device, errors="mask")
         print(f"trinom: OpenCL kernels compiled (or loaded from cache) in {time.perf_counter() - start:.1f} s",
               file=sys.stderr)
-    scenario_names: list[str] = []
-    if args.scenarios:
-        scenario_names, curves = read_scenarios(args.scenarios, curves)
     start = time.perf_counter()
-    bar = ProgressBar(f"pricing {len(instruments)} {kind}" + (f" in {len(scenario_names)} scenarios"
-                                                                 if scenario_names else ""))
+    bar = ProgressBar(f"pricing {len(instruments)} {book.kind}" + (f" in {len(scenario_names)} scenarios"
+                                                                      if scenario_names else ""))
     with dask_client(args.dask) as client:
         result = price(instruments, curves, backend=args.backend, target=args.target, precision=args.precision,
                        device=args.device, errors=args.errors, max_width=args.max_width, max_steps=args.max_steps,
@@ -185,121 +211,113 @@ def cmd_price(args: argparse.Namespace) -> int:
     if scenario_names:
         import pandas as pd  # here, not at start-up: only the scenario grid needs it
 
-        ids = [str(i) for i in (bond_ids(args.portfolio) if kind == "bonds" else range(len(instruments)))]
         grid = np.atleast_2d(result.price)
-        table = pd.DataFrame({"id": np.tile(ids, len(scenario_names)),
-                              "scenario": np.repeat(scenario_names, len(ids)),
+        table = pd.DataFrame({"id": np.tile(np.asarray(book.ids, dtype=object), len(scenario_names)),
+                              "scenario": np.repeat(scenario_names, len(book.ids)),
                               "price": grid.reshape(-1), "error": np.tile(result.error, len(scenario_names))})
         if args.out:
-            write_table(args.out, table)
+            write_table_file(args.out, table)
         else:
             table.to_csv(sys.stdout, index=False, float_format="%.17g")
     elif args.out:
-        write_result(args.out, result, bond_ids(args.portfolio) if kind == "bonds" else None)
+        write_price_file(args.out, result, book.ids)
     else:
-        bonds = kind == "bonds"
-        if bonds:
+        if book.bonds:
             print("dirty\tclean")
         for k in range(len(result)):
             note = f"\t{result.error[k]}" if result.error[k] else ""
-            print(f"{result.price[k]:.17g}" + (f"\t{result.clean[k]:.17g}" if bonds else "") + note)
+            print(f"{result.price[k]:.17g}" + (f"\t{result.clean[k]:.17g}" if book.bonds else "") + note)
     bad = int((result.error != "").sum())
     where = f" -> {args.out}" if args.out else ""
-    print(f"trinom: {len(instruments)} {kind} priced on {result.engine or args.backend} ({args.precision}) in "
+    print(f"trinom: {len(instruments)} {book.kind} priced on {result.engine or args.backend} ({args.precision}) in "
           f"{elapsed:.3f} s{f', {bad} rows with errors' if bad else ''}{where}", file=sys.stderr)
     return 0
 
 
-def read_market_prices(path: Path, ids: Sequence[object]) -> np.ndarray:
-    """``id,price`` rows (a header line first) -> one price per bond, in the book's order; a bond without
-    a row, a row of an unknown bond, a repeated id or a price that is no number is an error naming it."""
-    if not path.exists():
-        raise InputError([(None, "--market-prices", f"{path}: no such file")])
-    with path.open(newline="") as handle:
-        rows = list(csv.reader(handle))
-    if not rows or [cell.strip().lower() for cell in rows[0][:2]] != ["id", "price"]:
-        raise InputError([(None, "--market-prices", f"{path}: the first line must be the header id,price")])
-    where = {str(bond): k for k, bond in enumerate(ids)}
-    prices = np.full(len(ids), np.nan)
-    seen: set[str] = set()
-    problems = []
-    for line, row in enumerate(rows[1:], start=2):
-        if not row or not "".join(row).strip():
-            continue
-        bond = row[0].strip()
-        if len(row) < 2 or bond not in where or bond in seen:
-            why = "no price" if len(row) < 2 else "a bond not in the book" if bond not in where else "repeated"
-            problems.append((where.get(bond), "--market-prices", f"{path} line {line}: id {bond!r}: {why}"))
-            continue
-        seen.add(bond)
-        try:
-            prices[where[bond]] = float(row[1])
-        except ValueError:
-            problems.append((where[bond], "--market-prices", f"{path} line {line}: price {row[1]!r} is no number"))
-    problems += [(k, "--market-prices", f"{path}: no price for bond {bond!r}") for bond, k in where.items()
-                 if bond not in seen and all(p[0] != k for p in problems)]
-    if problems:
-        raise InputError(problems)
-    return prices
-
-
-def write_table(path: Path, table: Any) -> None:
-    """A pandas table as CSV, written whole or not at all."""
-    with replacing([path]) as (temporary,):
-        table.to_csv(temporary, index=False, float_format="%.17g")
-
-
+# --- oas and risk --------------------------------------------------------------------------------------------------
 def cmd_oas(args: argparse.Namespace) -> int:
-    check_output(args.out, [args.portfolio, *companions(args.portfolio), args.market_prices])
     if args.format == "options":
         raise InputError([(None, "--format", "trinom oas solves the spreads of bonds; got --format options")])
-    args.format, args.yield_file, args.errors = "bonds", None, "mask"
-    bonds, curves = read_book(args)
-    ids = bond_ids(args.portfolio)
-    market = read_market_prices(args.market_prices, ids)
+    output_format(args.out, TABLE_FORMATS, "--out", "the OAS table (id,oas,price,iterations,error)")
+    check_outputs([("--out", args.out)], [*input_files(args.portfolio), args.market_prices])
+    if not book_kind(args):
+        raise InputError([(None, "file", f"{args.portfolio} holds options; trinom oas solves the spreads of bonds")])
+    book = read_book(args, True)
+    market, unpriced = read_market_prices(args.market_prices, book.ids, args.errors)
     start = time.perf_counter()
-    bar = ProgressBar(f"OAS of {len(bonds)} bonds", unit="bonds done", scale=1)
-    result = oas(bonds, curves, market, price_type="dirty" if args.dirty else "clean", backend=args.backend,
-                 target=args.target, precision=args.precision, max_width=args.max_width, max_steps=args.max_steps,
-                 search=args.search, progress=bar)
-    write_table(args.out, result.to_frame(ids))
-    failed = int((result.status != "converged").sum())
-    print(f"trinom: OAS of {len(bonds)} bonds in {time.perf_counter() - start:.3f} s ({result.pricings} engine "
-          f"call{'s' if result.pricings != 1 else ''}){f', {failed} without one' if failed else ''} -> {args.out}",
+    bar = ProgressBar(f"OAS of {len(book.ids)} bonds", unit="bonds done", scale=1)
+    result = oas(book.instruments, book.curves, market, price_type="dirty" if args.dirty else "clean",
+                 backend=args.backend, target=args.target, precision=args.precision, max_width=args.max_width,
+                 max_steps=args.max_steps, search=args.search, progress=bar, errors=args.errors)
+    table = result.to_frame(book.ids)
+    for row, message in unpriced.items():  # the market-price file's own word on a bond it gives no usable price
+        table.loc[row, "error"] = message
+    write_table_file(args.out, table)
+    failed = int((table.error != "").sum())
+    print(f"trinom: OAS of {len(book.ids)} bonds in {time.perf_counter() - start:.3f} s ({result.pricings} engine "
+          f"call{'s' if result.pricings != 1 else ''}){failures(failed, len(book.ids), 'bonds')} -> {args.out}",
           file=sys.stderr)
     return 0
 
 
+def parse_measures(text: str | None) -> list[str] | None:
+    """``--measures``: None (every measure that applies to the book), or its names, none empty, unknown or repeated."""
+    if text is None:
+        return None
+    names = [name.strip() for name in text.split(",")]
+    choices = ", ".join(RISK_MEASURES)
+    if not any(names):
+        raise InputError([(None, "--measures", f"--measures {text!r} names no measure; choose from {choices}")])
+    problems = [(None, "--measures", f"--measures {text!r}: an empty name between commas") for _ in names[:1] if "" in names]
+    problems += [(None, "--measures", f"--measures: unknown measure {name!r}; choose from {choices}")
+                 for name in dict.fromkeys(names) if name and name not in RISK_MEASURES]
+    problems += [(None, "--measures", f"--measures: {name!r} is given {names.count(name)} times")
+                 for name in dict.fromkeys(names) if name and names.count(name) > 1]
+    if problems:
+        raise InputError(problems)
+    return names
+
+
+def check_measures_apply(measures: list[str] | None, bonds: bool, path: Path) -> None:
+    """A named measure that applies to no row of the book (spread_duration on options) is an error; with none
+    named, :func:`trinom.risk` computes every one that applies."""
+    misplaced = [m for m in measures or () if m in BOND_MEASURES and not bonds]
+    if misplaced:
+        raise InputError([(None, "--measures", f"--measures {m}: applies to bonds only, and {path} holds options")
+                          for m in misplaced])
+
+
 def cmd_risk(args: argparse.Namespace) -> int:
-    check_output(args.out, [args.portfolio, *companions(args.portfolio), args.yield_file])
-    args.errors = "mask"
-    instruments, curves = read_book(args)
-    bonds = isinstance(instruments, BondPortfolio)
-    measures = [m.strip() for m in args.measures.split(",") if m.strip()]
+    named = parse_measures(args.measures)
+    output_format(args.out, TABLE_FORMATS, "--out", "the risk table (id,measure,factor,shift,base,value,error)")
+    check_outputs([("--out", args.out)], [*input_files(args.portfolio), args.yield_file])
+    bonds = book_kind(args)
+    check_curve_source(bonds, args.yield_file)
+    check_measures_apply(named, bonds, args.portfolio)
+    book = read_book(args, bonds)
     start = time.perf_counter()
-    table = risk(instruments, curves, measures=measures, shift=args.shift, sigma_shift=args.sigma_shift,
-                 ids=bond_ids(args.portfolio) if bonds else None, backend=args.backend, target=args.target,
-                 precision=args.precision, max_width=args.max_width, max_steps=args.max_steps,
-                 progress=ProgressBar(f"risk of {len(instruments)} {'bonds' if bonds else 'options'}"))
-    write_table(args.out, table)
-    print(f"trinom: {len(table)} risk rows of {len(instruments)} {'bonds' if bonds else 'options'} in "
-          f"{time.perf_counter() - start:.3f} s -> {args.out}", file=sys.stderr)
+    table = risk(book.instruments, book.curves, measures=named, shift=args.shift, sigma_shift=args.sigma_shift,
+                 ids=book.ids, backend=args.backend, target=args.target, precision=args.precision,
+                 max_width=args.max_width, max_steps=args.max_steps, errors=args.errors,
+                 progress=ProgressBar(f"risk of {len(book.ids)} {book.kind}"))
+    write_table_file(args.out, table)
+    failed = int(table.loc[table.error != "", "id"].nunique()) if len(table) else 0
+    print(f"trinom: {len(table)} risk rows of {len(book.ids)} {book.kind} in {time.perf_counter() - start:.3f} s"
+          f"{failures(failed, len(book.ids), book.kind)} -> {args.out}", file=sys.stderr)
     return 0
 
 
-def write_result(path: Path, result: Prices, ids: Sequence[object] | None = None) -> None:
-    """Bonds: ``.csv`` ``id,dirty,clean,accrued,error`` (``ids``: the bond CSV's ids); options: ``.csv``
-    ``id,price,error`` (ids are row numbers); ``.out``: the prices."""
-    if (result.instrument == "bond").any() and path.suffix.lower() == ".csv":
-        write_bond_prices(path, result, ids)
-    else:
-        io.write_prices(path, result.price, list(result.error) if (result.error != "").any() else None)
-
-
+# --- info and generate ---------------------------------------------------------------------------------------------
 def cmd_info(args: argparse.Namespace) -> int:
-    if _is_bonds(args):
-        return bond_cli.info(args.portfolio, args.max_width, args.max_steps)
-    portfolio, file_curve = io.read_input(args.portfolio, "mask")  # info lists every problem
+    bonds = book_kind(args)
+    if bonds:
+        book = read_book_file(args.portfolio, "bonds", "mask")  # info lists every problem
+        return bond_cli.info(args.portfolio, book.instruments, book.curves, args.max_width, args.max_steps)
+    if parquet.is_parquet(args.portfolio):
+        portfolio, curves, _ids = parquet.read_book(args.portfolio, "mask")
+        file_curve = curves[0] if curves else None
+    else:
+        portfolio, file_curve, _ids = io.read_option_book(args.portfolio, "mask")
     problems = portfolio.validate(args.max_width, args.max_steps)
     good = portfolio.good_rows(args.max_width, args.max_steps)
     sub = portfolio[good] if good.size < len(portfolio) else portfolio
@@ -321,22 +339,40 @@ def cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_generate(args: argparse.Namespace) -> int:
-    check_output(args.out)
+def generate_outputs(args: argparse.Namespace) -> None:
+    """``generate``'s files, checked before any work: each suffix one of its formats, no two outputs one file (a
+    bond CSV's cash-flow and curve files included), and the options given apply to what is generated."""
+    bonds = args.instrument == "bonds"
+    book_format = output_format(args.out, BOOK_FORMATS, "--out", "a book")
+    outputs: list[tuple[str, Path]] = [("--out", args.out)]
+    if bonds and book_format == "csv":
+        cash_flows, curves = companions(args.out)
+        outputs += [("--out's cash-flow file", cash_flows), ("--out's curve file", curves)]
     if args.prices:
-        check_output(args.prices, [args.out], what="--prices")
+        output_format(args.prices, PRICE_FORMATS, "--prices", "prices")
+        outputs.append(("--prices", args.prices))
+    check_outputs(outputs)
+    if args.with_curve and (bonds or book_format == "csv"):
+        raise InputError([(None, "--with-curve", "--with-curve adds the thesis curve to an option book written as .in "
+                           "or .parquet" + ("; a bond book always holds its curves" if bonds else
+                                            f"; a CSV option book holds no curve ({args.out})"))])
+    if args.skew is not None and bonds:
+        raise InputError([(None, "--skew", "--skew applies to the thesis' skewed option distributions; the paper's "
+                           "bond datasets fix their own shapes")])
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    generate_outputs(args)
     if args.instrument == "bonds":
         return bond_cli.generate(args)
-    portfolio = generate(args.distribution, 65536 if args.size is None else args.size, skew_percent=args.skew, seed=args.seed)
+    skew = 1.0 if args.skew is None else args.skew
+    portfolio = generate(args.distribution, 65536 if args.size is None else args.size, skew_percent=skew, seed=args.seed)
     curve = YieldCurve.thesis() if args.with_curve else None
-    prices = price(portfolio, backend="reference").price if args.prices else None  # before any file is written
-    if parquet.is_parquet(args.out):
-        parquet.write_book(args.out, portfolio, None if curve is None else [curve])
-    else:
-        io.write_portfolio(portfolio, args.out, curve)
+    prices = price(portfolio, backend="reference") if args.prices else None  # before any file is written
+    io.write_portfolio(portfolio, args.out, curve)
     print(f"trinom: wrote {len(portfolio)} options ({args.distribution}) to {args.out}", file=sys.stderr)
     if prices is not None:
-        io.write_prices(args.prices, prices)
+        write_price_file(args.prices, prices, row_numbers(len(portfolio)), "--prices")
         print(f"trinom: wrote reference prices to {args.prices}", file=sys.stderr)
     return 0
 
@@ -387,19 +423,26 @@ def cmd_demo(args: argparse.Namespace) -> int:
           f"({args.precision}) in {elapsed:.3f} s, {nodes / elapsed / 1e9:.3f} Gnode/s")
     width, height = portfolio.stats()["width"], portfolio.stats()["height"]
     print(f"  widths {width['min']:.0f}..{width['max']:.0f}, heights {height['min']:.0f}..{height['max']:.0f}")
-    for k in range(min(5, len(portfolio))):
-        o = portfolio[k]
+    # The thesis' sample puts every option's expiry at 3 years, also on bonds that mature sooner (the thesis prices
+    # those as their bond); the rows shown are options on bonds that outlive them, beside Hull-White's closed form.
+    shown = np.flatnonzero(portfolio.expiry < portfolio.maturity)[:5]
+    analytic = zero_coupon_bond_option(portfolio[shown])
+    for k, exact in zip(shown, analytic, strict=True):
+        o = portfolio[int(k)]
         kind = "put" if o.option_type[0] == PUT else "call"
-        print(f"  option {k}: {kind} X={o.strike[0]:g} on a {o.maturity[0]:g}-year bond, expiry {o.expiry[0]:g}, "
-              f"a={o.a[0]:.5f}: {prices[k]:.10f}")
+        print(f"  option {k}: {kind} X={o.strike[0]:g} on a {o.maturity[0]:.2f}-year bond, expiry {o.expiry[0]:g}, "
+              f"a={o.a[0]:.5f}: {prices[k]:.10f} (closed form {exact:.10f})")
     return 0
 
 
-EXIT_CODES = """exit status:
+EXIT_CODES = f"""exit status:
   0    every row priced (or, with --errors mask, priced or given its message)
   2    bad input or arguments: the message names the file, line, row and field; nothing was written
-  3    the engine could not run or failed (no GPU, a library not built, a CUDA error)
-  141  the output pipe was closed early (e.g. trinom price book.in | head)"""
+  3    the engine could not run or failed (no GPU, a library not built, a CUDA error), or the Dask
+       scheduler of --dask ADDRESS did not answer within {DASK_CONNECT_SECONDS:g} s
+  141  the output pipe was closed early (e.g. trinom price book.in | head)
+Outputs are written in the format their suffix picks (.out, .csv, .parquet); books without an id
+column name their rows by row number (0, 1, ...) in every output and in --market-prices."""
 
 EXAMPLES = """examples:
   trinom price data/thesis/book.in                          # best engine, prices on stdout
@@ -408,6 +451,30 @@ EXAMPLES = """examples:
   trinom info data/thesis/4_SKEWED.in                        # widths, heights, work, what auto picks
   trinom generate skewed --size 1000 --out skewed.in --prices skewed.out
   trinom generate --instrument bonds R1 --size 500 --out r1.csv"""
+
+
+def whole_number(least: int) -> Any:
+    """An argparse type: a whole number >= ``least`` (argparse turns the error into exit status 2)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"must be >= {least}, got {value}")
+        return value
+    return parse
+
+
+def positive_number(text: str) -> float:
+    """An argparse type: a finite number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
+    return value
 
 
 def parser() -> argparse.ArgumentParser:
@@ -422,15 +489,21 @@ def parser() -> argparse.ArgumentParser:
         return sub.add_parser(name, help=text, description=text, formatter_class=formatter, epilog=EXIT_CODES)
 
     def instrument_file(cmd: argparse.ArgumentParser) -> None:
-        cmd.add_argument("portfolio", type=Path, help="options: .in (8 thesis arrays or 10 with a curve) or .csv; "
-                         "bonds: .in (the paper's 19 arrays) or a .csv with its .cashflows.csv and .curves.csv")
+        cmd.add_argument("portfolio", type=Path, help="options: .in (8 thesis arrays or 10 with a curve), .csv or "
+                         ".parquet; bonds: .in (the paper's 19 arrays), a .csv with its .cashflows.csv and .curves.csv, "
+                         "or .parquet. An id column names the rows in outputs; without one they are 0, 1, ...")
         cmd.add_argument("--format", default="auto", choices=("auto", "options", "bonds"),
                          help="what the file holds (default %(default)s: recognised from the file)")
-        cmd.add_argument("--max-width", type=int, default=DEFAULT_MAX_WIDTH,
+        cmd.add_argument("--max-width", type=whole_number(3), default=DEFAULT_MAX_WIDTH,
                          help="widest tree accepted (default %(default)s)")
-        cmd.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS,
-                         help="most time steps of a tree accepted (default %(default)s): bounds each row's memory "
-                         "and work before any pricing")
+        cmd.add_argument("--max-steps", type=whole_number(1), default=DEFAULT_MAX_STEPS,
+                         help="most time steps of a tree accepted (default %(default)s; bonds: at most "
+                         f"{BOND_STEP_LIMIT}): bounds each row's memory and work before any pricing")
+
+    def errors_option(cmd: argparse.ArgumentParser, masked: str) -> None:
+        cmd.add_argument("--errors", default="raise", choices=("raise", "mask"),
+                         help="raise: stop before any pricing, naming every bad row and field (exit 2); mask: "
+                         f"{masked}; a line on stderr counts the rows that failed (default %(default)s)")
 
     def engine_options(cmd: argparse.ArgumentParser) -> None:
         """--backend, --target, --precision of a command that prices many times (oas, risk)."""
@@ -453,49 +526,59 @@ def parser() -> argparse.ArgumentParser:
                     "auto, the best engine on this target)")
     pr.add_argument("--precision", default="f64", choices=backends.PRECISIONS,
                     help="float64 or float32 arithmetic (default %(default)s)")
-    pr.add_argument("--device", type=int, default=0, help="the GPU's index (default %(default)s; the CPU has only 0)")
-    pr.add_argument("--out", type=Path, help="write the prices here: .out (one Futhark array) or .csv (options: "
-                    "id,price,error; bonds: id,dirty,clean,accrued,error); default: stdout. Written whole or not "
-                    "at all, checked before pricing, never over an input")
+    pr.add_argument("--device", type=whole_number(0), default=0,
+                    help="the GPU's index, >= 0 (default %(default)s; the CPU has only 0)")
+    pr.add_argument("--out", type=Path, help="write the prices here, in the format of the suffix: .out (one Futhark "
+                    "array), .csv (options: id,price,error; bonds: id,dirty,clean,accrued,error) or .parquet (id,price,"
+                    "clean,accrued,error); default: stdout. Written whole or not at all, checked before pricing, "
+                    "never over an input")
     pr.add_argument("--scenarios", type=Path, help="CSV scenario,curve,days,shift (shifts at pillars; days "
                     "empty: every pillar) or scenario,curve,days,rate (whole curves): price under each scenario in "
-                    "one call; --out then gets id,scenario,price,error")
+                    "one call; --out (.csv or .parquet) then gets id,scenario,price,error")
     pr.add_argument("--errors", default="raise", choices=("raise", "mask"),
                     help="raise: stop at the first bad input, naming every bad row; mask: price the good rows, "
                     "NaN and a message for the bad ones (default %(default)s)")
     pr.add_argument("--dask", metavar="local:N|ADDRESS",
                     help="price on a Dask cluster: local:N starts N worker processes here, ADDRESS (e.g. "
-                    "tcp://host:8786) connects to a running scheduler; the book is sharded by work")
+                    f"tcp://host:8786) connects to a running scheduler (exit 3 if none answers within "
+                    f"{DASK_CONNECT_SECONDS:g} s); the book is sharded by work")
     pr.set_defaults(func=cmd_price)
 
     oas_cmd = command("oas", "option-adjusted spread of every bond of a file from market prices")
     instrument_file(oas_cmd)
     oas_cmd.add_argument("--market-prices", type=Path, required=True,
-                         help="CSV id,price: one market price per bond (per 100 face), ids as in the bond file")
+                         help="CSV id,price: one market price per bond (per 100 face), ids as in the bond file (a "
+                         "book without an id column: its row numbers 0, 1, ...)")
     oas_cmd.add_argument("--dirty", action="store_true", help="the market prices are dirty (default: clean)")
     oas_cmd.add_argument("--search", choices=("auto", "engine", "batched"), default="auto",
                          help="the engine's own search in one call (cuda), or one engine call per step (any engine); "
                               "auto: the engine's where it has one")
+    errors_option(oas_cmd, "a bad bond or market price gets NaN and its message in the error column")
     engine_options(oas_cmd)
     oas_cmd.add_argument("--out", type=Path, required=True,
-                         help="CSV id,oas,price,iterations,error (oas in percent, as the bond file's spread)")
+                         help=".csv or .parquet: id,oas,price,iterations,error (oas in percent, as the bond file's "
+                         "spread)")
     oas_cmd.set_defaults(func=cmd_oas)
 
     risk_cmd = command("risk", "risk measures of every row of a file by bump and reprice, as one long table")
     instrument_file(risk_cmd)
     risk_cmd.add_argument("--yield", dest="yield_file", type=Path, help="yield curve for options (as for price)")
-    risk_cmd.add_argument("--measures", default=",".join(RISK_MEASURES),
-                          help="comma-separated, from " + ", ".join(RISK_MEASURES) + " (default: all)")
-    risk_cmd.add_argument("--shift", type=float, default=1e-4, help="curve shift (default %(default)s = 1 bp)")
-    risk_cmd.add_argument("--sigma-shift", type=float, default=1e-4, help="vega's move of sigma (default %(default)s)")
+    risk_cmd.add_argument("--measures", default=None,
+                          help="comma-separated, from " + ", ".join(RISK_MEASURES) + " (default: every one that "
+                          "applies to the book; spread_duration applies to bonds only)")
+    risk_cmd.add_argument("--shift", type=positive_number, default=None,
+                          help="curve shift (default 1e-4 = 1 bp; float32: 1e-3)")
+    risk_cmd.add_argument("--sigma-shift", type=positive_number, default=None,
+                          help="vega's move of sigma (default 1e-4; float32: 1e-3)")
+    errors_option(risk_cmd, "a bad row gets NaN values and its message in the error column")
     engine_options(risk_cmd)
     risk_cmd.add_argument("--out", type=Path, required=True,
-                          help="CSV id,measure,factor,shift,base,value,error (ORE style)")
+                          help=".csv or .parquet: id,measure,factor,shift,base,value,error (ORE style)")
     risk_cmd.set_defaults(func=cmd_risk)
 
     info = command("info", "size, tree widths and heights and their statistics, work, problems, the engine auto picks")
     instrument_file(info)
-    info.set_defaults(func=cmd_info)
+    info.set_defaults(func=cmd_info, errors="mask")
 
     gen = command("generate", "write a synthetic book with one of the thesis' (or the paper's) distributions")
     gen.add_argument("distribution", help="options: uniform, random, random-const-height, random-const-width, skewed, "
@@ -503,14 +586,17 @@ def parser() -> argparse.ArgumentParser:
     gen.add_argument("--instrument", default="options", choices=("options", "bonds"),
                      help="options on zero-coupon bonds (the thesis) or callable/puttable coupon bonds (the paper) "
                      "(default %(default)s)")
-    gen.add_argument("--size", type=int, default=None, help="rows (default: 65536 options, or the paper's bond "
-                     "dataset size)")
-    gen.add_argument("--skew", type=float, default=1.0, help="percentage of skewed options, skewed kinds only "
-                     "(default %(default)s)")
-    gen.add_argument("--seed", type=int, default=0, help="random seed (default %(default)s)")
-    gen.add_argument("--out", type=Path, required=True, help=".in (thesis arrays / 19 bond arrays) or .csv")
-    gen.add_argument("--with-curve", action="store_true", help="append the thesis curve (the 10-array Futhark input)")
-    gen.add_argument("--prices", type=Path, help="also write the reference prices (.out or .csv)")
+    gen.add_argument("--size", type=whole_number(0), default=None, help="rows (default: 65536 options, or the paper's "
+                     "bond dataset size)")
+    gen.add_argument("--skew", type=float, default=None, help="percentage of skewed options, skewed option kinds "
+                     "only (default 1.0)")
+    gen.add_argument("--seed", type=whole_number(0), default=0, help="random seed (default %(default)s)")
+    gen.add_argument("--out", type=Path, required=True, help=".in (thesis arrays / 19 bond arrays), .csv (bonds: "
+                     "with NAME.cashflows.csv and NAME.curves.csv) or .parquet")
+    gen.add_argument("--with-curve", action="store_true", help="add the thesis curve to an option book (.in: the "
+                     "10-array Futhark input; .parquet: in its metadata)")
+    gen.add_argument("--prices", type=Path, help="also write the reference prices (.out, .csv or .parquet); never "
+                     "over another output")
     gen.set_defaults(func=cmd_generate)
 
     be = command("backends", "which engines and targets are built and usable here, and why not")
@@ -535,7 +621,7 @@ def main(argv: list[str] | None = None) -> int:
     except (InputError, ValueError, OSError) as err:
         print(f"trinom: error: {err}", file=sys.stderr)
         return 2
-    except RuntimeError as err:  # BackendUnavailable, CudaError, a Futhark context failure
+    except RuntimeError as err:  # BackendUnavailable, CudaError, a Futhark context failure, no Dask scheduler
         print(f"trinom: error: {err}", file=sys.stderr)
         return 3
 

@@ -24,12 +24,23 @@ def read_table(path: str | Path, required: Sequence[str], optional: Sequence[str
     >>> read_table(f, ["days", "rate"])
     {'days': ['365'], 'rate': ['0.05']}
     """
+    return read_table_lines(path, required, optional)[0]
+
+
+def read_table_lines(path: str | Path, required: Sequence[str],
+                     optional: Sequence[str] = ()) -> tuple[dict[str, list[str]], list[int]]:
+    """:func:`read_table`, and the file's line number (1-based) of each row read, for messages that name it
+    (blank lines are skipped, so a row's index plus 2 is not always its line)."""
     path = Path(path)
     if not path.exists():
         raise InputError([(None, "file", f"{path}: no such file")])
     try:
         with open(path, newline="", encoding="utf-8-sig") as handle:
-            rows = list(csv.reader(handle))
+            reader = csv.reader(handle)
+            rows, ends = [], []
+            for row in reader:
+                rows.append(row)
+                ends.append(reader.line_num)  # the line a row ends on (a quoted cell may span lines)
     except UnicodeDecodeError as err:
         raise InputError([(None, "file", f"{path}: not a UTF-8 text file (byte {err.start}: {err.reason})")]) from None
     except csv.Error as err:
@@ -53,7 +64,8 @@ def read_table(path: str | Path, required: Sequence[str], optional: Sequence[str
     if problems:
         raise InputError(problems)
     table: dict[str, list[str]] = {name: [] for name in header}
-    for line, row in enumerate(rows[1:], start=2):
+    lines: list[int] = []
+    for line, row in zip(ends[1:], rows[1:], strict=True):
         if not row or all(not cell.strip() for cell in row):
             continue  # a blank line
         if len(row) != len(header):
@@ -61,4 +73,5 @@ def read_table(path: str | Path, required: Sequence[str], optional: Sequence[str
                                f"{len(header)} columns ({', '.join(header)})")])
         for name, cell in zip(header, row, strict=True):
             table[name].append(cell.strip())
-    return table
+        lines.append(line)
+    return table, lines

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -22,11 +22,61 @@ _UMASK = os.umask(0)
 os.umask(_UMASK)
 
 
+#: What each kind of output file may be written as, by suffix: a book, a book's prices, a table (risk, OAS, a
+#: scenario grid). The suffix picks the format; any other suffix is an error.
+BOOK_FORMATS: dict[str, str] = {".in": "in", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+PRICE_FORMATS: dict[str, str] = {".out": "out", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+TABLE_FORMATS: dict[str, str] = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+
+
+def output_format(path: str | Path, formats: Mapping[str, str], what: str = "--out", holds: str = "the output") -> str:
+    """The format ``path``'s suffix picks among ``formats`` (suffix: format); any other suffix is an
+    :class:`InputError` naming the path, ``what`` it is (an option's name) and the suffixes it may have.
+
+    >>> output_format("prices.parquet", PRICE_FORMATS)
+    'parquet'
+    >>> output_format("risk.txt", TABLE_FORMATS, holds="a table")
+    Traceback (most recent call last):
+    ...
+    trinom.errors.InputError: --out risk.txt: a table is written as .csv, .parquet or .pq, by the file's suffix; got '.txt'
+    """
+    suffix = Path(path).suffix.lower()
+    if suffix not in formats:
+        names = list(formats)
+        choices = ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else names[0]
+        got = f"got {suffix!r}" if suffix else "it has none"
+        verb = "are" if holds.endswith("s") else "is"
+        raise InputError([(None, what, f"{what} {path}: {holds} {verb} written as {choices}, by the file's suffix; {got}")])
+    return formats[suffix]
+
+
+def check_outputs(outputs: Sequence[tuple[str, str | Path]], inputs: Sequence[str | Path | None] = ()) -> None:
+    """Every output of one command (``(what, path)``: an option's name, or what the file is) can be written
+    (:func:`check_output`), and no two are one file: a command never writes one output over another."""
+    for k, (what, path) in enumerate(outputs):
+        check_output(path, inputs, what)
+        for other_what, other in outputs[:k]:
+            if _same_file(path, other):
+                raise InputError([(None, what, f"{what} {path} is the same file as {other_what} {other}: refusing to "
+                                   "write one output over another")])
+
+
+def _same_file(one: str | Path, other: str | Path) -> bool:
+    """Whether two paths name one file (the same path once resolved, or links to one file)."""
+    one, other = Path(one), Path(other)
+    if one.resolve() == other.resolve():
+        return True
+    try:
+        return one.exists() and other.exists() and os.path.samefile(one, other)
+    except OSError:
+        return False
+
+
 def check_output(path: str | Path, inputs: Sequence[str | Path | None] = (), what: str = "--out") -> Path:
     """``path`` if it can be written: not one of ``inputs``, its folder existing and writable."""
     path = Path(path)
     for given in inputs:
-        if given is not None and path.resolve() == Path(given).resolve():
+        if given is not None and _same_file(path, given):
             raise InputError([(None, what, f"{what} {path} is an input of this command: refusing to overwrite it")])
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():

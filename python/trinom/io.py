@@ -5,7 +5,8 @@
 * ``*.in`` with 10 arrays: the input of the Futhark programs' ``main`` (the 8 arrays, then the
   yield curve's rates and days).
 * ``yield.in``: 2 arrays (rates, days).
-* ``*.csv``: one option per row with a header naming the fields (see ``trinom.FIELDS``).
+* ``*.csv``: one option per row with a header naming the fields (see ``trinom.FIELDS``) and, optionally,
+  an ``id`` column naming the rows in results (else they are named by their row numbers).
 * Prices: ``*.out`` holds one bracketed array (17 significant digits, ``f64.nan`` for a row
   that has no price); ``*.csv`` holds ``id,price,error`` rows.
 """
@@ -18,11 +19,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .csvtable import read_table
+from .csvtable import read_table, read_table_lines
 from .curve import YieldCurve
 from .errors import InputError, check_error_mode
-from .files import replacing
+from .files import BOOK_FORMATS, output_format, replacing
 from .portfolio import FIELDS, Portfolio
+from .row_ids import check_row_ids, row_numbers
 from .textdata import format_array, format_float, read_arrays
 
 _INT_FIELDS = ("term_unit", "term_steps", "option_type")
@@ -50,9 +52,10 @@ def read_input(path: str | Path, errors: str = "raise") -> tuple[Portfolio, Yiel
         raise InputError([(None, "curve", message) for message in in_curve])
     if unread:
         problems = sorted((item, list(FIELDS)[array], message) for array, item, message in unread)
-        portfolio = Portfolio.with_read_problems(problems, **dict(zip(FIELDS, arrays[: len(FIELDS)], strict=True)))
-    else:
-        portfolio = Portfolio.from_arrays(arrays[: len(FIELDS)])
+        portfolio = Portfolio.with_read_problems(problems, convention="thesis",
+                                                 **dict(zip(FIELDS, arrays[: len(FIELDS)], strict=True)))
+    else:  # the thesis' files keep the thesis' convention (README: conventions)
+        portfolio = Portfolio.from_arrays(arrays[: len(FIELDS)], convention="thesis")
     curve = YieldCurve(arrays[len(FIELDS)], arrays[len(FIELDS) + 1]) if len(arrays) > len(FIELDS) else None
     return portfolio, curve
 
@@ -64,33 +67,50 @@ def read_portfolio(path: str | Path, errors: str = "raise") -> Portfolio:
 
 
 def read_csv_portfolio(path: str | Path, errors: str = "raise") -> Portfolio:
-    """One option per row; the header names the fields (any order, ``type`` may be call/put); ``errors``
-    as for :func:`read_input`."""
+    """One option per row; the header names the fields (any order, ``type`` may be call/put) and may name an
+    ``id`` column (see :func:`read_csv_options`); ``errors`` as for :func:`read_input`."""
+    return read_csv_options(path, errors)[0]
+
+
+def read_csv_options(path: str | Path, errors: str = "raise") -> tuple[Portfolio, list[str]]:
+    """:func:`read_csv_portfolio`, and the rows' ids: the optional ``id`` column (none empty or repeated,
+    :mod:`trinom.row_ids`), else the row numbers."""
     check_error_mode(errors)
-    columns = read_table(path, list(FIELDS))
+    columns, lines = read_table_lines(path, list(FIELDS), ["id"])
+    ids = check_row_ids(columns.pop("id"), path, lines) if "id" in columns else row_numbers(len(lines))
     fields: dict[str, object] = {}
     problems: list[tuple[int, str, str]] = []
     for f, values in columns.items():
         if f == "option_type":
             fields[f] = [int(v) if v.lstrip("-").isdigit() else v for v in values]
             continue
-        fields[f] = _parsed(path, f, values, rows=True, problems=problems if errors == "mask" else None)
+        fields[f] = _parsed(path, f, values, rows=True, problems=problems if errors == "mask" else None, lines=lines)
     if problems:
-        return Portfolio.with_read_problems(sorted(problems, key=lambda p: p[0]), **fields)
-    return Portfolio(**fields)
+        return Portfolio.with_read_problems(sorted(problems, key=lambda p: p[0]), **fields), ids
+    return Portfolio(**fields), ids
+
+
+def read_option_book(path: str | Path, errors: str = "raise") -> tuple[Portfolio, YieldCurve | None, list[str]]:
+    """:func:`read_input`, and the rows' ids (a CSV's ``id`` column, else the row numbers)."""
+    path = Path(path)
+    if path.suffix.lower() == ".csv":
+        portfolio, ids = read_csv_options(path, errors)
+        return portfolio, None, ids
+    portfolio, curve = read_input(path, errors)
+    return portfolio, curve, row_numbers(len(portfolio))
 
 
 def _parsed(path: str | Path, field: str, cells: list[str], rows: bool = False,
-            problems: list[tuple[int, str, str]] | None = None) -> list[float]:
+            problems: list[tuple[int, str, str]] | None = None, lines: Sequence[int] | None = None) -> list[float]:
     """A CSV column as floats (Futhark's ``f64.inf``/``f64.nan`` spellings too); a bad cell names its line
-    (and, for a table of instruments, its row). Where ``problems`` is given, a bad cell is NaN and its problem
-    is added there instead of raised."""
+    (``lines``: each cell's, default the cell's index plus 2) and, for a table of instruments, its row. Where
+    ``problems`` is given, a bad cell is NaN and its problem is added there instead of raised."""
     values = []
     for k, cell in enumerate(cells):
         try:
             values.append(float(cell.replace("f64.", "").replace("f32.", "")))
         except ValueError:
-            message = f"{path} line {k + 2}: {field} must be a number, got {cell!r}"
+            message = f"{path} line {lines[k] if lines is not None else k + 2}: {field} must be a number, got {cell!r}"
             if problems is None:
                 raise InputError([(k if rows else None, field, message)]) from None
             problems.append((k, field, message))
@@ -99,10 +119,21 @@ def _parsed(path: str | Path, field: str, cells: list[str], rows: bool = False,
 
 
 def write_portfolio(portfolio: Portfolio, path: str | Path, curve: YieldCurve | None = None) -> None:
-    """Write as ``.csv``, or as ``.in`` (8 arrays; 10 with ``curve``: the Futhark ``main`` input); whole or not at all."""
+    """Write as ``.csv``, as ``.in`` (8 arrays; 10 with ``curve``: the Futhark ``main`` input) or as ``.parquet``
+    (:func:`trinom.parquet.write_book`), by the suffix (any other is an :class:`InputError`); whole or not at all.
+    A CSV holds no curve: ``curve`` with a ``.csv`` path is an error, not dropped."""
     path = Path(path)
+    kind = output_format(path, BOOK_FORMATS, "file", "an option book")
+    if kind == "parquet":
+        from .parquet import write_book
+
+        write_book(path, portfolio, None if curve is None else [curve])
+        return
+    if kind == "csv" and curve is not None:
+        raise InputError([(None, "curve", f"{path}: an option CSV holds no yield curve; write .in or .parquet to keep "
+                           "it, or write the curve apart (write_yield_curve)")])
     with replacing([path]) as (temporary,):
-        if path.suffix.lower() == ".csv":
+        if kind == "csv":
             with open(temporary, "w", newline="") as handle:
                 writer = csv.writer(handle)
                 writer.writerow(FIELDS)
@@ -169,11 +200,13 @@ def read_prices(path: str | Path) -> np.ndarray:
 def write_prices(path: str | Path, prices: np.ndarray, errors: Sequence[str] | None = None,
                  ids: Sequence[object] | None = None) -> None:
     """Write ``.out`` (17 significant digits) or ``.csv`` (``id,price,error``; ``ids`` default to the row
-    numbers), by extension; whole or not at all."""
+    numbers), by the suffix (any other is an :class:`InputError`: a Parquet result is written by
+    :class:`trinom.parquet.ResultWriter`); whole or not at all."""
     path = Path(path)
+    kind = output_format(path, {".out": "out", ".csv": "csv"}, "file", "prices")
     prices = np.asarray(prices, dtype=np.float64)
     with replacing([path]) as (temporary,):
-        if path.suffix.lower() == ".csv":
+        if kind == "csv":
             with open(temporary, "w", newline="") as handle:
                 writer = csv.writer(handle)
                 writer.writerow(["id", "price", "error"])

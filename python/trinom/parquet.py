@@ -8,7 +8,9 @@ One file holds a book and its curves:
 * the curves, in the file's metadata (``trinom.curves``: JSON names, days and rates), so that a bond's
   ``curve_index`` numbers them; an option file may hold one (``--yield`` otherwise).
 
-An ``id`` column, if present, names the rows in results. Results are ``id, price, clean, accrued, error``.
+An ``id`` column, if present, names the rows in results (no id may be null, empty or repeated); without one
+the rows are named by their row numbers. Any other column is an error, as in the CSV readers. Results are
+``id, price, clean, accrued, error``.
 :func:`row_groups` yields a book one row group at a time, so a book larger than memory is priced in
 bounded memory (``trinom price book.parquet --out prices.parquet`` does).
 
@@ -31,12 +33,15 @@ from typing import Any
 
 import numpy as np
 
-from .bonds.portfolio import BondPortfolio
+from .bonds.portfolio import _INTEGER_FIELDS, BOND_FIELDS, BondPortfolio
+from .columns import show
 from .curve import YieldCurve
-from .errors import InputError
+from .errors import InputError, check_error_mode
 from .files import replacing
 from .portfolio import FIELDS, Portfolio
 from .result import Prices
+from .row_ids import check_row_ids, row_numbers
+from .textdata import WHOLE_NUMBER_LIMIT, not_whole
 
 #: Cash-flow fields held as list columns of a bond file.
 FLOW_FIELDS = ("cashflow_step", "repayment", "coupon")
@@ -45,9 +50,13 @@ CURVES_KEY = b"trinom.curves"
 
 def write_book(path: str | Path, instruments: Portfolio | BondPortfolio, curves: Sequence[YieldCurve] | None = None,
                ids: Sequence[object] | None = None, row_group_size: int = 1 << 20) -> None:
-    """``instruments`` (and ``curves``) as one Parquet file, in row groups of ``row_group_size`` rows."""
+    """``instruments`` (and ``curves``) as one Parquet file, in row groups of ``row_group_size`` rows; ``ids``
+    (default the row numbers) must be one per row, none empty or repeated."""
     pa, pq = _arrow()
-    columns: dict[str, Any] = {"id": [str(i) for i in (range(len(instruments)) if ids is None else ids)]}
+    names = row_numbers(len(instruments)) if ids is None else check_row_ids([str(i) for i in ids], path)
+    if len(names) != len(instruments):
+        raise InputError([(None, "id", f"{path}: {len(names)} ids for {len(instruments)} rows")])
+    columns: dict[str, Any] = {"id": names}
     fields = instruments.as_dict()
     if isinstance(instruments, BondPortfolio):
         offsets = pa.array(instruments.cashflow_offset.astype(np.int32))
@@ -67,28 +76,46 @@ def write_book(path: str | Path, instruments: Portfolio | BondPortfolio, curves:
         pq.write_table(table, target, row_group_size=row_group_size)
 
 
-def read_book(path: str | Path) -> tuple[Portfolio | BondPortfolio, tuple[YieldCurve, ...] | None, np.ndarray]:
-    """The book of a Parquet file, its curves (None if the file holds none) and its row ids."""
+def read_book(path: str | Path, errors: str = "raise") -> tuple[Portfolio | BondPortfolio, tuple[YieldCurve, ...] | None,
+                                                                np.ndarray]:
+    """The book of a Parquet file, its curves (None if the file holds none) and its row ids (text).
+
+    With ``errors="mask"`` a null cell, or no whole number where one is needed, is its row's problem (as a CSV
+    cell that is no number is); columns nobody reads, a missing column, or an id that is null, empty or
+    repeated is an :class:`InputError` either way."""
+    check_error_mode(errors)
     _pa, pq = _arrow()
     path = _existing(path)
     table = pq.read_table(path)
-    return _book_of(table, path), _curves_in(table.schema.metadata, path), _ids(table)
+    ids = _checked_ids(table, path)
+    book = _book_of(table, path, errors=errors)
+    return book, _curves_in(table.schema.metadata, path), np.asarray(ids.to_pylist(), dtype=object).astype(str)
 
 
-def row_groups(path: str | Path) -> Iterator[tuple[int, Portfolio | BondPortfolio, Any]]:
+def row_groups(path: str | Path, errors: str = "raise") -> Iterator[tuple[int, Portfolio | BondPortfolio, Any]]:
     """``(first row, book, ids)`` of each row group of a Parquet book, in order (one group in memory at a time);
-    the ids stay an Arrow array (a million Python strings a group would fragment the heap)."""
+    the ids stay an Arrow array (a million Python strings a group would fragment the heap). The file's ids are
+    checked first, all at once (:func:`check_ids`); ``errors`` as for :func:`read_book`, rows numbered in the file."""
+    check_error_mode(errors)
     _pa, pq = _arrow()
     path = _existing(path)
+    check_ids(path)
     handle = pq.ParquetFile(path)
     first = 0
     for group in range(handle.num_row_groups):
         table = handle.read_row_group(group)
-        book = _book_of(table, path)
-        ids = (table.column("id") if "id" in table.column_names
-               else _pa.array(np.arange(first, first + table.num_rows)).cast(_pa.string()))
-        yield first, book, ids
+        book = _book_of(table, path, first, errors)
+        yield first, book, _id_column(table, first)
         first += table.num_rows
+
+
+def check_ids(path: str | Path) -> None:
+    """An :class:`InputError` unless every id of a Parquet book is present, not empty and not repeated; reads the
+    ``id`` column only (a book without one is named by its row numbers)."""
+    _pa, pq = _arrow()
+    path = _existing(path)
+    if "id" in pq.read_schema(path).names:
+        _checked_ids(pq.read_table(path, columns=["id"]), path)
 
 
 def curves_of(path: str | Path) -> tuple[YieldCurve, ...] | None:
@@ -106,6 +133,12 @@ def _curves_in(metadata: dict[bytes, bytes] | None, path: str | Path) -> tuple[Y
         return tuple(YieldCurve(c["rates"], c["days"]) for c in json.loads(metadata[CURVES_KEY]))
     except (ValueError, KeyError, TypeError) as err:
         raise InputError([(None, "curves", f"{path}: unreadable trinom.curves metadata ({err})")]) from None
+
+
+def holds_bonds(path: str | Path) -> bool:
+    """Whether a Parquet book holds bonds (it has a cash-flow list column), from its schema alone."""
+    _pa, pq = _arrow()
+    return bool(set(pq.read_schema(_existing(path)).names) & set(FLOW_FIELDS))
 
 
 def rows(path: str | Path) -> int:
@@ -161,36 +194,157 @@ class ResultWriter:
             self._context.__exit__(type(failed), failed, failed.__traceback__)
 
 
-def _book_of(table: Any, path: Path | str) -> Portfolio | BondPortfolio:
+def _book_of(table: Any, path: Path | str, first_row: int = 0, errors: str = "raise") -> Portfolio | BondPortfolio:
+    """The book of an Arrow table: bonds where it has cash-flow list columns, else options; rows numbered from
+    ``first_row`` in messages, ``errors`` as for :func:`read_book`."""
     names = set(table.column_names)
-    if set(FLOW_FIELDS) <= names:
-        fields: dict[str, Any] = {}
-        for name in table.column_names:
-            if name == "id":
+    bonds = bool(names & set(FLOW_FIELDS))
+    known = ("id", *BOND_FIELDS, *FLOW_FIELDS) if bonds else ("id", *FIELDS)
+    needed = [f for f in (*BOND_FIELDS, *FLOW_FIELDS) if f != "cashflow_count"] if bonds else list(FIELDS)
+    problems: list[tuple[int | None, str, str]] = [
+        (None, name, f"{path}: unknown column '{name}' (a{' bond' if bonds else 'n option'} book's columns: "
+         f"{', '.join(known)})") for name in table.column_names if name not in known]
+    problems += [(None, name, f"{path}: {'a bond' if bonds else 'an option'} book needs the column '{name}'"
+                  + ("" if bonds else f" (a bond book has the list columns {', '.join(FLOW_FIELDS)})"))
+                 for name in needed if name not in names]
+    if problems:
+        raise InputError(problems)
+    return _bonds_of(table, path, first_row, errors) if bonds else _options_of(table, path, first_row, errors)
+
+
+def _options_of(table: Any, path: Path | str, first_row: int, errors: str) -> Portfolio:
+    """The options of an Arrow table in this module's layout (null cells: their rows' problems)."""
+    fields = {f: table.column(f).to_numpy() for f in FIELDS}
+    problems = []
+    for f in FIELDS:
+        nulls = _null_rows(table.column(f))
+        if nulls.size:
+            fields[f] = fields[f].astype(object if f == "option_type" else np.float64)
+            fields[f][nulls] = "null" if f == "option_type" else np.nan
+            problems += [(first_row + int(row), f, f"{path}: {f} is null") for row in nulls]
+    if not problems:
+        return Portfolio(**fields)
+    if errors == "raise":
+        raise InputError(problems)
+    return Portfolio.with_read_problems([(row - first_row, f, m) for row, f, m in problems], **fields)
+
+
+def _bonds_of(table: Any, path: Path | str, first_row: int, errors: str) -> BondPortfolio:
+    """The bonds of an Arrow table in this module's layout: per-bond columns, cash flows as list columns.
+
+    A null cell or an entry that is no whole number where one is needed is its bond's problem; a null or empty
+    cash-flow list, lists of one bond of different lengths, or a ``cashflow_count`` column that differs from the
+    lists' lengths is an error either way (the cash flows could not be laid to their bonds)."""
+    import pyarrow.compute as pc
+
+    fields: dict[str, Any] = {}
+    counts: dict[str, np.ndarray] = {}
+    fatal: list[tuple[int | None, str, str]] = []
+    for name in FLOW_FIELDS:
+        column = table.column(name).combine_chunks()
+        fields[name] = column.flatten().to_numpy(zero_copy_only=False).astype(np.float64)
+        counts[name] = pc.list_value_length(column).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        fatal += [(first_row + int(row), name, f"{path}: the {name} list is "
+                   f"{'null' if column[int(row)].as_py() is None else 'empty'}; a bond needs at least one cash flow")
+                  for row in np.flatnonzero(counts[name] == 0)]
+    count = counts[FLOW_FIELDS[0]]
+    for name in FLOW_FIELDS[1:]:
+        fatal += [(first_row + row, name, f"{path}: the cash-flow lists differ in length: {FLOW_FIELDS[0]} has "
+                   f"{count[row]} entries, {name} {counts[name][row]}") for row in np.flatnonzero(counts[name] != count)]
+    if "cashflow_count" in table.column_names:
+        given = table.column("cashflow_count").to_numpy(zero_copy_only=False)
+        fatal += [(first_row + row, "cashflow_count", f"{path}: cashflow_count is {show(given[row])}, but the "
+                   f"cash-flow lists hold {count[row]} entries") for row in np.flatnonzero(given != count)]
+    if fatal:
+        raise InputError(sorted(fatal, key=lambda p: p[0]))
+    fields["cashflow_count"] = count
+    owner = np.repeat(np.arange(count.size), count)
+    starts = np.cumsum(count) - count
+    problems: list[tuple[int, str, str]] = []
+    for name in BOND_FIELDS:
+        if name == "cashflow_count":
+            continue
+        column = table.column(name)
+        fields[name] = column.to_numpy(zero_copy_only=False)
+        nulls = _null_rows(column)
+        if nulls.size:
+            fields[name] = fields[name].astype(object if name == "option_type" else np.float64)
+            fields[name][nulls] = "null" if name == "option_type" else np.nan
+            problems += [(first_row + int(row), name, f"{path}: {name} is null") for row in nulls]
+    for name in (*BOND_FIELDS, *FLOW_FIELDS):
+        if name not in _INTEGER_FIELDS or name == "cashflow_count":
+            continue
+        values = np.array(fields[name], dtype=np.float64)  # a copy: a bad entry becomes NaN, its bond's problem
+        with np.errstate(invalid="ignore"):
+            bad = ~np.isfinite(values) | (values != np.round(values)) | (np.abs(values) > WHOLE_NUMBER_LIMIT)
+        flows = name in FLOW_FIELDS
+        nulls = set() if flows else set(_null_rows(table.column(name)).tolist())  # reported as null already
+        for item in np.flatnonzero(bad):
+            row = int(owner[item]) if flows else int(item)
+            if item in nulls:
                 continue
-            column = table.column(name).combine_chunks()
-            if name in FLOW_FIELDS:
-                fields[name] = column.flatten().to_numpy(zero_copy_only=False)
-                fields["cashflow_count"] = np.diff(column.offsets.to_numpy())
-            else:
-                fields[name] = column.to_numpy(zero_copy_only=False)
+            entry = f" (entry {item - starts[row]} of the list)" if flows else ""
+            problems.append((first_row + row, name, f"{path}: {name}{entry} {not_whole(float(values[item]))}, got "
+                             f"{show(values[item])}"))
+            values[item] = np.nan
+        fields[name] = values
+    if not problems:
         return BondPortfolio(**fields)
-    missing = [f for f in FIELDS if f not in names]
-    if missing:
-        raise InputError([(None, "file", f"{path}: an option file needs the columns {', '.join(FIELDS)}; missing "
-                           f"{', '.join(missing)} (a bond file has list columns {', '.join(FLOW_FIELDS)})")])
-    return Portfolio(**{f: table.column(f).to_numpy() for f in FIELDS})
+    problems.sort(key=lambda p: p[0])
+    if errors == "raise":
+        raise InputError(problems)
+    return BondPortfolio.with_read_problems([(row - first_row, f, m) for row, f, m in problems], **fields)
+
+
+def _null_rows(column: Any) -> np.ndarray:
+    """The rows of an Arrow column that are null."""
+    if column.null_count == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))
 
 
 def book_of_table(table: Any) -> Portfolio | BondPortfolio:
     """The book of an Arrow table in this module's layout (options: their fields; bonds: cash flows as lists)."""
+    _checked_ids(table, "the Arrow table")
     return _book_of(table, "the Arrow table")
 
 
-def _ids(table: Any) -> np.ndarray:
+def _id_column(table: Any, first_row: int) -> Any:
+    """The ids of an Arrow table's rows as an Arrow string array (its ``id`` column, else the row numbers)."""
+    pa, _pq = _arrow()
     if "id" in table.column_names:
-        return np.asarray(table.column("id").to_pylist(), dtype=object).astype(str)
-    return np.arange(table.num_rows).astype(str)
+        return table.column("id").cast(pa.string())
+    return pa.array(np.arange(first_row, first_row + table.num_rows)).cast(pa.string())
+
+
+def _checked_ids(table: Any, path: Path | str) -> Any:
+    """:func:`_id_column` of a whole table, after checking (in Arrow, for millions of rows) that no id is null,
+    empty or repeated: an :class:`InputError` naming the rows, and for a repeated id the id and its rows."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    ids = _id_column(table, 0)
+    ids = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
+    if "id" not in table.column_names or not len(ids):
+        return ids
+    problems: list[tuple[int | None, str, str]] = []
+    for row in np.flatnonzero(ids.is_null().to_numpy(zero_copy_only=False)):
+        problems.append((int(row), "id", f"{path}: the id is null; every row of a book with an id column needs one"))
+    blank = pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(ids)), 0).fill_null(False)
+    for row in np.flatnonzero(blank.to_numpy(zero_copy_only=False)):
+        problems.append((int(row), "id", f"{path}: the id is empty; every row of a book with an id column needs one"))
+    tally = pc.value_counts(ids.drop_null())
+    repeated = tally.field("values").filter(pc.greater(tally.field("counts"), 1))
+    if len(repeated):
+        rows = np.flatnonzero(pc.is_in(ids, value_set=repeated).fill_null(False).to_numpy(zero_copy_only=False))
+        first_of: dict[str, int] = {}
+        for row, name in zip(rows.tolist(), ids.take(rows).to_pylist(), strict=True):
+            earlier = first_of.setdefault(name, row)
+            if earlier != row:
+                problems.append((row, "id", f"{path}: id {name!r} is repeated: rows {earlier} and {row} have it"))
+    if problems:
+        raise InputError(sorted(problems, key=lambda p: p[0]))
+    return ids
 
 
 def _existing(path: str | Path) -> Path:
@@ -209,5 +363,5 @@ def _arrow() -> tuple[Any, Any]:
     return pa, pq
 
 
-__all__ = ["FLOW_FIELDS", "ResultWriter", "book_of_table", "curves_of", "is_parquet", "read_book", "read_text_rows",
-           "row_groups", "rows", "write_book"]
+__all__ = ["FLOW_FIELDS", "ResultWriter", "book_of_table", "check_ids", "curves_of", "holds_bonds", "is_parquet", "read_book",
+           "read_text_rows", "row_groups", "rows", "write_book"]

@@ -6,6 +6,7 @@ This module depends on nothing else of trinom, so every reader and writer can im
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -65,6 +66,22 @@ def read_arrays(path: str | Path, problems: list[tuple[int, int, str]] | None = 
                 values[k] = np.nan
         arrays.append(values)
     return arrays
+
+
+#: The largest whole number a reader accepts where one is needed (steps, counts, indices: int32).
+WHOLE_NUMBER_LIMIT = 2**31
+
+
+def not_whole(value: float) -> str:
+    """Why ``value`` is no whole number a reader can take (``""`` if it is one): not finite, fractional, or
+    larger than :data:`WHOLE_NUMBER_LIMIT` in size.
+
+    >>> not_whole(12.0), not_whole(12.5), not_whole(1e12)
+    ('', 'must be a whole number', 'must be a whole number of at most 2**31 in size')
+    """
+    if not math.isfinite(value) or value != round(value):
+        return "must be a whole number"
+    return "must be a whole number of at most 2**31 in size" if abs(value) > WHOLE_NUMBER_LIMIT else ""
 
 
 def format_array(values: np.ndarray, integer: bool = False, digits17: bool = False) -> str:

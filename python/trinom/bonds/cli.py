@@ -1,47 +1,29 @@
-"""The bond side of the ``trinom`` command: ``info``, ``generate`` and the bond price table."""
+"""The bond side of the ``trinom`` command: ``info`` and ``generate`` (the bond price table:
+:func:`trinom.result_files.write_bond_prices`, still importable from here)."""
 
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
-
 from .. import auto
 from ..api import price
 from ..constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, PUT
-from ..files import replacing
-from ..io import write_prices
+from ..curve import YieldCurve
 from ..lattice import work as bond_work
-from ..parquet import is_parquet, write_book
 from ..portfolio import describe
-from ..result import Prices
-from ..textdata import format_float
+from ..result_files import write_bond_prices, write_price_file
+from ..row_ids import row_numbers
 from .generator import DATASETS, generate_bonds
-from .io import read_bonds, write_bonds
+from .io import write_bonds
+from .portfolio import BondPortfolio
 
 
-def write_bond_prices(path: Path, result: Prices, ids: Sequence[object] | None = None) -> None:
-    """``.csv``: ``id,dirty,clean,accrued,error`` (``ids``: the input's bond ids, default the row numbers);
-    anything else: the dirty prices as one array (``.out``)."""
-    if path.suffix.lower() != ".csv":
-        write_prices(path, result.price)
-        return
-    with replacing([path]) as (temporary,), open(temporary, "w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["id", "dirty", "clean", "accrued", "error"])
-        for k in range(len(result)):
-            cells = ["" if np.isnan(v) else format_float(float(v), digits17=True)
-                     for v in (result.price[k], result.clean[k], result.accrued[k])]
-            writer.writerow([k if ids is None else ids[k], *cells, result.error[k]])
-
-
-def info(path: Path, max_width: int = DEFAULT_MAX_WIDTH, max_steps: int = DEFAULT_MAX_STEPS) -> int:
-    """``trinom info`` on a bond file."""
-    bonds, curves = read_bonds(path, "mask")  # info lists every problem
+def info(path: Path, bonds: BondPortfolio, curves: Sequence[YieldCurve], max_width: int = DEFAULT_MAX_WIDTH,
+         max_steps: int = DEFAULT_MAX_STEPS) -> int:
+    """``trinom info`` on the bonds read from ``path`` (read with ``errors="mask"``: info lists every problem)."""
     problems = bonds.validate(curves, max_width, max_steps)
     good = bonds.good_rows(curves, max_width, max_steps)
     sub = bonds if good.size == len(bonds) else bonds[good]
@@ -72,12 +54,12 @@ def generate(args: argparse.Namespace) -> int:
     size = args.size if args.size is not None else DATASETS[dataset][0]
     bonds, curves = generate_bonds(dataset, size, seed=args.seed)
     prices = price(bonds, curves, backend="reference") if args.prices else None  # before any file is written
-    if is_parquet(args.out):
-        write_book(args.out, bonds, curves)
-    else:
-        write_bonds(bonds, curves, args.out)
+    write_bonds(bonds, curves, args.out)  # .in, the CSV trio or .parquet, by the suffix
     print(f"trinom: wrote {len(bonds)} bonds ({dataset}: {DATASETS[dataset][1]}) to {args.out}", file=sys.stderr)
     if prices is not None:
-        write_bond_prices(args.prices, prices)
+        write_price_file(args.prices, prices, row_numbers(len(bonds)), "--prices")
         print(f"trinom: wrote reference prices to {args.prices}", file=sys.stderr)
     return 0
+
+
+__all__ = ["generate", "info", "write_bond_prices"]

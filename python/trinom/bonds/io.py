@@ -19,11 +19,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ..csvtable import read_table
+from ..columns import show
+from ..csvtable import read_table_lines
 from ..curve import YieldCurve
 from ..errors import InputError, check_error_mode
-from ..files import replacing
-from ..textdata import format_array, format_float, read_arrays, read_text
+from ..files import BOOK_FORMATS, output_format, replacing
+from ..market import NamedCurves
+from ..row_ids import check_row_ids, row_numbers
+from ..textdata import WHOLE_NUMBER_LIMIT, format_array, format_float, not_whole, read_arrays, read_text
 from .portfolio import _INTEGER_FIELDS, BOND_FIELDS, BondPortfolio, flatten_curves
 
 #: The 19 arrays in file order (the last three are the curves).
@@ -46,42 +49,83 @@ def is_bond_file(path: str | Path) -> bool:
 def read_bonds(path: str | Path, errors: str = "raise") -> tuple[BondPortfolio, tuple[YieldCurve, ...]]:
     """A bond portfolio and its curves from a 19-array ``.in`` file or a bond CSV.
 
-    With ``errors="mask"`` a bond's cell (or one of its cash flows' cells) that is no number becomes that
-    bond's problem, reported by :meth:`BondPortfolio.validate` and priced as a bad row by
-    ``trinom.price(..., errors="mask")``; what cannot be laid to one bond (a curve, a cash flow of an
-    unknown bond, an unreadable ``cashflow_count`` of the ``.in`` file) is an error either way.
+    With ``errors="mask"`` a bond's cell (or one of its cash flows' cells) that is no number (or no whole
+    number where one is needed) becomes that bond's problem, reported by :meth:`BondPortfolio.validate` and
+    priced as a bad row by ``trinom.price(..., errors="mask")``; what cannot be laid to one bond (a curve, a cash
+    flow of an unknown bond, an unreadable ``cashflow_count`` of the ``.in`` file, an empty or repeated id) is an
+    error either way.
     """
+    bonds, curves, _ids = read_bond_book(path, errors)
+    return bonds, curves
+
+
+def read_bond_book(path: str | Path, errors: str = "raise") -> tuple[BondPortfolio, tuple[YieldCurve, ...], list[str]]:
+    """:func:`read_bonds`, and the bonds' ids: a CSV's ``id`` column, the row numbers of a ``.in`` file."""
     path = Path(path)
     check_error_mode(errors)
     if not path.exists():
         raise InputError([(None, "file", f"{path}: no such file")])
     if path.suffix.lower() == ".csv":
-        return read_bonds_csv(path, errors)
+        return _read_bonds_csv(path, errors)
     unread: list[tuple[int, int, str]] = []
     arrays = read_arrays(path, unread if errors == "mask" else None)
     if len(arrays) != len(FILE_ARRAYS):
         raise InputError([(None, "file", f"{path}: a bond file holds {len(FILE_ARRAYS)} arrays, found {len(arrays)}")])
+    unread += _fractional_items(path, arrays, {array for array, _item, _m in unread})
     named = dict(zip(FILE_ARRAYS, arrays, strict=True))
     unassignable = ("cashflow_count", "curve_terms", "curve_rates", "curve_days")  # no one bond's
     fatal = [message for array, _item, message in unread if FILE_ARRAYS[array] in unassignable]
     if fatal:
         raise InputError([(None, "file", message) for message in fatal])
     curves = curves_from_arrays(named.pop("curve_terms"), named.pop("curve_rates"), named.pop("curve_days"))
+    ids = row_numbers(named["strike"].size)
     if not unread:
-        return BondPortfolio(**named), curves
+        return BondPortfolio(**named), curves, ids
     counts = named["cashflow_count"]
-    if (counts < 0).any() or int(counts.sum()) != named["cashflow_step"].size:
-        return BondPortfolio(**named), curves  # the constructor names the mismatch
+    if (counts < 0).any():
+        return BondPortfolio(**named), curves, ids  # the constructor names the bonds
+    if int(counts.sum()) != named["cashflow_step"].size:
+        raise InputError([(None, "cashflow_count", f"{path}: the cashflow_count array sums to {int(counts.sum())}, but "
+                           f"the file holds {named['cashflow_step'].size} cash flows")])
     owner = np.repeat(np.arange(counts.size), counts.astype(np.int64))
-    problems = sorted((item if FILE_ARRAYS[array] in BOND_FIELDS else int(owner[item]), FILE_ARRAYS[array], message)
-                      for array, item, message in unread)
-    return BondPortfolio.with_read_problems(problems, **named), curves
+    starts = np.cumsum(counts.astype(np.int64)) - counts.astype(np.int64)
+    problems = []
+    for array, item, message in unread:
+        name = FILE_ARRAYS[array]
+        if name in BOND_FIELDS:
+            problems.append((item, name, message))
+        else:  # a cash flow's item: its bond's problem
+            bond = int(owner[item])
+            problems.append((bond, name, f"{message} (cash flow {item - int(starts[bond])} of the bond)"))
+        named[name] = named[name].copy()
+        named[name][item] = np.nan
+    if errors == "raise":
+        raise InputError(sorted(problems, key=lambda p: p[0]))
+    return BondPortfolio.with_read_problems(sorted(problems, key=lambda p: p[0]), **named), curves, ids
 
 
-def bond_ids(path: str | Path) -> list[str] | None:
-    """The ``id`` column of a bond CSV (the ids its prices are written under); None for a ``.in`` file."""
-    path = Path(path)
-    return read_table(path, ["id", *BOND_FIELDS])["id"] if path.suffix.lower() == ".csv" else None
+def _fractional_items(path: Path, arrays: list[np.ndarray], unread: set[int]) -> list[tuple[int, int, str]]:
+    """``(array, item, message)`` for every item of a bond's whole-number array (steps, counts, indices) that is a
+    number but no whole number in the int32 range (items already unread are left to their message)."""
+    found = []
+    for array, name in enumerate(FILE_ARRAYS):
+        if name not in _INTEGER_FIELDS or array >= len(arrays):  # the curves' arrays are checked as curves
+            continue
+        values = arrays[array]
+        with np.errstate(invalid="ignore"):
+            bad = ~np.isnan(values) & (~np.isfinite(values) | (values != np.round(values))
+                                       | (np.abs(values) > WHOLE_NUMBER_LIMIT))
+        for item in np.flatnonzero(bad):
+            if array in unread and np.isnan(values[item]):
+                continue
+            found.append((array, int(item), f"{path}: array {array + 1} ({name}), item {item + 1} "
+                          f"{not_whole(float(values[item]))}, got {show(values[item])}"))
+    return found
+
+
+def bond_ids(path: str | Path) -> list[str]:
+    """The ids of a bond file's bonds: a CSV's ``id`` column, the row numbers of a ``.in`` file."""
+    return read_bond_book(path)[2]
 
 
 def curves_from_arrays(terms: np.ndarray, rates: np.ndarray, days: np.ndarray) -> tuple[YieldCurve, ...]:
@@ -104,10 +148,17 @@ def named_curve(name: str, rates: np.ndarray, days: np.ndarray) -> YieldCurve:
 
 
 def write_bonds(portfolio: BondPortfolio, curves: Sequence[YieldCurve], path: str | Path) -> None:
-    """Write the 19-array ``.in`` file (also Futhark's input for ``bonds64``), or the CSV trio."""
+    """Write the 19-array ``.in`` file (also Futhark's input for ``bonds64``), the CSV trio or a Parquet book, by
+    the suffix (any other is an :class:`InputError`)."""
     path = Path(path)
-    if path.suffix.lower() == ".csv":
+    kind = output_format(path, BOOK_FORMATS, "file", "a bond book")
+    if kind == "csv":
         write_bonds_csv(portfolio, curves, path)
+        return
+    if kind == "parquet":
+        from ..parquet import write_book
+
+        write_book(path, portfolio, curves)
         return
     terms, rates, days = flatten_curves(curves)
     arrays = {**portfolio.as_dict(), "curve_terms": terms, "curve_rates": rates, "curve_days": days}
@@ -151,36 +202,40 @@ def write_bonds_csv(portfolio: BondPortfolio, curves: Sequence[YieldCurve], path
 def read_bonds_csv(path: str | Path, errors: str = "raise") -> tuple[BondPortfolio, tuple[YieldCurve, ...]]:
     """The CSV trio written by :func:`write_bonds_csv` (cash flows may be listed in any order); ``errors``
     as for :func:`read_bonds`."""
-    path = Path(path)
+    bonds, curves, _ids = _read_bonds_csv(Path(path), errors)
+    return bonds, curves
+
+
+def _read_bonds_csv(path: Path, errors: str) -> tuple[BondPortfolio, tuple[YieldCurve, ...], list[str]]:
+    """The CSV trio and the bonds' ids; every message names the file and the line (and a cash flow's, its bond)."""
     cash_path, curve_path = companions(path)
     for needed in (cash_path, curve_path):
         if not needed.exists():
             raise InputError([(None, "file", f"{path}: a bond CSV needs its companion file {needed.name}")])
     problems: list[tuple[int, str, str]] | None = [] if errors == "mask" else None
-    bonds = read_table(path, ["id", *BOND_FIELDS])
-    ids = bonds["id"]
-    if len(set(ids)) != len(ids):
-        raise InputError([(None, "id", f"{path}: bond ids must be unique")])
+    bonds, bond_lines = read_table_lines(path, ["id", *BOND_FIELDS])
+    ids = check_row_ids(bonds["id"], path.name, bond_lines)
     position = {bond_id: row for row, bond_id in enumerate(ids)}
-    flows = read_table(cash_path, ["id", "step", "repayment", "coupon"])
+    flows, flow_lines = read_table_lines(cash_path, ["id", "step", "repayment", "coupon"])
     owners = []
     for k, bond_id in enumerate(flows["id"]):
         if bond_id not in position:
-            raise InputError([(None, "id", f"{cash_path.name} line {k + 2}: cash flow for unknown bond id {bond_id!r}")])
+            raise InputError([(None, "id", f"{cash_path.name} line {flow_lines[k]}: cash flow for unknown bond id "
+                               f"{bond_id!r}")])
         owners.append(position[bond_id])
     owner = np.array(owners, dtype=np.int64)
 
     def flow_column(column: str) -> np.ndarray:  # a cash-flow cell's problem is its bond's
-        return np.array([_number(cash_path, column, k, v, row=int(owner[k]), problems=problems,
-                                 what=f"{column} of a cash flow of bond {ids[owner[k]]!r}")
+        return np.array([_number(cash_path, column, flow_lines[k], v, row=int(owner[k]), problems=problems,
+                                 what=f"{column} of a cash flow of bond {ids[owner[k]]!r}", whole=column == "step")
                          for k, v in enumerate(flows[column])])
 
     steps = flow_column("step")
     order = np.lexsort((steps, owner))  # by bond, then by step
     fields: dict[str, object] = {}
-    table = read_table(curve_path, ["curve", "days", "rate"])
+    table, curve_lines = read_table_lines(curve_path, ["curve", "days", "rate"])
     names = list(dict.fromkeys(table["curve"]))  # curve names (or numbers) in order of first appearance
-    numbered = all(name.lstrip("-").isdigit() for name in names)
+    numbered = all(name.isdigit() and str(int(name)) == name for name in names)  # 0, 1, ...; "00", "EUR" are names
     if numbered:  # curves numbered 0, 1, ...: a bond's curve_index is such a number
         names = [str(c) for c in range(max((int(n) for n in names), default=-1) + 1)]
     position_of = {name: c for c, name in enumerate(names)}
@@ -188,16 +243,18 @@ def read_bonds_csv(path: str | Path, errors: str = "raise") -> tuple[BondPortfol
         if f == "option_type":
             fields[f] = bonds[f]
         elif f == "curve_index":  # a curve's name in NAME.curves.csv (its number where the curves are numbered)
-            fields[f] = [_curve_of(path, k, v, position_of, numbered, problems) for k, v in enumerate(bonds[f])]
+            fields[f] = [_curve_of(path, k, bond_lines[k], v, position_of, numbered, problems)
+                         for k, v in enumerate(bonds[f])]
         else:
-            fields[f] = [_number(path, f, k, v, row=k, problems=problems) for k, v in enumerate(bonds[f])]
+            fields[f] = [_number(path, f, bond_lines[k], v, row=k, problems=problems, whole=f in _INTEGER_FIELDS)
+                         for k, v in enumerate(bonds[f])]
     counted = np.bincount(owner, minlength=len(ids))
     counts = fields["cashflow_count"]
     for row, (given, found) in enumerate(zip(counts, counted, strict=True)):  # type: ignore[arg-type]
         if given != given or int(given) != int(found):  # unread (NaN) or wrong: the flows listed are the bond's
             if given == given:
                 message = (f"cashflow_count is {int(given)} but {cash_path.name} lists {int(found)} cash flows "
-                           f"for bond {ids[row]!r}")
+                           f"for bond {ids[row]!r} ({path.name} line {bond_lines[row]})")
                 if problems is None:
                     raise InputError([(row, "cashflow_count", message)])
                 problems.append((row, "cashflow_count", message))
@@ -206,24 +263,24 @@ def read_bonds_csv(path: str | Path, errors: str = "raise") -> tuple[BondPortfol
     for name in ("repayment", "coupon"):
         fields[name] = flow_column(name)[order]
     curve_ids = np.array([position_of.get(v, -1) for v in table["curve"]], dtype=np.int64)
-    days = np.array([_number(curve_path, "days", k, v) for k, v in enumerate(table["days"])])
-    rates = np.array([_number(curve_path, "rate", k, v) for k, v in enumerate(table["rate"])])
-    curves = tuple(named_curve(f"{curve_path.name}: curve {name!r}", rates[curve_ids == c], days[curve_ids == c])
-                   for c, name in enumerate(names))
+    days = np.array([_number(curve_path, "days", curve_lines[k], v) for k, v in enumerate(table["days"])])
+    rates = np.array([_number(curve_path, "rate", curve_lines[k], v) for k, v in enumerate(table["rate"])])
+    curves = NamedCurves(names, (named_curve(f"{curve_path.name}: curve {name!r}", rates[curve_ids == c],
+                                             days[curve_ids == c]) for c, name in enumerate(names)))
     if problems:
-        return BondPortfolio.with_read_problems(sorted(problems, key=lambda p: p[0]), **fields), curves
-    return BondPortfolio(**fields), curves
+        return BondPortfolio.with_read_problems(sorted(problems, key=lambda p: p[0]), **fields), curves, ids
+    return BondPortfolio(**fields), curves, ids
 
 
-def _curve_of(path: Path, row: int, value: str, position_of: dict[str, int], numbered: bool,
+def _curve_of(path: Path, row: int, line: int, value: str, position_of: dict[str, int], numbered: bool,
               problems: list[tuple[int, str, str]] | None) -> float:
     """The index of the curve a bond names: text is matched as a name (``1`` may name a curve), never
     read as a position among named curves, so a name that looks like a number cannot pick another curve."""
-    if numbered:  # a number: validation checks that it is a whole number naming a curve
-        return _number(path, "curve_index", row, value, row=row, problems=problems)
+    if numbered:  # a number: validation checks that it names a curve
+        return _number(path, "curve_index", line, value, row=row, problems=problems, whole=True)
     if value not in position_of:
         shown = ", ".join(position_of) if len(position_of) <= 20 else f"{len(position_of)} curves"
-        message = f"{path.name} line {row + 2}: curve_index {value!r} names no curve of the curves file ({shown})"
+        message = f"{path.name} line {line}: curve_index {value!r} names no curve of the curves file ({shown})"
         if problems is None:
             raise InputError([(row, "curve_index", message)])
         problems.append((row, "curve_index", message))
@@ -231,18 +288,23 @@ def _curve_of(path: Path, row: int, value: str, position_of: dict[str, int], num
     return float(position_of[value])
 
 
-def _number(path: Path, field: str, k: int, text: str, row: int | None = None,
-            problems: list[tuple[int, str, str]] | None = None, what: str | None = None) -> float:
-    """Cell ``k`` of a column as a float; one that is no number is an error naming the file, the line and
-    ``row`` (the bond), or, where ``problems`` is given (and ``row``), NaN with the problem added there."""
+def _number(path: Path, field: str, line: int, text: str, row: int | None = None,
+            problems: list[tuple[int, str, str]] | None = None, what: str | None = None, whole: bool = False) -> float:
+    """A cell (on ``line`` of the file) as a float, a whole number in the int32 range where ``whole``; any other is
+    an error naming the file, the line and ``row`` (the bond), or, where ``problems`` is given (and ``row``), NaN
+    with the problem added there."""
     try:
-        return float(text)
+        value = float(text)
+        why = not_whole(value) if whole else ""
+        message = f"{path.name} line {line}: {what or field} {why}, got {text!r}" if why else ""
     except ValueError:
-        message = f"{path.name} line {k + 2}: {what or field} must be a number, got {text!r}"
-        if problems is None or row is None:
-            raise InputError([(row, field, message)]) from None
-        problems.append((row, field, message))
-        return float("nan")
+        value, message = float("nan"), f"{path.name} line {line}: {what or field} must be a number, got {text!r}"
+    if not message:
+        return value
+    if problems is None or row is None:
+        raise InputError([(row, field, message)])
+    problems.append((row, field, message))
+    return float("nan")
 
 
 def _cell(field: str, value: object) -> object:
