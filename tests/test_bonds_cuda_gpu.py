@@ -436,12 +436,12 @@ def test_the_librarys_search_names_every_outcome():
     broken = BondPortfolio(**fields)
     market = trinom.price(bonds, curves, backend="cuda").clean
     market[0], market[1], market[2], market[4] = 1e6, -5.0, np.nan, 1e-6
-    result = oas(broken, curves, market, backend="cuda", search="engine")
+    result = oas(broken, curves, market, backend="cuda", search="engine", errors="mask")
     assert list(result.status[[0, 4]]) == [OUTSIDE, OUTSIDE] and np.isnan(result.oas[[0, 4]]).all()
     assert list(result.status[1:3]) == ["market price must be a positive number"] * 2
     assert "sigma" in result.status[3] and np.isnan(result.oas[1:4]).all()
     assert (result.status[5:] == "converged").all() and (result.error[5:] == "").all()
-    few = oas(bonds, curves, market * 1.01, backend="cuda", search="engine", max_iterations=1)
+    few = oas(bonds, curves, market * 1.01, backend="cuda", search="engine", max_iterations=1, errors="mask")
     assert (few.status[5:] == "no convergence").all() and (few.iterations[5:] == 1).all()
 
 

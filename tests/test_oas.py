@@ -53,7 +53,7 @@ def test_every_bond_gets_an_oas_or_a_reason():
     market[0] = 1e6  # far above any price a spread of -20% gives
     market[1] = -5.0
     market[2] = np.nan
-    result = oas(broken, curves, market, **ENGINE)
+    result = oas(broken, curves, market, errors="mask", **ENGINE)
     assert result.status[0] == OUTSIDE and np.isnan(result.oas[0])
     assert list(result.status[1:3]) == ["market price must be a positive number"] * 2
     assert "sigma" in result.status[3]
@@ -105,3 +105,75 @@ def test_oas_reports_its_progress():
     result = oas(bonds, curves, market, progress=lambda done, total: seen.append((done, total)), **ENGINE)
     done = [d for d, _ in seen]
     assert len(seen) == result.pricings + 1 and done == sorted(done) and seen[-1] == (12.0, 12.0)
+
+
+# --- issue 24: errors=, argument checks, float32 -------------------------------------------------------------------
+
+
+def test_oas_raises_for_bad_input_naming_row_and_field_before_any_pricing():
+    bonds, curves = generate_bonds("R1", 6, seed=1)
+    market = trinom.price(bonds, curves, **ENGINE).clean
+    broken = with_spread(bonds, bonds.spread)
+    fields = broken.as_dict()
+    fields["sigma"] = fields["sigma"].copy()
+    fields["sigma"][3] = -0.1
+    broken = trinom.BondPortfolio(**fields)
+    bad_market = market.copy()
+    bad_market[1] = -5.0
+    seen: list[float] = []
+    with pytest.raises(trinom.InputError) as caught:
+        oas(broken, curves, bad_market, progress=lambda done, total: seen.append(done), **ENGINE)
+    assert [(row, field) for row, field, _m in caught.value.errors] == [(1, "market_prices"), (3, "sigma")]
+    assert "row 1: market price must be a positive number, got -5.0" in str(caught.value) and seen == []
+    masked = oas(broken, curves, bad_market, errors="mask", **ENGINE)
+    assert masked.error[1] == "market price must be a positive number" and "sigma" in masked.error[3]
+    assert list(masked.status[[0, 2, 4, 5]]) == [CONVERGED] * 4 and np.isnan(masked.oas[[1, 3]]).all()
+    with pytest.raises(ValueError, match="errors must be 'raise' or 'mask'"):
+        oas(bonds, curves, market, errors="skip", **ENGINE)
+
+
+@pytest.mark.parametrize(("arguments", "error", "message"), [
+    ({"bracket": (1.0,)}, ValueError, r"bracket must be two spreads \(percent\), low < high; got 1 values"),
+    ({"bracket": None}, TypeError, "bracket must be a list of two spreads"),
+    ({"bracket": (0.0, "x")}, TypeError, "bracket\\[1\\] must be a finite number, got 'x'"),
+    ({"max_iterations": 2.5}, TypeError, "max_iterations must be a whole number >= 1, got 2.5"),
+    ({"price_tolerance": -1.0}, ValueError, "price_tolerance must be a number >= 0, got -1.0"),
+    ({"relative_tolerance": "tiny"}, TypeError, "relative_tolerance must be a number >= 0"),
+    ({"progress": 1}, TypeError, "progress must be a callable"),
+    ({"device": "x"}, TypeError, "device must be a whole number >= 0"),
+    ({"max_steps": None}, TypeError, "max_steps must be a whole number >= 1, got None"),
+])
+def test_oas_names_a_bad_argument(arguments, error, message):
+    bonds, curves = generate_bonds("U1", 2, seed=1)
+    with pytest.raises(error, match=message):
+        oas(bonds, curves, [100.0, 100.0], **{**ENGINE, **arguments})
+
+
+def test_oas_takes_bonds_and_numbers_only():
+    bonds, curves = generate_bonds("U1", 2, seed=1)
+    options = trinom.generator.generate("uniform", 2, seed=1)
+    with pytest.raises(TypeError, match=r"bonds must be a trinom\.BondPortfolio .* got Portfolio of options"):
+        oas(options, curves, [1.0, 1.0], **ENGINE)
+    with pytest.raises(TypeError, match=r"market_prices must be numbers, one per bond \(2\)"):
+        oas(bonds, curves, ["a", "b"], **ENGINE)
+    with pytest.raises(TypeError, match="market_prices must be numbers"):
+        oas(bonds, curves, None, **ENGINE)
+
+
+@pytest.mark.parametrize("engine", [{"backend": "reference"}, ENGINE])
+def test_float32_oas_converges_within_its_stated_tolerance(engine):
+    """The docstring's float32 tolerance: every bond of an ordinary book converges with the float32 defaults, its
+    model price within 1e-5 of the market's (relative), its spread within 5e-4 percent of float64's."""
+    from desk_books_audit import desk_bonds
+
+    bonds, curves = desk_bonds(40, seed=3), trinom.YieldCurve.thesis()
+    market = trinom.price(bonds, curves, **engine).clean * (1 + np.random.default_rng(5).uniform(-0.05, 0.05, 40))
+    f64 = oas(bonds, curves, market, **engine)
+    f32 = oas(bonds, curves, market, precision="f32", **engine)
+    assert (f64.status == CONVERGED).all() and (f32.status == CONVERGED).all(), f32.status
+    assert f32.iterations.max() <= 10
+    dirty = market + bonds.accrued()
+    assert (np.abs(f32.price - market) <= 1e-5 * dirty).all()
+    np.testing.assert_allclose(f32.oas, f64.oas, rtol=0, atol=5e-4)
+    again = trinom.price(with_spread(bonds, f32.oas), curves, precision="f32", **engine).clean
+    np.testing.assert_allclose(again, market, rtol=2e-5)

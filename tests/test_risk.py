@@ -92,7 +92,7 @@ def test_a_bad_row_gets_its_message_and_the_others_their_measures():
     fields = book.as_dict()
     fields["sigma"] = fields["sigma"].copy()
     fields["sigma"][2] = -1.0
-    table = risk(trinom.Portfolio(**fields), backend="reference", measures=("dv01", "vega"))
+    table = risk(trinom.Portfolio(**fields), backend="reference", measures=("dv01", "vega"), errors="mask")
     bad = table[table.id == "2"]
     assert bad.value.isna().all() and bad.error.str.contains("sigma").all()
     assert table[table.id != "2"].value.notna().all() and (table[table.id != "2"].error == "").all()
@@ -171,4 +171,144 @@ def test_a_scenario_file_of_whole_curves(tmp_path):
         read_scenarios(path, trinom.YieldCurve.thesis())
     path.write_text("scenario,curve,days,rate\nflat,default,365,0.05\nflat,default,3650,0.05\n")
     names, market = read_scenarios(path, trinom.YieldCurve.thesis())
-    assert names == ["flat"] and market.curves[0].rates.tolist() == [0.05, 0.05]
+    assert names == ["flat"]
+    np.testing.assert_allclose(market.curves[0].rates, [0.05, 0.05], rtol=1e-15)
+
+
+# --- issue 24: errors=, measures checked before pricing, moves a row cannot take, float32 ---------------------------
+
+
+def with_field(book, field: str, row: int, value: float):
+    fields = book.as_dict()
+    fields[field] = fields[field].astype(np.float64).copy()
+    fields[field][row] = value
+    return type(book)(**fields)
+
+
+def test_risk_raises_for_a_bad_row_naming_it_before_any_pricing():
+    seen: list[tuple[float, float]] = []
+    bad = with_field(options(), "sigma", 2, -1.0)
+    with pytest.raises(trinom.InputError, match="row 2: sigma must be > 0") as caught:
+        risk(bad, backend="reference", measures=("dv01",), progress=lambda done, total: seen.append((done, total)))
+    assert [(row, field) for row, field, _m in caught.value.errors] == [(2, "sigma")] and seen == []
+    masked = risk(bad, backend="reference", measures=("dv01",), errors="mask")
+    assert masked.value.isna().tolist() == [False, False, True, False, False, False]
+    assert masked.error[2] == "sigma must be > 0, got -1" and (masked.error.drop(2) == "").all()
+    with pytest.raises(ValueError, match="errors must be 'raise' or 'mask'"):
+        risk(options(), errors="ignore")
+
+
+@pytest.mark.parametrize(("measures", "message"), [
+    ((), "must name at least one measure"),
+    (("dv01", "theta"), "unknown measure"),
+    (("dv01", "dv01"), "lists 'dv01' more than once"),
+    (("spread_duration",), "spread_duration applies to bonds only"),
+    ("dv01", "measures must be a list of measure names"),
+])
+def test_risk_checks_its_measures_before_any_pricing(measures, message):
+    seen: list[float] = []
+    with pytest.raises((TypeError, ValueError), match=message):
+        risk(options(), backend="reference", measures=measures, progress=lambda done, total: seen.append(done))
+    assert seen == []
+
+
+def test_the_default_measures_are_those_that_apply():
+    assert set(risk(options(), backend="reference").measure) == {"dv01", "duration", "convexity", "krd", "vega"}
+    bonds, curves = generate_bonds("S1", 2, seed=5)
+    assert set(risk(bonds, curves, backend="reference").measure) == set(MEASURES)
+
+
+@pytest.mark.parametrize("kind", ["option", "bond"])
+def test_a_sigma_below_the_vega_move_fails_only_vega_and_vega_is_one_sided(kind):
+    """sigma = 5e-5 < the 1e-4 move: the row's base, dv01, duration, convexity and key rates are those of the
+    row priced by hand; its vega is the forward difference (P(sigma + v) - P0) / v; the other rows are as
+    before; nothing is NaN and no row has an error."""
+    if kind == "option":
+        book, curves = options(), trinom.YieldCurve.thesis()
+    else:
+        book, curves = generate_bonds("S1", 6, seed=5)
+    low = with_field(book, "sigma", 1, 5e-5)
+    table = risk(low, curves, backend="reference")
+    assert table.value.notna().all() and (table.error == "").all()
+    p0 = reprice(low, curves)
+    down = reprice(low, scenario_market(curves, [CurveShift(-H)]))
+    up = reprice(low, scenario_market(curves, [CurveShift(H)]))
+    np.testing.assert_allclose(measure(table, "dv01"), down - p0, rtol=1e-12)
+    np.testing.assert_allclose(measure(table, "duration"), (down - up) / (2 * p0 * H), rtol=1e-12)
+    np.testing.assert_allclose(measure(table, "convexity"), (up + down - 2 * p0) / (p0 * H * H), rtol=1e-12)
+    np.testing.assert_allclose(table[table.measure == "dv01"].base, p0, rtol=1e-12)
+    sigma_up = reprice(low, curves, sigma=low.sigma + H)
+    vega = measure(table, "vega")
+    np.testing.assert_allclose(vega[1], sigma_up[1] - p0[1], rtol=1e-12)  # (P(s + v) - P0) / v * 1e-4, v = 1e-4
+    others = np.arange(6) != 1
+    sigma_down = reprice(book[np.flatnonzero(others)], curves, sigma=book.sigma[others] - H)
+    np.testing.assert_allclose(vega[others], (sigma_up[others] - sigma_down) / 2, rtol=1e-12)
+    krd = table[table.measure == "krd"]
+    assert set(krd.id) == {str(k) for k in range(6)}
+    alone = risk(low[[1]], curves, backend="reference", measures=("krd",))
+    np.testing.assert_allclose(krd[krd.id == "1"].value, alone.value, rtol=1e-12)
+
+
+def test_a_measure_neither_move_can_give_is_an_error_naming_the_row():
+    """sigma + v overflows and sigma - v < 0: vega cannot be had either way. raise: an InputError naming the row
+    and sigma before any pricing; the other rows' measures are unaffected in mask mode."""
+    book = with_field(options(), "sigma", 4, 1e308)
+    with pytest.raises(trinom.InputError, match="row 4: vega needs a move either side") as caught:
+        risk(book, backend="reference", measures=("vega",), sigma_shift=1.5e308)
+    assert [(row, field) for row, field, _m in caught.value.errors] == [(4, "sigma")]
+    with np.errstate(all="ignore"):
+        masked = risk(book, backend="reference", measures=("dv01", "vega"), sigma_shift=1.5e308, errors="mask")
+    assert masked[masked.id == "4"].value.isna().all() and (masked[masked.id == "4"].error != "").all()
+    rest = masked[(masked.id != "4") & (masked.measure == "dv01")]
+    assert rest.value.notna().all() and (rest.error == "").all()
+
+
+def test_risk_checks_ids_and_instruments():
+    with pytest.raises(ValueError, match=r"ids has 2 entries, expected one per row \(6\)"):
+        risk(options(), backend="reference", ids=["a", "b"])
+    with pytest.raises(ValueError, match=r"ids has 7 entries, expected one per row \(6\)"):
+        risk(options(), backend="reference", ids=list("abcdefg"))
+    with pytest.raises(ValueError, match="ids must be unique"):
+        risk(options(), backend="reference", ids=list("aabcde"))
+    table = risk(options(), backend="reference", ids=list("uvwxyz"), measures=("dv01",))
+    assert table.id.tolist() == list("uvwxyz")
+    with pytest.raises(TypeError, match=r"instruments must be one trinom\.Portfolio or trinom\.BondPortfolio"):
+        risk([options(), options()], backend="reference")
+
+
+def test_float32_defaults_and_refusals():
+    table = risk(options(), backend="reference", precision="f32")
+    assert set(table.measure) == {"dv01", "duration", "krd", "vega"}  # convexity is no float32 measure
+    np.testing.assert_allclose(table[table.measure != "vega"]["shift"], 1e-3)
+    np.testing.assert_allclose(table[table.measure == "vega"]["shift"], 1e-3)
+    with pytest.raises(ValueError, match=r"convexity in float32: .*noise"):
+        risk(options(), backend="reference", precision="f32", measures=("convexity",))
+    with pytest.raises(ValueError, match=r"shift=0\.0001 is below float32's least of 0\.001"):
+        risk(options(), backend="reference", precision="f32", shift=1e-4)
+    with pytest.raises(ValueError, match=r"sigma_shift=0\.0001 is below float32's least"):
+        risk(options(), backend="reference", precision="f32", sigma_shift=1e-4)
+
+
+@pytest.mark.parametrize("engine", [{"backend": "reference"}, {"backend": "futhark", "target": "c"}])
+@pytest.mark.parametrize("kind", ["option", "bond"])
+def test_float32_risk_is_within_its_stated_tolerance_of_float64(engine, kind):
+    """The docstring's float32 tolerance, against float64 at the same shifts: dv01 and vega (price units) within
+    2e-3 relative plus 2e-6 of the base price; duration, spread duration and key rates (years) within 2e-3 times
+    max(1, |duration|)."""
+    from desk_books_audit import desk_bonds
+
+    if kind == "option":
+        book, curves = options(), trinom.YieldCurve.thesis()
+    else:
+        book, curves = desk_bonds(6, seed=1), trinom.YieldCurve.thesis()
+    f32 = risk(book, curves, precision="f32", **engine).set_index(["id", "measure", "factor"])
+    f64 = risk(book, curves, precision="f64", measures=tuple(f32.index.unique("measure")), shift=1e-3,
+               sigma_shift=1e-3, **engine).set_index(["id", "measure", "factor"])
+    assert (f32.error == "").all() and (f64.error == "").all() and f32.index.equals(f64.index)
+    measures = f64.index.get_level_values("measure")
+    duration = f64.xs("duration", level="measure").value.droplevel("factor")
+    years = np.maximum(1.0, np.abs(duration.loc[f64.index.get_level_values("id")].to_numpy()))
+    in_price = measures.isin(["dv01", "vega"])
+    bound = np.where(in_price, 2e-3 * np.abs(f64.value) + 2e-6 * f64.base, 2e-3 * years)
+    miss = np.abs(f32.value - f64.value).to_numpy()
+    assert (miss <= bound).all(), f64[miss > bound]

@@ -150,3 +150,35 @@ def test_a_part_of_a_batch_prices_its_trees_entries():
     assert len(part.book) == 3 and part.entries == where.size
     assert np.array_equal(part.entry_curve, plan.entry_curve[where])
     np.testing.assert_array_equal(engine.price_entries(part, "f64", None, 0, {}), whole[where])
+
+
+# --- issue 24: a lone sigma or spread move is applied on every path ------------------------------------------------
+
+@pytest.mark.parametrize(("backend", "target"), CPU_ENGINES)
+@pytest.mark.parametrize("kind", ["option", "bond"])
+@pytest.mark.parametrize("path", ["plain", "market twice", "progress"])
+def test_a_lone_sigma_or_spread_move_is_applied(backend, target, kind, path):
+    """scenarios=[SigmaShift(0.01)] (or [SpreadShift(1.0)]) prices the moved book, shape (1, rows), never the base:
+    on the plain call, on a repeated call with the same market (the plan cache) and on a call with a progress bar."""
+    if kind == "option":
+        book, curves = trinom.generator.generate("uniform", 5, seed=4), None
+        moves = [SigmaShift(0.01)]
+    else:
+        book, curves = generate_bonds("S1", 6, seed=3)
+        moves = [SigmaShift(0.01), SpreadShift(1.0)]
+    base = trinom.price(book, curves, backend=backend, target=target).price
+    for move in moves:
+        field = "sigma" if isinstance(move, SigmaShift) else "spread"
+        want = trinom.price(moved(book, **{field: move.shift}), curves, backend=backend, target=target).price
+        if path == "plain":
+            got = trinom.price(book, curves, scenarios=[move], backend=backend, target=target).price
+            assert got.shape == (1, len(book))
+        elif path == "market twice":
+            market = scenario_market(curves, [move])
+            trinom.price(book, market, backend=backend, target=target)
+            got = trinom.price(book, market, backend=backend, target=target).price
+        else:
+            got = trinom.price(book, curves, scenarios=[move], backend=backend, target=target,
+                               progress=lambda done, total: None).price
+        assert not np.allclose(want, base, rtol=1e-9), move  # the move matters to the book
+        np.testing.assert_allclose(got.reshape(-1), want, rtol=1e-13, err_msg=str(move))

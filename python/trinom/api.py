@@ -16,10 +16,12 @@ from typing import Any
 import numpy as np
 
 from . import auto, backends
+from .api_arguments import check_callable, check_client, check_sequence, check_text, check_whole
 from .bonds.portfolio import BondPortfolio
 from .book import Book, empty_book
 from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
 from .errors import InputError, check_error_mode
+from .instruments.trades import Trades, lowered
 from .market import CurvesLike, Market
 from .portfolio import Portfolio
 from .result import Prices, instrument_labels
@@ -69,8 +71,10 @@ def price(
     ``scenarios``: a list of moves of the market (trinom.scenarios: :class:`~trinom.scenarios.CurveShift`,
     :class:`~trinom.scenarios.CurveSet`, :class:`~trinom.scenarios.SigmaShift`,
     :class:`~trinom.scenarios.SpreadShift`; None: the market as given), priced in one engine call; the
-    prices then have shape ``(len(scenarios), rows)``. ``client``: a Dask ``distributed.Client``: the book is
-    sharded by work over its workers (:func:`trinom.distributed.price_on`), rows back in input order.
+    prices then have shape ``(len(scenarios), rows)``, a list of one scenario included. ``client``: a Dask
+    ``distributed.Client``: the book is sharded by work over its workers (:func:`trinom.distributed.price_on`),
+    rows back in input order. An argument of the wrong type or value (``max_steps=None``, ``progress="yes"``,
+    ``client="tcp://..."``) is a ``TypeError`` or ``ValueError`` naming it, raised before any work.
 
     >>> import trinom
     >>> p = trinom.Portfolio(strike=[63.0, 63.0], maturity=[9.0, 9.0], expiry=[3.0, 3.0],
@@ -80,10 +84,16 @@ def price(
     >>> print(round(float(result.price[0]), 6), result.price[1], result.error[1])
     1.879957 nan a must be > 0, got -0.1
     """
-    if precision not in backends.PRECISIONS:
-        raise ValueError(f"precision must be one of {', '.join(backends.PRECISIONS)}, got {precision!r}")
-    check_error_mode(errors)
+    check_price_arguments(backend=backend, precision=precision, target=target, device=device, errors=errors,
+                          max_width=max_width, max_steps=max_steps, progress=progress)
+    if isinstance(instruments, Trades):  # dated trades: their tree-step blocks, in row order, on their curves
+        blocks, curves = lowered(instruments, curves)
+        instruments = [block for _first, block in blocks]
+    if scenarios is not None:
+        scenarios = check_sequence("scenarios", scenarios, of="scenarios (None, CurveShift, CurveSet, SigmaShift, "
+                                   "SpreadShift)")
     if client is not None:
+        check_client(client)
         from .distributed import price_on
 
         if progress is not None:
@@ -91,6 +101,7 @@ def price(
         return price_on(client, instruments, curves, backend=backend, precision=precision,  # type: ignore[arg-type]
                         target=target, device=device, errors=errors, scenarios=scenarios, max_width=max_width,
                         max_steps=max_steps, **tuning)
+    keep_axis = scenarios is not None  # a list of scenarios gives (scenarios, rows) prices, a list of one too
     if scenarios is not None:  # every scenario's curves in one market: one engine call, (scenarios, rows) prices
         curves = scenario_market(curves, scenarios)
 
@@ -114,11 +125,25 @@ def price(
             if len(plans) >= PLANS_KEPT:  # the oldest goes: a loop over new curves must not grow memory
                 plans.pop(next(iter(plans)), None)
             plans[key] = ready
-        return ready.job.result(ready.call(), ready.label, errors)
+        return ready.job.result(ready.call(), ready.label, errors, keep_axis=keep_axis)
     ready = plan()
     values = run(ready.engine, ready.job.book, ready.market, precision=precision, target=ready.target,
                  device=device, progress=progress, **tuning)
-    return ready.job.result(values, ready.label, errors)
+    return ready.job.result(values, ready.label, errors, keep_axis=keep_axis)
+
+
+def check_price_arguments(*, backend: object, precision: object, target: object, device: object, errors: object,
+                          max_width: object, max_steps: object, progress: object = None) -> None:
+    """A ``TypeError`` or ``ValueError`` naming the first argument of :func:`price` of the wrong type or value."""
+    check_text("backend", backend)
+    if precision not in backends.PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(backends.PRECISIONS)}, got {precision!r}")
+    check_text("target", target, optional=True)
+    check_whole("device", device, minimum=0)
+    check_error_mode(errors)  # type: ignore[arg-type]
+    check_whole("max_width", max_width, minimum=1)
+    check_whole("max_steps", max_steps, minimum=1)
+    check_callable("progress", progress)
 
 
 @dataclass(frozen=True)
@@ -161,16 +186,20 @@ class Job:
     def size(self) -> int:
         return int(self.starts[-1])
 
-    def result(self, values: np.ndarray, engine: str, errors: str = "raise", checked: bool = False) -> Prices:
-        """Prices in input order from the engine's ``(scenarios, len(book))`` values.
+    def result(self, values: np.ndarray, engine: str, errors: str = "raise", checked: bool = False,
+               keep_axis: bool = False) -> Prices:
+        """Prices in input order from the engine's ``(scenarios, len(book))`` values (of a market of one scenario:
+        ``(rows,)``, unless ``keep_axis``).
 
         A tree whose values left the floating-point range (an inf or NaN price) is bad input, not a price:
         its row gets NaN and a message (``errors="mask"``) or an :class:`InputError` (``"raise"``).
         """
+        if not checked:
+            values = self.book.scaled(values)
         # One pass in NumPy's own single-threaded sum (a BLAS dot woke a thread pool: +0.1-0.6 ms on the GPU
         # machine), no temporary: inf and NaN propagate.
         if not checked and not np.isfinite(np.add.reduce(values, axis=None)):
-            return self._out_of_range(values, engine, errors)
+            return self._out_of_range(values, engine, errors, keep_axis)
         dtype = values.dtype
         if self.rows is None and len(self.blocks) == 1:  # the common case: no copies, cached columns
             block = self.blocks[0]
@@ -181,16 +210,16 @@ class Job:
         if self.rows is not None:
             price = np.full((values.shape[0], self.size), np.nan, dtype=dtype)
             price[:, self.rows] = values
-        price = price[0] if price.shape[0] == 1 else price
+        price = price[0] if price.shape[0] == 1 and not keep_axis else price
         clean = price - columns.accrued if columns.has_accrued else price
         return Prices(price=price, clean=clean, accrued=columns.accrued,
                       error=columns.no_errors if not self.problems else _messages(self.size, self.problems),
-                      instrument=columns.labels, engine=engine)
+                      instrument=columns.labels, engine=engine, problems=tuple(self.problems))
 
-    def _out_of_range(self, values: np.ndarray, engine: str, errors: str) -> Prices:
+    def _out_of_range(self, values: np.ndarray, engine: str, errors: str, keep_axis: bool) -> Prices:
         book_rows = np.flatnonzero(~np.isfinite(values).all(axis=0))
         if not book_rows.size:  # only the sum overflowed
-            return self.result(values, engine, errors, checked=True)
+            return self.result(values, engine, errors, checked=True, keep_axis=keep_axis)
         input_rows = book_rows if self.rows is None else self.rows[book_rows]
         found = [(int(row), "sigma", f"the tree's values leave the {values.dtype} range (price "
                   f"{values[0, k]}): a smaller sigma or a, a shorter maturity or float64 keeps it finite")
@@ -200,8 +229,8 @@ class Job:
         problems = sorted(self.problems + found, key=lambda p: -1 if p[0] is None else p[0])
         good = np.setdiff1d(np.arange(values.shape[1]), book_rows)
         rows = good if self.rows is None else self.rows[good]
-        job = Job(blocks=self.blocks, starts=self.starts, problems=problems, book=self.book, rows=rows)
-        return job.result(values[:, good], engine, errors)
+        job = Job(blocks=self.blocks, starts=self.starts, problems=problems, book=self.book.take(good), rows=rows)
+        return job.result(values[:, good], engine, errors, checked=True, keep_axis=keep_axis)
 
 
 def prepare(instruments: Instrument | Sequence[Instrument], market: Market, *,
@@ -284,6 +313,18 @@ def _blocks(instruments: object) -> list[Instrument]:
                        f"{type(instruments).__name__}")])
 
 
+def as_portfolio(value: object) -> Instrument | None:
+    """One portfolio from ``value`` (see :func:`_as_portfolio`), or None where it is no portfolio or table of one."""
+    return _as_portfolio(value)
+
+
+def row_problems(block: Instrument, market: Market, *, max_width: int = DEFAULT_MAX_WIDTH,
+                 max_steps: int = DEFAULT_MAX_STEPS) -> list[tuple[int | None, str, str]]:
+    """Every problem of ``block``'s rows in ``market`` (a row that a move of sigma or of the spread makes invalid
+    included, named with the move), what :func:`prepare` finds, without lowering anything (cached on the block)."""
+    return _validate(block, market, max_width, max_steps)
+
+
 def _as_portfolio(value: object) -> Instrument | None:
     """A portfolio from a portfolio, a DataFrame, a mapping (options by their eight fields, bonds by theirs) or an
     Arrow table (trinom.parquet's layout: a bond's cash flows in list columns);
@@ -324,12 +365,20 @@ def _validate(block: Instrument, market: Market, max_width: int, max_steps: int)
         for shift in sorted(set(shifts) - {0.0}):
             key = ("moved-problems", field, shift, max_width, max_steps, curves)
             problems = block.cached(key, lambda f=field, s=shift: _validate_as_is(  # type: ignore[misc]
-                type(block)(**{**block.as_dict(), f: getattr(block, f) + s}), market, max_width, max_steps))
+                _moved(block, f, s), market, max_width, max_steps))
             for row, name, message in problems:
                 if row not in bad:
                     found.append((row, name, f"in the scenario that moves {field} by {shift:g}: {message}"))
                     bad.add(row)
     return sorted(found, key=lambda p: -1 if p[0] is None else p[0])
+
+
+def _moved(block: Instrument, field: str, shift: float) -> Instrument:
+    """``block`` with ``shift`` added to ``field`` (a sum that overflows is inf, which validation reports)."""
+    with np.errstate(over="ignore"):
+        if isinstance(block, Portfolio):  # the same convention
+            return block.replace(**{field: getattr(block, field) + shift})
+        return type(block)(**{**block.as_dict(), field: getattr(block, field) + shift})
 
 
 def _validate_as_is(block: Instrument, market: Market, max_width: int,
@@ -340,8 +389,14 @@ def _validate_as_is(block: Instrument, market: Market, max_width: int,
 
 
 def _lower(block: Instrument, market: Market) -> Book:
-    """Options are fitted to the market's first curve; a bond's curve_index numbers the market's curves."""
-    return block.lower(market.names[0]) if isinstance(block, Portfolio) else block.lower(market.names)
+    """Options are fitted to their portfolio's curve (by default the market's first); a bond's curve_index numbers
+    the market's curves."""
+    if isinstance(block, Portfolio):
+        if block.curve is not None and block.curve not in market.names:
+            raise InputError([(None, "curve", f"the options' curve {block.curve!r} is not one of the market's "
+                               f"({', '.join(market.names)})")])
+        return block.lower(block.curve if block.curve is not None else market.names[0])
+    return block.lower(market.names)
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 
@@ -22,8 +23,8 @@ class YieldCurve:
     Between points the rate is linear in days; before the first point and after the last it
     is flat, as in the thesis (see :meth:`rate_at`).
 
-    >>> curve = YieldCurve(rates=[0.05, 0.06], days=[365, 730])
-    >>> float(curve.rate_at(np.array([1.5]), 365)[0])
+    >>> curve = YieldCurve(rates=[0.05, 0.06], days=[360, 720])
+    >>> round(float(curve.rate_at(np.array([1.5]), 360)[0]), 12)
     0.055
     """
 
@@ -31,6 +32,8 @@ class YieldCurve:
     days: npt.NDArray[np.int64]
 
     def __init__(self, rates: npt.ArrayLike, days: npt.ArrayLike):
+        """``rates`` and ``days``: flat sequences of numbers of one length (days whole, strictly increasing); any
+        other is an :class:`InputError` naming the field and the point."""
         r = _numbers("rates", "rate", rates)
         d_raw = _numbers("days", "days", days)
         problems: list[tuple[int | None, str, str]] = []
@@ -92,14 +95,26 @@ class YieldCurve:
 
 def _numbers(field: str, what: str, values: npt.ArrayLike) -> np.ndarray:
     """A curve column as a flat float64 array; a value that is no number is an InputError naming its point."""
-    if isinstance(values, (str, bytes)) or values is None:
+    if isinstance(values, (str, bytes, Mapping)) or values is None:
         raise InputError([(None, field, f"yield curve {field} must be a sequence of numbers, got {values!r}")])
+    if isinstance(values, np.ndarray) and values.dtype.kind in "fiu" and values.ndim <= 1:  # the common case
+        return values.astype(np.float64).reshape(-1)
     try:
-        return np.asarray(values, dtype=np.float64).reshape(-1) if np.size(values) else np.zeros(0)
+        items = np.asarray(values, dtype=object)
+    except (TypeError, ValueError):  # ragged nesting
+        raise InputError([(None, field, f"yield curve {field} must be a flat sequence of numbers")]) from None
+    if items.ndim > 1:
+        raise InputError([(None, field, f"yield curve {field} must be a flat sequence of numbers, got an array of shape "
+                           f"{items.shape}")])
+    for k, value in enumerate(items.reshape(-1).tolist()):  # None, text or a nested list is no number
+        if isinstance(value, (str, bytes, bool)) or value is None or not _is_number(value):
+            raise InputError([(None, field, f"yield curve point {k}: {what} must be a number, got {value!r}")])
+    return np.asarray(values, dtype=np.float64).reshape(-1) if items.size else np.zeros(0)
+
+
+def _is_number(value: object) -> bool:
+    try:
+        float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        for k, value in enumerate(np.asarray(values, dtype=object).reshape(-1).tolist()):
-            try:
-                float(value)
-            except (TypeError, ValueError):
-                raise InputError([(None, field, f"yield curve point {k}: {what} must be a number, got {value!r}")]) from None
-        raise InputError([(None, field, f"yield curve {field} must be a sequence of numbers")]) from None
+        return False
+    return True

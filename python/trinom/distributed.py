@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .api import prepare, price, resolve, run
+from .api_arguments import check_client
 from .bonds.portfolio import BondPortfolio
 from .book import Book
 from .errors import InputError, check_error_mode
@@ -84,6 +85,7 @@ def price_on(client: Any, instruments: Portfolio | BondPortfolio, curves: Curves
     returns, rows in input order. ``shards``: the number of tasks (default: a few per worker); ``retries``:
     how often a task may be run again after its worker fails."""
     check_error_mode(errors)
+    check_client(client)
     if not isinstance(instruments, (Portfolio, BondPortfolio)):
         raise InputError([(None, "instruments", "a Dask run takes one trinom.Portfolio or trinom.BondPortfolio, got "
                            f"{type(instruments).__name__}")])
@@ -109,7 +111,7 @@ def price_on(client: Any, instruments: Portfolio | BondPortfolio, curves: Curves
     values = np.empty((lead, len(book)), dtype=dtype)
     for (g, c), part in parts.items():
         values[np.ix_(cuts[c], groups[g][0])] = part
-    return job.result(values, f"{backend} on dask ({len(tasks)} tasks)", errors)
+    return job.result(values, f"{backend} on dask ({len(tasks)} tasks)", errors, keep_axis=scenarios is not None)
 
 
 def _shards(book: Book, count: int) -> list[tuple[np.ndarray, Book]]:

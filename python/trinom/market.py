@@ -11,17 +11,79 @@ replaced curves, sigma and spread moves) fill the axis. Every engine returns pri
 >>> market = Market.of({"EUR": trinom.YieldCurve([0.03], [365]), "USD": trinom.YieldCurve([0.04], [365])})
 >>> market.names, len(market)
 (('EUR', 'USD'), 1)
+
+Curve names are strings, kept exactly as given (``"00"`` and ``"0"`` are two names); a sequence of curves
+is named by position (``"0"``, ``"1"``, ...) unless it is :class:`NamedCurves` (a bond file's curves, named
+in its ``NAME.curves.csv``), whose names it keeps.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import numbers
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from .curve import YieldCurve
 from .errors import InputError
+
+
+class NamedCurves(tuple):
+    """Yield curves with their names: a tuple of :class:`YieldCurve` (indexed by position, as before) whose
+    ``names`` say what each is called; :meth:`Market.of` keeps them (a plain sequence is named ``0``, ``1``, ...).
+
+    >>> curves = NamedCurves(["EUR", "00"], [YieldCurve([0.03], [365]), YieldCurve([0.04], [365])])
+    >>> curves.names, Market.of(curves).names, len(curves)
+    (('EUR', '00'), ('EUR', '00'), 2)
+    """
+
+    names: tuple[str, ...]
+
+    def __new__(cls, names: Iterable[str], curves: Iterable[YieldCurve]) -> NamedCurves:
+        names, curves = tuple(names), tuple(curves)
+        problems = _name_problems(names)
+        if len(names) != len(curves):
+            problems.append((None, "curves", f"{len(names)} curve names for {len(curves)} curves"))
+        problems += [(None, "curves", f"curve {name!r} must be a YieldCurve, got {type(curve).__name__}")
+                     for name, curve in zip(names, curves, strict=False) if not isinstance(curve, YieldCurve)]
+        if problems:
+            raise InputError(problems)
+        made = super().__new__(cls, curves)
+        made.names = names
+        return made
+
+    def __getnewargs__(self) -> tuple[Any, ...]:  # type: ignore[override]
+        return (self.names, tuple(self))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, NamedCurves) and self.names == other.names and tuple.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash((self.names, tuple(self)))
+
+    def __repr__(self) -> str:
+        return f"NamedCurves({', '.join(f'{name!r}: {curve!r}' for name, curve in zip(self.names, self, strict=True))})"
+
+    def as_dict(self) -> dict[str, YieldCurve]:
+        """The curves by name, in order."""
+        return dict(zip(self.names, self, strict=True))
+
+
+def _name_problems(names: Sequence[object]) -> list[tuple[int | None, str, str]]:
+    """Curve names that are not strings, or repeated."""
+    problems: list[tuple[int | None, str, str]] = [
+        (None, "curves", f"curve names must be strings, got {name!r} ({type(name).__name__})")
+        for name in names if not isinstance(name, str)]
+    repeated = sorted({name for name in names if isinstance(name, str) and names.count(name) > 1})
+    if repeated:
+        problems.append((None, "curves", f"curve names must be unique, got {', '.join(map(repr, repeated))} more "
+                         "than once"))
+    return problems
 
 
 @dataclass(frozen=True)
@@ -38,8 +100,9 @@ class Market:
     def __post_init__(self) -> None:
         if not self.names:
             raise InputError([(None, "curves", "a market needs at least one yield curve")])
-        if len(set(self.names)) != len(self.names):
-            raise InputError([(None, "curves", f"curve names must be unique, got {list(self.names)}")])
+        problems = _name_problems(list(self.names))
+        if problems:
+            raise InputError(problems)
         for s, curves in enumerate(self.scenarios):
             if len(curves) != len(self.names):
                 raise InputError([(None, "curves", f"scenario {s} has {len(curves)} curves, expected one per name "
@@ -88,8 +151,9 @@ class Market:
 
     @classmethod
     def of(cls, curves: CurvesLike = None) -> Market:
-        """One scenario from a curve (named ``default``), a sequence (named ``0``, ``1``, ...), a mapping of
-        names to curves, or a market (returned as it is); ``None``: the thesis curve."""
+        """One scenario from a curve (named ``default``), a sequence (named ``0``, ``1``, ...), curves with their
+        names (:class:`NamedCurves`), a mapping of names to curves (names are strings, kept as given; a whole
+        number ``k`` is the name ``str(k)``), or a market (returned as it is); ``None``: the thesis curve."""
         if isinstance(curves, Market):
             return curves
         if curves is None:
@@ -99,8 +163,10 @@ class Market:
         table = _curve_table(curves)
         if table is not None:
             return cls(("default",), ((table,),))
+        if isinstance(curves, NamedCurves):
+            return cls(curves.names, (tuple(curves),))
         if isinstance(curves, Mapping):
-            named = {str(k): v for k, v in curves.items()}
+            named = _named(curves)
         elif isinstance(curves, Sequence) and not isinstance(curves, (str, bytes)):
             named = {str(k): v for k, v in enumerate(curves)}
         else:
@@ -113,6 +179,17 @@ class Market:
                                    f"days and rate), got {type(curve).__name__}")])
             named[name] = curve
         return cls(tuple(named), (tuple(named.values()),))
+
+
+def _named(curves: Mapping[Any, Any]) -> dict[str, Any]:
+    """A mapping's curves under their names: a string as it is, a whole number as its digits; any other key, or
+    two keys of one name (``0`` and ``"0"``), is an :class:`InputError`."""
+    names = [str(int(key)) if isinstance(key, numbers.Integral) and not isinstance(key, bool) else key
+             for key in curves]
+    problems = _name_problems(names)
+    if problems:
+        raise InputError(problems)
+    return dict(zip(names, curves.values(), strict=True))
 
 
 def _curve_table(value: object) -> YieldCurve | None:
@@ -129,4 +206,4 @@ def _curve_table(value: object) -> YieldCurve | None:
 
 
 #: What :meth:`Market.of` accepts: a curve, a sequence or a mapping of curves, a market, or None.
-CurvesLike = YieldCurve | Sequence[YieldCurve] | Mapping[str, YieldCurve] | Market | None
+CurvesLike = YieldCurve | Sequence[YieldCurve] | NamedCurves | Mapping[str, YieldCurve] | Market | None

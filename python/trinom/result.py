@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -22,6 +22,8 @@ class Prices:
     * ``error``: ``""`` for a good row, else every problem of the row, joined by ``"; "``.
     * ``instrument``: ``"option"`` or ``"bond"`` per row; ``engine``: what priced the book (e.g.
       ``cuda`` or ``futhark/multicore``).
+    * ``problems``: every problem behind ``error`` as ``(row, field, message)`` (``row`` None: the whole
+      input), what :class:`trinom.InputError` holds; empty for a book without errors.
 
     ``numpy.asarray(prices)`` gives ``price``.
     """
@@ -32,6 +34,7 @@ class Prices:
     error: np.ndarray
     instrument: np.ndarray
     engine: str = ""
+    problems: tuple[tuple[int | None, str, str], ...] = field(default=(), repr=False, compare=False)
 
     def __len__(self) -> int:
         return int(self.price.shape[-1])

@@ -6,18 +6,38 @@ market's scenario axis: base, parallel +-shift, +-shift at each pillar of each c
 a pillar beyond a tree's last step, or on a curve it does not use, is its base price) and, on ``cuda``,
 runs one forward pass per tree and sigma and one backward pass per scenario.
 Prices are a bond's dirty price and an option's value; the OAS (a bond's ``spread``) is held fixed under
-curve shifts. Measures, with ``P0`` the base price and ``h`` the curve shift:
+curve shifts. Measures, with ``P0`` the base price, ``h`` the curve shift and 1 bp = 1e-4:
 
-* ``dv01``: ``P(curve - h) - P0``, the price change for a fall of the zero curve by ``h`` (1 bp);
+* ``dv01``: ``(P(curve - h) - P0) * (1 bp / h)``, the price change for a fall of the zero curve, per 1 bp
+  (with the float64 default ``h`` = 1 bp: ``P(curve - 1 bp) - P0``);
 * ``duration``: ``(P(-h) - P(+h)) / (2 P0 h)``; ``convexity``: ``(P(+h) + P(-h) - 2 P0) / (P0 h^2)``;
-* ``krd``: the duration for a triangular bump at each pillar of the curve the row uses
-  (trinom.scenarios; they sum to ``duration`` up to the curvature term);
+* ``krd``: the duration for a triangular bump at each pillar of the curve the row uses (factor
+  ``NAME:DAYS``, the curve's name as the market names it; trinom.scenarios; they sum to ``duration`` up to
+  the curvature term);
 * ``vega``: ``(P(sigma + v) - P(sigma - v)) / (2 v)`` times 0.0001 (per 0.0001 of sigma);
 * ``spread_duration`` (bonds): ``(P(s - d) - P(s + d)) / (2 P0 h)`` with ``d`` = ``h`` in the spread's
   unit (percent: ``d = 100 h``).
 
-Rows ORE style: ``id, measure, factor, shift, base, value, error`` (a row that cannot be priced has NaN
-values and its message in ``error``).
+A move that a row cannot take (``sigma - v <= 0``: any row with sigma <= v) fails only the measure that needs
+it: vega is then the one-sided difference ``(P(sigma + v) - P0) / v`` (and likewise for a spread move the
+row cannot take), and only where neither side can be priced is the measure NaN, with the reason in ``error``;
+the row's other measures are computed. Those rows are priced in a second call, without the moves they
+cannot take.
+
+Rows ORE style: ``id, measure, factor, shift, base, value, error``; a row that cannot be priced has NaN
+values and its message in ``error`` (``errors="mask"``), or raises :class:`trinom.InputError` naming the row
+and the field (``errors="raise"``, the default), before any pricing where the input shows it.
+
+**float32.** Float32 prices carry a rounding noise of about 3e-6 relative (1e-5 of the price at worst on
+ordinary books), which a 1 bp difference turns into noise. So in float32 the default shifts are 10 bp
+(``shift=1e-3``) and ``sigma_shift=1e-3``, and smaller ones are refused; ``convexity`` (a second difference
+divided by ``h^2``: several percent of noise even at 10 bp) is refused, and left out of the default measures.
+Against float64 at the same shifts, on books whose float32 prices are within 1e-5 of float64's (ordinary
+volatilities; trees of extreme sigma, like some of the paper's generated bonds, price differently in float32,
+and so do their measures): ``dv01`` and ``vega`` (price units) within 2e-3 of their value plus 2e-6 of the
+base price; ``duration``, ``spread_duration`` and each key-rate duration (years) within 2e-3 times
+``max(1, |duration|)`` (tests/test_risk.py, reference and futhark engines, options and 7- to 20-year callable
+bonds; measured at most 3.5e-4 of that scale, spread duration, and 5e-5 for the others).
 
 >>> import trinom
 >>> p = trinom.Portfolio(strike=[63.0], maturity=[9.0], expiry=[3.0], term_unit=[365], term_steps=[12],
@@ -30,12 +50,17 @@ values and its message in ``error``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .api import price
+from .api import as_portfolio, check_price_arguments, price, row_problems
+from .api_arguments import check_real, check_sequence
 from .bonds.portfolio import BondPortfolio
+from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
+from .errors import InputError
+from .instruments.trades import Trades, single_instrument
 from .market import CurvesLike, Market
 from .portfolio import Portfolio
 from .scenarios import CurveShift, Scenario, SigmaShift, SpreadShift, scenario_market
@@ -43,98 +68,306 @@ from .scenarios import CurveShift, Scenario, SigmaShift, SpreadShift, scenario_m
 MEASURES = ("dv01", "duration", "convexity", "krd", "vega", "spread_duration")
 #: Columns of the table.
 COLUMNS = ["id", "measure", "factor", "shift", "base", "value", "error"]
+#: One basis point: what dv01 is per, and what vega is per (of sigma).
+BP = 1e-4
+#: Per precision, the default curve shift and sigma shift; float32's are also the smallest it accepts.
+DEFAULT_SHIFTS = {"f64": (1e-4, 1e-4), "f32": (1e-3, 1e-3)}
+#: Measures float32 cannot make meaningful, and why.
+F32_REFUSED = {"convexity": "convexity divides a second difference of prices by shift^2, and float32 prices carry "
+                            "about 3e-6 relative rounding noise: several percent of noise even at a 10 bp shift; "
+                            "use precision='f64'"}
 
 
-def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *, measures: Sequence[str] = MEASURES,
-         shift: float = 1e-4, sigma_shift: float = 1e-4, ids: Sequence[str] | None = None, backend: str = "auto",
-         precision: str = "f64", target: str | None = None,
-         progress: Callable[[float, float], None] | None = None, **options: Any) -> Any:
-    """The ``measures`` of every row of ``instruments`` (options or bonds) as a pandas table (see the module);
-    ``shift``: the curve shift (1e-4 = 1 bp); ``sigma_shift``: vega's move of sigma; ``ids``: the rows'
-    names (default their numbers); ``progress(done, total)``: the book's node updates as its slices are priced
-    (every scenario of a slice at once); ``options`` go to :func:`trinom.price`."""
+def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
+         measures: Sequence[str] | None = None, shift: float | None = None, sigma_shift: float | None = None,
+         ids: Sequence[Any] | None = None, backend: str = "auto", precision: str = "f64", target: str | None = None,
+         errors: str = "raise", progress: Callable[[float, float], None] | None = None, **options: Any) -> Any:
+    """The ``measures`` of every row of ``instruments`` (options or bonds: one portfolio, or a table of one) as
+    a pandas table (see the module).
+
+    ``measures``: names from :data:`MEASURES` (None: every measure that applies to the book and the precision;
+    an unknown or repeated one, none at all, ``spread_duration`` on options or ``convexity`` in float32 is a
+    ``ValueError`` before any pricing); ``shift``: the curve shift (None: 1e-4 = 1 bp in float64, 1e-3 in
+    float32); ``sigma_shift``: vega's move of sigma (None: 1e-4, float32 1e-3); ``ids``: the rows' names, one
+    per row (default their numbers); ``errors``: ``"raise"`` (a bad row raises :class:`trinom.InputError`
+    naming the row and the field) or ``"mask"`` (its values NaN, its message in the ``error`` column);
+    ``progress(done, total)``: the book's node updates as its slices are priced (every scenario of a slice at
+    once); ``options`` go to :func:`trinom.price` (``device``, ``max_width``, ``max_steps``, ``client``, knobs)."""
     import pandas as pd
 
-    unknown = [m for m in measures if m not in MEASURES]
-    if unknown:
-        raise ValueError(f"unknown measure(s) {', '.join(map(repr, unknown))}; choose from {', '.join(MEASURES)}")
-    if not shift > 0 or not sigma_shift > 0:
-        raise ValueError(f"shift and sigma_shift must be positive, got {shift} and {sigma_shift}")
-    bonds = isinstance(instruments, BondPortfolio)
+    check_price_arguments(backend=backend, precision=precision, target=target, device=options.get("device", 0),
+                          errors=errors, max_width=options.get("max_width", DEFAULT_MAX_WIDTH),
+                          max_steps=options.get("max_steps", DEFAULT_MAX_STEPS), progress=progress)
+    if "scenarios" in options:
+        raise TypeError("risk builds its own scenarios: price a scenario grid with trinom.price(..., scenarios=)")
+    if isinstance(instruments, Trades):  # dated trades of one kind: their tree-step instrument, named by their ids
+        ids = instruments.ids if ids is None else ids
+        instruments, curves = single_instrument(instruments, curves)
+    block = as_portfolio(instruments)
+    if block is None:
+        raise TypeError("instruments must be one trinom.Portfolio or trinom.BondPortfolio (or a table of one); got "
+                        f"{type(instruments).__name__} (price a mixed book's parts one at a time)")
+    bonds = isinstance(block, BondPortfolio)
+    chosen = _chosen_measures(measures, bonds, precision)
+    shift, sigma_shift = _shifts(shift, sigma_shift, precision)
+    n = len(block)
+    names = _row_ids(ids, n)
     market = Market.of(curves)
-    n = len(instruments)
-    names = [str(i) for i in range(n)] if ids is None else [str(i) for i in ids]
+    limits = {"max_width": options.get("max_width", DEFAULT_MAX_WIDTH),
+              "max_steps": options.get("max_steps", DEFAULT_MAX_STEPS)}
     # Curve scenarios: base, -h, +h, then -h and +h at pillar k of every curve (each row is on one curve, so
     # it sees the bump of its own curve's pillar k: 2 scenarios per pillar, not per pillar and curve).
-    shifts: list[CurveShift | None] = [None, CurveShift(-shift), CurveShift(shift)]
-    pillars = max(len(c) for c in market.curves) if "krd" in measures else 0
+    scenarios: list[Scenario] = [None, CurveShift(-shift), CurveShift(shift)]
+    pillars = max(len(c) for c in market.curves) if "krd" in chosen else 0
     for k in range(pillars):
-        shifts += [CurveShift(-shift, pillar=k), CurveShift(shift, pillar=k)]
-    curve_scenarios = len(shifts)
-    all_scenarios: list[Scenario] = list(shifts)
-    if "vega" in measures:
-        all_scenarios += [SigmaShift(sigma_shift), SigmaShift(-sigma_shift)]
-    spread_step = 100.0 * shift  # the spread is in percent
-    if "spread_duration" in measures and bonds:
-        all_scenarios += [SpreadShift(-spread_step), SpreadShift(spread_step)]
+        scenarios += [CurveShift(-shift, pillar=k), CurveShift(shift, pillar=k)]
+    sides: dict[tuple[str, str], int] = {}  # (measure, side) -> its scenario
+    if "vega" in chosen:
+        sides[("vega", "up")], sides[("vega", "down")] = len(scenarios), len(scenarios) + 1
+        scenarios += [SigmaShift(sigma_shift), SigmaShift(-sigma_shift)]
+    if "spread_duration" in chosen:  # the spread is in percent; "up" is the price's side: the spread falls
+        sides[("spread_duration", "up")], sides[("spread_duration", "down")] = len(scenarios), len(scenarios) + 1
+        scenarios += [SpreadShift(-100.0 * shift), SpreadShift(100.0 * shift)]
+    moves = sorted(sides.values())
+    base_bad, failures = _move_failures(block, market, scenarios, moves, limits, errors)
+    if errors == "raise":  # a measure that neither of its moves can give is an error before any pricing
+        _raise_unmeasurable(sides, failures)
     run = dict(backend=backend, precision=precision, target=target, errors="mask", **options)
-    priced = price(instruments, scenario_market(market, all_scenarios), progress=progress, **run)
-    values = np.atleast_2d(priced.price).astype(np.float64)
-    error = priced.error
-    others = values[curve_scenarios:]
+    priced = price(block, scenario_market(market, scenarios), progress=progress, **run)
+    grid = _Grid(np.atleast_2d(priced.price).astype(np.float64), np.asarray(priced.error, dtype=object).copy(),
+                 list(priced.problems))
+    if failures:  # rows that some move fails: priced again without those moves, all their other scenarios kept
+        _reprice_without(block, market, scenarios, failures, grid, run)
+    late = sorted({row for row, _f, _m in grid.problems if row is not None} - base_bad)
+    if late and moves:  # rows whose trees left the float range in some scenario: which one, measure by measure
+        _isolate_moves(block, market, scenarios, moves, late, failures, grid, run)
+    if errors == "raise":
+        if grid.problems:
+            raise InputError(grid.problems)
+        _raise_unmeasurable(sides, failures)
+    values, row_error = grid.values, grid.row_error
     p0, down, up = values[0], values[1], values[2]
-    ids_array = np.asarray(names, dtype=object)
     every_row = np.arange(n)
-    parts: list[tuple[np.ndarray, str, str | np.ndarray, float, np.ndarray]] = []  # rows, measure, factor, shift, value
+    no_message = np.full(n, "", dtype=object)
+    parts: list[tuple[np.ndarray, str, str, float, np.ndarray, np.ndarray]] = []
 
-    def add(measure: str, factor: str, size: float, value: np.ndarray, rows: np.ndarray = every_row) -> None:
-        parts.append((rows, measure, factor, size, value[rows]))
+    def add(measure: str, factor: str, size: float, value: np.ndarray, rows: np.ndarray = every_row,
+            message: np.ndarray = no_message) -> None:
+        error = np.where(row_error != "", row_error, message)
+        parts.append((rows, measure, factor, size, value[rows], error[rows]))
 
     with np.errstate(divide="ignore", invalid="ignore"):
-        for measure in measures:
+        for measure in chosen:
             if measure == "dv01":
-                add("dv01", "parallel", shift, down - p0)
+                add("dv01", "parallel", shift, (down - p0) * (BP / shift))
             elif measure == "duration":
                 add("duration", "parallel", shift, (down - up) / (2 * p0 * shift))
             elif measure == "convexity":
                 add("convexity", "parallel", shift, (up + down - 2 * p0) / (p0 * shift * shift))
             elif measure == "krd":
-                used = _curve_of_rows(instruments, market)
+                used = _curve_of_rows(block, market)
                 for name, curve in zip(market.names, market.curves, strict=True):
                     rows = np.flatnonzero(used == name)
                     for k, day in enumerate(curve.days):
                         k_down, k_up = values[3 + 2 * k], values[4 + 2 * k]
                         add("krd", f"{name}:{day}", shift, (k_down - k_up) / (2 * p0 * shift), rows)
             elif measure == "vega":
-                add("vega", "sigma", sigma_shift, (others[0] - others[1]) / (2 * sigma_shift) * 1e-4)
-            elif measure == "spread_duration" and bonds:
-                first = 2 if "vega" in measures else 0
-                add("spread_duration", "spread", shift, (others[first] - others[first + 1]) / (2 * p0 * shift))
+                slope, message = _difference(values, p0, sides, "vega", sigma_shift, failures, n)
+                add("vega", "sigma", sigma_shift, slope * BP, message=message)
+            elif measure == "spread_duration":
+                slope, message = _difference(values, p0, sides, "spread_duration", shift, failures, n)
+                add("spread_duration", "spread", shift, slope / p0, message=message)
     # One table in the order of the rows' ids within each measure and factor, built column by column.
     rows = np.concatenate([part[0] for part in parts]) if parts else np.zeros(0, dtype=np.int64)
     sizes = [part[0].size for part in parts]
+
     # Text columns stay NumPy object arrays: a string dtype would copy millions of strings one by one.
-    def text(values: np.ndarray) -> Any:
-        return pd.Series(values, dtype=object, copy=False)
+    def text(column: np.ndarray) -> Any:
+        return pd.Series(column, dtype=object, copy=False)
 
     return pd.DataFrame({
-        "id": text(ids_array[rows]),
+        "id": text(np.asarray(names, dtype=object)[rows]),
         "measure": text(np.repeat(np.array([part[1] for part in parts], dtype=object), sizes)),
         "factor": text(np.repeat(np.array([part[2] for part in parts], dtype=object), sizes)),
         "shift": np.repeat(np.array([part[3] for part in parts], dtype=np.float64), sizes),
         "base": p0[rows],
         "value": np.concatenate([part[4] for part in parts]) if parts else np.zeros(0),
-        "error": text(np.asarray(error, dtype=object)[rows] if n else np.zeros(0, dtype=object)),
+        "error": text(np.concatenate([part[5] for part in parts]) if parts else np.zeros(0, dtype=object)),
     }, columns=COLUMNS)
 
 
+def _chosen_measures(measures: Sequence[str] | None, bonds: bool, precision: str) -> list[str]:
+    """The measures to compute, checked before any pricing (see :func:`risk`)."""
+    if measures is None:
+        return [m for m in MEASURES if (bonds or m != "spread_duration") and not (precision == "f32" and m in F32_REFUSED)]
+    listed = check_sequence("measures", measures, of=f"measure names ({', '.join(MEASURES)})")
+    if not listed:
+        raise ValueError(f"measures must name at least one measure; choose from {', '.join(MEASURES)}")
+    odd = [m for m in listed if not isinstance(m, str)]
+    if odd:
+        raise TypeError(f"measures must be names (strings), got {odd[0]!r}")
+    unknown = [m for m in listed if m not in MEASURES]
+    if unknown:
+        raise ValueError(f"unknown measure(s) {', '.join(map(repr, unknown))}; choose from {', '.join(MEASURES)}")
+    repeated = sorted({m for m in listed if listed.count(m) > 1})
+    if repeated:
+        raise ValueError(f"measures lists {', '.join(map(repr, repeated))} more than once")
+    if "spread_duration" in listed and not bonds:
+        raise ValueError("spread_duration applies to bonds only, and the book holds options: it applies to no row")
+    refused = [m for m in listed if precision == "f32" and m in F32_REFUSED]
+    if refused:
+        raise ValueError(f"{refused[0]} in float32: {F32_REFUSED[refused[0]]}")
+    return list(listed)
+
+
+def _shifts(shift: float | None, sigma_shift: float | None, precision: str) -> tuple[float, float]:
+    """The curve and sigma shifts: the precision's defaults for None; checked (float32: not below its defaults)."""
+    default_shift, default_sigma = DEFAULT_SHIFTS[precision]
+    moves = {"shift": (default_shift if shift is None else check_real("shift", shift, positive=True), default_shift),
+             "sigma_shift": (default_sigma if sigma_shift is None else check_real("sigma_shift", sigma_shift,
+                                                                                  positive=True), default_sigma)}
+    if precision == "f32":
+        for name, (value, least) in moves.items():
+            if value < least:
+                raise ValueError(f"{name}={value:g} is below float32's least of {least:g}: float32 prices carry about "
+                                 f"3e-6 relative rounding noise, which a smaller move turns into noise; use {name} >= "
+                                 f"{least:g} (the float32 default) or precision='f64'")
+    return moves["shift"][0], moves["sigma_shift"][0]
+
+
+def _row_ids(ids: Sequence[Any] | None, n: int) -> list[str]:
+    """The rows' names: their numbers, or ``ids`` (one per row, unique) as strings."""
+    if ids is None:
+        return [str(i) for i in range(n)]
+    listed = [str(i) for i in check_sequence("ids", ids, of="row names, one per row")]
+    if len(listed) != n:
+        raise ValueError(f"ids has {len(listed)} entries, expected one per row ({n})")
+    repeated = sorted({i for i in listed if listed.count(i) > 1}) if len(set(listed)) != n else []
+    if repeated:
+        raise ValueError(f"ids must be unique; {', '.join(map(repr, repeated[:5]))} repeated")
+    return listed
+
+
+#: Per move scenario (an index into the scenarios), the rows it fails, each with ``(field, message)``.
+Failures = dict[int, dict[int, tuple[str, str]]]
+
+
+@dataclass
+class _Grid:
+    """The prices of every scenario, ``(scenarios, rows)`` float64, each row's error and every problem."""
+
+    values: np.ndarray
+    row_error: np.ndarray
+    problems: list[tuple[int | None, str, str]]
+
+    def replace(self, rows: list[int], scenarios: list[int], part: Any) -> None:
+        """Rows ``rows`` priced again (``part``, a :class:`trinom.Prices` of ``scenarios``): their prices there, their
+        errors and problems those of ``part``."""
+        self.values[np.ix_(scenarios, rows)] = np.asarray(part.price).reshape(len(scenarios), len(rows))
+        self.row_error[rows] = np.asarray(part.error, dtype=object)
+        redone = set(rows)
+        self.problems = sorted([p for p in self.problems if p[0] not in redone]
+                               + [(None if row is None else rows[row], field, message)
+                                  for row, field, message in part.problems], key=lambda p: -1 if p[0] is None else p[0])
+
+
+def _move_failures(block: Portfolio | BondPortfolio, market: Market, scenarios: list[Scenario], moves: list[int],
+                   limits: dict[str, int], errors: str) -> tuple[set[int], Failures]:
+    """The rows bad in the base market, and per move scenario (index into ``scenarios``) the other rows that it
+    makes invalid. With ``errors="raise"``, a bad row of the base market raises here, before any pricing."""
+    base = row_problems(block, market, **limits)
+    if errors == "raise" and base:
+        raise InputError(base)
+    bad = {int(row) for row, _f, _m in base if row is not None}
+    if any(row is None for row, _f, _m in base):
+        return bad, {}
+    failures: Failures = {}
+    for s in moves:
+        found = row_problems(block, scenario_market(market, [scenarios[s]]), **limits)
+        failed = {int(row): (field, message) for row, field, message in found if row is not None and row not in bad}
+        if failed:
+            failures[s] = failed
+    return bad, failures
+
+
+def _raise_unmeasurable(sides: dict[tuple[str, str], int], failures: Failures) -> None:
+    """An :class:`InputError` naming every row and measure that neither of the measure's moves can give."""
+    found = []
+    for (measure, side), up in sides.items():
+        if side != "up":
+            continue
+        down = sides[(measure, "down")]
+        for row in sorted(set(failures.get(up, {})) & set(failures.get(down, {}))):
+            found.append((row, failures[up][row][0], _neither(measure, failures[up][row][1], failures[down][row][1])))
+    if found:
+        raise InputError(sorted(found))
+
+
+def _neither(measure: str, up: str, down: str) -> str:
+    return f"{measure} needs a move either side and this row can take neither: {up}; {down}"
+
+
+def _reprice_without(block: Portfolio | BondPortfolio, market: Market, scenarios: list[Scenario], failures: Failures,
+                     grid: _Grid, run: dict[str, Any]) -> None:
+    """The rows that some moves fail, priced under every other scenario (one call per set of failing moves);
+    their prices under the failing moves are NaN, and their errors are those of the new call."""
+    failing: dict[int, set[int]] = {}
+    for s, rows in failures.items():
+        for row in rows:
+            failing.setdefault(row, set()).add(s)
+    groups: dict[frozenset[int], list[int]] = {}
+    for row, moves in sorted(failing.items()):
+        groups.setdefault(frozenset(moves), []).append(row)
+    for moves, rows in groups.items():
+        keep = [s for s in range(len(scenarios)) if s not in moves]
+        grid.replace(rows, keep, price(block[rows], scenario_market(market, [scenarios[s] for s in keep]), **run))
+        grid.values[np.ix_(sorted(moves), rows)] = np.nan
+
+
+def _isolate_moves(block: Portfolio | BondPortfolio, market: Market, scenarios: list[Scenario], moves: list[int],
+                   rows: list[int], failures: Failures, grid: _Grid, run: dict[str, Any]) -> None:
+    """Rows that some scenario's tree took out of the float range (which masks the whole row): priced again
+    under the curve scenarios alone, and where those price, under each move alone, so that a move that leaves the
+    range fails only the measure that needs it (its reason goes to ``failures``)."""
+    curve_scenarios = list(range(moves[0]))
+    grid.replace(rows, curve_scenarios, price(block[rows], scenario_market(market, scenarios[:moves[0]]), **run))
+    good = [row for row in rows if grid.row_error[row] == ""]
+    for s in moves:
+        take = [row for row in good if row not in failures.get(s, {})]
+        if not take:
+            continue
+        part = price(block[take], scenario_market(market, [scenarios[s]]), **run)
+        grid.values[s, take] = np.asarray(part.price, dtype=np.float64).reshape(-1)
+        for row, field, message in part.problems:
+            for hit in take if row is None else [take[row]]:
+                failures.setdefault(s, {})[hit] = (field, f"in the scenario {scenarios[s]}: {message}")
+
+
+def _difference(values: np.ndarray, p0: np.ndarray, sides: dict[tuple[str, str], int], measure: str, step: float,
+                failures: dict[int, dict[int, tuple[str, str]]], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The slope of the price over a move of size ``step`` per row (the central difference of the ``up`` and
+    ``down`` sides; one-sided where a side fails; NaN where both do) and, where NaN, the reason."""
+    up, down = sides[(measure, "up")], sides[(measure, "down")]
+    up_ok, down_ok = np.ones(n, dtype=bool), np.ones(n, dtype=bool)
+    up_ok[list(failures.get(up, {}))] = False
+    down_ok[list(failures.get(down, {}))] = False
+    central = (values[up] - values[down]) / (2 * step)
+    slope = np.where(up_ok & down_ok, central, np.where(up_ok, (values[up] - p0) / step,
+                                                        np.where(down_ok, (p0 - values[down]) / step, np.nan)))
+    message = np.full(n, "", dtype=object)
+    for row in np.flatnonzero(~up_ok & ~down_ok):
+        message[row] = _neither(measure, failures[up][int(row)][1], failures[down][int(row)][1])
+    return slope, message
+
+
 def _curve_of_rows(instruments: Portfolio | BondPortfolio, market: Market) -> np.ndarray:
-    """The name of the curve each row is priced on (options: the first; bonds: their ``curve_index``)."""
+    """The name of the curve each row is priced on (options: the first; bonds: their ``curve_index``; a bond
+    whose index names no curve, a bad row, is listed under the nearest one, with its error)."""
     names = np.array(market.names, dtype=object)
     if isinstance(instruments, BondPortfolio):
-        index = np.clip(instruments.curve_index.astype(np.int64), 0, len(names) - 1)
-        return names[index]
+        index = np.nan_to_num(instruments.curve_index.astype(np.float64), nan=0.0)
+        return names[np.clip(index, 0, len(names) - 1).astype(np.int64)]
     return np.full(len(instruments), names[0], dtype=object)
 
 
-__all__ = ["COLUMNS", "MEASURES", "risk"]
+__all__ = ["BP", "COLUMNS", "DEFAULT_SHIFTS", "F32_REFUSED", "MEASURES", "risk"]

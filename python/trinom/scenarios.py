@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .api_arguments import check_real, check_text, check_whole
 from .curve import YieldCurve
 from .errors import InputError
 from .market import CurvesLike, Market
@@ -40,11 +41,21 @@ def shifted(curve: YieldCurve, shift: float, pillar: int | None = None) -> Yield
 class CurveShift:
     """One scenario: ``shift`` added to the zero rates of curve ``curve`` (None: every curve), at every
     pillar (``pillar`` None: a parallel shift) or at one (a key-rate bump; with ``curve`` None, pillar
-    ``pillar`` of every curve that has one: each instrument, on one curve, sees the bump of its own)."""
+    ``pillar`` of every curve that has one: each instrument, on one curve, sees the bump of its own).
+    ``shift`` is a finite number (1e-4 = 1 bp), ``curve`` a curve's name (a string) or None, ``pillar`` a
+    whole number >= 0 or None; anything else is a ``TypeError`` or ``ValueError`` naming the argument."""
 
     shift: float
     curve: str | None = None
     pillar: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "shift", check_real("CurveShift shift", self.shift))
+        if self.curve is not None and not isinstance(self.curve, str):
+            raise TypeError(f"CurveShift curve must be a curve's name (a string, e.g. {str(self.curve)!r}) or None, "
+                            f"got {self.curve!r}")
+        if self.pillar is not None:
+            object.__setattr__(self, "pillar", check_whole("CurveShift pillar", self.pillar, minimum=0))
 
     def apply(self, names: Sequence[str], curves: Sequence[YieldCurve]) -> tuple[YieldCurve, ...]:
         return tuple(shifted(c, self.shift, self.pillar)
@@ -54,24 +65,42 @@ class CurveShift:
 
 @dataclass(frozen=True)
 class SigmaShift:
-    """One scenario: ``shift`` added to every tree's sigma (vega's bump), the curves as they are."""
+    """One scenario: ``shift`` added to every tree's sigma (vega's bump), the curves as they are (``shift``: a
+    finite number)."""
 
     shift: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "shift", check_real("SigmaShift shift", self.shift))
 
 
 @dataclass(frozen=True)
 class SpreadShift:
-    """One scenario: ``shift`` (percent, the unit of a bond's ``spread``) added to every bond's spread."""
+    """One scenario: ``shift`` (percent, the unit of a bond's ``spread``) added to every bond's spread (``shift``:
+    a finite number)."""
 
     shift: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "shift", check_real("SpreadShift shift", self.shift))
 
 
 @dataclass(frozen=True)
 class CurveSet:
-    """One scenario: the named curves of ``curves`` replaced (a mapping of name to curve; curves it does
-    not name stay as they are)."""
+    """One scenario: the named curves of ``curves`` replaced (a mapping of name, a string, to
+    :class:`YieldCurve`; curves it does not name stay as they are)."""
 
     curves: Mapping[str, YieldCurve]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.curves, Mapping):
+            raise TypeError(f"CurveSet curves must be a mapping of curve name to YieldCurve (e.g. {{'EUR': curve}}), "
+                            f"got {type(self.curves).__name__}")
+        for name, curve in self.curves.items():
+            check_text("CurveSet curve name", name)
+            if not isinstance(curve, YieldCurve):
+                raise TypeError(f"CurveSet curve {name!r} must be a YieldCurve, got {type(curve).__name__}")
+        object.__setattr__(self, "curves", dict(self.curves))
 
     def apply(self, names: Sequence[str], curves: Sequence[YieldCurve]) -> tuple[YieldCurve, ...]:
         return tuple(self.curves.get(name, c) for name, c in zip(names, curves, strict=True))
@@ -132,8 +161,9 @@ def read_scenarios(path: str | Path, curves: CurvesLike) -> tuple[list[str], Mar
     rate of ``curve`` at its pillar ``days``, or to every pillar where ``days`` is empty or ``*``; a
     scenario's rows add up) or ``scenario,curve,days,rate`` (the rows of a scenario and curve are that
     curve's points; curves a scenario does not name stay as they are). ``curve`` names a curve of
-    ``curves`` (``default`` for a single one; a bond file's curves are ``0``, ``1``, ...). A bad cell is an
-    :class:`InputError` naming the file and the line.
+    ``curves`` exactly as the market names it (``default`` for a single curve; a bond CSV's curves by their names
+    in ``NAME.curves.csv``, ``00`` and ``EUR`` included; a 19-array file's or a plain sequence's ``0``, ``1``, ...).
+    A bad cell is an :class:`InputError` naming the file and the line.
     """
     path = Path(path)
     base = Market.of(curves)

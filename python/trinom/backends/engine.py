@@ -226,10 +226,11 @@ class KernelEngine(Engine):
 
     def runner(self, book: Book, market: Market, *, precision: str = "f64", target: str | None = None,
                device: int = 0, **tuning: Any) -> Callable[[], np.ndarray]:
-        """A one-instrument, one-scenario book calls its kernel directly (a subclass that prices such books
-        otherwise must override this too); anything else calls :meth:`price`."""
+        """A one-instrument book in a market of one scenario that moves no tree calls its kernel directly (a
+        subclass that prices such books otherwise must override this too); anything else calls :meth:`price`
+        (a lone sigma or spread move is a scenario batch there, never the unmoved kernel call)."""
         kinds = book.instruments()
-        if len(kinds) != 1 or len(market) != 1:
+        if len(kinds) != 1 or len(market) != 1 or market.moves_trees:
             return super().runner(book, market, precision=precision, target=target, device=device, **tuning)
         self.check_call(book, precision, target, tuning)
         module, arguments, knobs = self._call(kinds[0], book, market, 0, precision, target, device, tuning)
@@ -422,7 +423,8 @@ class CudaEngine(KernelEngine):
 
     def price(self, book: Book, market: Market, *, precision: str = "f64", target: str | None = None,
               device: int = 0, **tuning: Any) -> np.ndarray:
-        one_call = (book.instruments() == [OPTION, BOND] and len(market) == 1 and set(tuning) <= self.SHARED_KNOBS
+        one_call = (book.instruments() == [OPTION, BOND] and len(market) == 1 and not market.moves_trees
+                    and set(tuning) <= self.SHARED_KNOBS
                     and len(book.part(OPTION).curves_used()) == 1)
         if not one_call:
             return super().price(book, market, precision=precision, target=target, device=device, **tuning)
