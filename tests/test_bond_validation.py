@@ -61,3 +61,17 @@ def test_a_term_unit_that_is_not_a_year_is_an_error():
     assert "must be a year of 360 to 366 days" in found[0][2]
     fields["term_unit"][0] = 365
     assert problems(fields, curves) == []
+
+
+def test_a_selection_keeps_the_read_problems_of_its_rows():
+    """A row that could not be read stays bad in any selection of rows (it priced as its placeholder before)."""
+    fields, curves = sample()
+    bonds = trinom.BondPortfolio.with_read_problems([(1, "coupon", "coupon 'x' is not a number")], **fields)
+    part = bonds[[2, 1]]
+    assert part.validate(curves) == [(1, "coupon", "coupon 'x' is not a number")]
+    assert bonds[[0, 2]].validate(curves) == []
+    options = trinom.Portfolio.with_read_problems([(0, "strike", "strike 'x' is not a number")], strike=[1.0, 2.0],
+                                                  maturity=[9.0, 9.0], expiry=[3.0, 3.0], term_unit=[365, 365],
+                                                  term_steps=[12, 12], a=[0.1, 0.1], sigma=[0.01, 0.01],
+                                                  option_type=[0, 1])
+    assert [row for row, _f, _m in options[[1, 0]].validate()] == [1]

@@ -36,6 +36,7 @@ from .risk import MEASURES as RISK_MEASURES
 from .risk import risk
 from .row_ids import row_numbers
 from .scenarios import read_scenarios
+from .trades_cli import add_trade_options, cmd_oas_trades, cmd_price_trades, cmd_risk_trades, is_trades_file, unused_trade_options
 
 #: Risk measures that only bonds have (an option has no spread).
 BOND_MEASURES = ("spread_duration",)
@@ -176,6 +177,9 @@ def price_parquet(args: argparse.Namespace, bonds: bool) -> int:
 
 
 def cmd_price(args: argparse.Namespace) -> int:
+    if is_trades_file(args.portfolio):  # dated trades: trinom.trades_cli
+        return cmd_price_trades(args)
+    unused_trade_options(args)
     inputs = [*input_files(args.portfolio), args.yield_file, args.scenarios]
     if args.out:  # checked before any reading or pricing: an hour of work must not end in a bad path
         if args.scenarios:
@@ -236,6 +240,9 @@ def cmd_price(args: argparse.Namespace) -> int:
 
 # --- oas and risk --------------------------------------------------------------------------------------------------
 def cmd_oas(args: argparse.Namespace) -> int:
+    if is_trades_file(args.portfolio):
+        return cmd_oas_trades(args)
+    unused_trade_options(args)
     if args.format == "options":
         raise InputError([(None, "--format", "trinom oas solves the spreads of bonds; got --format options")])
     output_format(args.out, TABLE_FORMATS, "--out", "the OAS table (id,oas,price,iterations,error)")
@@ -289,6 +296,9 @@ def check_measures_apply(measures: list[str] | None, bonds: bool, path: Path) ->
 
 def cmd_risk(args: argparse.Namespace) -> int:
     named = parse_measures(args.measures)
+    if is_trades_file(args.portfolio):
+        return cmd_risk_trades(args, named)
+    unused_trade_options(args)
     output_format(args.out, TABLE_FORMATS, "--out", "the risk table (id,measure,factor,shift,base,value,error)")
     check_outputs([("--out", args.out)], [*input_files(args.portfolio), args.yield_file])
     bonds = book_kind(args)
@@ -542,6 +552,7 @@ def parser() -> argparse.ArgumentParser:
                     help="price on a Dask cluster: local:N starts N worker processes here, ADDRESS (e.g. "
                     f"tcp://host:8786) connects to a running scheduler (exit 3 if none answers within "
                     f"{DASK_CONNECT_SECONDS:g} s); the book is sharded by work")
+    add_trade_options(pr)
     pr.set_defaults(func=cmd_price)
 
     oas_cmd = command("oas", "option-adjusted spread of every bond of a file from market prices")
@@ -558,6 +569,7 @@ def parser() -> argparse.ArgumentParser:
     oas_cmd.add_argument("--out", type=Path, required=True,
                          help=".csv or .parquet: id,oas,price,iterations,error (oas in percent, as the bond file's "
                          "spread)")
+    add_trade_options(oas_cmd)
     oas_cmd.set_defaults(func=cmd_oas)
 
     risk_cmd = command("risk", "risk measures of every row of a file by bump and reprice, as one long table")
@@ -574,6 +586,7 @@ def parser() -> argparse.ArgumentParser:
     engine_options(risk_cmd)
     risk_cmd.add_argument("--out", type=Path, required=True,
                           help=".csv or .parquet: id,measure,factor,shift,base,value,error (ORE style)")
+    add_trade_options(risk_cmd)
     risk_cmd.set_defaults(func=cmd_risk)
 
     info = command("info", "size, tree widths and heights and their statistics, work, problems, the engine auto picks")

@@ -154,8 +154,14 @@ class Portfolio:
         """A sub-portfolio (an int gives a portfolio of one option)."""
         if isinstance(index, (int, np.integer)):
             index = slice(int(index), int(index) + 1 if int(index) != -1 else None)
-        return Portfolio(convention=self.convention, curve=self.curve,
+        part = Portfolio(convention=self.convention, curve=self.curve,
                          **{name: getattr(self, name)[index] for name in FIELDS})
+        if self._read_problems:  # the selected rows keep their read problems, numbered as the part numbers them
+            from .bonds.portfolio import _rows_problems
+
+            rows = np.atleast_1d(np.arange(len(self))[index])
+            object.__setattr__(part, "_read_problems", _rows_problems(self._read_problems, rows))
+        return part
 
     def __iter__(self) -> Iterator[dict[str, float]]:
         for k in range(len(self)):

@@ -176,7 +176,9 @@ class BondPortfolio:
         fields = {name: getattr(self, name)[rows] for name in BOND_FIELDS}
         fields.update({name: getattr(self, name)[flat] for name in CASHFLOW_FIELDS})
         given = self._accrued_given
-        return BondPortfolio(accrued=None if given is None else given[rows], **fields)
+        part = BondPortfolio(accrued=None if given is None else given[rows], **fields)
+        object.__setattr__(part, "_read_problems", _rows_problems(self._read_problems, rows))
+        return part
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for row in range(len(self)):
@@ -296,6 +298,16 @@ class BondPortfolio:
         """Indices of the bonds :meth:`validate` finds no problem in, ascending."""
         bad = [row for row, _f, _m in self.validate(curves, max_width, max_steps) if row is not None]
         return np.setdiff1d(np.arange(len(self)), bad)
+
+
+def _rows_problems(problems: Sequence[tuple[int, str, str]], rows: np.ndarray) -> tuple[tuple[int, str, str], ...]:
+    """The read problems of ``rows`` (a selection of a portfolio's rows), numbered as the selection numbers them."""
+    if not problems:
+        return ()
+    where: dict[int, list[int]] = {}
+    for k, row in enumerate(rows.tolist()):
+        where.setdefault(int(row), []).append(k)
+    return tuple(sorted((k, field, message) for row, field, message in problems for k in where.get(int(row), [])))
 
 
 def flatten_curves(curves: Sequence[YieldCurve]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -1,0 +1,160 @@
+"""``trinom price|risk|oas trades.csv --curve curve.csv --as-of DATE``: the command line of dated trades (issue 25).
+
+The input is a ``trades.csv`` (or a Parquet table of the same columns, see :mod:`trinom.instruments.trades`), the
+curves a dated curve file (``curve,date,discount`` or ``curve,date,zero``; :func:`trinom.model.read_dated_curves`)
+and ``--as-of`` the valuation date. Outputs, in input order: prices ``id,price,clean,accrued,error`` (price: dirty
+per 100 notional), risk ``id,measure,factor,shift,base,value,error``, OAS ``id,oas,price,iterations,error`` (oas as a
+decimal, the unit of the file's ``spread``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from . import parquet
+from .api import price
+from .errors import InputError
+from .files import PRICE_FORMATS, TABLE_FORMATS, check_outputs, output_format
+from .instruments.trades import TYPES, Trades, read_trades
+from .result import Prices
+
+
+def is_trades_file(path: str | Path) -> bool:
+    """Whether ``path`` is a trades file: a CSV or Parquet table with a ``type`` column and no ``cashflow_count``."""
+    path = Path(path)
+    if not path.exists():
+        return False
+    if parquet.is_parquet(path):
+        header = [str(name) for name in parquet.read_text_rows(path)[0]] if path.stat().st_size else []
+    elif path.suffix.lower() == ".csv":
+        with open(path, encoding="utf-8-sig", errors="replace") as handle:
+            header = [cell.strip() for cell in handle.readline().split(",")]
+    else:
+        return False
+    return "type" in header and "cashflow_count" not in header
+
+
+def read_inputs(args: argparse.Namespace) -> tuple[Trades, dict[str, Any]]:
+    """The trades of ``args.portfolio`` and the dated curves of ``--curve``, both as of ``--as-of``."""
+    from .model import read_dated_curves
+
+    missing = [flag for flag, value in (("--as-of", args.as_of), ("--curve", args.curve)) if value is None]
+    if missing:
+        raise InputError([(None, flag, f"a trades file is priced as of a date on dated curves: give {flag}")
+                          for flag in missing])
+    if getattr(args, "yield_file", None) is not None:
+        raise InputError([(None, "--yield", "--yield is the curve of tree-step option files; trades take dated curves "
+                           "(--curve curve.csv)")])
+    trades = read_trades(args.portfolio, as_of=args.as_of)
+    curves = read_dated_curves(args.curve, as_of=args.as_of)
+    return trades, curves
+
+
+def write_prices(path: Path | None, result: Prices, ids: list[str]) -> None:
+    """Prices ``id,price,clean,accrued,error`` to ``path`` (.csv or .parquet), or stdout."""
+    import pandas as pd
+
+    if path is not None and output_format(path, PRICE_FORMATS, "--out", "prices") == "parquet":
+        writer = parquet.ResultWriter(path)
+        try:
+            writer.write(ids, result)
+        except BaseException as err:
+            writer.close(err)
+            raise
+        writer.close()
+        return
+    table = pd.DataFrame({"id": ids, "price": result.price, "clean": result.clean, "accrued": result.accrued,
+                          "error": result.error})
+    if path is None:
+        table.to_csv(sys.stdout, index=False, float_format="%.17g")
+    else:
+        table.to_csv(path, index=False, float_format="%.17g")
+
+
+def cmd_price_trades(args: argparse.Namespace) -> int:
+    if args.scenarios or args.dask:
+        flag = "--scenarios" if args.scenarios else "--dask"
+        raise InputError([(None, flag, f"{flag} is not yet taken with a trades file: price a tree-step book, or call "
+                           "trinom.price(trades, ..., scenarios=...) from Python")])
+    if args.out is not None:
+        if output_format(args.out, PRICE_FORMATS, "--out", "prices") == "out":
+            raise InputError([(None, "--out", "trades' prices are a table (id,price,clean,accrued,error): write .csv or "
+                               ".parquet")])
+        check_outputs([("--out", args.out)], [args.portfolio, args.curve])
+    trades, curves = read_inputs(args)
+    start = time.perf_counter()
+    result = price(trades, curves, backend=args.backend, target=args.target, precision=args.precision,
+                   device=args.device, errors=args.errors, max_width=args.max_width, max_steps=args.max_steps)
+    elapsed = time.perf_counter() - start
+    write_prices(args.out, result, trades.ids)
+    bad = int((result.error != "").sum())
+    kinds = ", ".join(f"{int((result.instrument == label).sum())} {name}s"
+                      for name, label in zip(TYPES, ("bond", "option"), strict=True))
+    print(f"trinom: {len(trades)} trades ({kinds}) as of {trades.as_of} priced on {result.engine} ({args.precision}) "
+          f"in {elapsed:.3f} s{f', {bad} rows with errors' if bad else ''}"
+          f"{f' -> {args.out}' if args.out else ''}", file=sys.stderr)
+    return 0
+
+
+def cmd_risk_trades(args: argparse.Namespace, measures: list[str] | None) -> int:
+    from .result_files import write_table_file
+    from .risk import risk
+
+    output_format(args.out, TABLE_FORMATS, "--out", "the risk table")
+    check_outputs([("--out", args.out)], [args.portfolio, args.curve])
+    trades, curves = read_inputs(args)
+    table = risk(trades, curves, measures=measures, shift=args.shift, sigma_shift=args.sigma_shift,
+                 backend=args.backend, target=args.target, precision=args.precision, errors=args.errors,
+                 max_width=args.max_width, max_steps=args.max_steps)
+    write_table_file(args.out, table)
+    _summary(len(trades), int(table.loc[table.error != "", "id"].nunique()), "trades' risk", args.out)
+    return 0
+
+
+def cmd_oas_trades(args: argparse.Namespace) -> int:
+    from .bond_market_prices import read_market_prices
+    from .oas import oas
+    from .result_files import write_table_file
+
+    output_format(args.out, TABLE_FORMATS, "--out", "the OAS table")
+    check_outputs([("--out", args.out)], [args.portfolio, args.curve, args.market_prices])
+    trades, curves = read_inputs(args)
+    market, unpriced = read_market_prices(args.market_prices, trades.ids, args.errors)
+    result = oas(trades, curves, market, price_type="dirty" if args.dirty else "clean", backend=args.backend,
+                 target=args.target, precision=args.precision, search=args.search, errors=args.errors,
+                 max_width=args.max_width, max_steps=args.max_steps)
+    table = result.to_frame(trades.ids)
+    for row, message in unpriced.items():
+        table.loc[row, "error"] = message
+    write_table_file(args.out, table)
+    _summary(len(trades), int((table.error != "").sum()), "OAS", args.out)
+    return 0
+
+
+def _summary(rows: int, failed: int, what: str, out: Path) -> None:
+    print(f"trinom: {what} of {rows} trades -> {out}{f'; {failed} of {rows} failed' if failed else ''}",
+          file=sys.stderr)
+
+
+def add_trade_options(cmd: argparse.ArgumentParser) -> None:
+    """``--curve`` and ``--as-of``, the inputs a trades file needs besides itself."""
+    cmd.add_argument("--curve", type=Path, help="trades files: the dated curves, CSV or Parquet curve,date,discount or "
+                     "curve,date,zero (continuous, ACT/365F); a trade's curve column names one")
+    cmd.add_argument("--as-of", dest="as_of", help="trades files: the valuation date, YYYY-MM-DD")
+
+
+def unused_trade_options(args: argparse.Namespace) -> None:
+    """``--curve``/``--as-of`` given with a tree-step book: an error, not ignored."""
+    given = [flag for flag, value in (("--curve", getattr(args, "curve", None)), ("--as-of", getattr(args, "as_of", None)))
+             if value is not None]
+    if given:
+        raise InputError([(None, flag, f"{flag} applies to trades files (a CSV with a type column); {args.portfolio} "
+                           "is a tree-step book") for flag in given])
+
+
+__all__ = ["add_trade_options", "cmd_oas_trades", "cmd_price_trades", "cmd_risk_trades", "is_trades_file",
+           "read_inputs", "unused_trade_options", "write_prices"]
