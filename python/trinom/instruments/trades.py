@@ -103,6 +103,17 @@ def _cells(values: object, size: int, field: str) -> np.ndarray:
         array = np.full(size, array[0], dtype=object)
     if array.size != size:
         raise InputError([(None, field, f"{field} has {array.size} values, expected one per trade ({size})")])
+    raw = np.asarray(values).reshape(-1)
+    if raw.size == size and raw.dtype.kind in "fiub":  # numbers: only NaN is empty
+        out = raw.astype(object)
+        if raw.dtype.kind == "f":
+            out[np.isnan(raw)] = None
+        return out
+    if raw.size == size and raw.dtype.kind == "U":  # text (a CSV's cells): blank is empty
+        stripped = np.char.strip(raw)
+        out = stripped.astype(object)
+        out[stripped == ""] = None
+        return out
     out = np.empty(size, dtype=object)
     for k, value in enumerate(array.tolist()):
         if isinstance(value, str):
@@ -190,7 +201,7 @@ class Trades:
         problems: list[Problem] = []
         cells = self._cells
         size = len(self)
-        present = {name: np.array([v is not None for v in cells[name].tolist()], dtype=bool) for name in TRADE_COLUMNS}
+        present = {name: np.not_equal(cells[name], None) for name in TRADE_COLUMNS}
         text = {name: np.array(["" if v is None else str(v).strip().lower() for v in cells[name].tolist()],
                                dtype=object) for name in ("type", "option", "exercise")}
         kind = np.full(size, -1, dtype=np.int64)
@@ -204,7 +215,13 @@ class Trades:
         numbers: dict[str, np.ndarray] = {}
         for name in ("notional", "coupon", "exercise_price", "strike", "a", "sigma", "spread", "steps_per_year"):
             values = np.full(size, np.nan)
-            for k in np.flatnonzero(present[name]):
+            given = np.flatnonzero(present[name])
+            try:  # every cell a number (or a number's text): one conversion
+                values[given] = np.asarray(cells[name][given].tolist(), dtype=np.float64)
+                given = given[~np.isfinite(values[given])]  # only the non-finite ones need a look
+            except (TypeError, ValueError):
+                pass
+            for k in given:
                 try:
                     values[k] = float(cells[name][k])
                 except (TypeError, ValueError):
@@ -218,7 +235,9 @@ class Trades:
             rows = np.flatnonzero(present[name])
             days = np.zeros(size, dtype=np.int64)
             if rows.size:
-                values = np.array([_date_text(v) for v in cells[name][rows].tolist()], dtype=object)
+                values = cells[name][rows]
+                if not all(isinstance(v, str) for v in values.tolist()):
+                    values = np.array([_date_text(v) for v in values.tolist()], dtype=object)
                 found, bad = to_days(values, field=name, rows=rows)
                 days[rows] = found
                 problems += bad
@@ -300,8 +319,10 @@ class Trades:
             rule(is_bond & ~present["option"], field, f"{field} is given but option is empty (call or put?), "
                                                       "got {value!r}")
         # dates: order and the bond's life
-        ok = {name: present[name] & np.array([(k, name) not in bad_cells for k in range(len(self))], dtype=bool)
-              for name in d}
+        ok = {name: present[name].copy() for name in d}
+        for row, field in bad_cells:
+            if field in ok and row is not None:
+                ok[field][row] = False
         as_of = self.as_of_day
         for row in np.flatnonzero(is_bond & ok["issue"] & ok["maturity"] & (d["maturity"] <= d["issue"])):
             problems.append((int(row), "maturity", f"maturity {_day(d['maturity'][row])} must be after the issue date "
@@ -370,8 +391,11 @@ class Trades:
         bad[[row for row, _f, _m in problems if row is not None]] = True
         if any(row is None for row, _f, _m in problems):
             raise InputError([problem for problem in problems if problem[0] is None])
-        curve = np.array([curve_names.index(str(c)) if c is not None and str(c) in curve_names else 0
-                          for c in self._cells["curve"].tolist()], dtype=np.int64)
+        distinct, inverse = np.unique(np.where(np.equal(self._cells["curve"], None), "", self._cells["curve"]).astype(str),
+                                      return_inverse=True)
+        index = np.array([curve_names.index(name) if name in curve_names else 0 for name in distinct.tolist()],
+                         dtype=np.int64)
+        curve = index[inverse] if len(self) else np.zeros(0, dtype=np.int64)
         kind = np.where(p.kind < 0, 0, p.kind)  # a row of no type is a bad bond row
         group = np.where(kind == 1, 1 + curve, 0)
         starts = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1]))) if len(self) else np.zeros(0, int)
@@ -409,7 +433,7 @@ class Trades:
         good = ~bad
         cell = {name: self._cells[name][rows] for name in ("frequency", "day_count", "calendar", "convention")}
         for name, default in BOND_DEFAULTS.items():
-            cell[name] = np.array([default if v is None else v for v in cell[name].tolist()], dtype=object)
+            cell[name] = np.where(np.equal(cell[name], None), default, cell[name])
         g = np.flatnonzero(good)
         spy = self.steps_per_year()[rows]
         as_of = self.as_of_day
@@ -435,13 +459,15 @@ class Trades:
         live = end > as_of
         owner, end, amount, repayment = period_owner[live], end[live], amount[live], repayment[live]
         step = np.maximum((2 * (end - as_of) * spy[g][owner] + YEAR_DAYS) // (2 * YEAR_DAYS), 1)
-        # flows that fall on one step are paid together
-        key = owner * (2**40) + step
-        unique, first_of, inverse = np.unique(key, return_index=True, return_inverse=True)
+        # flows that fall on one step are paid together (a bond's flows come in date order: equal steps are adjacent)
+        new = np.ones(step.size, dtype=bool)
+        new[1:] = (owner[1:] != owner[:-1]) | (step[1:] != step[:-1])
+        first_of = np.flatnonzero(new)
+        inverse = np.cumsum(new) - 1
         flow_owner = owner[first_of]
         flow_step = step[first_of]
-        flow_coupon = np.bincount(inverse, weights=amount, minlength=unique.size)
-        flow_repayment = np.bincount(inverse, weights=repayment, minlength=unique.size)
+        flow_coupon = np.bincount(inverse, weights=amount, minlength=first_of.size)
+        flow_repayment = np.bincount(inverse, weights=repayment, minlength=first_of.size)
         flows_per_good = np.bincount(flow_owner, minlength=g.size)
         # per bond: the last step, the exercise window
         n_good = np.zeros(g.size, dtype=np.int64)
