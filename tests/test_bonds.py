@@ -244,3 +244,20 @@ def test_named_curves_in_csv_and_in_price(tmp_path: Path):
     by_name = dict(zip(names, curves, strict=True))
     named = trinom.price(bonds, by_name, backend="reference").price
     assert np.array_equal(named, reference.price(bonds, curves))
+
+
+@pytest.mark.parametrize(("backend", "target"), [("futhark", "c"), ("futhark", "multicore"), ("futhark-paper", "c")])
+def test_trees_of_half_width_one_price_as_the_reference(backend, target):
+    """A mean reversion so strong that jmax is 1 (a = 3, monthly steps): the fast bond program's formulation needs two
+    nodes either side, so such trees go to the paper's program (the fast one priced 389.82 for 95.12)."""
+    bonds = trinom.BondPortfolio(term_unit=[360] * 3, term_steps=[12] * 3, a=[3.0, 0.1, 2.5], sigma=[0.01] * 3,
+                                 maturity=[1.0] * 3, cashflow_count=[1] * 3, cashflow_step=[12] * 3,
+                                 repayment=[100.0] * 3, coupon=[0.0] * 3, spread=[0.0] * 3, option_type=["call"] * 3,
+                                 strike=[1000.0, 1000.0, 99.0], first_exercise=[12] * 3, last_exercise=[12] * 3,
+                                 exercise_frequency=[1] * 3, curve_index=[0] * 3)
+    assert bonds.jmax().tolist() == [1, 23, 1]
+    curves = [trinom.YieldCurve([0.05], [365])]
+    expected = trinom.price(bonds, curves, backend="reference").price
+    np.testing.assert_allclose(expected[:2], 100 * np.exp(-0.05), rtol=1e-12)
+    got = trinom.price(bonds, curves, backend=backend, target=target).price
+    np.testing.assert_allclose(got, expected, rtol=1e-12)

@@ -104,11 +104,11 @@ def wide_portfolio() -> trinom.Portfolio:
 
 
 def random_portfolio(rng: np.random.Generator, count: int) -> trinom.Portfolio:
-    """Fresh random options: three term units, calls and puts, expiries at 0, inside the tree and
-    past the bond's maturity (no payoff: the bond price)."""
+    """Fresh random options of the thesis' convention: three term units, calls and puts, expiries at 0, inside the
+    tree and past the bond's maturity (the thesis' quirk: no payoff, the bond price)."""
     maturity = rng.uniform(1.0, 12.0, count)  # at least one step
     expiry = np.where(rng.random(count) < 0.15, 0.0, rng.uniform(0.0, 1.2, count) * maturity)
-    return trinom.Portfolio(strike=rng.uniform(0.0, 110.0, count), maturity=maturity, expiry=expiry,
+    return trinom.Portfolio(convention="thesis", strike=rng.uniform(0.0, 110.0, count), maturity=maturity, expiry=expiry,
                             term_unit=rng.choice([365, 360, 120], count), term_steps=rng.integers(1, 25, count),
                             a=rng.uniform(0.03, 0.6, count), sigma=rng.uniform(0.002, 0.04, count),
                             option_type=rng.integers(0, 2, count))
@@ -409,3 +409,55 @@ def test_option_risk_on_cuda_equals_the_reference_bump_and_reprice():
         mine, theirs = gpu.xs(measure, level="measure"), ref.xs(measure, level="measure")
         rtol = 1e-7 if measure == "convexity" else 1e-9
         np.testing.assert_allclose(mine, theirs, rtol=rtol, atol=1e-10, equal_nan=True, err_msg=measure)
+
+
+@pytest.mark.parametrize("backend", CUDA_BACKENDS)
+def test_standard_convention_books_match_the_reference(backend: str, thesis_curve):
+    """The default convention through the one call: term units of 360, 30 and 90 days and options expiring at their
+    bond's maturity (the book's scale) price on every CUDA engine as on the reference."""
+    rng = np.random.default_rng(11)
+    count = 300
+    maturity = rng.uniform(1.0, 12.0, count)
+    expiry = np.where(rng.random(count) < 0.2, maturity, rng.uniform(0.0, 1.0, count) * maturity)
+    book = trinom.Portfolio(strike=rng.uniform(40.0, 120.0, count), maturity=maturity, expiry=expiry,
+                            term_unit=rng.choice([365, 360, 30, 90], count), term_steps=rng.integers(1, 13, count),
+                            a=rng.uniform(0.03, 0.3, count), sigma=rng.uniform(0.002, 0.02, count),
+                            option_type=rng.integers(0, 2, count))
+    assert book.expires_at_maturity().any()
+    expected = trinom.price(book, thesis_curve, backend="reference").price
+    got = trinom.price(book, thesis_curve, backend=backend).price
+    np.testing.assert_allclose(got, expected, rtol=1e-11, atol=1e-11)
+
+
+def test_dated_trades_price_on_cuda_as_on_the_reference():
+    """Dated bonds and bond options (trinom.instruments.Trades) on the cuda engine against the reference."""
+    from trinom.instruments import Trades
+    from trinom.model import DatedCurve
+
+    rng = np.random.default_rng(5)
+    count = 200
+    as_of = np.datetime64("2026-11-25")
+    maturity = as_of + rng.integers(400, 12 * 365, count)
+    bond = rng.random(count) < 0.7
+    option = np.where(rng.random(count) < 0.6, np.where(rng.random(count) < 0.5, "call", "put"), None)
+    first = as_of + ((maturity - as_of).astype(np.int64) * 0.3).astype(np.int64)
+    columns = {
+        "id": [f"T{k}" for k in range(count)], "type": np.where(bond, "bond", "bond_option"),
+        "issue": np.where(bond, str(as_of - 200), None), "maturity": maturity.astype(str),
+        "coupon": np.where(bond, rng.uniform(0, 0.07, count), np.nan), "frequency": np.where(bond, 2, np.nan),
+        "day_count": np.where(bond, "ACT/ACT-ICMA", None), "calendar": np.where(bond, "TARGET", None),
+        "option": np.where(bond, option, np.where(rng.random(count) < 0.5, "call", "put")),
+        "exercise": np.where(bond & (option != None), "bermudan", None),  # noqa: E711
+        "first_exercise": np.where(bond & (option != None), first.astype(str), None),  # noqa: E711
+        "last_exercise": np.where(bond & (option != None), (maturity - 30).astype(str), None),  # noqa: E711
+        "exercise_price": np.where(bond & (option != None), 100.0, np.nan),  # noqa: E711
+        "expiry": np.where(bond, None, (as_of + 300).astype(str)), "strike": np.where(bond, np.nan, 80.0),
+        "a": rng.uniform(0.03, 0.1, count), "sigma": rng.uniform(0.005, 0.015, count), "steps_per_year": 52,
+    }
+    trades = Trades(as_of=str(as_of), **columns)
+    curves = {"EUR": DatedCurve(as_of=str(as_of), dates=["2027-11-25", "2031-11-25", "2046-11-25"],
+                                zero_rates=[0.025, 0.028, 0.032])}
+    expected = trinom.price(trades, curves, backend="reference")
+    got = trinom.price(trades, curves, backend="cuda")
+    np.testing.assert_allclose(got.price, expected.price, rtol=1e-11, atol=1e-11)
+    np.testing.assert_array_equal(got.accrued, expected.accrued)

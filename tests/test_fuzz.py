@@ -4,7 +4,9 @@ The property, for any input: every row gets a price or an :class:`~trinom.InputE
 and field, never another exception; and on what is accepted, the CPU engines agree. Examples are
 derived deterministically (``derandomize``) and bounded (60 a test), so the suite costs seconds in ``make
 test``; ``TRINOM_FUZZ_EXAMPLES=N`` runs N fresh random ones instead;
-trees are kept small by ``max_width``/``max_steps`` so that accepted rows price quickly.
+trees are kept small by ``max_width``/``max_steps`` so that accepted rows price quickly. The newer surfaces are
+fuzzed in the same style by ``tests/test_fuzz_risk.py`` (``trinom.risk``, ``trinom.oas``, scenario grids) and
+``tests/test_fuzz_files.py`` (scenario files, Parquet books, the command line), which share these strategies.
 """
 
 from __future__ import annotations

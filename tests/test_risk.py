@@ -249,18 +249,20 @@ def test_a_sigma_below_the_vega_move_fails_only_vega_and_vega_is_one_sided(kind)
     np.testing.assert_allclose(krd[krd.id == "1"].value, alone.value, rtol=1e-12)
 
 
-def test_a_measure_neither_move_can_give_is_an_error_naming_the_row():
-    """sigma + v overflows and sigma - v < 0: vega cannot be had either way. raise: an InputError naming the row
-    and sigma before any pricing; the other rows' measures are unaffected in mask mode."""
-    book = with_field(options(), "sigma", 4, 1e308)
-    with pytest.raises(trinom.InputError, match="row 4: vega needs a move either side") as caught:
-        risk(book, backend="reference", measures=("vega",), sigma_shift=1.5e308)
-    assert [(row, field) for row, field, _m in caught.value.errors] == [(4, "sigma")]
-    with np.errstate(all="ignore"):
-        masked = risk(book, backend="reference", measures=("dv01", "vega"), sigma_shift=1.5e308, errors="mask")
-    assert masked[masked.id == "4"].value.isna().all() and (masked[masked.id == "4"].error != "").all()
-    rest = masked[(masked.id != "4") & (masked.measure == "dv01")]
-    assert rest.value.notna().all() and (rest.error == "").all()
+def test_a_move_past_the_sigma_limit_gives_a_one_sided_vega():
+    """sigma + v beyond the sigma limit (1) is no valid tree: vega is the one-sided difference below, the row's other
+    measures are unaffected; a sigma beyond the limit itself is bad input naming the row and sigma."""
+    book = with_field(options(), "sigma", 4, 0.98)
+    table = risk(book, backend="reference", measures=("dv01", "vega"), sigma_shift=0.03)
+    row = table[table.id == "4"]
+    assert row.value.notna().all() and (row.error == "").all()
+    down = trinom.price(with_field(options(), "sigma", 4, 0.95), backend="reference").price[4]
+    base = trinom.price(book, backend="reference").price[4]
+    vega = row[row.measure == "vega"].value.iloc[0]
+    assert vega == pytest.approx((base - down) / 0.03 * 1e-4, rel=1e-12)
+    with pytest.raises(trinom.InputError, match="row 4: sigma must be at most 1") as caught:
+        risk(with_field(options(), "sigma", 4, 1.5), backend="reference", measures=("vega",))
+    assert [(r, field) for r, field, _m in caught.value.errors] == [(4, "sigma")]
 
 
 def test_risk_checks_ids_and_instruments():

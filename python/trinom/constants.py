@@ -16,6 +16,10 @@ FACE_VALUE: Final[float] = 100.0
 CALL: Final[int] = 0
 PUT: Final[int] = 1
 OPTION_TYPES: Final[dict[str, int]] = {"call": CALL, "put": PUT}
+#: The largest Hull-White sigma accepted: an absolute short-rate volatility of 100 percentage points a year (the
+#: desk's are about 0.01). Beyond it the trees' values leave the floating-point range, and the reformulated kernels
+#: would return 0 where the reference overflows.
+SIGMA_LIMIT: Final[float] = 1.0
 #: Default limit on a tree's width (``2 jmax + 1``); wider trees are rejected as bad input.
 DEFAULT_MAX_WIDTH: Final[int] = 65535
 #: Default limit on a tree's number of time steps (its height less one): with the width limit it bounds

@@ -6,7 +6,13 @@ One file holds a book and its curves:
 * bonds: one row per bond, :class:`trinom.BondPortfolio`'s per-bond fields, and its cash flows as list
   columns ``cashflow_step``, ``repayment``, ``coupon`` (``cashflow_count`` is the lists' length);
 * the curves, in the file's metadata (``trinom.curves``: JSON names, days and rates), so that a bond's
-  ``curve_index`` numbers them; an option file may hold one (``--yield`` otherwise).
+  ``curve_index`` numbers them; an option file may hold one (``--yield`` otherwise);
+* an option book of the thesis' convention says so in the metadata (``trinom.convention``: ``thesis``; none: the
+  standard convention), so that it reads back as it was written.
+
+Columns hold numbers (integer or floating Arrow types; ``option_type`` may be text, ``call``/``put``), one column
+of each name; another type, a column given twice or a file that is no Parquet file is an :class:`InputError`
+naming the file and the column.
 
 An ``id`` column, if present, names the rows in results (no id may be null, empty or repeated); without one
 the rows are named by their row numbers. Any other column is an error, as in the CSV readers. Results are
@@ -27,7 +33,7 @@ bounded memory (``trinom price book.parquet --out prices.parquet`` does).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +44,7 @@ from .columns import show
 from .curve import YieldCurve
 from .errors import InputError, check_error_mode
 from .files import replacing
-from .portfolio import FIELDS, Portfolio
+from .portfolio import CONVENTIONS, FIELDS, Portfolio
 from .result import Prices
 from .row_ids import check_row_ids, row_numbers
 from .textdata import WHOLE_NUMBER_LIMIT, not_whole
@@ -46,6 +52,8 @@ from .textdata import WHOLE_NUMBER_LIMIT, not_whole
 #: Cash-flow fields held as list columns of a bond file.
 FLOW_FIELDS = ("cashflow_step", "repayment", "coupon")
 CURVES_KEY = b"trinom.curves"
+#: Metadata key of an option book's convention (absent: ``standard``).
+CONVENTION_KEY = b"trinom.convention"
 
 
 def write_book(path: str | Path, instruments: Portfolio | BondPortfolio, curves: Sequence[YieldCurve] | None = None,
@@ -53,7 +61,8 @@ def write_book(path: str | Path, instruments: Portfolio | BondPortfolio, curves:
     """``instruments`` (and ``curves``) as one Parquet file, in row groups of ``row_group_size`` rows; ``ids``
     (default the row numbers) must be one per row, none empty or repeated."""
     pa, pq = _arrow()
-    names = row_numbers(len(instruments)) if ids is None else check_row_ids([str(i) for i in ids], path)
+    names = row_numbers(len(instruments)) if ids is None else check_row_ids(
+        [None if i is None else str(i) for i in ids], path)
     if len(names) != len(instruments):
         raise InputError([(None, "id", f"{path}: {len(names)} ids for {len(instruments)} rows")])
     columns: dict[str, Any] = {"id": names}
@@ -68,10 +77,15 @@ def write_book(path: str | Path, instruments: Portfolio | BondPortfolio, curves:
     else:
         columns.update(fields)
     table = pa.table(columns)
+    metadata: dict[bytes, bytes] = {}
     if curves:
         curves = tuple(curves) if not isinstance(curves, YieldCurve) else (curves,)
         meta = [{"days": c.days.tolist(), "rates": np.asarray(c.rates).tolist()} for c in curves]
-        table = table.replace_schema_metadata({CURVES_KEY: json.dumps(meta).encode()})
+        metadata[CURVES_KEY] = json.dumps(meta).encode()
+    if isinstance(instruments, Portfolio) and instruments.convention != "standard":
+        metadata[CONVENTION_KEY] = instruments.convention.encode()
+    if metadata:
+        table = table.replace_schema_metadata(metadata)
     with replacing([Path(path)]) as (target,):
         pq.write_table(table, target, row_group_size=row_group_size)
 
@@ -86,10 +100,12 @@ def read_book(path: str | Path, errors: str = "raise") -> tuple[Portfolio | Bond
     check_error_mode(errors)
     _pa, pq = _arrow()
     path = _existing(path)
-    table = pq.read_table(path)
+    _schema(path)
+    table = _readable(path, lambda: pq.read_table(path))
     ids = _checked_ids(table, path)
     book = _book_of(table, path, errors=errors)
-    return book, _curves_in(table.schema.metadata, path), np.asarray(ids.to_pylist(), dtype=object).astype(str)
+    # Python strings (a NumPy string array would drop an id's trailing NUL characters)
+    return book, _curves_in(table.schema.metadata, path), np.asarray(ids.to_pylist(), dtype=object)
 
 
 def row_groups(path: str | Path, errors: str = "raise") -> Iterator[tuple[int, Portfolio | BondPortfolio, Any]]:
@@ -100,10 +116,10 @@ def row_groups(path: str | Path, errors: str = "raise") -> Iterator[tuple[int, P
     _pa, pq = _arrow()
     path = _existing(path)
     check_ids(path)
-    handle = pq.ParquetFile(path)
+    handle = _readable(path, lambda: pq.ParquetFile(path))
     first = 0
     for group in range(handle.num_row_groups):
-        table = handle.read_row_group(group)
+        table = _readable(path, lambda g=group: handle.read_row_group(g))
         book = _book_of(table, path, first, errors)
         yield first, book, _id_column(table, first)
         first += table.num_rows
@@ -114,14 +130,13 @@ def check_ids(path: str | Path) -> None:
     ``id`` column only (a book without one is named by its row numbers)."""
     _pa, pq = _arrow()
     path = _existing(path)
-    if "id" in pq.read_schema(path).names:
-        _checked_ids(pq.read_table(path, columns=["id"]), path)
+    if "id" in _schema(path).names:
+        _checked_ids(_readable(path, lambda: pq.read_table(path, columns=["id"])), path)
 
 
 def curves_of(path: str | Path) -> tuple[YieldCurve, ...] | None:
     """The curves in a Parquet book's metadata, or None."""
-    _pa, pq = _arrow()
-    return _curves_in(pq.read_schema(_existing(path)).metadata, path)
+    return _curves_in(_schema(_existing(path)).metadata, path)
 
 
 def _curves_in(metadata: dict[bytes, bytes] | None, path: str | Path) -> tuple[YieldCurve, ...] | None:
@@ -137,14 +152,14 @@ def _curves_in(metadata: dict[bytes, bytes] | None, path: str | Path) -> tuple[Y
 
 def holds_bonds(path: str | Path) -> bool:
     """Whether a Parquet book holds bonds (it has a cash-flow list column), from its schema alone."""
-    _pa, pq = _arrow()
-    return bool(set(pq.read_schema(_existing(path)).names) & set(FLOW_FIELDS))
+    return bool(set(_schema(_existing(path)).names) & set(FLOW_FIELDS))
 
 
 def rows(path: str | Path) -> int:
     """The number of rows of a Parquet file (from its footer)."""
     _pa, pq = _arrow()
-    return int(pq.ParquetFile(_existing(path)).metadata.num_rows)
+    path = _existing(path)
+    return int(_readable(path, lambda: pq.ParquetFile(path)).metadata.num_rows)
 
 
 def is_parquet(path: str | Path) -> bool:
@@ -155,7 +170,9 @@ def read_text_rows(path: str | Path) -> list[list[str]]:
     """A small Parquet table (a curve, a scenario file) as CSV-like rows: the header, then each row's cells as
     text (an empty cell for a null), so that the CSV readers take it as they are."""
     _pa, pq = _arrow()
-    table = pq.read_table(_existing(path))
+    path = _existing(path)
+    _schema(path)
+    table = _readable(path, lambda: pq.read_table(path))
     columns = [table.column(name).to_pylist() for name in table.column_names]
     text = [["" if value is None else repr(value) if isinstance(value, float) else str(value) for value in column]
             for column in columns]
@@ -173,9 +190,9 @@ class ResultWriter:
         self._writer: Any = None
 
     def write(self, ids: Any, result: Prices) -> None:
-        """Append ``result`` with its rows' ``ids`` (an Arrow array, or anything NumPy makes strings of)."""
+        """Append ``result`` with its rows' ``ids`` (an Arrow array, or items that ``str`` makes text of)."""
         if not isinstance(ids, (self._pa.Array, self._pa.ChunkedArray)):
-            ids = np.asarray(ids, dtype=object).astype(str)
+            ids = self._pa.array([str(i) for i in ids], self._pa.string())  # NumPy's strings drop trailing NULs
         errors = result.error
         error = (self._pa.nulls(len(errors), self._pa.string()).fill_null("") if not (errors != "").any()
                  else np.asarray(errors, dtype=object).astype(str))
@@ -197,6 +214,7 @@ class ResultWriter:
 def _book_of(table: Any, path: Path | str, first_row: int = 0, errors: str = "raise") -> Portfolio | BondPortfolio:
     """The book of an Arrow table: bonds where it has cash-flow list columns, else options; rows numbered from
     ``first_row`` in messages, ``errors`` as for :func:`read_book`."""
+    _unique_columns(table.column_names, path)
     names = set(table.column_names)
     bonds = bool(names & set(FLOW_FIELDS))
     known = ("id", *BOND_FIELDS, *FLOW_FIELDS) if bonds else ("id", *FIELDS)
@@ -207,14 +225,19 @@ def _book_of(table: Any, path: Path | str, first_row: int = 0, errors: str = "ra
     problems += [(None, name, f"{path}: {'a bond' if bonds else 'an option'} book needs the column '{name}'"
                   + ("" if bonds else f" (a bond book has the list columns {', '.join(FLOW_FIELDS)})"))
                  for name in needed if name not in names]
+    problems += _type_problems(table, path, [name for name in needed if name in names] + (
+        ["cashflow_count"] if bonds and "cashflow_count" in names else []), bonds)
     if problems:
         raise InputError(problems)
+    table = _decoded(table)
     return _bonds_of(table, path, first_row, errors) if bonds else _options_of(table, path, first_row, errors)
 
 
 def _options_of(table: Any, path: Path | str, first_row: int, errors: str) -> Portfolio:
-    """The options of an Arrow table in this module's layout (null cells: their rows' problems)."""
-    fields = {f: table.column(f).to_numpy() for f in FIELDS}
+    """The options of an Arrow table in this module's layout (null cells: their rows' problems), in the convention
+    its metadata names."""
+    convention = _convention(table.schema.metadata, path)
+    fields = {f: table.column(f).to_numpy(zero_copy_only=False) for f in FIELDS}
     problems = []
     for f in FIELDS:
         nulls = _null_rows(table.column(f))
@@ -223,10 +246,11 @@ def _options_of(table: Any, path: Path | str, first_row: int, errors: str) -> Po
             fields[f][nulls] = "null" if f == "option_type" else np.nan
             problems += [(first_row + int(row), f, f"{path}: {f} is null") for row in nulls]
     if not problems:
-        return Portfolio(**fields)
+        return Portfolio(convention=convention, **fields)
     if errors == "raise":
         raise InputError(problems)
-    return Portfolio.with_read_problems([(row - first_row, f, m) for row, f, m in problems], **fields)
+    return Portfolio.with_read_problems([(row - first_row, f, m) for row, f, m in problems], convention=convention,
+                                        **fields)
 
 
 def _bonds_of(table: Any, path: Path | str, first_row: int, errors: str) -> BondPortfolio:
@@ -305,6 +329,7 @@ def _null_rows(column: Any) -> np.ndarray:
 
 def book_of_table(table: Any) -> Portfolio | BondPortfolio:
     """The book of an Arrow table in this module's layout (options: their fields; bonds: cash flows as lists)."""
+    _unique_columns(table.column_names, "the Arrow table")
     _checked_ids(table, "the Arrow table")
     return _book_of(table, "the Arrow table")
 
@@ -323,7 +348,11 @@ def _checked_ids(table: Any, path: Path | str) -> Any:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    ids = _id_column(table, 0)
+    try:
+        ids = _id_column(table, 0)
+    except pa.ArrowException as err:
+        raise InputError([(None, "id", f"{path}: the id column must hold text or whole numbers, got "
+                           f"{table.schema.field('id').type} ({err})")]) from None
     ids = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
     if "id" not in table.column_names or not len(ids):
         return ids
@@ -345,6 +374,75 @@ def _checked_ids(table: Any, path: Path | str) -> Any:
     if problems:
         raise InputError(sorted(problems, key=lambda p: p[0]))
     return ids
+
+
+def _unique_columns(names: Sequence[str], path: Path | str) -> None:
+    """An :class:`InputError` naming every column that a table has more than once."""
+    repeated = sorted({name for name in names if list(names).count(name) > 1})
+    if repeated:
+        raise InputError([(None, name, f"{path}: column '{name}' appears {list(names).count(name)} times") for name in
+                          repeated])
+
+
+def _type_problems(table: Any, path: Path | str, columns: Sequence[str],
+                   bonds: bool) -> list[tuple[int | None, str, str]]:
+    """A problem for each of ``columns`` whose Arrow type is not what it holds: numbers (integers or floats; an
+    ``option_type`` may be text) and, for the cash flows, lists of numbers (a column of nulls is null cells)."""
+    import pyarrow as pa
+
+    def numeric(kind: Any, text: bool = False) -> bool:
+        if pa.types.is_dictionary(kind):
+            kind = kind.value_type
+        return (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_null(kind)
+                or (text and (pa.types.is_string(kind) or pa.types.is_large_string(kind))))
+
+    problems: list[tuple[int | None, str, str]] = []
+    for name in columns:
+        kind = table.schema.field(name).type
+        if bonds and name in FLOW_FIELDS:
+            if not (pa.types.is_list(kind) or pa.types.is_large_list(kind)) or not numeric(kind.value_type):
+                problems.append((None, name, f"{path}: column '{name}' must hold a list of numbers per bond (its cash "
+                                 f"flows), got {kind}"))
+        elif not numeric(kind, text=name == "option_type"):
+            what = "numbers or text (call/put)" if name == "option_type" else "numbers"
+            problems.append((None, name, f"{path}: column '{name}' must hold {what}, got {kind}"))
+    return problems
+
+
+def _decoded(table: Any) -> Any:
+    """``table`` with its dictionary-encoded columns decoded."""
+    import pyarrow as pa
+
+    for k, field in enumerate(table.schema):
+        if pa.types.is_dictionary(field.type):
+            table = table.set_column(k, field.name, table.column(k).cast(field.type.value_type))
+    return table
+
+
+def _convention(metadata: dict[bytes, bytes] | None, path: Path | str) -> str:
+    """An option book's convention, from its metadata (``trinom.convention``; absent: ``standard``)."""
+    value = (metadata or {}).get(CONVENTION_KEY, b"standard").decode(errors="replace")
+    if value not in CONVENTIONS:
+        raise InputError([(None, "convention", f"{path}: trinom.convention metadata must be one of "
+                           f"{', '.join(CONVENTIONS)}, got {value!r}")])
+    return value
+
+
+def _schema(path: Path) -> Any:
+    """The Arrow schema of a Parquet file, checked to name each column once."""
+    _pa, pq = _arrow()
+    schema = _readable(path, lambda: pq.read_schema(path))
+    _unique_columns(schema.names, path)
+    return schema
+
+
+def _readable(path: Path | str, read: Callable[[], Any]) -> Any:
+    """``read()``, with a file that pyarrow cannot read as Parquet an :class:`InputError` naming it."""
+    pa, _pq = _arrow()
+    try:
+        return read()
+    except (pa.ArrowException, OSError) as err:
+        raise InputError([(None, "file", f"{path}: not a readable Parquet file ({err})")]) from None
 
 
 def _existing(path: str | Path) -> Path:

@@ -13,7 +13,7 @@ import numpy.typing as npt
 
 from .book import CASH_FLOW, OPTION, PAYOFF, Book, make_book
 from .columns import as_array, as_float_column, option_types, show
-from .constants import CALL, DAYS_IN_YEAR, DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, FACE_VALUE, PUT
+from .constants import CALL, DAYS_IN_YEAR, DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, FACE_VALUE, PUT, SIGMA_LIMIT
 from .errors import InputError
 from .lattice import Convention, TreeGeometry, tree_geometry
 
@@ -232,6 +232,15 @@ class Portfolio:
                     "term_steps": steps_a_year}
         return self.cached("lattice-fields", compute)
 
+    def thesis_view(self) -> Portfolio:
+        """These options as the thesis' lattice sees them: the thesis convention with :meth:`lattice_fields` (itself
+        for a thesis portfolio). Kernels take it; an option expiring at maturity is then its bond (no ``scale``)."""
+        if self.convention == "thesis":
+            return self
+        return self.cached("thesis-view", lambda: Portfolio(convention="thesis", strike=self.strike, a=self.a,
+                                                            sigma=self.sigma, option_type=self.option_type,
+                                                            **self.lattice_fields()))
+
     def _standard_steps(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Steps a year, the maturity's step and the expiry's step of each option (standard convention; NaN
         where a field is bad, which :meth:`validate` reports)."""
@@ -324,6 +333,8 @@ class Portfolio:
                     "must be a whole number in 1..65535")
             bad(self.a <= 0, "a", "must be > 0")
             bad(self.sigma <= 0, "sigma", "must be > 0")
+            bad(self.sigma > SIGMA_LIMIT, "sigma", f"must be at most {SIGMA_LIMIT:g} (an absolute short-rate volatility of "
+                "100 percentage points a year; beyond it the trees' values leave the floating-point range)")
             if self.convention == "standard":
                 fine = unread.copy()  # rows with no problem so far (a bad maturity or expiry has its own message)
                 fine[[row for row, _f, _m in problems]] = False

@@ -66,6 +66,8 @@ from .portfolio import Portfolio
 from .scenarios import CurveShift, Scenario, SigmaShift, SpreadShift, scenario_market
 
 MEASURES = ("dv01", "duration", "convexity", "krd", "vega", "spread_duration")
+#: The smallest and largest curve, sigma and spread moves risk takes.
+F64_SHIFTS = (1e-8, 0.05)
 #: Columns of the table.
 COLUMNS = ["id", "measure", "factor", "shift", "base", "value", "error"]
 #: One basis point: what dv01 is per, and what vega is per (of sigma).
@@ -154,6 +156,13 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
     def add(measure: str, factor: str, size: float, value: np.ndarray, rows: np.ndarray = every_row,
             message: np.ndarray = no_message) -> None:
         error = np.where(row_error != "", row_error, message)
+        unsaid = ~np.isfinite(value) & (error == "")
+        if unsaid.any():  # a measure the prices cannot give: NaN and why, never a bare NaN
+            error = error.copy()
+            error[unsaid] = np.where(p0[unsaid] == 0, f"{measure} is undefined for a base price of 0 (it divides by the "
+                                     "price)", f"{measure} is not a finite number: the difference of prices over the shift "
+                                     f"{size:g} left the floating-point range (base price {p0[unsaid][0]:.3g})")
+            value = np.where(unsaid, np.nan, value)
         parts.append((rows, measure, factor, size, value[rows], error[rows]))
 
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -226,6 +235,11 @@ def _shifts(shift: float | None, sigma_shift: float | None, precision: str) -> t
     moves = {"shift": (default_shift if shift is None else check_real("shift", shift, positive=True), default_shift),
              "sigma_shift": (default_sigma if sigma_shift is None else check_real("sigma_shift", sigma_shift,
                                                                                   positive=True), default_sigma)}
+    for name, (value, _least) in moves.items():
+        if not F64_SHIFTS[0] <= value <= F64_SHIFTS[1]:
+            raise ValueError(f"{name}={value:g} is outside {F64_SHIFTS[0]:g}..{F64_SHIFTS[1]:g}: a smaller move is lost in "
+                             "the prices' rounding (and its square, which convexity divides by, underflows); a larger one "
+                             "is no small bump")
     if precision == "f32":
         for name, (value, least) in moves.items():
             if value < least:

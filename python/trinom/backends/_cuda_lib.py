@@ -223,6 +223,7 @@ def _option_section(ffi: Any, book: Any, keep: list, portfolio: Portfolio,
     ``curve_index``, ``curve`` is a sequence of curves and option i is priced on ``curve[curve_index[i]]``."""
     options = book.options
     options.count = len(portfolio)
+    portfolio = portfolio.thesis_view()  # the kernels' lattice fields
     for name in _OPTION_FIELDS:
         setattr(options, name, _buffer(ffi, keep, np.ascontiguousarray(getattr(portfolio, name), dtype=np.float64)))
     options.option_type = _buffer(ffi, keep, np.ascontiguousarray(portfolio.option_type, dtype=np.int8))

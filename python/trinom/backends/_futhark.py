@@ -358,7 +358,7 @@ def input_arrays(portfolio: Portfolio, curve: YieldCurve, precision: str) -> lis
     def ints(values: np.ndarray) -> np.ndarray:
         return np.ascontiguousarray(np.asarray(values).astype(np.int32))
 
-    p = portfolio
+    p = portfolio.thesis_view()  # the kernels' lattice fields
     return [reals(p.strike), reals(p.maturity), reals(p.expiry), ints(p.term_unit), ints(p.term_steps),
             reals(p.a), reals(p.sigma), ints(p.option_type), reals(curve.rates), ints(curve.days)]
 

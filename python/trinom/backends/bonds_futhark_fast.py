@@ -90,6 +90,11 @@ def classes(portfolio: BondPortfolio, target: str = "cuda", precision: str = "f6
             for a, b in zip(starts, [*starts[1:], len(order)], strict=True)]
 
 
+#: The narrowest tree (half width) this program's formulation prices; narrower ones go to fut/bonds.fut (its edge
+#: branches assume two nodes on either side of the centre).
+MIN_JMAX = 2
+
+
 def price(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precision: str = "f64", *,
           target: str | None = None, **options: Any) -> np.ndarray:
     """Dirty prices (per 100 face) of a validated portfolio, in input order (float32 for ``"f32"``)."""
@@ -97,6 +102,14 @@ def price(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precision: str
     if len(portfolio) == 0:
         return np.zeros(0, dtype=_futhark.REAL_DTYPES[precision])
     chosen = target if target is not None else _futhark.default_target(PROGRAM)
+    narrow = np.flatnonzero(portfolio.jmax() < MIN_JMAX)
+    if narrow.size:  # trees of half width 1: the paper's program (fut/bonds.fut), which prices them right
+        out = np.empty(len(portfolio), dtype=_futhark.REAL_DTYPES[precision])
+        out[narrow] = bonds_futhark.price(portfolio[narrow], curves, precision, target=chosen, **options)
+        rest = np.setdiff1d(np.arange(len(portfolio)), narrow)
+        if rest.size:
+            out[rest] = price(portfolio[rest], curves, precision, target=chosen, **options)
+        return out
     if not futhark_fast.gpu_shape(chosen):
         return price_shared(portfolio, curves, precision, chosen, context_options)
     return price_grouped(portfolio, curves, precision, chosen, context_options)

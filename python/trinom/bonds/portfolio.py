@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from ..book import BOND, CASH_FLOW, EXERCISE, Book, make_book
 from ..columns import as_array, as_float_column, option_types, show
-from ..constants import CALL, DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, PUT
+from ..constants import CALL, DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, PUT, SIGMA_LIMIT
 from ..curve import YieldCurve
 from ..errors import InputError
 from ..lattice import BondGeometry, Convention, bond_geometry
@@ -338,6 +338,8 @@ def _find_problems(p: BondPortfolio, n_curves: int, max_width: int, max_steps: i
             "year: give the steps a year in term_steps, e.g. term_unit 360 and term_steps 12 for monthly steps)")
         bad(p.a <= 0, "a", "must be > 0")
         bad(p.sigma <= 0, "sigma", "must be > 0")
+        bad(p.sigma > SIGMA_LIMIT, "sigma", f"must be at most {SIGMA_LIMIT:g} (an absolute short-rate volatility of 100 "
+            "percentage points a year; beyond it the trees' values leave the floating-point range)")
         bad(p.maturity <= 0, "maturity", "must be > 0")
         bad(p.strike < 0, "strike", "must be >= 0")
         bad((p.exercise_frequency < 1) | (p.exercise_frequency > _STEP_LIMIT), "exercise_frequency",
