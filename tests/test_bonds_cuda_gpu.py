@@ -455,3 +455,15 @@ def test_the_librarys_search_in_float32():
     again = trinom.price(BondPortfolio(**{**bonds.as_dict(), "spread": result.oas}), curves, backend="cuda",
                          precision="f32")
     np.testing.assert_allclose(again.clean, market, rtol=0, atol=2e-2)
+
+
+def test_trees_of_half_width_one_price_as_the_reference_on_cuda():
+    """jmax = 1 (a = 3, monthly steps): the cuda bond kernels against the reference."""
+    bonds = trinom.BondPortfolio(term_unit=[360] * 3, term_steps=[12] * 3, a=[3.0, 0.1, 2.5], sigma=[0.01] * 3,
+                                 maturity=[1.0] * 3, cashflow_count=[1] * 3, cashflow_step=[12] * 3,
+                                 repayment=[100.0] * 3, coupon=[0.0] * 3, spread=[0.0] * 3, option_type=["call"] * 3,
+                                 strike=[1000.0, 1000.0, 99.0], first_exercise=[12] * 3, last_exercise=[12] * 3,
+                                 exercise_frequency=[1] * 3, curve_index=[0] * 3)
+    curves = [trinom.YieldCurve([0.05], [365])]
+    expected = trinom.price(bonds, curves, backend="reference").price
+    np.testing.assert_allclose(trinom.price(bonds, curves, backend="cuda").price, expected, rtol=1e-12)

@@ -377,3 +377,19 @@ def test_mask_covers_bond_array_items(tmp_path: Path):
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(trinom.InputError, match=r"array 17, item 1 is no number"):
         read_bonds(path, errors="mask")
+
+
+def test_a_bond_file_s_curve_point_count_of_1e999_names_the_field(tmp_path):
+    """The 19-array file's curve point counts as inf (1e999): an error naming curve_terms, not an OverflowError."""
+    from trinom.bonds.generator import generate_bonds
+    from trinom.bonds.io import read_bonds, write_bonds
+
+    bonds, curves = generate_bonds("S1", 2, seed=1)
+    path = tmp_path / "bonds.in"
+    write_bonds(bonds, curves, path)
+    lines = path.read_text().splitlines()
+    arrays = [k for k, line in enumerate(lines) if line.startswith("[")]
+    lines[arrays[16]] = "[1e999, 15, 15, 15]"  # the 17th array: points per curve
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(trinom.InputError, match="curve_terms|point counts"):
+        read_bonds(path)

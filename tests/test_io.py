@@ -7,9 +7,11 @@ import pytest
 import trinom
 from conftest import load_thesis
 from trinom import InputError, io
+from trinom.book_files import read_book_file
 
 
 def same_portfolio(a: trinom.Portfolio, b: trinom.Portfolio) -> None:
+    assert a.convention == b.convention
     for field in trinom.FIELDS:
         np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
 
@@ -110,3 +112,78 @@ def test_writers_take_the_format_of_the_suffix_and_refuse_others(tmp_path):
         with pytest.raises(InputError, match=message):
             write(tmp_path / path)
         assert not (tmp_path / path).exists()
+
+
+# --- an option CSV keeps its book's convention (issue 24, fuzz findings) ------------------------------------------------
+def conventions_apart() -> tuple[trinom.Portfolio, trinom.Portfolio]:
+    """A thesis-convention book (the generator's) and the same fields as a standard one; they price apart."""
+    thesis = trinom.generator.generate("1_RAND", 20, seed=5)
+    assert thesis.convention == "thesis"
+    return thesis, trinom.Portfolio(convention="standard", **thesis.as_dict())
+
+
+@pytest.mark.parametrize("convention", ["thesis", "standard"])
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_option_books_keep_their_convention_through_csv_and_parquet(tmp_path, convention, suffix):
+    if suffix == ".parquet":
+        pytest.importorskip("pyarrow")
+    book = dict(zip(("thesis", "standard"), conventions_apart(), strict=True))[convention]
+    path = tmp_path / f"book{suffix}"
+    io.write_portfolio(book, path)
+    again, _curve, ids = io.read_option_book(path) if suffix == ".csv" else trinom.parquet.read_book(path)
+    same_portfolio(again, book)
+    assert list(map(str, ids)) == [str(k) for k in range(len(book))]
+    if suffix == ".csv":
+        same_portfolio(io.read_csv_portfolio(path), book)
+        same_portfolio(read_book_file(path).instruments, book)  # the command line's reader
+        header = path.read_text().splitlines()[0]
+        assert header == ",".join(trinom.FIELDS) + (",convention" if convention == "thesis" else "")
+
+
+def test_a_standard_book_csv_is_as_it_was(tmp_path):
+    """A standard book's CSV has no convention column (a file written before the column was, byte for byte)."""
+    book = trinom.Portfolio(strike=[63.0], maturity=[9.0], expiry=[3.0], term_unit=[365], term_steps=[12], a=[0.1],
+                            sigma=[0.01], option_type=["put"])
+    path = tmp_path / "one.csv"
+    io.write_portfolio(book, path)
+    assert path.read_text() == "strike,maturity,expiry,term_unit,term_steps,a,sigma,option_type\n63.0,9.0,3.0,365,12,0.1,0.01,1\n"
+
+
+def test_the_convention_column_is_read_and_checked(tmp_path):
+    header = ",".join(trinom.FIELDS)
+    row = "63,9,3,30,12,0.1,0.01,put"
+    path = tmp_path / "book.csv"
+    path.write_text(f"id,{header},convention\na,{row}, thesis \nb,{row},thesis\n")
+    book, ids = io.read_csv_options(path)
+    assert book.convention == "thesis" and ids == ["a", "b"]
+    path.write_text(f"{header},convention\n{row},standard\n")
+    assert io.read_portfolio(path).convention == "standard"
+    path.write_text(f"{header},convention\n")
+    assert io.read_portfolio(path).convention == "standard" and len(io.read_portfolio(path)) == 0
+    path.write_text(f"{header},convention\n{row},thesis\n\n{row},standard\n{row},Thesis\n{row},\n")
+    for errors in ("raise", "mask"):
+        with pytest.raises(InputError) as info:
+            io.read_portfolio(path, errors)
+        assert info.value.errors == [
+            (1, "convention", f"{path} line 4: convention 'standard' differs from line 2's 'thesis' (a book has one "
+                              "convention, the same on every row)"),
+            (2, "convention", f"{path} line 5: convention must be one of standard, thesis, got 'Thesis'"),
+            (3, "convention", f"{path} line 6: convention must be one of standard, thesis, got ''")]
+    path.write_text(f"{header},convention,convention\n{row},thesis,thesis\n")
+    with pytest.raises(InputError, match="column 'convention' appears twice"):
+        io.read_portfolio(path)
+
+
+def test_a_generated_csv_book_prices_as_the_generated_portfolio(tmp_path, capsys):
+    from trinom.cli import main
+
+    thesis, standard = conventions_apart()
+    book = tmp_path / "x.csv"
+    assert main(["generate", "1_RAND", "--size", "20", "--seed", "5", "--out", str(book)]) == 0
+    assert main(["price", str(book), "--backend", "reference", "--out", str(tmp_path / "p.csv")]) == 0
+    capsys.readouterr()
+    priced = io.read_prices(tmp_path / "p.csv")
+    want = trinom.price(thesis, trinom.YieldCurve.thesis(), backend="reference").price
+    np.testing.assert_allclose(priced, want, rtol=1e-15, atol=0)
+    other = trinom.price(standard, trinom.YieldCurve.thesis(), backend="reference", errors="mask").price
+    assert not np.allclose(other, want, rtol=1e-6, equal_nan=True)  # the convention matters for this book

@@ -1,9 +1,10 @@
 """A book from any of its files, with the ids that name its rows in results (the command line's one reader).
 
-Options: the thesis' ``.in`` (8 arrays, or 10 with a curve), a ``.csv`` (optionally with an ``id`` column) or a
-``.parquet`` book. Bonds: the paper's 19-array ``.in``, a bond CSV (``NAME.csv`` with ``NAME.cashflows.csv`` and
-``NAME.curves.csv``) or a ``.parquet`` book. A book with an ``id`` column keeps its ids; one without is named by
-its row numbers ``0..n-1`` everywhere (price, risk and OAS outputs, and the market-price file of ``trinom oas``).
+Options: the thesis' ``.in`` (8 arrays, or 10 with a curve), a ``.csv`` (optionally with an ``id`` and a ``convention``
+column: :func:`trinom.io.read_csv_options`) or a ``.parquet`` book (its convention in the metadata). Bonds: the paper's
+19-array ``.in``, a bond CSV (``NAME.csv`` with ``NAME.cashflows.csv`` and ``NAME.curves.csv``) or a ``.parquet`` book.
+A book with an ``id`` column keeps its ids; one without is named by its row numbers ``0..n-1`` everywhere (price, risk
+and OAS outputs, and the market-price file of ``trinom oas``).
 """
 
 from __future__ import annotations

@@ -32,19 +32,7 @@ def read_table_lines(path: str | Path, required: Sequence[str],
     """:func:`read_table`, and the file's line number (1-based) of each row read, for messages that name it
     (blank lines are skipped, so a row's index plus 2 is not always its line)."""
     path = Path(path)
-    if not path.exists():
-        raise InputError([(None, "file", f"{path}: no such file")])
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as handle:
-            reader = csv.reader(handle)
-            rows, ends = [], []
-            for row in reader:
-                rows.append(row)
-                ends.append(reader.line_num)  # the line a row ends on (a quoted cell may span lines)
-    except UnicodeDecodeError as err:
-        raise InputError([(None, "file", f"{path}: not a UTF-8 text file (byte {err.start}: {err.reason})")]) from None
-    except csv.Error as err:
-        raise InputError([(None, "file", f"{path}: not a CSV file ({err})")]) from None
+    rows, ends = read_rows(path)
     if not rows:
         raise InputError([(None, "file", f"{path}: empty file (a header naming {', '.join(required)} is needed)")])
     header = [name.strip() for name in rows[0]]
@@ -75,3 +63,50 @@ def read_table_lines(path: str | Path, required: Sequence[str],
             table[name].append(cell.strip())
         lines.append(line)
     return table, lines
+
+
+def read_rows(path: str | Path, field: str = "file") -> tuple[list[list[str]], list[int]]:
+    """The rows of a CSV file as read (cells not stripped; a byte-order mark dropped), and the line (1-based) each
+    row ends on (a quoted cell may span lines). A missing file, bytes that are not UTF-8 (the byte's offset in the
+    file and its line named), an unclosed quote or a cell beyond the csv module's field limit is an
+    :class:`InputError` naming the file, its field ``field``.
+
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "c.csv"
+    >>> _ = f.write_bytes(b"days,rate\\n365,\\xe9\\n")
+    >>> try:
+    ...     read_rows(f)
+    ... except InputError as err:
+    ...     print(err.errors[0][2].split(": ", 1)[1])
+    not a UTF-8 text file (byte 14, line 2: invalid continuation byte)
+    """
+    path = Path(path)
+    if not path.exists():
+        raise InputError([(None, field, f"{path}: no such file")])
+    rows: list[list[str]] = []
+    ends: list[int] = []
+    reader = None
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as handle:
+            reader = csv.reader(handle)
+            for row in reader:
+                rows.append(row)
+                ends.append(reader.line_num)
+    except UnicodeDecodeError:
+        raise InputError([(None, field, f"{path}: not a UTF-8 text file ({_bad_byte(path)})")]) from None
+    except csv.Error as err:
+        line = reader.line_num if reader is not None else 1
+        why = (f"a cell longer than {csv.field_size_limit()} characters" if "field limit" in str(err) else str(err))
+        raise InputError([(None, field, f"{path}: not a CSV file (line {line}: {why})")]) from None
+    return rows, ends
+
+
+def _bad_byte(path: Path) -> str:
+    """Where the first byte that is not UTF-8 lies in the file: its offset, its line and why."""
+    data = path.read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        return f"byte {err.start}, line {line}: {err.reason}"
+    return "undecodable"

@@ -6,7 +6,8 @@
   yield curve's rates and days).
 * ``yield.in``: 2 arrays (rates, days).
 * ``*.csv``: one option per row with a header naming the fields (see ``trinom.FIELDS``) and, optionally,
-  an ``id`` column naming the rows in results (else they are named by their row numbers).
+  an ``id`` column naming the rows in results (else they are named by their row numbers) and a ``convention``
+  column (``standard`` or ``thesis``, the same on every row; without it the book is of the standard convention).
 * Prices: ``*.out`` holds one bracketed array (17 significant digits, ``f64.nan`` for a row
   that has no price); ``*.csv`` holds ``id,price,error`` rows.
 """
@@ -23,7 +24,7 @@ from .csvtable import read_table, read_table_lines
 from .curve import YieldCurve
 from .errors import InputError, check_error_mode
 from .files import BOOK_FORMATS, output_format, replacing
-from .portfolio import FIELDS, Portfolio
+from .portfolio import CONVENTIONS, FIELDS, Portfolio
 from .row_ids import check_row_ids, row_numbers
 from .textdata import format_array, format_float, read_arrays
 
@@ -68,16 +69,19 @@ def read_portfolio(path: str | Path, errors: str = "raise") -> Portfolio:
 
 def read_csv_portfolio(path: str | Path, errors: str = "raise") -> Portfolio:
     """One option per row; the header names the fields (any order, ``type`` may be call/put) and may name an
-    ``id`` column (see :func:`read_csv_options`); ``errors`` as for :func:`read_input`."""
+    ``id`` column and a ``convention`` column (see :func:`read_csv_options`); ``errors`` as for :func:`read_input`."""
     return read_csv_options(path, errors)[0]
 
 
 def read_csv_options(path: str | Path, errors: str = "raise") -> tuple[Portfolio, list[str]]:
     """:func:`read_csv_portfolio`, and the rows' ids: the optional ``id`` column (none empty or repeated,
-    :mod:`trinom.row_ids`), else the row numbers."""
+    :mod:`trinom.row_ids`), else the row numbers. The optional ``convention`` column gives the portfolio's
+    convention (``standard`` or ``thesis``, the same on every row: another value, or one that differs from the first
+    row's, is an error naming the row, the line and the field with either ``errors``); without it, ``standard``."""
     check_error_mode(errors)
-    columns, lines = read_table_lines(path, list(FIELDS), ["id"])
+    columns, lines = read_table_lines(path, list(FIELDS), ["id", "convention"])
     ids = check_row_ids(columns.pop("id"), path, lines) if "id" in columns else row_numbers(len(lines))
+    convention = _convention(path, columns.pop("convention"), lines) if "convention" in columns else "standard"
     fields: dict[str, object] = {}
     problems: list[tuple[int, str, str]] = []
     for f, values in columns.items():
@@ -86,8 +90,25 @@ def read_csv_options(path: str | Path, errors: str = "raise") -> tuple[Portfolio
             continue
         fields[f] = _parsed(path, f, values, rows=True, problems=problems if errors == "mask" else None, lines=lines)
     if problems:
-        return Portfolio.with_read_problems(sorted(problems, key=lambda p: p[0]), **fields), ids
-    return Portfolio(**fields), ids
+        return Portfolio.with_read_problems(sorted(problems, key=lambda p: p[0]), convention=convention, **fields), ids
+    return Portfolio(convention=convention, **fields), ids
+
+
+def _convention(path: str | Path, cells: list[str], lines: Sequence[int]) -> str:
+    """The one convention of an option CSV's ``convention`` column (``standard`` where it has no row); a cell that
+    names none of :data:`trinom.portfolio.CONVENTIONS`, or another than the first row's, is an error naming its
+    row and line."""
+    problems: list[tuple[int | None, str, str]] = []
+    for k, cell in enumerate(cells):
+        if cell not in CONVENTIONS:
+            problems.append((k, "convention", f"{path} line {lines[k]}: convention must be one of "
+                             f"{', '.join(CONVENTIONS)}, got {cell!r}"))
+        elif cell != cells[0] and cells[0] in CONVENTIONS:
+            problems.append((k, "convention", f"{path} line {lines[k]}: convention {cell!r} differs from line "
+                             f"{lines[0]}'s {cells[0]!r} (a book has one convention, the same on every row)"))
+    if problems:
+        raise InputError(problems)
+    return cells[0] if cells else "standard"
 
 
 def read_option_book(path: str | Path, errors: str = "raise") -> tuple[Portfolio, YieldCurve | None, list[str]]:
@@ -121,7 +142,9 @@ def _parsed(path: str | Path, field: str, cells: list[str], rows: bool = False,
 def write_portfolio(portfolio: Portfolio, path: str | Path, curve: YieldCurve | None = None) -> None:
     """Write as ``.csv``, as ``.in`` (8 arrays; 10 with ``curve``: the Futhark ``main`` input) or as ``.parquet``
     (:func:`trinom.parquet.write_book`), by the suffix (any other is an :class:`InputError`); whole or not at all.
-    A CSV holds no curve: ``curve`` with a ``.csv`` path is an error, not dropped."""
+    A CSV holds no curve: ``curve`` with a ``.csv`` path is an error, not dropped. A CSV of a thesis-convention
+    portfolio has a ``convention`` column (``thesis`` on every row), so that it reads back as it was written; a
+    standard one has none. A ``.in`` file has no place for a convention: it reads back as the thesis'."""
     path = Path(path)
     kind = output_format(path, BOOK_FORMATS, "file", "an option book")
     if kind == "parquet":
@@ -136,11 +159,12 @@ def write_portfolio(portfolio: Portfolio, path: str | Path, curve: YieldCurve | 
         if kind == "csv":
             with open(temporary, "w", newline="") as handle:
                 writer = csv.writer(handle)
-                writer.writerow(FIELDS)
+                thesis = [portfolio.convention] if portfolio.convention != "standard" else []
+                writer.writerow([*FIELDS, *(["convention"] if thesis else [])])
                 columns = [portfolio.as_dict()[f] for f in FIELDS]
                 for k in range(len(portfolio)):
-                    writer.writerow([int(c[k]) if f in _INT_FIELDS else format_float(float(c[k]))
-                                     for f, c in zip(FIELDS, columns, strict=True)])
+                    writer.writerow([*(int(c[k]) if f in _INT_FIELDS else format_float(float(c[k]))
+                                       for f, c in zip(FIELDS, columns, strict=True)), *thesis])
             return
         lines = [format_array(getattr(portfolio, f), integer=f in _INT_FIELDS) for f in FIELDS]
         if curve is not None:

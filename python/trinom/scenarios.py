@@ -14,7 +14,7 @@ key-rate bumps of a curve sum to its parallel shift at every day.
 
 from __future__ import annotations
 
-import csv
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from .api_arguments import check_real, check_text, check_whole
-from .curve import YieldCurve
+from .csvtable import read_rows
+from .curve import MAX_DAYS, YieldCurve
 from .errors import InputError
 from .market import CurvesLike, Market
 
@@ -156,79 +157,125 @@ def scenario_market(curves: CurvesLike, scenarios: Sequence[Scenario]) -> Market
 def read_scenarios(path: str | Path, curves: CurvesLike) -> tuple[list[str], Market]:
     """A scenario file -> its scenario names (in file order) and the market of their curves.
 
-    A CSV or a Parquet file of the same columns.
-    Two forms, told apart by the header: ``scenario,curve,days,shift`` (each row adds ``shift`` to the zero
-    rate of ``curve`` at its pillar ``days``, or to every pillar where ``days`` is empty or ``*``; a
-    scenario's rows add up) or ``scenario,curve,days,rate`` (the rows of a scenario and curve are that
-    curve's points; curves a scenario does not name stay as they are). ``curve`` names a curve of
-    ``curves`` exactly as the market names it (``default`` for a single curve; a bond CSV's curves by their names
+    A CSV (UTF-8, a byte-order mark allowed) or a Parquet file of the same columns.
+    Two forms, told apart by the header (names in any case, spaces around them ignored): ``scenario,curve,days,shift``
+    (each row adds ``shift`` to the zero rate of ``curve`` at its pillar ``days``, or to every pillar where ``days``
+    is empty or ``*``; a scenario's rows add up) or ``scenario,curve,days,rate`` (the rows of a scenario and curve
+    are that curve's points, each day once; curves a scenario does not name stay as they are). ``scenario`` is a
+    name that is not empty, ``shift`` or ``rate`` a finite number, ``days`` a whole number. ``curve`` names a curve
+    of ``curves`` exactly as the market names it (``default`` for a single curve; a bond CSV's curves by their names
     in ``NAME.curves.csv``, ``00`` and ``EUR`` included; a 19-array file's or a plain sequence's ``0``, ``1``, ...).
-    A bad cell is an :class:`InputError` naming the file and the line.
+    A bad file is an :class:`InputError` naming it; a bad cell one naming the file, the line (a Parquet file's row,
+    from 0) and the column.
     """
     path = Path(path)
     base = Market.of(curves)
-    if not path.exists():
-        raise InputError([(None, "--scenarios", f"{path}: no such file")])
     from .parquet import is_parquet, read_text_rows
 
+    if not path.exists():
+        raise InputError([(None, "--scenarios", f"{path}: no such file")])
     if is_parquet(path):  # the same columns, as a Parquet table
         rows = read_text_rows(path)
+        places = ["header", *(f"row {k}" for k in range(len(rows) - 1))]
     else:
-        with path.open(newline="") as handle:
-            rows = list(csv.reader(handle))
-    header = [cell.strip().lower() for cell in rows[0]] if rows else []
+        rows, ends = read_rows(path, "--scenarios")
+        places = [f"line {line}" for line in ends]
+    forms = "scenario,curve,days,shift or scenario,curve,days,rate"
+    if not rows:
+        raise InputError([(None, "--scenarios", f"{path}: empty file (a header {forms} is needed)")])
+    header = [cell.strip().lstrip("\ufeff").strip().lower() for cell in rows[0]]
     if header not in (["scenario", "curve", "days", "shift"], ["scenario", "curve", "days", "rate"]):
-        raise InputError([(None, "--scenarios", f"{path}: the header must be scenario,curve,days,shift or "
-                           "scenario,curve,days,rate")])
+        got = ",".join(cell.strip() for cell in rows[0])
+        raise InputError([(None, "--scenarios", f"{path}: the header must be {forms}, got {got[:200]!r}")])
     replacing = header[3] == "rate"
     order: list[str] = []
     moved: dict[str, list[YieldCurve]] = {}
-    points: dict[tuple[str, str], list[tuple[int, float]]] = {}
-    problems = []
-    for line, row in enumerate(rows[1:], start=2):
+    points: dict[tuple[str, str], dict[int, tuple[float, str]]] = {}
+    problems: list[tuple[int | None, str, str]] = []
+    for place, row in zip(places[1:], rows[1:], strict=True):
         if not "".join(row).strip():
             continue
-        where = f"{path} line {line}"
+        where = f"{path} {place}"
         if len(row) != 4:
-            problems.append((None, "--scenarios", f"{where}: expected 4 cells, got {len(row)}"))
+            problems.append((None, "--scenarios", f"{where}: {len(row)} values, but the header names 4 columns "
+                             f"({','.join(header)})"))
             continue
         name, curve, days, value = (cell.strip() for cell in row)
-        if curve not in base.names:
-            problems.append((None, "--scenarios", f"{where}: no curve named {curve!r} (curves: {', '.join(base.names)})"))
+        cell_problems = _cell_problems(where, header[3], name, curve, days, value, base.names, replacing)
+        if cell_problems:
+            problems += cell_problems
             continue
-        try:
-            number = float(value)
-            day = None if days in ("", "*") and not replacing else int(days)
-        except ValueError:
-            problems.append((None, "--scenarios", f"{where}: days {days!r} and {header[3]} {value!r} must be numbers"))
-            continue
-        if name not in moved:
-            order.append(name)
-            moved[name] = list(base.curves)
-        k = base.index(curve)
+        number, day, k = float(value), None if days in ("", "*") else int(days), base.index(curve)
         if replacing:
-            points.setdefault((name, curve), []).append((int(day), number))  # type: ignore[arg-type]
-            continue
+            given, point = points.setdefault((name, curve), {}), int(days)
+            if point in given:
+                problems.append((None, "days", f"{where}: scenario {name!r}, curve {curve!r}: days {point} given "
+                                 f"twice (also on {given[point][1]})"))
+                continue
+            given[point] = (number, place)
         pillar = None
-        if day is not None:
+        if not replacing and day is not None:
             matches = np.flatnonzero(base.curves[k].days == day)
             if matches.size == 0:
-                problems.append((None, "--scenarios", f"{where}: {day} is not a pillar of curve {curve!r} "
+                problems.append((None, "days", f"{where}: {day} is not a pillar of curve {curve!r} "
                                  f"(pillars: {', '.join(map(str, base.curves[k].days))})"))
                 continue
             pillar = int(matches[0])
-        moved[name][k] = shifted(moved[name][k], number, pillar)
-    for (name, curve), pairs in points.items():
-        days_list, rates = zip(*sorted(pairs), strict=True)
+        if name not in moved:
+            order.append(name)
+            moved[name] = list(base.curves)
+        if replacing:
+            continue
         try:
-            moved[name][base.index(curve)] = YieldCurve(list(rates), list(days_list))
+            with np.errstate(over="ignore", invalid="ignore"):
+                moved[name][k] = shifted(moved[name][k], number, pillar)
+        except InputError:  # finite shifts whose sum is not
+            problems.append((None, header[3], f"{where}: scenario {name!r}, curve {curve!r}: the shifts up to this "
+                             "line move a rate beyond the floating-point range"))
+    for (name, curve), given in points.items():
+        days_list = sorted(given)
+        try:
+            moved[name][base.index(curve)] = YieldCurve([given[d][0] for d in days_list], days_list)
         except InputError as err:
             problems += [(None, "--scenarios", f"{path}: scenario {name!r}, curve {curve!r}: {p[2]}") for p in err.errors]
     if problems:
         raise InputError(problems)
     if not order:
-        raise InputError([(None, "--scenarios", f"{path}: no scenario")])
+        raise InputError([(None, "--scenarios", f"{path}: no scenario (the header and no row)")])
     return order, Market(base.names, tuple(tuple(moved[name]) for name in order))
+
+
+def _cell_problems(where: str, column: str, name: str, curve: str, days: str, value: str, names: Sequence[str],
+                   replacing: bool) -> list[tuple[int | None, str, str]]:
+    """What is wrong with a scenario file's row (its cells stripped; ``where``: the file and the line), each
+    problem naming its column."""
+    problems: list[tuple[int | None, str, str]] = []
+    if not name:
+        problems.append((None, "scenario", f"{where}: scenario is empty (each row names its scenario)"))
+    if curve not in names:
+        problems.append((None, "curve", f"{where}: no curve named {_shown(curve)} (curves: {', '.join(names)})"))
+    if not (days in ("", "*") and not replacing):
+        try:
+            day = int(days)
+        except ValueError:
+            every = "" if replacing else ", or empty or * for every pillar"
+            problems.append((None, "days", f"{where}: days must be a whole number of days{every}, got {_shown(days)}"))
+        else:
+            if not 0 <= day <= MAX_DAYS:
+                problems.append((None, "days", f"{where}: days must be in 0..{MAX_DAYS}, got {_shown(days)}"))
+    try:
+        number = float(value)
+    except ValueError:
+        problems.append((None, column, f"{where}: {column} must be a number, got {_shown(value)}"))
+    else:
+        if not math.isfinite(number):
+            problems.append((None, column, f"{where}: {column} must be a finite number, got {_shown(value)}"))
+    return problems
+
+
+def _shown(cell: str, limit: int = 60) -> str:
+    """A cell as a message quotes it, a long one cut to its first ``limit`` characters."""
+    return repr(cell) if len(cell) <= limit else f"{cell[:limit]!r}... ({len(cell)} characters)"
 
 
 __all__ = ["CurveSet", "CurveShift", "Scenario", "SigmaShift", "SpreadShift", "read_scenarios", "scenario_market",

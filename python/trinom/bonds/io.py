@@ -130,10 +130,11 @@ def bond_ids(path: str | Path) -> list[str]:
 
 def curves_from_arrays(terms: np.ndarray, rates: np.ndarray, days: np.ndarray) -> tuple[YieldCurve, ...]:
     """Split the file's concatenated curve arrays into :class:`YieldCurve` objects."""
-    terms = np.asarray(terms)
-    if (terms < 1).any() or (terms != np.round(terms)).any() or int(terms.sum()) != len(rates) or len(rates) != len(days):
-        raise InputError([(None, "curve_terms", f"the curves' point counts {terms.astype(int).tolist()} do not "
-                           f"match the {len(rates)} rates and {len(days)} days")])
+    terms = np.asarray(terms, dtype=np.float64)
+    if (not np.isfinite(terms).all() or (terms < 1).any() or (terms != np.round(terms)).any()
+            or terms.sum() != len(rates) or len(rates) != len(days)):
+        raise InputError([(None, "curve_terms", f"the curves' point counts {terms.tolist()} are not whole numbers >= 1 "
+                           f"that match the {len(rates)} rates and {len(days)} days")])
     ends = np.cumsum(terms.astype(np.int64))
     starts = ends - terms.astype(np.int64)
     return tuple(named_curve(f"curve {c}", rates[s:e], days[s:e]) for c, (s, e) in enumerate(zip(starts, ends, strict=True)))
