@@ -20,6 +20,17 @@ def measure(table, name: str) -> np.ndarray:
     return table[table.measure == name].value.to_numpy()
 
 
+def check_curve_measures(table, book, curves) -> np.ndarray:
+    """dv01, duration and convexity of ``table`` equal the book's bump and reprice by hand (1e-12); the base prices."""
+    p0 = reprice(book, curves)
+    down = reprice(book, scenario_market(curves, [CurveShift(-H)]))
+    up = reprice(book, scenario_market(curves, [CurveShift(H)]))
+    np.testing.assert_allclose(measure(table, "dv01"), down - p0, rtol=1e-12)
+    np.testing.assert_allclose(measure(table, "duration"), (down - up) / (2 * p0 * H), rtol=1e-12)
+    np.testing.assert_allclose(measure(table, "convexity"), (up + down - 2 * p0) / (p0 * H * H), rtol=1e-12)
+    return p0
+
+
 def reprice(book, curves, backend="reference", **fields) -> np.ndarray:
     moved = type(book)(**{**book.as_dict(), **fields}) if fields else book
     return trinom.price(moved, curves, backend=backend).price.astype(np.float64)
@@ -49,12 +60,7 @@ def test_every_measure_is_the_bump_and_reprice_of_the_reference(kind):
         book, curves = generate_bonds("S1", 6, seed=5)
     table = risk(book, curves, backend="reference")
     market = trinom.Market.of(curves)
-    p0 = reprice(book, curves)
-    down = reprice(book, scenario_market(curves, [CurveShift(-H)]))
-    up = reprice(book, scenario_market(curves, [CurveShift(H)]))
-    np.testing.assert_allclose(measure(table, "dv01"), down - p0, rtol=1e-12)
-    np.testing.assert_allclose(measure(table, "duration"), (down - up) / (2 * p0 * H), rtol=1e-12)
-    np.testing.assert_allclose(measure(table, "convexity"), (up + down - 2 * p0) / (p0 * H * H), rtol=1e-12)
+    p0 = check_curve_measures(table, book, curves)
     vega = (reprice(book, curves, sigma=book.sigma + H) - reprice(book, curves, sigma=book.sigma - H)) / 2
     np.testing.assert_allclose(measure(table, "vega"), vega, rtol=1e-12)
     name = market.names[0]
@@ -230,12 +236,7 @@ def test_a_sigma_below_the_vega_move_fails_only_vega_and_vega_is_one_sided(kind)
     low = with_field(book, "sigma", 1, 5e-5)
     table = risk(low, curves, backend="reference")
     assert table.value.notna().all() and (table.error == "").all()
-    p0 = reprice(low, curves)
-    down = reprice(low, scenario_market(curves, [CurveShift(-H)]))
-    up = reprice(low, scenario_market(curves, [CurveShift(H)]))
-    np.testing.assert_allclose(measure(table, "dv01"), down - p0, rtol=1e-12)
-    np.testing.assert_allclose(measure(table, "duration"), (down - up) / (2 * p0 * H), rtol=1e-12)
-    np.testing.assert_allclose(measure(table, "convexity"), (up + down - 2 * p0) / (p0 * H * H), rtol=1e-12)
+    p0 = check_curve_measures(table, low, curves)
     np.testing.assert_allclose(table[table.measure == "dv01"].base, p0, rtol=1e-12)
     sigma_up = reprice(low, curves, sigma=low.sigma + H)
     vega = measure(table, "vega")
