@@ -19,13 +19,34 @@ every date is a step of its own. Exercise:
 * ``bermudan``: on the coupon dates from ``first_exercise`` to ``last_exercise`` (the steps of those coupons);
 * ``american``: on every step from ``first_exercise`` to ``last_exercise``.
 
-Exercise pays ``exercise_price`` (clean, per 100) plus the interest accrued since the last coupon, as the paper's
-model does (linear in steps; 0 on a coupon date, where the holder keeps the coupon). Exercise dates before the as-of
-date are gone: a bond whose whole window has passed is priced without its option. A bond without an option lowers
-with a call at a price no tree value reaches (:data:`NO_EXERCISE_PRICE`), which never binds. ``spread`` is the OAS
-as a decimal (continuous, added to the short rate; the book's percent times 100). Prices are per 100 notional:
-``price`` (dirty, the tree's root), ``accrued`` (the day count's interest accrued at the as-of date, QuantLib's
-``accruedAmount``) and ``clean = price - accrued``.
+Exercise pays ``exercise_price`` (clean, per 100) plus the interest accrued since the last coupon; 0 on a coupon date,
+where exercise is ex-coupon (the holder keeps the coupon), so ``bermudan`` exercise pays the price alone. A
+``european`` option pays the accrued interest of the bond's day count at its date (QuantLib's): its price is lowered
+to ``exercise_price`` plus that, less what the tree itself adds at its step (:func:`_tree_accrued`). ``american``
+exercise pays the tree's own accrued interest, the paper's (docs/paper-instrument.md §6.4): at step ``i``,
+``(i - S) / (nx - S)`` of the coupon paid at step ``S``, the last cash flow at or before ``i``, ``nx`` the next. That
+is linear in steps (ACT days at one step a day) where the day count need not be; it is the previous coupon's amount
+where the running period's may differ; and it is 0 before the first cash flow after the as-of date, where a bond
+issued before then has accrued interest. Against QuantLib (tests/test_trades_quantlib.py), an american call window
+open before a seasoned bond's next coupon would be off by the accrued interest it does not pay (-1.8 per 100 there):
+such a window is refused as input (``first_exercise``, naming the coupon date); one over periods of unequal coupons
+(ACT/360, ACT/365F semiannual) is off by 0.012 per 100, and 30/360's days against ACT's cost up to 0.005. Lowering
+cannot mend the first two while cash flows must pay amounts >= 0 (a zero-paying flow at step 1 with a strike shift, and the running period's coupon in ``coupon`` with the rest in ``repayment``, would:
+1e-5 and 0.0034 then, on ACT/ACT-ICMA and ACT/365F). Exercise dates before the as-of date are gone: a bond whose
+whole window has passed is priced without its option. A bond without an option lowers with a call at a price no tree
+value reaches (:data:`NO_EXERCISE_PRICE`), which never binds.
+
+**Early cash flows.** The tree adds a flow of step ``s`` to the nodes of step ``s - 1``'s width (the paper's Q1), so
+while it grows the two outermost nodes of step ``s`` miss it: a third of a flow at step 1, 5.6% at step 2, 0.9% at
+step 3 (at any resolution: a coupon in the next half month of a 12-steps-a-year tree, or tomorrow's at the default).
+Every flow at or before the first exercise step (every one of a bond without an option), but the maturity's (paid on
+every node), is raised by the share it misses, which depends on ``a``, ``sigma`` and the step only
+(:func:`_edge_shares`), so that its value is the curve's. One after the first exercise step is not (an exercise
+before it sees it): a window opening in the first few steps misses that share of the flows in them.
+
+``spread`` is the OAS as a decimal (continuous, added to the short rate; the book's percent times 100). Prices are
+per 100 notional: ``price`` (dirty, the tree's root, the value at the as-of date), ``accrued`` (the day count's
+interest accrued at the as-of date, QuantLib's ``accruedAmount``) and ``clean = price - accrued``.
 
 >>> import trinom
 >>> from trinom.model import DatedCurve
@@ -34,7 +55,7 @@ as a decimal (continuous, added to the short rate; the book's percent times 100)
 ...                 coupon=[0.05], frequency=[2], day_count=["30/360"], a=[0.03], sigma=[0.01])
 >>> result = trinom.price(trades, {"EUR": curve}, backend="reference")
 >>> round(float(result.accrued[0]), 6), round(float(result.clean[0]), 2)
-(1.944444, 104.0)
+(0.972222, 103.72)
 """
 
 from __future__ import annotations
@@ -42,7 +63,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -50,7 +71,7 @@ import numpy as np
 
 from .. import parquet
 from ..bonds.portfolio import BondPortfolio
-from ..constants import CALL, PUT
+from ..constants import CALL, JMAX_FACTOR, PUT
 from ..conventions import (
     accrual_fractions,
     accrued_interest,
@@ -61,6 +82,8 @@ from ..conventions import (
     parse_frequencies,
     to_days,
 )
+from ..conventions.names import distinct_values
+from ..conventions.schedules import Schedules
 from ..csvtable import read_table_lines
 from ..errors import InputError
 from ..portfolio import Portfolio
@@ -86,6 +109,8 @@ NO_EXERCISE_PRICE: Final[float] = 1e30
 BOND_DEFAULTS: Final[dict[str, str]] = {"day_count": "30/360", "calendar": "NONE", "convention": "F"}
 #: Whole days in the curves' year (ACT/365F).
 YEAR_DAYS: Final[int] = 365
+#: The steps within which the lowering pays a cash flow in full (beyond, the tree misses less than 1e-16 of it).
+EDGE_STEPS: Final[int] = 24
 #: Fields that only a bond or only a bond option may fill.
 _BOND_ONLY = ("issue", "coupon", "frequency", "day_count", "calendar", "convention", "exercise", "first_exercise",
               "last_exercise", "exercise_price")
@@ -448,6 +473,17 @@ class Trades:
         fractions = accrual_fractions(schedules=schedules, day_count=cell["day_count"][g]) if g.size else np.zeros(0)
         accrued_good = (accrued_interest(schedules=schedules, day_count=cell["day_count"][g], coupon_rate=coupon,
                                          settlement=np.datetime64(as_of, "D")) if g.size else np.zeros(0))
+        # a european option's exercise date: the accrued interest its exercise pays, by the bond's day count
+        european = p.present["option"][rows[g]] & (p.text["exercise"][rows[g]] == "european")
+        european_accrued = np.zeros(g.size)
+        if european.any():
+            e = np.flatnonzero(european)
+            names, which = distinct_values(cell["day_count"][g][e])
+            for k, name in enumerate(names):  # one call per day count: a name column costs a Python loop
+                bonds = e[which == k]
+                european_accrued[bonds] = accrued_interest(
+                    schedules=_take(schedules, bonds), day_count=name, coupon_rate=coupon[bonds],
+                    settlement=p.dates["first_exercise"][rows[g][bonds]].astype("datetime64[D]"))
         period_owner = np.repeat(np.arange(g.size), np.maximum(schedules.counts - 1, 0))
         _start, end = schedules.period_bounds()
         amount = 100.0 * coupon[period_owner] * fractions
@@ -474,7 +510,18 @@ class Trades:
         if flow_step.size:
             np.maximum.at(n_good, flow_owner, flow_step)
         first_ex, last_ex, every, strike, side = self._exercise(rows[g], spy[g], n_good, flow_owner, flow_step,
-                                                                unique_dates=end[first_of], late=late)
+                                                                unique_dates=end[first_of], late=late,
+                                                                flow_coupon=flow_coupon,
+                                                                european_accrued=european_accrued)
+        # a flow the tree pays before its width is full misses its outermost nodes: paid in full where no exercise
+        # sees it (at or before the first exercise step); the maturity's is on every node already
+        early = np.flatnonzero((flow_step <= EDGE_STEPS) & (flow_step <= first_ex[flow_owner])
+                               & (flow_step < n_good[flow_owner]))
+        if early.size:
+            bonds, which = np.unique(flow_owner[early], return_inverse=True)
+            shares = _edge_shares(p.numbers["a"][rows[g]][bonds], p.numbers["sigma"][rows[g]][bonds], spy[g][bonds])
+            missed = shares[which, flow_step[early] - 1]
+            flow_repayment[early] += (flow_coupon[early] + flow_repayment[early]) * (missed / (1.0 - missed))
         # every bond row: good rows from the above, bad (or late-failing) rows as placeholders
         late_rows = {row for row, _f, _m in late}
         placeholder = bad.copy()
@@ -522,9 +569,12 @@ class Trades:
         return BondPortfolio(accrued=accrued, **fields)
 
     def _exercise(self, rows: np.ndarray, spy: np.ndarray, n: np.ndarray, flow_owner: np.ndarray,
-                  flow_step: np.ndarray, unique_dates: np.ndarray, late: list[Problem]):
+                  flow_step: np.ndarray, unique_dates: np.ndarray, late: list[Problem], flow_coupon: np.ndarray,
+                  european_accrued: np.ndarray):
         """Per good bond: the exercise window's first and last step, its period, price and side (a bond without a
-        live option: a call at :data:`NO_EXERCISE_PRICE` on its last step)."""
+        live option: a call at :data:`NO_EXERCISE_PRICE` on its last step). A european option's price is lowered
+        so that the tree pays ``exercise_price`` plus ``european_accrued`` (the day count's accrued interest at the
+        exercise date) in place of its own accrued interest at that step (:func:`_tree_accrued`)."""
         p = self._parsed()
         count = rows.size
         as_of = self.as_of_day
@@ -555,12 +605,95 @@ class Trades:
                              f"{_day(first_date[k])} and last_exercise {_day(last_date[k])}: a bermudan option is "
                              "exercised on coupon dates"))
         live = has & (last_date > as_of) & (first <= last)
+        american = live & (style == "american")
+        if american.any():  # the tree accrues no interest before its first cash flow: not priced right there yet
+            first_flow = np.full(count, np.iinfo(np.int64).max)
+            np.minimum.at(first_flow, flow_owner, flow_step)
+            first_coupon = np.full(count, np.iinfo(np.int64).max)
+            np.minimum.at(first_coupon, flow_owner, unique_dates)
+            for k in np.flatnonzero(american & (first < first_flow)):
+                late.append((int(rows[k]), "first_exercise", f"an american window open before the bond's next coupon "
+                             f"({_day(first_coupon[k])}) is not priced yet: the tree pays no accrued interest before "
+                             "its first cash flow (up to 1.8 per 100 off); start first_exercise on or after "
+                             f"{_day(first_coupon[k])}, or price the right as european or bermudan"))
         strike = np.where(live, p.numbers["exercise_price"][rows], NO_EXERCISE_PRICE)
+        european = live & (style == "european")
+        if european.any():
+            tree = _tree_accrued(np.flatnonzero(european), first[european], flow_owner, flow_step, flow_coupon)
+            strike[european] = np.maximum(strike[european] + european_accrued[european] - tree, 0.0)
         side = np.where(live & (p.text["option"][rows] == "put"), PUT, CALL)
         first = np.where(live, first, n)
         last = np.where(live, last, n)
         every = np.where(live, every, 1)
         return first, last, every, strike, side
+
+
+def _edge_shares(a: np.ndarray, sigma: np.ndarray, steps_per_year: np.ndarray) -> np.ndarray:
+    """Per bond, the share of a cash flow at step ``s = 1 .. EDGE_STEPS`` (column ``s - 1``) that the tree does not
+    pay (docs/paper-instrument.md §6.3, Q1).
+
+    The tree adds a flow of step ``s`` to the nodes of step ``s - 1``'s width, so while it grows (``s <= jmax``) the
+    two outermost nodes of step ``s`` miss it: their share of the step's state prices. A node's state price is the
+    product of the branchings and node discounts of its paths times factors common to the step (the curve's
+    ``exp(-alpha dt)``, the spread's), so the share does not depend on the curve or the spread; the outermost
+    nodes have one path each, ``prod_k pu_k x_(+-k)`` (``pu_k`` the interior up-branching of node ``k``,
+    ``x_(+-k) = exp(-+k dr dt)``), and the step's total is ``1 + (dr dt)^2 (s-1) s (2s-1) / 36`` to second order
+    (its rounding is below 1e-11 of the flow even at one step a year). 0 from step ``jmax + 1``. NumPy's ``exp``:
+    the tree's constants to rounding, and so the share."""
+    dt = 1.0 / steps_per_year.astype(np.float64)  # docs/paper-instrument.md §2 with a term unit of 365 days
+    M = np.expm1(-a * dt)
+    jmax = np.trunc(JMAX_FACTOR / M) + 1
+    d = (np.sqrt(3.0 * (sigma * sigma) * -np.expm1(-2.0 * a * dt) / (2.0 * a)) * dt)[:, None]
+    k = np.arange(EDGE_STEPS, dtype=np.float64)[None, :]
+    M = M[:, None]
+    pu = 1.0 / 6.0 + ((k * k) * M * M + k * M) * 0.5
+    outer = np.cumprod(pu * np.exp(-d * k), axis=1) + np.cumprod(pu * np.exp(d * k), axis=1)
+    s = k + 1.0
+    total = 1.0 + d * d * ((s - 1.0) * s * (2.0 * s - 1.0) / 36.0)
+    return np.where(s <= jmax[:, None], outer / total, 0.0)
+
+
+def _take(schedules: Schedules, bonds: np.ndarray) -> Schedules:
+    """The schedules of ``bonds`` (indices, increasing) alone."""
+    counts = schedules.counts[bonds]
+    offsets = np.zeros(bonds.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    dates = np.repeat(schedules.offsets[:-1][bonds] - offsets[:-1], counts) + np.arange(offsets[-1])
+    periods = np.maximum(counts - 1, 0)
+    period_starts = schedules.period_offsets[:-1][bonds]
+    period_index = np.repeat(period_starts - np.concatenate(([0], np.cumsum(periods)[:-1])), periods) + np.arange(
+        periods.sum())
+    return replace(schedules, offsets=offsets, unadjusted=schedules.unadjusted[dates], adjusted=schedules.adjusted[dates],
+                   regular=schedules.regular[period_index], months=schedules.months[bonds],
+                   convention=schedules.convention[bonds], termination_convention=schedules.termination_convention[bonds],
+                   end_of_month=schedules.end_of_month[bonds], calendar=schedules.calendar[bonds], problems=())
+
+
+def _tree_accrued(bonds: np.ndarray, step: np.ndarray, flow_owner: np.ndarray, flow_step: np.ndarray,
+                  flow_coupon: np.ndarray) -> np.ndarray:
+    """The accrued interest the tree adds to the exercise price of bond ``bonds[k]`` at step ``step[k]``
+    (docs/paper-instrument.md §6.4, operation for operation): ``(i - S) / (nx - S)`` of the coupon paid at ``S``,
+    the bond's last cash-flow step at or before ``i``, ``nx`` the next; 0 before its first cash flow and on one.
+    ``flow_*``: the bonds' cash flows, by bond and then step (every bond has at least one)."""
+    start = np.searchsorted(flow_owner, bonds, side="left")
+    lo, hi = start.copy(), np.searchsorted(flow_owner, bonds, side="right")
+    while True:  # lo: the first of the bond's flows after the step (a binary search, all bonds at once)
+        open_ = lo < hi
+        if not open_.any():
+            break
+        mid = (lo + hi) // 2
+        after = open_ & (flow_step[np.minimum(mid, flow_step.size - 1)] > step)
+        lo = np.where(open_ & ~after, mid + 1, lo)
+        hi = np.where(after, mid, hi)
+    at = lo - 1  # the last flow at or before the step
+    valid = at >= start
+    valid[valid] = flow_step[at[valid]] < step[valid]  # on a cash-flow step: 0, the holder keeps the coupon
+    out = np.zeros(bonds.size)
+    k = at[valid]
+    span = (flow_step[k + 1] - flow_step[k]).astype(np.float64)
+    left = np.maximum(flow_step[k + 1] - step[valid], 0).astype(np.float64)
+    out[valid] = ((span - left) / span) * flow_coupon[k]
+    return out
 
 
 def _local_problems(problems: list[Problem], rows: np.ndarray) -> list[tuple[int, str, str]]:
