@@ -31,7 +31,8 @@ issued before then has accrued interest. Against QuantLib (tests/test_trades_qua
 open before a seasoned bond's next coupon would be off by the accrued interest it does not pay (-1.8 per 100 there):
 such a window is refused as input (``first_exercise``, naming the coupon date); one over periods of unequal coupons
 (ACT/360, ACT/365F semiannual) is off by 0.012 per 100, and 30/360's days against ACT's cost up to 0.005. Lowering
-cannot mend the first two while cash flows must pay amounts >= 0 (a zero-paying flow at step 1 with a strike shift, and the running period's coupon in ``coupon`` with the rest in ``repayment``, would:
+cannot mend the first two while cash flows must pay amounts >= 0 (a zero-paying flow at step 1 with a strike shift,
+and the running period's coupon in ``coupon`` with the rest in ``repayment``, would:
 1e-5 and 0.0034 then, on ACT/ACT-ICMA and ACT/365F). Exercise dates before the as-of date are gone: a bond whose
 whole window has passed is priced without its option. A bond without an option lowers with a call at a price no tree
 value reaches (:data:`NO_EXERCISE_PRICE`), which never binds.
