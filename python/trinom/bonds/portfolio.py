@@ -424,6 +424,12 @@ def _cashflow_numeric(name: str, values: npt.ArrayLike, counts: np.ndarray) -> n
 
 def _numeric(name: str, values: npt.ArrayLike, integer: bool) -> np.ndarray:
     """One field as float64 (:func:`~trinom.columns.as_float_column`), or int64 where it must be whole."""
+    if integer and isinstance(values, np.ndarray) and values.dtype.kind in "iu" and values.ndim == 1:
+        whole = values.astype(np.int64)  # integers already (a lowering's steps): one copy, no float round trip
+        bad = np.flatnonzero(np.abs(whole) > 2**31)
+        if bad.size:
+            raise InputError([(int(r), name, f"{name} must be a whole number, got {int(whole[r])}") for r in bad])
+        return whole
     floats = as_float_column(name, values)
     if not integer:
         return floats

@@ -109,10 +109,14 @@ def distinct_values(array: np.ndarray) -> tuple[list[object], np.ndarray]:
     if array.dtype.kind != "O":
         distinct, inverse = np.unique(array, return_inverse=True)
         return distinct.tolist(), inverse.reshape(-1)
+    values = array.tolist()
+    if values and all(type(value) is str for value in values):  # a column of text (a file's): numpy.unique
+        distinct, inverse = np.unique(np.array(values, dtype=str), return_inverse=True)
+        return distinct.tolist(), inverse.reshape(-1)
     seen: dict[tuple[str, str], int] = {}
     first: list[object] = []
     inverse = np.empty(array.size, dtype=np.int64)
-    for k, value in enumerate(array.tolist()):
+    for k, value in enumerate(values):
         key = (type(value).__name__, value if isinstance(value, str) else repr(value))
         code = seen.setdefault(key, len(seen))
         if code == len(first):
