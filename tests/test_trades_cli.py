@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 import trinom
 from trinom.cli import main
-from trinom.instruments import TRADE_COLUMNS, read_trades
-from trinom.model import read_dated_curves
+from trinom.instruments import TRADE_COLUMNS, Trades, read_trades
+from trinom.model import DatedCurve, read_dated_curves
 
 AS_OF = "2026-11-25"
 ROWS = [
@@ -129,3 +129,16 @@ def test_unknown_columns_and_repeated_ids_are_refused(files, capsys):
     trades.write_text("\n".join([lines[0], lines[1], lines[1]]) + "\n")
     assert run("price", trades, "--curve", curve, "--as-of", AS_OF) == 2
     assert "id 'C1' is repeated" in capsys.readouterr().err
+
+
+def test_a_single_value_is_every_trade_s():
+    """As the issue's Python API asks: columns of one value (a type, a day count) broadcast over the book."""
+    trades = Trades(as_of=AS_OF, id=["A", "B"], type="bond", issue="2024-03-15", maturity=["2030-03-15", "2032-03-15"],
+                    coupon=0.05, frequency=2, a=0.03, sigma=0.01)
+    assert len(trades) == 2 and trades.ids == ["A", "B"]
+    result = trinom.price(trades, {"EUR": read_dated_curves_text()}, backend="reference")
+    assert np.isfinite(result.price).all() and result.price[0] != result.price[1]
+
+
+def read_dated_curves_text() -> DatedCurve:
+    return DatedCurve(as_of=AS_OF, dates=["2027-11-25", "2036-11-25"], zero_rates=[0.03, 0.04])

@@ -181,7 +181,8 @@ class Trades:
                               for name in unknown])
         if "type" not in columns:
             raise InputError([(None, "type", "a trade needs its type (bond or bond_option): missing column 'type'")])
-        size = int(np.asarray(columns["type"], dtype=object).reshape(-1).size)
+        # the trades' count: the longest column's (a single value is every trade's)
+        size = max(int(np.asarray(values, dtype=object).reshape(-1).size) for values in columns.values())
         self._size = size
         self._cells = {name: _cells(columns.get(name), size, name) for name in TRADE_COLUMNS}
         days, problems = to_days(np.array([as_of], dtype=object) if isinstance(as_of, str) else np.asarray([as_of]),
