@@ -46,6 +46,7 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from .columns import segments
 from .lattice import Convention, bond_geometry, tree_geometry, work
 
 T = TypeVar("T")
@@ -128,11 +129,7 @@ class Book:
     def take(self, rows: npt.ArrayLike) -> Book:
         """The trees ``rows`` (in that order) with their events."""
         rows = np.atleast_1d(np.asarray(rows, dtype=np.int64))
-        counts = np.diff(self.event_offset)[rows]
-        starts = self.event_offset[rows]
-        flat = np.repeat(starts - np.concatenate(([0], np.cumsum(counts)[:-1])), counts) + np.arange(counts.sum())
-        offset = np.zeros(rows.size + 1, dtype=np.int64)
-        np.cumsum(counts, out=offset[1:])
+        offset, flat = segments(self.event_offset, rows)
         trees = {name: getattr(self, name)[rows] for name in _TREE_FIELDS}
         events = {name: getattr(self, name)[flat] for name in _EVENT_FIELDS}
         return Book(**trees, **events, event_offset=offset, curve_names=self.curve_names)

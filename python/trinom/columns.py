@@ -6,6 +6,7 @@ Shared by the option and the bond portfolios, so that both accept the same spell
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -64,3 +65,29 @@ def show(value: Any) -> str:
     """A value as an error message shows it: whole floats without ``.0``."""
     v = value.item() if hasattr(value, "item") else value
     return repr(v) if not isinstance(v, float) or not v.is_integer() else str(int(v)) if abs(v) < 1e15 else repr(v)
+
+
+def segments(offsets: np.ndarray, rows: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Of items laid out in segments (segment ``k``: items ``offsets[k]:offsets[k + 1]``, e.g. a bond's cash flows),
+    the segments ``rows`` in that order: their new offsets, and for each of their items its index in the old layout.
+
+    >>> new, flat = segments(np.array([0, 2, 3, 6]), [2, 0])
+    >>> new.tolist(), flat.tolist()
+    ([0, 3, 5], [3, 4, 5, 0, 1])
+    """
+    rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+    counts = np.diff(offsets)[rows]
+    new = np.zeros(rows.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=new[1:])
+    return new, np.repeat(offsets[rows] - new[:-1], counts) + np.arange(new[-1])
+
+
+def rows_problems(problems: Sequence[tuple[int | None, str, str]],
+                  rows: npt.ArrayLike) -> tuple[tuple[int, str, str], ...]:
+    """The problems of ``rows`` (a selection of a table's rows, in that order, repeats allowed), numbered as the
+    selection numbers them, in row order (a row's own problems in their order); problems of no row are left out."""
+    where: dict[int, list[int]] = {}
+    for k, row in enumerate(np.asarray(rows).reshape(-1).tolist()):
+        where.setdefault(int(row), []).append(k)
+    found = [(k, field, message) for row, field, message in problems if row is not None for k in where.get(int(row), [])]
+    return tuple(sorted(found, key=lambda problem: problem[0]))

@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .book import CASH_FLOW, OPTION, PAYOFF, Book, make_book
-from .columns import as_array, as_float_column, option_types, show
+from .columns import as_array, as_float_column, option_types, rows_problems, show
 from .constants import CALL, DAYS_IN_YEAR, DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, FACE_VALUE, PUT, SIGMA_LIMIT
 from .errors import InputError
 from .lattice import Convention, TreeGeometry, tree_geometry
@@ -157,10 +157,8 @@ class Portfolio:
         part = Portfolio(convention=self.convention, curve=self.curve,
                          **{name: getattr(self, name)[index] for name in FIELDS})
         if self._read_problems:  # the selected rows keep their read problems, numbered as the part numbers them
-            from .bonds.portfolio import _rows_problems
-
             rows = np.atleast_1d(np.arange(len(self))[index])
-            object.__setattr__(part, "_read_problems", _rows_problems(self._read_problems, rows))
+            object.__setattr__(part, "_read_problems", rows_problems(self._read_problems, rows))
         return part
 
     def __iter__(self) -> Iterator[dict[str, float]]:

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..book import BOND, CASH_FLOW, EXERCISE, Book, make_book
-from ..columns import as_array, as_float_column, option_types, show
+from ..columns import as_array, as_float_column, option_types, rows_problems, segments, show
 from ..constants import CALL, DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, PUT, SIGMA_LIMIT
 from ..curve import YieldCurve
 from ..errors import InputError
@@ -168,16 +168,13 @@ class BondPortfolio:
 
     def __getitem__(self, index: int | slice | npt.ArrayLike) -> BondPortfolio:
         """The bonds at ``index`` (in that order) with their cash flows."""
-        rows = np.arange(len(self))[index]
-        rows = np.atleast_1d(rows)
-        counts = self.cashflow_count[rows]
-        starts = self.cashflow_offset[rows]
-        flat = np.repeat(starts - np.concatenate(([0], np.cumsum(counts)[:-1])), counts) + np.arange(counts.sum())
+        rows = np.atleast_1d(np.arange(len(self))[index])
+        _offsets, flat = segments(self.cashflow_offset, rows)
         fields = {name: getattr(self, name)[rows] for name in BOND_FIELDS}
         fields.update({name: getattr(self, name)[flat] for name in CASHFLOW_FIELDS})
         given = self._accrued_given
         part = BondPortfolio(accrued=None if given is None else given[rows], **fields)
-        object.__setattr__(part, "_read_problems", _rows_problems(self._read_problems, rows))
+        object.__setattr__(part, "_read_problems", rows_problems(self._read_problems, rows))
         return part
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
@@ -298,16 +295,6 @@ class BondPortfolio:
         """Indices of the bonds :meth:`validate` finds no problem in, ascending."""
         bad = [row for row, _f, _m in self.validate(curves, max_width, max_steps) if row is not None]
         return np.setdiff1d(np.arange(len(self)), bad)
-
-
-def _rows_problems(problems: Sequence[tuple[int, str, str]], rows: np.ndarray) -> tuple[tuple[int, str, str], ...]:
-    """The read problems of ``rows`` (a selection of a portfolio's rows), numbered as the selection numbers them."""
-    if not problems:
-        return ()
-    where: dict[int, list[int]] = {}
-    for k, row in enumerate(rows.tolist()):
-        where.setdefault(int(row), []).append(k)
-    return tuple(sorted((k, field, message) for row, field, message in problems for k in where.get(int(row), [])))
 
 
 def flatten_curves(curves: Sequence[YieldCurve]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -25,11 +25,12 @@ end-of-month rule applied), index for index.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import numpy.typing as npt
 
+from ..columns import segments
 from ..errors import check_error_mode
 from . import dates as dt
 from .business_days import RollTables, parse_conventions, roll_tables, year_range
@@ -92,6 +93,16 @@ class Schedules:
         """One bond's dates."""
         source = self.adjusted if adjusted else self.unadjusted
         return source[self.offsets[bond]: self.offsets[bond + 1]]
+
+    def take(self, bonds: npt.ArrayLike) -> Schedules:
+        """The schedules of ``bonds`` (indices, in that order) alone, without the book's problems."""
+        bonds = np.asarray(bonds, dtype=np.int64).reshape(-1)
+        offsets, dates = segments(self.offsets, bonds)
+        _period_offsets, periods = segments(self.period_offsets, bonds)
+        return replace(self, offsets=offsets, unadjusted=self.unadjusted[dates], adjusted=self.adjusted[dates],
+                       regular=self.regular[periods], months=self.months[bonds], convention=self.convention[bonds],
+                       termination_convention=self.termination_convention[bonds],
+                       end_of_month=self.end_of_month[bonds], calendar=self.calendar[bonds], problems=())
 
     def period_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """Every period's start and end date (adjusted; day numbers), flat in ``period_offsets`` order."""

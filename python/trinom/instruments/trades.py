@@ -64,7 +64,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -72,6 +72,7 @@ import numpy as np
 
 from .. import parquet
 from ..bonds.portfolio import BondPortfolio
+from ..columns import rows_problems
 from ..constants import CALL, JMAX_FACTOR, PUT
 from ..conventions import (
     accrual_fractions,
@@ -83,8 +84,7 @@ from ..conventions import (
     parse_frequencies,
     to_days,
 )
-from ..conventions.names import distinct_values
-from ..conventions.schedules import Schedules
+from ..conventions.names import Problem, distinct_values
 from ..csvtable import read_table_lines
 from ..errors import InputError
 from ..portfolio import Portfolio
@@ -117,7 +117,6 @@ _BOND_ONLY = ("issue", "coupon", "frequency", "day_count", "calendar", "conventi
               "last_exercise", "exercise_price")
 _OPTION_ONLY = ("expiry", "strike")
 
-Problem = tuple[int | None, str, str]
 
 
 def _cells(values: object, size: int, field: str) -> np.ndarray:
@@ -450,7 +449,7 @@ class Trades:
                   "term_unit": np.full(rows.size, float(YEAR_DAYS)), "term_steps": spy.astype(np.float64),
                   "a": np.where(bad, 0.1, p.numbers["a"][rows]), "sigma": np.where(bad, 0.01, p.numbers["sigma"][rows]),
                   "option_type": np.where(p.text["option"][rows] == "put", PUT, CALL).astype(np.int8)}
-        local = _local_problems(problems, rows)
+        local = rows_problems(problems, rows)
         return Portfolio.with_read_problems(local, curve=curve, **fields) if local else Portfolio(curve=curve, **fields)
 
     def _bonds(self, rows: np.ndarray, bad: np.ndarray, curve: np.ndarray, problems: list[Problem]) -> BondPortfolio:
@@ -484,7 +483,7 @@ class Trades:
             for k, name in enumerate(names):  # one call per day count: a name column costs a Python loop
                 bonds = e[which == k]
                 european_accrued[bonds] = accrued_interest(
-                    schedules=_take(schedules, bonds), day_count=name, coupon_rate=coupon[bonds],
+                    schedules=schedules.take(bonds), day_count=name, coupon_rate=coupon[bonds],
                     settlement=p.dates["first_exercise"][rows[g][bonds]].astype("datetime64[D]"))
         period_owner = np.repeat(np.arange(g.size), np.maximum(schedules.counts - 1, 0))
         _start, end = schedules.period_bounds()
@@ -565,7 +564,7 @@ class Trades:
                   "last_exercise": per_bond(last_ex, 1).astype(np.int64),
                   "exercise_frequency": per_bond(every, 1).astype(np.int64),
                   "curve_index": np.where(placeholder, 0, curve)}
-        local = _local_problems(problems + self._where_prefixed(late), rows)
+        local = rows_problems(problems + self._where_prefixed(late), rows)
         if local:
             return BondPortfolio.with_read_problems(local, accrued=accrued, **fields)
         return BondPortfolio(accrued=accrued, **fields)
@@ -655,22 +654,6 @@ def _edge_shares(a: np.ndarray, sigma: np.ndarray, steps_per_year: np.ndarray) -
     return np.where(s <= jmax[:, None], outer / total, 0.0)
 
 
-def _take(schedules: Schedules, bonds: np.ndarray) -> Schedules:
-    """The schedules of ``bonds`` (indices, increasing) alone."""
-    counts = schedules.counts[bonds]
-    offsets = np.zeros(bonds.size + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    dates = np.repeat(schedules.offsets[:-1][bonds] - offsets[:-1], counts) + np.arange(offsets[-1])
-    periods = np.maximum(counts - 1, 0)
-    period_starts = schedules.period_offsets[:-1][bonds]
-    period_index = np.repeat(period_starts - np.concatenate(([0], np.cumsum(periods)[:-1])), periods) + np.arange(
-        periods.sum())
-    return replace(schedules, offsets=offsets, unadjusted=schedules.unadjusted[dates], adjusted=schedules.adjusted[dates],
-                   regular=schedules.regular[period_index], months=schedules.months[bonds],
-                   convention=schedules.convention[bonds], termination_convention=schedules.termination_convention[bonds],
-                   end_of_month=schedules.end_of_month[bonds], calendar=schedules.calendar[bonds], problems=())
-
-
 def _tree_accrued(bonds: np.ndarray, step: np.ndarray, flow_owner: np.ndarray, flow_step: np.ndarray,
                   flow_coupon: np.ndarray) -> np.ndarray:
     """The accrued interest the tree adds to the exercise price of bond ``bonds[k]`` at step ``step[k]``
@@ -696,12 +679,6 @@ def _tree_accrued(bonds: np.ndarray, step: np.ndarray, flow_owner: np.ndarray, f
     left = np.maximum(flow_step[k + 1] - step[valid], 0).astype(np.float64)
     out[valid] = ((span - left) / span) * flow_coupon[k]
     return out
-
-
-def _local_problems(problems: list[Problem], rows: np.ndarray) -> list[tuple[int, str, str]]:
-    """The problems of ``rows``, renumbered within them."""
-    position = {int(row): k for k, row in enumerate(rows.tolist())}
-    return [(position[row], field, message) for row, field, message in problems if row in position]
 
 
 def _date_text(value: object) -> object:
@@ -768,10 +745,8 @@ def single_instrument(trades: Trades, curves: Any) -> tuple[Portfolio | BondPort
     """``trades`` as one tree-step instrument (what :func:`trinom.risk` and :func:`trinom.oas` take) and the market's
     curves; a book of bonds and options, or of options on several curves, is an error saying so."""
     blocks, market_curves = lowered(trades, curves)
-    if len(blocks) == 1:
+    if len(blocks) == 1:  # consecutive trades of one kind (and options of one curve) are one block
         return blocks[0][1], market_curves
-    if all(isinstance(block, BondPortfolio) for _first, block in blocks):  # cannot happen: bonds are one run
-        return BondPortfolio.concatenate([block for _first, block in blocks]), market_curves
     raise InputError([(None, "instruments", "these trades mix bonds and bond options (or options on several curves): "
                        "run risk or OAS on each kind apart")])
 
