@@ -162,6 +162,11 @@ def rows(path: str | Path) -> int:
     return int(_readable(path, lambda: pq.ParquetFile(path)).metadata.num_rows)
 
 
+def column_names(path: str | Path) -> list[str]:
+    """The columns of a Parquet file (from its schema: no row is read)."""
+    return [str(name) for name in _schema(_existing(path)).names]
+
+
 def is_parquet(path: str | Path) -> bool:
     return Path(path).suffix.lower() in (".parquet", ".pq")
 

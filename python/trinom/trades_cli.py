@@ -21,6 +21,7 @@ from .errors import InputError
 from .files import PRICE_FORMATS, TABLE_FORMATS, check_outputs, output_format
 from .instruments.trades import TYPES, Trades, read_trades
 from .result import Prices
+from .result_files import write_table_file
 
 
 def is_trades_file(path: str | Path) -> bool:
@@ -29,7 +30,7 @@ def is_trades_file(path: str | Path) -> bool:
     if not path.exists():
         return False
     if parquet.is_parquet(path):
-        header = [str(name) for name in parquet.read_text_rows(path)[0]] if path.stat().st_size else []
+        header = parquet.column_names(path) if path.stat().st_size else []
     elif path.suffix.lower() == ".csv":
         with open(path, encoding="utf-8-sig", errors="replace") as handle:
             header = [cell.strip() for cell in handle.readline().split(",")]
@@ -55,24 +56,16 @@ def read_inputs(args: argparse.Namespace) -> tuple[Trades, dict[str, Any]]:
 
 
 def write_prices(path: Path | None, result: Prices, ids: list[str]) -> None:
-    """Prices ``id,price,clean,accrued,error`` to ``path`` (.csv or .parquet), or stdout."""
+    """Prices ``id,price,clean,accrued,error`` to ``path`` (.csv or .parquet, written whole or not at all), or
+    stdout."""
     import pandas as pd
 
-    if path is not None and output_format(path, PRICE_FORMATS, "--out", "prices") == "parquet":
-        writer = parquet.ResultWriter(path)
-        try:
-            writer.write(ids, result)
-        except BaseException as err:
-            writer.close(err)
-            raise
-        writer.close()
-        return
     table = pd.DataFrame({"id": ids, "price": result.price, "clean": result.clean, "accrued": result.accrued,
                           "error": result.error})
     if path is None:
         table.to_csv(sys.stdout, index=False, float_format="%.17g")
     else:
-        table.to_csv(path, index=False, float_format="%.17g")
+        write_table_file(path, table)
 
 
 def cmd_price_trades(args: argparse.Namespace) -> int:
@@ -101,7 +94,6 @@ def cmd_price_trades(args: argparse.Namespace) -> int:
 
 
 def cmd_risk_trades(args: argparse.Namespace, measures: list[str] | None) -> int:
-    from .result_files import write_table_file
     from .risk import risk
 
     output_format(args.out, TABLE_FORMATS, "--out", "the risk table")
@@ -118,7 +110,6 @@ def cmd_risk_trades(args: argparse.Namespace, measures: list[str] | None) -> int
 def cmd_oas_trades(args: argparse.Namespace) -> int:
     from .bond_market_prices import read_market_prices
     from .oas import oas
-    from .result_files import write_table_file
 
     output_format(args.out, TABLE_FORMATS, "--out", "the OAS table")
     check_outputs([("--out", args.out)], [args.portfolio, args.curve, args.market_prices])
