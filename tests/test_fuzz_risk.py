@@ -85,6 +85,14 @@ def names_one_of(err: BaseException, words: set[str]) -> None:
     assert any(word in str(err) for word in words), f"{type(err).__name__} names none of {sorted(words)}: {err}"
 
 
+def check_refusal(err: BaseException, bad: set[str]) -> None:
+    """A call refused in mask mode: for an argument it documents as wrong (``bad``, named by the message), never for
+    a row."""
+    assert not isinstance(err, trinom.InputError) or bad, f"mask mode raised for a row: {err}"
+    names_one_of(err, bad)
+    event(f"refused: {type(err).__name__} ({', '.join(sorted(bad))})")
+
+
 def real_problem(value: object, least: float = 0.0) -> bool:
     """Whether ``value`` is not what a shift must be: a finite real number (not a bool) in ``trinom.risk``'s range
     (``F64_SHIFTS``) and >= ``least``."""
@@ -192,9 +200,7 @@ def test_risk_gives_every_row_its_measures_or_a_message(data, kind, measures, sh
         with np.errstate(all="ignore"):
             masked = trinom.risk(book, curves, errors="mask", **arguments)
     except (TypeError, ValueError) as err:
-        assert not isinstance(err, trinom.InputError) or bad, f"mask mode raised for a row: {err}"
-        names_one_of(err, bad)
-        event(f"refused: {type(err).__name__} ({', '.join(sorted(bad))})")
+        check_refusal(err, bad)
         return
     assert not bad, f"risk accepted arguments it documents as wrong ({sorted(bad)})"
     names = [str(i) for i in row_ids] if row_ids is not None else [str(k) for k in range(rows)]
@@ -278,9 +284,7 @@ def test_oas_gives_every_bond_a_spread_or_a_reason(data, kinds, count, shape, pr
         with np.errstate(all="ignore"):
             result = trinom.oas(bonds, curves, given_prices, errors="mask", **arguments)
     except (TypeError, ValueError) as err:
-        assert not isinstance(err, trinom.InputError) or bad, f"mask mode raised for a row: {err}"
-        names_one_of(err, bad)
-        event(f"refused: {type(err).__name__} ({', '.join(sorted(bad))})")
+        check_refusal(err, bad)
         return
     assert not bad, f"oas accepted arguments it documents as wrong ({sorted(bad)}): {given_prices!r}"
     goal = np.array([NAN if p is None else float(p) for p in market])  # what the documentation says they are
