@@ -25,7 +25,7 @@ FIRST_DATE: Final = np.datetime64("1901-01-01", "D")
 LAST_DATE: Final = np.datetime64("2199-12-31", "D")
 
 _FIRST_MONTH = np.datetime64("1899-01", "M")
-_MONTHS = np.arange(_FIRST_MONTH, np.datetime64("2202-02", "M") + 1)
+_MONTHS = np.arange(_FIRST_MONTH, np.datetime64("2202-02", "M") + np.timedelta64(1, "M"))
 #: Absolute month index of the tables' first month.
 MONTH0: Final[int] = 1899 * 12
 #: ``MONTH_START[i - MONTH0]``: the day number of the first day of month ``i`` (one extra month at the end).
