@@ -1,0 +1,506 @@
+"""Hull-White one-factor closed forms, vectorised over a batch: zero-coupon bond options, caplets and floorlets,
+caps and floors, and European swaptions by Jamshidian's decomposition (issue 26).
+
+The model is ``dr = (theta(t) - a r) dt + sigma dW`` fitted to a discount curve ``P(0, t)``; times are years
+(ACT/365F from the curve's as-of date, as :class:`trinom.model.DatedCurve` measures them) and every function
+takes the discount factors it needs, so that one call prices a batch on many curves with an ``a`` and a
+``sigma`` per element (arrays broadcast). With ``B(t, T) = (1 - exp(-a (T - t))) / a`` and
+``V(T) = sigma^2 (1 - exp(-2 a T)) / (2 a)``:
+
+* **Bond option** (expiry ``T``, a bond from ``s >= T`` to ``m``; ``s = T`` is the usual option on the bond
+  maturing at ``m``, a later ``s`` values the ratio ``P(T, m) / P(T, s)``): the total standard deviation is
+  ``v = sqrt(V(T)) exp(-a (s - T)) B(s, m)`` and the price is Black's, undiscounted, with forward ``P(0, m)``
+  and strike ``X P(0, s)``: call ``P(0, m) N(d1) - X P(0, s) N(d2)``, put ``X P(0, s) N(-d2) - P(0, m) N(-d1)``.
+  (QuantLib's ``HullWhite::discountBondOption``; for ``s > T`` QuantLib sums exponentials whose differences
+  cancel, which loses digits as ``a`` shrinks; the product form here does not.)
+* **Caplet / floorlet** on the simple rate over ``[s, e]`` with accrual ``tau`` and strike ``K``, fixing at ``s``:
+  ``(1 + K tau)`` puts (caplet) or calls (floorlet) on ``P(s, e)`` struck at ``1 / (1 + K tau)``, expiring at
+  ``s``, per unit notional (QuantLib's ``AnalyticCapFloorEngine``). A cap or floor is the sum of its caplets.
+* **European swaption** (Jamshidian): exercise at ``T`` into a swap starting at ``t0 >= T`` whose fixed leg pays
+  ``c_i`` at ``t_i`` (``K tau_i N``, the last one plus the notional ``N``); single curve, the floating leg is worth
+  ``N`` at ``t0``. With the state ``x = r(T) - f(0, T) - ...`` chosen so that
+  ``P(T, t) = P(0, t) / P(0, T) exp(-B(T, t) x - B(T, t)^2 V(T) / 2)``, ``x*`` solves
+  ``sum c_i P(T, t_i; x*) = N P(T, t0; x*)`` (Newton's method, all swaptions at once; the left side is convex
+  and falls in ``x``), and with ``d_i = x* / sqrt(V) + B(T, t_i) sqrt(V)`` and ``d_0 = x* / sqrt(V) +
+  B(T, t0) sqrt(V)``::
+
+      payer    = N P(0, t0) N(-d_0) - sum c_i P(0, t_i) N(-d_i)
+      receiver = sum c_i P(0, t_i) N(d_i) - N P(0, t0) N(d_0)
+
+  which is the sum of the bond options of the decomposition (strikes ``P(T, t_i; x*) / P(T, t0; x*)``, puts for a
+  payer, calls for a receiver) with the root's identity used to gather their strike terms.
+
+The sensitivities to ``a`` and ``sigma`` (:func:`jamshidian_swaption` with ``gradient=True``) are the sums of the
+bond options' vegas times ``d v_i / d a`` and ``d v_i / d sigma``: the strikes move with the parameters too, but
+their effects cancel, because every option of the decomposition is at its boundary at the same ``x*`` and
+``sum c_i K_i`` is fixed. The calibration uses them as its Jacobian.
+
+>>> import numpy as np
+>>> times = np.array([[2.0, 3.0, 4.0]])
+>>> dfs = np.exp(-0.03 * times)
+>>> price = jamshidian_swaption(a=0.05, sigma=0.01, expiry=1.0, start=1.0, pay_times=times,
+...                             amounts=np.array([[0.03, 0.03, 1.03]]), discount_start=np.exp(-0.03),
+...                             discount_pay=dfs, is_payer=True)
+>>> round(float(price[0]), 10)
+0.0108563325
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import InputError
+from .volatility import black_stdev_price, normal_cdf, normal_pdf
+
+#: Newton iterations of the Jamshidian root (quadratic convergence: a handful are used).
+MAX_ROOT_ITERATIONS: Final[int] = 60
+#: Below this ``a * t`` the bond factor's derivative in ``a`` uses its series.
+_SMALL: Final[float] = 1e-3
+
+
+def _f64(x: npt.ArrayLike) -> np.ndarray:
+    return np.asarray(x, dtype=np.float64)
+
+
+def bond_factor(*, a: npt.ArrayLike, tau: npt.ArrayLike) -> np.ndarray:
+    """``B = (1 - exp(-a tau)) / a`` (``tau`` where ``a`` is 0), ``tau = T - t``.
+
+    >>> bond_factor(a=[0.1, 0.0], tau=2.0).round(12).tolist()
+    [1.81269246922, 2.0]
+    """
+    a, tau = np.broadcast_arrays(_f64(a), _f64(tau))
+    zero = a == 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = -np.expm1(-a * tau) / np.where(zero, 1.0, a)
+    return np.where(zero, tau, value)
+
+
+def short_rate_variance(*, a: npt.ArrayLike, sigma: npt.ArrayLike, t: npt.ArrayLike) -> np.ndarray:
+    """``V(t) = sigma^2 (1 - exp(-2 a t)) / (2 a)`` (``sigma^2 t`` where ``a`` is 0): the variance of ``r(t)``.
+
+    >>> round(float(short_rate_variance(a=0.1, sigma=0.01, t=1.0)), 16)
+    9.0634623461e-05
+    """
+    a, sigma, t = _f64(a), _f64(sigma), _f64(t)
+    return sigma * sigma * bond_factor(a=2.0 * a, tau=t)
+
+
+def bond_option_stdev(*, a: npt.ArrayLike, sigma: npt.ArrayLike, expiry: npt.ArrayLike, start: npt.ArrayLike,
+                      maturity: npt.ArrayLike) -> np.ndarray:
+    """The total standard deviation of ``log(P(T, m) / P(T, s))`` up to the expiry ``T``:
+    ``sqrt(V(T)) exp(-a (s - T)) B(s, m)``.
+
+    >>> round(float(bond_option_stdev(a=0.1, sigma=0.01, expiry=3.0, start=3.0, maturity=9.0)), 12)
+    0.067767558327
+    """
+    a, sigma, T, s, m = (_f64(x) for x in (a, sigma, expiry, start, maturity))
+    return (np.sqrt(short_rate_variance(a=a, sigma=sigma, t=T)) * np.exp(-a * (s - T))
+            * bond_factor(a=a, tau=m - s))
+
+
+def zero_bond_option(*, a: npt.ArrayLike, sigma: npt.ArrayLike, expiry: npt.ArrayLike, maturity: npt.ArrayLike,
+                     strike: npt.ArrayLike, discount_expiry: npt.ArrayLike, discount_maturity: npt.ArrayLike,
+                     is_call: npt.ArrayLike = True, start: npt.ArrayLike | None = None,
+                     discount_start: npt.ArrayLike | None = None) -> np.ndarray:
+    """European calls and puts on zero-coupon bonds of face 1 (QuantLib's ``HullWhite.discountBondOption``).
+
+    Args:
+      a, sigma: the model's parameters (> 0; ``a`` may be 0).
+      expiry, maturity: the option's expiry ``T`` and the bond's maturity ``m`` (years, ``T <= m``).
+      strike: per unit face.
+      discount_expiry, discount_maturity: ``P(0, T)`` and ``P(0, m)``.
+      is_call: ``True`` for a call, ``False`` for a put.
+      start, discount_start: a bond from ``s >= T`` (the option on ``P(T, m) / P(T, s)``, paid ``P(T, s)``);
+        default ``s = T``.
+
+    >>> zero_bond_option(a=0.1, sigma=0.01, expiry=3.0, maturity=9.0, strike=0.74, discount_expiry=np.exp(-0.15),
+    ...                  discount_maturity=np.exp(-0.45), is_call=[False, True]).round(10).tolist()
+    [0.0168758454, 0.0175800945]
+    """
+    T = _f64(expiry)
+    s = T if start is None else _f64(start)
+    p_start = _f64(discount_expiry if discount_start is None else discount_start)
+    v = bond_option_stdev(a=a, sigma=sigma, expiry=T, start=s, maturity=maturity)
+    return black_stdev_price(forward=_f64(discount_maturity), strike=_f64(strike) * p_start, stdev=v,
+                             is_call=is_call)
+
+
+def caplet(*, a: npt.ArrayLike, sigma: npt.ArrayLike, start: npt.ArrayLike, end: npt.ArrayLike,
+           accrual: npt.ArrayLike, strike: npt.ArrayLike, discount_start: npt.ArrayLike,
+           discount_end: npt.ArrayLike, is_cap: npt.ArrayLike = True) -> np.ndarray:
+    """Caplets (``is_cap``) or floorlets per unit notional on the simple rate over ``[start, end]`` (years), paid at
+    ``end``: ``(1 + K tau)`` bond puts (calls) struck at ``1 / (1 + K tau)`` expiring at ``start``.
+
+    >>> caplet(a=0.05, sigma=0.01, start=1.0, end=1.5, accrual=0.5, strike=0.03, discount_start=np.exp(-0.03),
+    ...        discount_end=np.exp(-0.045), is_cap=[True, False]).round(12).tolist()
+    [0.001919386669, 0.001811297181]
+    """
+    tau, K = _f64(accrual), _f64(strike)
+    gross = 1.0 + K * tau
+    is_cap = np.asarray(is_cap, dtype=bool)
+    return gross * zero_bond_option(a=a, sigma=sigma, expiry=start, maturity=end, strike=1.0 / gross,
+                                    discount_expiry=discount_start, discount_maturity=discount_end, is_call=~is_cap)
+
+
+def jamshidian_swaption(*, a: npt.ArrayLike, sigma: npt.ArrayLike, expiry: npt.ArrayLike, start: npt.ArrayLike,
+                        pay_times: npt.ArrayLike, amounts: npt.ArrayLike, discount_start: npt.ArrayLike,
+                        discount_pay: npt.ArrayLike, notional: npt.ArrayLike = 1.0, is_payer: npt.ArrayLike = True,
+                        gradient: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """European swaptions by Jamshidian's decomposition (QuantLib's ``JamshidianSwaptionEngine``), one per row.
+
+    Args:
+      a, sigma: per swaption (or one for all), ``a >= 0``, ``sigma > 0``.
+      expiry: the exercise time ``T``; start: the swap's start ``t0 >= T`` (where the floating leg is worth the
+        notional).
+      pay_times: ``(n, m)``: the fixed leg's payment times, after ``t0``; rows padded with any time where
+        ``amounts`` is 0.
+      amounts: ``(n, m)``: the fixed leg's cash flows ``c_i`` (coupon ``K tau_i N``, the last also the notional
+        ``N``), >= 0.
+      discount_start, discount_pay: ``P(0, t0)`` and ``P(0, t_i)`` (``(n, m)``).
+      notional: ``N``; is_payer: payer (the right to pay fixed) or receiver.
+      gradient: also return ``d price / d a`` and ``d price / d sigma``.
+
+    Returns:
+      the prices ``(n,)`` (NaN where the root was not found: a leg with negative cash flows), and with
+      ``gradient`` the two derivatives.
+    """
+    c = _f64(amounts)
+    if c.ndim != 2:
+        raise InputError([(None, "amounts", f"amounts must be (swaptions, cash flows), got shape {c.shape}")])
+    n = c.shape[0]
+    t = np.broadcast_to(_f64(pay_times), c.shape)
+    P = np.broadcast_to(_f64(discount_pay), c.shape)
+    a, sigma, T, t0, P0, N = (np.broadcast_to(_f64(x), (n,)) for x in (a, sigma, expiry, start, discount_start,
+                                                                        notional))
+    payer = np.broadcast_to(np.asarray(is_payer, dtype=bool), (n,))
+    V = short_rate_variance(a=a, sigma=sigma, t=T)
+    root_v = np.sqrt(V)
+    B0 = bond_factor(a=a, tau=t0 - T)
+    Bi = bond_factor(a=a[:, None], tau=t - T[:, None])
+    beta = Bi - B0[:, None]  # the exponent of P(T, t_i) / P(T, t0), >= 0
+    gamma = 0.5 * beta * (Bi + B0[:, None]) * V[:, None]
+    live = c != 0
+    weight = np.where(live, c * P / P0[:, None], 0.0)
+    x = _jamshidian_root(weight, beta, gamma, N)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        safe = np.where(root_v > 0, root_v, 1.0)
+        d0 = np.where(root_v > 0, x / safe + B0 * root_v, np.where(x > 0, np.inf, -np.inf))
+        di = np.where(root_v[:, None] > 0, x[:, None] / safe[:, None] + Bi * root_v[:, None],
+                      np.where(x[:, None] > 0, np.inf, -np.inf))
+    cp = np.where(live, c * P, 0.0)
+    sign = np.where(payer, -1.0, 1.0)  # payer: puts, N(-d); receiver: calls, N(d)
+    price = sign * (np.sum(cp * normal_cdf(sign[:, None] * di), axis=1) - N * P0 * normal_cdf(sign * d0))
+    price = np.maximum(price, 0.0)
+    if not gradient:
+        return price
+    # d price / d theta = sum c_i P_i n(d_i) d v_i / d theta, v_i = sqrt(V) beta_i
+    v = root_v[:, None] * beta
+    vega = np.where(live, cp * normal_pdf(di), 0.0)
+    d_sigma = np.sum(vega * v, axis=1) / sigma
+    tau0 = t0 - T
+    dlog_v = (_dlog_bond_factor(a[:, None], t - t0[:, None]) - tau0[:, None]
+              + _dlog_bond_factor(2.0 * a, T)[:, None])  # log v_i = log sigma + log B(2a, T) / 2 - a tau0 + log B
+    d_a = np.sum(vega * v * dlog_v, axis=1)
+    return price, d_a, d_sigma
+
+
+def _dlog_bond_factor(a: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    """``d log B(tau) / d a = (a tau / (exp(a tau) - 1) - 1) / a`` (``-tau / 2 + a tau^2 / 12`` for small ``a tau``)."""
+    a, tau = np.broadcast_arrays(a, tau)
+    y = a * tau
+    small = np.abs(y) < _SMALL
+    with np.errstate(divide="ignore", invalid="ignore"):
+        exact = (y / np.expm1(np.where(small, 1.0, y)) - 1.0) / np.where(small, 1.0, a)
+    series = -0.5 * tau + y * tau / 12.0 - y ** 3 * tau / 720.0
+    return np.where(small, series, exact)
+
+
+def _jamshidian_root(weight: np.ndarray, beta: np.ndarray, gamma: np.ndarray, notional: np.ndarray) -> np.ndarray:
+    """``x`` with ``sum_i w_i exp(-beta_i x - gamma_i) = N`` per row (``w_i = c_i P_i / P_0``): Newton's method
+    from ``x = 0``; the sum is convex and falls in ``x``, so after at most one step past the root the iterates
+    rise to it monotonically. NaN where it does not converge (negative weights)."""
+    x = np.zeros(weight.shape[0])
+    active = np.ones(x.shape, dtype=bool)
+    converged = np.zeros(x.shape, dtype=bool)
+    for _ in range(MAX_ROOT_ITERATIONS):
+        idx = np.flatnonzero(active)
+        if idx.size == 0:
+            break
+        xx = x[idx]
+        terms = weight[idx] * np.exp(-beta[idx] * xx[:, None] - gamma[idx])
+        h = terms.sum(axis=1) - notional[idx]
+        slope = -(terms * beta[idx]).sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = -h / slope
+        step = np.where(np.isfinite(step), np.clip(step, -1.0, 1.0), 0.0)
+        x[idx] = xx + step
+        done = np.abs(step) <= 1e-15 * np.maximum(1.0, np.abs(xx)) + 1e-300
+        converged[idx[done]] = True
+        active[idx[done]] = False
+    x[~converged] = np.nan
+    return x
+
+
+# --- instruments on curves --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class Swaptions:
+    """European swaptions' fixed legs as times and discount factors (padded to the longest leg), ready to price.
+
+    Attributes:
+      exercise, start: ``(n,)`` years from the as-of date (``start >= exercise``).
+      pay_time, accrual: ``(n, m)``: fixed-leg payment times and accrual fractions (0 past a row's ``count``).
+      discount_start, discount_pay: ``P(0, start)`` ``(n,)``, ``P(0, pay_time)`` ``(n, m)``.
+      fixed_rate, notional: ``(n,)``; payer: ``(n,)`` bool; count: ``(n,)`` fixed-leg periods per swaption.
+    """
+
+    exercise: np.ndarray
+    start: np.ndarray
+    pay_time: np.ndarray
+    accrual: np.ndarray
+    discount_start: np.ndarray
+    discount_pay: np.ndarray
+    fixed_rate: np.ndarray
+    notional: np.ndarray
+    payer: np.ndarray
+    count: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.exercise.size)
+
+    @property
+    def annuity(self) -> np.ndarray:
+        """``N sum tau_i P(0, t_i)``: the fixed leg's value per unit rate."""
+        return self.notional * np.sum(self.accrual * self.discount_pay, axis=1)
+
+    @property
+    def forward_rate(self) -> np.ndarray:
+        """The forward swap rate ``(P(0, t0) - P(0, t_n)) / sum tau_i P(0, t_i)`` (single curve)."""
+        last = self.discount_pay[np.arange(len(self)), np.maximum(self.count - 1, 0)]
+        return (self.discount_start - last) / np.sum(self.accrual * self.discount_pay, axis=1)
+
+    @property
+    def amounts(self) -> np.ndarray:
+        """The fixed leg's cash flows ``K tau_i N``, the notional added to the last."""
+        flows = self.fixed_rate[:, None] * self.accrual * self.notional[:, None]
+        flows[np.arange(len(self)), np.maximum(self.count - 1, 0)] += self.notional
+        return np.where(np.arange(flows.shape[1])[None, :] < self.count[:, None], flows, 0.0)
+
+    def take(self, rows: npt.ArrayLike) -> Swaptions:
+        """The swaptions at ``rows`` (indices), in that order."""
+        rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+        return Swaptions(**{name: getattr(self, name)[rows] for name in self.__dataclass_fields__})
+
+    def replace_rates(self, fixed_rate: npt.ArrayLike, payer: npt.ArrayLike | None = None) -> Swaptions:
+        """The same swaptions with other fixed rates (and, if given, payer flags)."""
+        return replace(self, fixed_rate=np.broadcast_to(_f64(fixed_rate), self.exercise.shape).copy(),
+                       payer=self.payer if payer is None else np.broadcast_to(np.asarray(payer, bool),
+                                                                              self.exercise.shape).copy())
+
+    def price(self, *, a: npt.ArrayLike, sigma: npt.ArrayLike,
+              gradient: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Hull-White prices (Jamshidian) with ``a`` and ``sigma`` per swaption or for all; with ``gradient`` also
+        ``d price / d a`` and ``d price / d sigma``."""
+        return jamshidian_swaption(a=a, sigma=sigma, expiry=self.exercise, start=self.start, pay_times=self.pay_time,
+                                   amounts=self.amounts, discount_start=self.discount_start,
+                                   discount_pay=self.discount_pay, notional=self.notional, is_payer=self.payer,
+                                   gradient=gradient)
+
+    @classmethod
+    def concatenate(cls, parts: list[Swaptions]) -> Swaptions:
+        """Several sets of swaptions as one (legs padded to the longest)."""
+        width = max([p.pay_time.shape[1] for p in parts] + [1])
+
+        def pad(x: np.ndarray, fill: float) -> np.ndarray:
+            return np.pad(x, ((0, 0), (0, width - x.shape[1])), constant_values=fill)
+
+        return cls(exercise=np.concatenate([p.exercise for p in parts]),
+                   start=np.concatenate([p.start for p in parts]),
+                   pay_time=np.concatenate([pad(p.pay_time, 0.0) for p in parts]),
+                   accrual=np.concatenate([pad(p.accrual, 0.0) for p in parts]),
+                   discount_start=np.concatenate([p.discount_start for p in parts]),
+                   discount_pay=np.concatenate([pad(p.discount_pay, 1.0) for p in parts]),
+                   fixed_rate=np.concatenate([p.fixed_rate for p in parts]),
+                   notional=np.concatenate([p.notional for p in parts]),
+                   payer=np.concatenate([p.payer for p in parts]),
+                   count=np.concatenate([p.count for p in parts]))
+
+    @classmethod
+    def on_curve(cls, curve: object, *, exercise: npt.ArrayLike, end: npt.ArrayLike, start: npt.ArrayLike | None = None,
+                 fixed_rate: npt.ArrayLike | None = None, frequency: npt.ArrayLike = 1,
+                 day_count: npt.ArrayLike = "30/360", payer: npt.ArrayLike = True,
+                 notional: npt.ArrayLike = 1.0) -> Swaptions:
+        """Swaptions on a :class:`~trinom.model.DatedCurve`, from dates: exercise on ``exercise`` into the swap from
+        ``start`` (default: the exercise date) to ``end`` whose fixed leg pays ``fixed_rate`` (default: the forward
+        swap rate, at the money) ``frequency`` times a year on the ``day_count``, its dates generated forward from
+        the start, unadjusted (QuantLib's ``Schedule(start, end, tenor, NullCalendar(), Unadjusted, Unadjusted,
+        DateGeneration.Forward, False)``: a short last period where the tenor is no whole number of periods).
+
+        >>> from trinom.model import DatedCurve
+        >>> curve = DatedCurve(as_of="2025-01-02", dates=["2035-01-02"], zero_rates=[0.03])
+        >>> s = Swaptions.on_curve(curve, exercise=["2026-01-02"], end=["2031-01-02"])
+        >>> round(float(s.forward_rate[0]), 12), s.count.tolist()
+        (0.030471457811, [5])
+        """
+        from .periods import fixed_leg
+
+        exercise_days = _days(exercise, "exercise")
+        start_days = exercise_days if start is None else _days(start, "start")
+        end_days = _days(end, "end")
+        count = max(exercise_days.size, start_days.size, end_days.size)
+        exercise_days, start_days, end_days = (np.broadcast_to(d, (count,)) for d in (exercise_days, start_days,
+                                                                                      end_days))
+        problems = [(int(k), "start", "the swap must start on or after the exercise date")
+                    for k in np.flatnonzero(start_days < exercise_days)]
+        if problems:
+            raise InputError(problems)
+        leg = fixed_leg(start=start_days, end=end_days, frequency=frequency, day_count=day_count)
+        times = curve.year_fractions  # type: ignore[attr-defined]
+        discount = curve.discount  # type: ignore[attr-defined]
+        pay_time = times(_dates(leg.pay_days)).reshape(leg.pay_days.shape)
+        discount_pay = discount(pay_time.reshape(-1)).reshape(pay_time.shape)
+        mask = np.arange(pay_time.shape[1])[None, :] < leg.count[:, None]
+        start_time = times(_dates(start_days))
+        result = cls(exercise=times(_dates(exercise_days)), start=start_time, pay_time=pay_time,
+                     accrual=np.where(mask, leg.accrual, 0.0), discount_start=discount(start_time),
+                     discount_pay=np.where(mask, discount_pay, 1.0), fixed_rate=np.zeros(count),
+                     notional=np.broadcast_to(_f64(notional), (count,)).copy(),
+                     payer=np.broadcast_to(np.asarray(payer, dtype=bool), (count,)).copy(), count=leg.count)
+        rate = result.forward_rate if fixed_rate is None else np.broadcast_to(_f64(fixed_rate), (count,))
+        return result.replace_rates(rate)
+
+
+@dataclass(frozen=True, eq=False)
+class Caps:
+    """Caps and floors as their caplets' times, accruals and discount factors (padded to the longest strip).
+
+    Attributes:
+      start, end, accrual: ``(n, m)``: each caplet's fixing/accrual start and payment time (years) and accrual
+        fraction (0 past a row's ``count``).
+      discount_start, discount_end: ``(n, m)``.
+      strike, notional: ``(n,)``; cap: ``(n,)`` bool (a floor where false); count: ``(n,)`` caplets.
+    """
+
+    start: np.ndarray
+    end: np.ndarray
+    accrual: np.ndarray
+    discount_start: np.ndarray
+    discount_end: np.ndarray
+    strike: np.ndarray
+    notional: np.ndarray
+    cap: np.ndarray
+    count: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.strike.size)
+
+    @property
+    def annuity(self) -> np.ndarray:
+        """``N sum tau_i P(0, e_i)``."""
+        return self.notional * np.sum(self.accrual * self.discount_end, axis=1)
+
+    @property
+    def forward_rate(self) -> np.ndarray:
+        """The at-the-money cap rate: the forward swap rate of the caplets' periods, ``(P(s_1) - P(e_n)) / sum tau_i
+        P(e_i)`` where the periods are contiguous."""
+        rows = np.arange(len(self))
+        last = self.discount_end[rows, np.maximum(self.count - 1, 0)]
+        return (self.discount_start[:, 0] - last) / np.sum(self.accrual * self.discount_end, axis=1)
+
+    @property
+    def caplet_forwards(self) -> np.ndarray:
+        """Each caplet's simple forward rate ``(P(s) / P(e) - 1) / tau`` (0 past a row's count)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            f = (self.discount_start / self.discount_end - 1.0) / self.accrual
+        return np.where(self.accrual > 0, f, 0.0)
+
+    def take(self, rows: npt.ArrayLike) -> Caps:
+        """The caps at ``rows`` (indices), in that order."""
+        rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+        return Caps(**{name: getattr(self, name)[rows] for name in self.__dataclass_fields__})
+
+    def caplet_prices(self, *, a: npt.ArrayLike, sigma: npt.ArrayLike) -> np.ndarray:
+        """``(n, m)``: each caplet's (floorlet's) Hull-White price times the notional (0 past a row's count)."""
+        a = np.broadcast_to(_f64(a), self.strike.shape)[:, None]
+        sigma = np.broadcast_to(_f64(sigma), self.strike.shape)[:, None]
+        value = caplet(a=a, sigma=sigma, start=self.start, end=self.end, accrual=self.accrual,
+                       strike=self.strike[:, None], discount_start=self.discount_start, discount_end=self.discount_end,
+                       is_cap=self.cap[:, None])
+        return np.where(self.accrual > 0, value * self.notional[:, None], 0.0)
+
+    def price(self, *, a: npt.ArrayLike, sigma: npt.ArrayLike,
+              gradient: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Hull-White prices: the sums of the caplets'; with ``gradient`` also ``d price / d a`` and
+        ``d price / d sigma`` (each caplet's vega ``(1 + K tau) P(0, e) n(d1)`` times ``d v / d a``, ``d v / d sigma``)."""
+        value = self.caplet_prices(a=a, sigma=sigma).sum(axis=1)
+        if not gradient:
+            return value
+        a = np.broadcast_to(_f64(a), self.strike.shape)[:, None]
+        sigma = np.broadcast_to(_f64(sigma), self.strike.shape)[:, None]
+        live = self.accrual > 0
+        gross = 1.0 + self.strike[:, None] * self.accrual
+        v = bond_option_stdev(a=a, sigma=sigma, expiry=self.start, start=self.start, maturity=self.end)
+        safe = np.where(live & (v > 0), v, 1.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d1 = np.log(self.discount_end * gross / self.discount_start) / safe + 0.5 * safe
+        vega = np.where(live & (v > 0), gross * self.discount_end * normal_pdf(d1), 0.0) * self.notional[:, None]
+        dlog_v = _dlog_bond_factor(a, self.end - self.start) + _dlog_bond_factor(2.0 * a, self.start)
+        return value, np.sum(vega * v * dlog_v, axis=1), np.sum(vega * v, axis=1) / sigma[:, 0]
+
+    @classmethod
+    def on_curve(cls, curve: object, *, start: npt.ArrayLike, end: npt.ArrayLike, strike: npt.ArrayLike | None = None,
+                 frequency: npt.ArrayLike = 4, day_count: npt.ArrayLike = "ACT/360", cap: npt.ArrayLike = True,
+                 notional: npt.ArrayLike = 1.0) -> Caps:
+        """Caps (floors) on a :class:`~trinom.model.DatedCurve` from ``start`` to ``end``: caplets on the periods
+        generated forward from the start, unadjusted, ``frequency`` a year, accruing on ``day_count``, each fixing
+        at its start and paid at its end; ``strike`` default: the at-the-money rate (:attr:`forward_rate`).
+        Every caplet must start after the curve's as-of date.
+
+        >>> from trinom.model import DatedCurve
+        >>> curve = DatedCurve(as_of="2025-01-02", dates=["2035-01-02"], zero_rates=[0.03])
+        >>> caps = Caps.on_curve(curve, start=["2025-04-02"], end=["2027-04-02"], strike=0.03)
+        >>> caps.count.tolist(), round(float(caps.price(a=0.05, sigma=0.01)[0]), 10)
+        ([8], 0.0072339078)
+        """
+        from .periods import fixed_leg
+
+        start_days, end_days = _days(start, "start"), _days(end, "end")
+        count = max(start_days.size, end_days.size)
+        start_days, end_days = (np.broadcast_to(d, (count,)) for d in (start_days, end_days))
+        leg = fixed_leg(start=start_days, end=end_days, frequency=frequency, day_count=day_count)
+        times = curve.year_fractions  # type: ignore[attr-defined]
+        discount = curve.discount  # type: ignore[attr-defined]
+        mask = np.arange(leg.pay_days.shape[1])[None, :] < leg.count[:, None]
+        begin_days = np.where(mask, leg.start_days, start_days[:, None])
+        pay_days = np.where(mask, leg.pay_days, end_days[:, None])
+        begin = times(_dates(begin_days)).reshape(mask.shape)
+        finish = times(_dates(pay_days)).reshape(mask.shape)
+        bad = np.flatnonzero(begin[:, 0] <= 0)
+        if bad.size:
+            raise InputError([(int(k), "start", "a cap's first caplet must fix after the as-of date") for k in bad])
+        result = cls(start=begin, end=finish, accrual=np.where(mask, leg.accrual, 0.0),
+                     discount_start=discount(begin.reshape(-1)).reshape(mask.shape),
+                     discount_end=discount(finish.reshape(-1)).reshape(mask.shape), strike=np.zeros(count),
+                     notional=np.broadcast_to(_f64(notional), (count,)).copy(),
+                     cap=np.broadcast_to(np.asarray(cap, dtype=bool), (count,)).copy(), count=leg.count)
+        rate = result.forward_rate if strike is None else np.broadcast_to(_f64(strike), (count,))
+        return replace(result, strike=np.asarray(rate, dtype=np.float64).copy())
+
+
+def _dates(days: np.ndarray) -> np.ndarray:
+    """Day numbers as a flat ``datetime64[D]`` array."""
+    return np.ascontiguousarray(days, dtype=np.int64).reshape(-1).view("datetime64[D]")
+
+
+def _days(values: npt.ArrayLike, field: str) -> np.ndarray:
+    """Dates as day numbers (``int64``); an InputError names the bad rows."""
+    from ..conventions.dates import to_days
+
+    days, problems = to_days(values, field=field)
+    if problems:
+        raise InputError(problems)
+    return days

@@ -1,0 +1,581 @@
+"""Volatility quotes (``vols.csv``) and the instruments and market prices they define on dated curves.
+
+**The file.** ``curve,expiry,tenor,vol,kind`` and optionally ``shift``, ``strike``, ``frequency``, ``day_count``,
+``weight``, ``instrument`` (CSV, or Parquet by its ``.parquet`` / ``.pq`` suffix; an empty cell is the default):
+
+* ``curve``: the curve the quote belongs to (empty: the only curve);
+* ``expiry``, ``tenor``: periods such as ``6M``, ``1Y``, ``10Y``, ``18M``, ``2W``, ``10D`` (``1Y6M`` too);
+* ``vol``, ``kind``: ``normal`` (Bachelier, in decimal rate units: 0.0085 is 85 basis points) or ``lognormal``
+  (Black, with the optional ``shift``, a decimal rate);
+* ``strike``: a decimal rate, empty (or ``ATM``) for the at-the-money strike;
+* ``frequency``, ``day_count``: the fixed leg's (swaptions: 1 and ``30/360``) or the caplets' (caps and floors:
+  4 and ``ACT/360``) periods a year and day count;
+* ``weight``: the quote's weight in a calibration (default 1; 0 leaves it out);
+* ``instrument``: ``swaption`` (default), ``cap`` or ``floor``.
+
+**The instrument of a quote** (as-of date ``d``, the curve's):
+
+* a **swaption** is the European swaption exercised on ``d + expiry`` (no spot lag, unadjusted) into the swap
+  from that date to ``start + tenor``, whose fixed leg pays ``frequency`` times a year on ``day_count``, its dates
+  generated forward from the start, unadjusted, with a short last period where the tenor is no whole number of
+  periods (:func:`trinom.model.periods.fixed_leg`); single curve: the floating leg is worth par at the start.
+  Its forward swap rate is ``F = (P(start) - P(end)) / sum tau_i P(t_i)`` and its annuity
+  ``A = sum tau_i P(t_i)`` (per unit notional); the at-the-money strike is ``F``. As QuantLib's
+  ``SwaptionHelper`` does, a quote prices the out-of-the-money side: a receiver where ``strike <= F`` (so at
+  the money), a payer otherwise.
+* a **cap** (``floor``) is the strip of caplets (floorlets) on the periods from ``d + expiry`` to
+  ``d + expiry + tenor`` (generated the same way), each fixing at its start and paid at its end on the simple
+  forward ``F_i = (P(s_i) / P(e_i) - 1) / tau_i``; the at-the-money strike is the forward swap rate of those
+  periods, ``(P(s_1) - P(e_n)) / sum tau_i P(e_i)``. (A standard 5-year cap on 3-month rates whose first
+  caplet is excluded is ``expiry 3M, tenor 4Y9M``.)
+
+**The market price** is the quote's volatility in its formula (:mod:`trinom.model.volatility`) with the expiry
+in ACT/365F years from ``d``: a swaption ``A * Bachelier(F, K, T, vol)`` or ``A * Black(F, K, T, vol, shift)``
+(payer: call, receiver: put); a cap the sum over its caplets of ``tau_i P(e_i) * formula(F_i, K, s_i, vol)``
+(one flat volatility for the strip), floors with puts.
+
+>>> import tempfile, pathlib
+>>> f = pathlib.Path(tempfile.mkdtemp()) / "vols.csv"
+>>> _ = f.write_text("curve,expiry,tenor,vol,kind\\nEUR,1Y,5Y,0.0085,normal\\nEUR,2Y,5Y,0.2,lognormal\\n")
+>>> quotes = read_vol_quotes(f)
+>>> len(quotes), quotes.kind.tolist(), quotes.frequency.tolist(), quotes.day_count.tolist()
+(2, ['normal', 'lognormal'], [1, 1], ['30/360', '30/360'])
+>>> from trinom.model import DatedCurve
+>>> curve = DatedCurve(as_of="2025-01-02", dates=["2040-01-02"], zero_rates=[0.03], name="EUR")
+>>> basket = quote_instruments(quotes, {"EUR": curve})
+>>> basket.forward.round(6).tolist(), basket.market_price.round(8).tolist()
+([0.030471, 0.030472], [0.0150506, 0.01476041])
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from ..conventions.day_counts import ACT_ACT_ICMA, DAY_COUNTS, parse_day_counts
+from ..conventions.frequencies import parse_frequencies
+from ..conventions.names import Problem
+from ..errors import InputError
+from .hull_white import Caps, Swaptions
+from .periods import add_period, parse_periods
+from .volatility import (
+    bachelier_implied_vol,
+    bachelier_price,
+    bachelier_vega,
+    black_implied_vol,
+    black_price,
+    black_vega,
+)
+
+#: The columns of a quote file: required, then optional.
+REQUIRED_COLUMNS: Final[tuple[str, ...]] = ("curve", "expiry", "tenor", "vol", "kind")
+OPTIONAL_COLUMNS: Final[tuple[str, ...]] = ("shift", "strike", "frequency", "day_count", "weight", "instrument")
+#: Volatility kinds and their spellings.
+KINDS: Final[dict[str, str]] = {"normal": "normal", "n": "normal", "bachelier": "normal", "bp": "normal",
+                                "lognormal": "lognormal", "ln": "lognormal", "black": "lognormal",
+                                "shiftedlognormal": "lognormal", "sln": "lognormal"}
+#: Instruments a quote may name, and their default frequency and day count.
+INSTRUMENTS: Final[dict[str, tuple[int, str]]] = {"swaption": (1, "30/360"), "cap": (4, "ACT/360"),
+                                                  "floor": (4, "ACT/360")}
+
+
+@dataclass(frozen=True, eq=False)
+class VolQuotes:
+    """Volatility quotes, one per row (see the module's documentation); build with :meth:`from_columns`,
+    :meth:`from_frame` or :func:`read_vol_quotes`.
+
+    Attributes:
+      curve, expiry, tenor, kind, day_count, instrument: text per quote (``kind`` ``normal``/``lognormal``,
+        ``day_count`` canonical, ``instrument`` ``swaption``/``cap``/``floor``).
+      vol, shift, strike, weight: ``float64`` (``strike`` NaN: at the money).
+      frequency: periods a year.
+      expiry_months, expiry_days, tenor_months, tenor_days: the periods.
+      where: per quote, where it came from (``vols.csv line 3``), for messages.
+    """
+
+    curve: np.ndarray
+    expiry: np.ndarray
+    tenor: np.ndarray
+    vol: np.ndarray
+    kind: np.ndarray
+    shift: np.ndarray
+    strike: np.ndarray
+    frequency: np.ndarray
+    day_count: np.ndarray
+    weight: np.ndarray
+    instrument: np.ndarray
+    expiry_months: np.ndarray
+    expiry_days: np.ndarray
+    tenor_months: np.ndarray
+    tenor_days: np.ndarray
+    where: tuple[str, ...]
+
+    def __len__(self) -> int:
+        return int(self.vol.size)
+
+    def __repr__(self) -> str:
+        return f"VolQuotes({len(self)} quotes, curves {sorted(set(self.curve.tolist()))})"
+
+    def take(self, rows: npt.ArrayLike) -> VolQuotes:
+        """The quotes at ``rows`` (indices), in that order."""
+        rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+        fields = {name: getattr(self, name)[rows] for name in self.__dataclass_fields__ if name != "where"}
+        return VolQuotes(**fields, where=tuple(self.where[k] for k in rows))
+
+    def to_frame(self) -> Any:
+        """The quotes as a pandas DataFrame (the file's columns)."""
+        import pandas as pd
+
+        return pd.DataFrame({"curve": self.curve, "expiry": self.expiry, "tenor": self.tenor, "vol": self.vol,
+                             "kind": self.kind, "shift": self.shift, "strike": self.strike,
+                             "frequency": self.frequency, "day_count": self.day_count, "weight": self.weight,
+                             "instrument": self.instrument})
+
+    @classmethod
+    def from_frame(cls, frame: Any) -> VolQuotes:
+        """Quotes from a pandas DataFrame with the file's columns."""
+        unknown = [name for name in frame.columns if name not in (*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS)]
+        if unknown:
+            raise InputError([(None, str(name), f"unknown column {name!r} (columns: "
+                               f"{', '.join(REQUIRED_COLUMNS + OPTIONAL_COLUMNS)})") for name in unknown])
+        columns = {str(name): [None if _missing(v) else v for v in frame[name].tolist()] for name in frame.columns}
+        return cls.from_columns(**columns)
+
+    @classmethod
+    def from_columns(cls, *, curve: Any, expiry: Any, tenor: Any, vol: Any, kind: Any, shift: Any = None,
+                     strike: Any = None, frequency: Any = None, day_count: Any = None, weight: Any = None,
+                     instrument: Any = None, where: Sequence[str] | None = None) -> VolQuotes:
+        """Quotes from columns (a value for all rows or one per row; ``None`` or an empty cell is the default).
+        Every bad cell is reported at once, as an :class:`~trinom.InputError` naming the row, the field and (with
+        ``where``) the file's line.
+
+        >>> q = VolQuotes.from_columns(curve="USD", expiry=["1Y", "2Y"], tenor="5Y", vol=[0.009, 0.0088],
+        ...                            kind="normal", strike=[None, 0.04])
+        >>> q.strike.tolist(), q.expiry_months.tolist()
+        ([nan, 0.04], [12, 24])
+        """
+        given = {"curve": curve, "expiry": expiry, "tenor": tenor, "vol": vol, "kind": kind, "shift": shift,
+                 "strike": strike, "frequency": frequency, "day_count": day_count, "weight": weight,
+                 "instrument": instrument}
+        cells = {name: _cells(value) for name, value in given.items()}
+        sizes = {len(v) for v in cells.values() if len(v) != 1}
+        if len(sizes) > 1:
+            raise InputError([(None, name, f"{name}: {len(v)} values, but other columns have "
+                               f"{', '.join(map(str, sorted(sizes)))}") for name, v in cells.items() if len(v) != 1])
+        count = sizes.pop() if sizes else 1
+        cells = {name: v * count if len(v) == 1 else v for name, v in cells.items()}
+        places = list(where) if where is not None else [f"quote {k}" for k in range(count)]
+        if len(places) != count:
+            raise InputError([(None, "where", f"where: {len(places)} places for {count} quotes")])
+        problems: list[Problem] = []
+
+        def bad(row: int, field: str, message: str) -> None:
+            problems.append((row, field, f"{places[row]}: {message}"))
+
+        curves = ["" if c is None else str(c).strip() for c in cells["curve"]]
+        instruments = []
+        for k, value in enumerate(cells["instrument"]):
+            text = "swaption" if _blank(value) else str(value).strip().lower()
+            if text not in INSTRUMENTS:
+                bad(k, "instrument", f"instrument {value!r} is not one of {', '.join(INSTRUMENTS)}")
+                text = "swaption"
+            instruments.append(text)
+        kinds = []
+        for k, value in enumerate(cells["kind"]):
+            key = "" if _blank(value) else str(value).strip().lower().translate(str.maketrans("", "", " -_"))
+            if key not in KINDS:
+                bad(k, "kind", f"kind {value!r} is not normal or lognormal")
+            kinds.append(KINDS.get(key, "normal"))
+        periods = {}
+        for field in ("expiry", "tenor"):
+            texts = ["" if _blank(v) else str(v).strip() for v in cells[field]]
+            months, days, found = parse_periods(np.array(texts, dtype=object), field=field)
+            for row, f, message in found:
+                bad(int(row), f, message)
+            periods[field] = (texts, months, days)
+        vols = _numbers(cells["vol"], "vol", bad, default=None, rule=lambda x: x > 0, text="> 0")
+        shifts = _numbers(cells["shift"], "shift", bad, default=0.0, rule=lambda x: x >= 0, text=">= 0")
+        for k in range(count):
+            if not _blank(cells["shift"][k]) and kinds[k] == "normal" and shifts[k] != 0:
+                bad(k, "shift", "a shift applies to lognormal quotes only")
+        strike_cells = [None if (isinstance(v, str) and v.strip().upper() == "ATM") else v for v in cells["strike"]]
+        strikes = _numbers(strike_cells, "strike", bad, default=math.nan, rule=None, text="")
+        weights = _numbers(cells["weight"], "weight", bad, default=1.0, rule=lambda x: x >= 0, text=">= 0")
+        frequency_cells = [INSTRUMENTS[instruments[k]][0] if _blank(v) else v for k, v in enumerate(cells["frequency"])]
+        per_year, found = parse_frequencies(np.array(frequency_cells, dtype=object))
+        for row, f, message in found:
+            bad(int(row), f, message)
+        day_cells = [INSTRUMENTS[instruments[k]][1] if _blank(v) else str(v) for k, v in enumerate(cells["day_count"])]
+        codes, found = parse_day_counts(np.array(day_cells, dtype=object))
+        for row, f, message in found:
+            bad(int(row), f, message)
+        for k in np.flatnonzero(codes == ACT_ACT_ICMA):
+            bad(int(k), "day_count", "day_count ACT/ACT-ICMA is not supported for quotes; use ACT/ACT-ISDA, 30/360, "
+                "30E/360, ACT/360 or ACT/365F")
+        if problems:
+            raise InputError(sorted(problems, key=lambda p: p[0]))
+        return cls(curve=np.array(curves, dtype=object), expiry=np.array(periods["expiry"][0], dtype=object),
+                   tenor=np.array(periods["tenor"][0], dtype=object), vol=vols, kind=np.array(kinds, dtype=object),
+                   shift=shifts, strike=strikes, frequency=per_year.astype(np.int64),
+                   day_count=np.array([DAY_COUNTS.canonical[c] for c in codes], dtype=object), weight=weights,
+                   instrument=np.array(instruments, dtype=object), expiry_months=periods["expiry"][1],
+                   expiry_days=periods["expiry"][2], tenor_months=periods["tenor"][1], tenor_days=periods["tenor"][2],
+                   where=tuple(places))
+
+
+def _cells(value: Any) -> list[Any]:
+    if value is None:
+        return [None]
+    if isinstance(value, (str, bytes, int, float, np.generic)):
+        return [value.item() if isinstance(value, np.generic) else value]
+    return [v.item() if isinstance(v, np.generic) else v for v in np.asarray(value, dtype=object).reshape(-1).tolist()]
+
+
+def _blank(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip()) or _missing(value)
+
+
+def _missing(value: Any) -> bool:
+    return isinstance(value, float) and math.isnan(value)
+
+
+def _numbers(cells: list[Any], field: str, bad: Any, *, default: float | None, rule: Any, text: str) -> np.ndarray:
+    out = np.empty(len(cells))
+    for k, value in enumerate(cells):
+        if _blank(value):
+            if default is None:
+                bad(k, field, f"{field} is missing")
+                out[k] = math.nan
+            else:
+                out[k] = default
+            continue
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            bad(k, field, f"{field} must be a number, got {value!r}")
+            out[k] = math.nan
+            continue
+        if not math.isfinite(number) or (rule is not None and not rule(number)):
+            bad(k, field, f"{field} must be a finite number{' ' + text if text else ''}, got {value!r}")
+        out[k] = number
+    return out
+
+
+def read_vol_quotes(path: str | Path) -> VolQuotes:
+    """The quotes of a ``vols.csv`` (or a Parquet table of its columns); messages name the file and the line
+    (Parquet: the row). Unknown columns and missing required ones are errors."""
+    from .. import parquet
+    from ..csvtable import read_table_lines
+
+    path = Path(path)
+    if parquet.is_parquet(path):
+        header, *rows = parquet.read_text_rows(path)
+        unknown = [name for name in header if name not in (*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS)]
+        missing = [name for name in REQUIRED_COLUMNS if name not in header]
+        if unknown or missing:
+            raise InputError([(None, name, f"{path}: unknown column '{name}' (columns: "
+                               f"{', '.join(REQUIRED_COLUMNS + OPTIONAL_COLUMNS)})") for name in unknown]
+                             + [(None, name, f"{path}: missing column '{name}'") for name in missing])
+        columns = {name: [row[k] for row in rows] for k, name in enumerate(header)}
+        where = [f"{path.name} row {k + 1}" for k in range(len(rows))]
+    else:
+        columns, lines = read_table_lines(path, REQUIRED_COLUMNS, OPTIONAL_COLUMNS)
+        where = [f"{path.name} line {line}" for line in lines]
+    if not where:
+        raise InputError([(None, "file", f"{path}: no quotes")])
+    return VolQuotes.from_columns(**columns, where=where)
+
+
+# --- the quotes' instruments on curves -------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class QuoteInstruments:
+    """Each quote's instrument on its curve, its forward, strike, annuity and market price, ready to price in
+    Hull-White with an ``a`` and a ``sigma`` per quote (:meth:`model_price`).
+
+    Attributes:
+      quotes: the quotes; curve_names: the curves in order; curve_index: each quote's curve.
+      exercise, start, end: dates (``datetime64[D]``): the option's expiry (a cap's first fixing), the swap's or the
+        cap's first and last date.
+      expiry_time: ACT/365F years to ``exercise``; forward, strike, annuity: per unit notional (a cap's annuity is
+        ``sum tau_i P(e_i)``); is_call: payer swaption or cap.
+      market_price: per unit notional.
+      swaptions, swaption_rows; caps, cap_rows: the instruments and the quotes they belong to.
+    """
+
+    quotes: VolQuotes
+    curve_names: tuple[str, ...]
+    curve_index: np.ndarray
+    exercise: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    expiry_time: np.ndarray
+    forward: np.ndarray
+    strike: np.ndarray
+    annuity: np.ndarray
+    is_call: np.ndarray
+    market_price: np.ndarray
+    swaptions: Swaptions | None
+    swaption_rows: np.ndarray
+    caps: Caps | None
+    cap_rows: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.quotes)
+
+    def model_price(self, *, a: npt.ArrayLike, sigma: npt.ArrayLike, rows: npt.ArrayLike | None = None,
+                    gradient: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Hull-White prices (per unit notional) of the quotes ``rows`` (indices; default all, in order) with ``a``
+        and ``sigma`` per priced quote (or one for all); with ``gradient`` also ``d price / d a`` and
+        ``d price / d sigma``."""
+        quotes = np.arange(len(self)) if rows is None else np.asarray(rows, dtype=np.int64).reshape(-1)
+        n = quotes.size
+        a = np.broadcast_to(np.asarray(a, dtype=np.float64), (n,))
+        sigma = np.broadcast_to(np.asarray(sigma, dtype=np.float64), (n,))
+        price, d_a, d_sigma = np.zeros(n), np.zeros(n), np.zeros(n)
+        position = self._positions()
+        for which, instrument in ((0, self.swaptions), (1, self.caps)):
+            mine = np.flatnonzero(position[0][quotes] == which)
+            if instrument is None or mine.size == 0:
+                continue
+            part = instrument.take(position[1][quotes[mine]])
+            if gradient:
+                price[mine], d_a[mine], d_sigma[mine] = part.price(a=a[mine], sigma=sigma[mine], gradient=True)
+            else:
+                price[mine] = part.price(a=a[mine], sigma=sigma[mine])
+        return (price, d_a, d_sigma) if gradient else price
+
+    def _positions(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per quote, its instrument (0 swaptions, 1 caps) and its row there."""
+        kind = np.zeros(len(self), dtype=np.int64)
+        row = np.zeros(len(self), dtype=np.int64)
+        row[self.swaption_rows] = np.arange(self.swaption_rows.size)
+        kind[self.cap_rows] = 1
+        row[self.cap_rows] = np.arange(self.cap_rows.size)
+        return kind, row
+
+    def price_from_vol(self, vol: npt.ArrayLike) -> np.ndarray:
+        """Each quote's price with volatility ``vol`` in its own formula (the market price at the quoted vol)."""
+        vol = np.broadcast_to(np.asarray(vol, dtype=np.float64), (len(self),))
+        out = np.zeros(len(self))
+        rows = self.swaption_rows
+        if rows.size:
+            out[rows] = _formula(self.quotes.kind[rows], forward=self.forward[rows], strike=self.strike[rows],
+                                 expiry=self.expiry_time[rows], vol=vol[rows], annuity=self.annuity[rows],
+                                 shift=self.quotes.shift[rows], is_call=self.is_call[rows])
+        if self.cap_rows.size and self.caps is not None:
+            out[self.cap_rows] = self._cap_prices(vol[self.cap_rows])[0]
+        return out
+
+    def vega(self, vol: npt.ArrayLike) -> np.ndarray:
+        """``d price / d vol`` of each quote's formula at ``vol``."""
+        vol = np.broadcast_to(np.asarray(vol, dtype=np.float64), (len(self),))
+        out = np.zeros(len(self))
+        rows = self.swaption_rows
+        if rows.size:
+            out[rows] = _vega(self.quotes.kind[rows], forward=self.forward[rows], strike=self.strike[rows],
+                              expiry=self.expiry_time[rows], vol=vol[rows], annuity=self.annuity[rows],
+                              shift=self.quotes.shift[rows])
+        if self.cap_rows.size and self.caps is not None:
+            out[self.cap_rows] = self._cap_prices(vol[self.cap_rows])[1]
+        return out
+
+    def implied_vol(self, price: npt.ArrayLike) -> np.ndarray:
+        """The volatility of each quote's kind that gives ``price`` (NaN where none does)."""
+        price = np.broadcast_to(np.asarray(price, dtype=np.float64), (len(self),))
+        out = np.full(len(self), np.nan)
+        rows = self.swaption_rows
+        if rows.size:
+            kinds = self.quotes.kind[rows]
+            for kind in ("normal", "lognormal"):
+                mine = rows[kinds == kind]
+                if not mine.size:
+                    continue
+                args = {"price": price[mine], "forward": self.forward[mine], "strike": self.strike[mine],
+                        "expiry": self.expiry_time[mine], "annuity": self.annuity[mine], "is_call": self.is_call[mine]}
+                out[mine] = (bachelier_implied_vol(**args) if kind == "normal"
+                             else black_implied_vol(**args, shift=self.quotes.shift[mine]))
+        if self.cap_rows.size and self.caps is not None:
+            out[self.cap_rows] = self._cap_implied_vol(price[self.cap_rows])
+        return out
+
+    # caps: one flat volatility for all caplets
+    def _cap_prices(self, vol: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        caps = self.caps
+        assert caps is not None
+        rows = self.cap_rows
+        live = caps.accrual > 0
+        weight = np.where(live, caps.accrual * caps.discount_end, 0.0) * caps.notional[:, None]
+        kinds = np.broadcast_to(self.quotes.kind[rows][:, None], live.shape)
+        args = {"forward": caps.caplet_forwards, "strike": caps.strike[:, None], "expiry": caps.start,
+                "vol": vol[:, None], "annuity": weight, "shift": self.quotes.shift[rows][:, None]}
+        price = _formula(kinds, **args, is_call=caps.cap[:, None])
+        vega = _vega(kinds, **args)
+        return np.where(live, price, 0.0).sum(axis=1), np.where(live, vega, 0.0).sum(axis=1)
+
+    def _cap_implied_vol(self, price: np.ndarray) -> np.ndarray:
+        """Flat cap volatilities by Newton's method from the quoted ones, bisection-guarded (prices rise with vol)."""
+        vol = self.quotes.vol[self.cap_rows].copy()
+        lo, hi = np.zeros_like(vol), np.full_like(vol, np.inf)
+        done = np.zeros(vol.shape, dtype=bool)
+        for _ in range(100):
+            value, vega = self._cap_prices(vol)
+            gap = value - price
+            lo = np.where(gap < 0, np.maximum(lo, vol), lo)
+            hi = np.where(gap > 0, np.minimum(hi, vol), hi)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                new = vol - gap / vega
+            inside = np.isfinite(new) & (new > lo) & (new < hi)
+            new = np.where(inside, new, np.where(np.isfinite(hi), 0.5 * (lo + hi), 2.0 * vol))
+            done |= np.abs(gap) <= 1e-15 * np.maximum(np.abs(price), 1e-300)
+            vol = np.where(done, vol, new)
+            if done.all():
+                break
+        return np.where(done & np.isfinite(price) & (price > 0), vol, np.nan)
+
+
+def _formula(kind: np.ndarray, *, forward: Any, strike: Any, expiry: Any, vol: Any, annuity: Any, shift: Any,
+             is_call: Any) -> np.ndarray:
+    normal = np.asarray(kind == "normal")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bach = bachelier_price(forward=forward, strike=strike, expiry=expiry, vol=vol, annuity=annuity, is_call=is_call)
+        black = black_price(forward=forward, strike=strike, expiry=expiry, vol=vol, annuity=annuity, shift=shift,
+                            is_call=is_call)
+    return np.where(normal, bach, black)
+
+
+def _vega(kind: np.ndarray, *, forward: Any, strike: Any, expiry: Any, vol: Any, annuity: Any,
+          shift: Any) -> np.ndarray:
+    normal = np.asarray(kind == "normal")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bach = bachelier_vega(forward=forward, strike=strike, expiry=expiry, vol=vol, annuity=annuity)
+        black = black_vega(forward=forward, strike=strike, expiry=expiry, vol=vol, annuity=annuity, shift=shift)
+    return np.where(normal, bach, black)
+
+
+def resolve_curves(curves: Any) -> dict[str, Any]:
+    """Curves as ``{name: DatedCurve}``: a mapping as it is, one curve under its name (or ``""``)."""
+    from .dated_curve import DatedCurve
+
+    if isinstance(curves, DatedCurve):
+        return {curves.name: curves}
+    if isinstance(curves, Mapping):
+        out = {str(name): curve for name, curve in curves.items()}
+        bad = [name for name, curve in out.items() if not isinstance(curve, DatedCurve)]
+        if bad:
+            raise InputError([(None, "curves", f"curve {name!r} is no DatedCurve") for name in bad])
+        return out
+    raise InputError([(None, "curves", "curves must be a DatedCurve or a mapping of names to DatedCurves, got "
+                       f"{type(curves).__name__}")])
+
+
+def quote_instruments(quotes: VolQuotes, curves: Any) -> QuoteInstruments:
+    """The instruments of ``quotes`` on their curves (``{name: DatedCurve}``, or one curve), their forwards, strikes,
+    annuities and market prices. A quote naming no curve takes the only one; an unknown curve, a lognormal quote
+    whose forward or strike plus shift is not positive, or a date beyond 2199 is an InputError naming the quote."""
+    table = resolve_curves(curves)
+    names = tuple(table)
+    problems: list[Problem] = []
+    index = np.zeros(len(quotes), dtype=np.int64)
+    for k, name in enumerate(quotes.curve.tolist()):
+        if not name and len(names) == 1:
+            index[k] = 0
+        elif name in table:
+            index[k] = names.index(name)
+        else:
+            problems.append((k, "curve", f"{quotes.where[k]}: curve {name!r} is not among the curves "
+                             f"({', '.join(map(repr, names)) or 'none'})"))
+    if problems:
+        raise InputError(problems)
+    n = len(quotes)
+    exercise = np.empty(n, dtype="datetime64[D]")
+    end = np.empty(n, dtype="datetime64[D]")
+    for c, name in enumerate(names):
+        mine = np.flatnonzero(index == c)
+        as_of = np.full(mine.size, table[name].as_of, dtype="datetime64[D]")
+        exercise[mine] = add_period(as_of, quotes.expiry_months[mine], quotes.expiry_days[mine])
+        end[mine] = add_period(exercise[mine], quotes.tenor_months[mine], quotes.tenor_days[mine])
+    last = np.datetime64("2199-12-31")
+    problems = [(int(k), "tenor", f"{quotes.where[k]}: the instrument ends on {end[k]}, after {last}")
+                for k in np.flatnonzero(end > last)]
+    if problems:
+        raise InputError(problems)
+    is_swaption = quotes.instrument == "swaption"
+    swaption_rows, cap_rows = np.flatnonzero(is_swaption), np.flatnonzero(~is_swaption)
+    forward, annuity, strike = np.zeros(n), np.zeros(n), np.zeros(n)
+    is_call = np.zeros(n, dtype=bool)
+    expiry_time = np.zeros(n)
+    swaption_parts: list[tuple[np.ndarray, Swaptions]] = []
+    cap_parts: list[tuple[np.ndarray, Caps]] = []
+    for c, name in enumerate(names):
+        curve = table[name]
+        rows = swaption_rows[index[swaption_rows] == c]
+        if rows.size:
+            swaptions = Swaptions.on_curve(curve, exercise=exercise[rows], end=end[rows],
+                                           frequency=quotes.frequency[rows], day_count=quotes.day_count[rows])
+            atm = swaptions.forward_rate
+            k_rate = np.where(np.isnan(quotes.strike[rows]), atm, quotes.strike[rows])
+            payer = k_rate > atm  # out of the money: a receiver at or below the forward (QuantLib's SwaptionHelper)
+            swaption_parts.append((rows, swaptions.replace_rates(k_rate, payer)))
+            forward[rows], strike[rows], is_call[rows] = atm, k_rate, payer
+            annuity[rows] = swaptions.annuity
+            expiry_time[rows] = swaptions.exercise
+        rows = cap_rows[index[cap_rows] == c]
+        if rows.size:
+            caps = Caps.on_curve(curve, start=exercise[rows], end=end[rows], frequency=quotes.frequency[rows],
+                                 day_count=quotes.day_count[rows], cap=quotes.instrument[rows] == "cap")
+            atm = caps.forward_rate
+            k_rate = np.where(np.isnan(quotes.strike[rows]), atm, quotes.strike[rows])
+            cap_parts.append((rows, replace(caps, strike=k_rate.astype(np.float64))))
+            forward[rows], strike[rows], is_call[rows] = atm, k_rate, caps.cap
+            annuity[rows] = caps.annuity
+            expiry_time[rows] = caps.start[:, 0]
+    swaption_order = np.concatenate([rows for rows, _ in swaption_parts]) if swaption_parts else np.zeros(0, np.int64)
+    cap_order = np.concatenate([rows for rows, _ in cap_parts]) if cap_parts else np.zeros(0, np.int64)
+    all_swaptions = Swaptions.concatenate([s for _, s in swaption_parts]) if swaption_parts else None
+    all_caps = _concatenate_caps([c for _, c in cap_parts]) if cap_parts else None
+    shift = quotes.shift
+    lognormal = quotes.kind == "lognormal"
+    problems = [(int(k), "strike", f"{quotes.where[k]}: a lognormal quote needs forward + shift and strike + shift > 0, "
+                 f"got forward {forward[k]:.6g}, strike {strike[k]:.6g}, shift {shift[k]:.6g}")
+                for k in np.flatnonzero(lognormal & ((forward + shift <= 0) | (strike + shift <= 0)))]
+    if all_caps is not None:
+        live = all_caps.accrual > 0
+        lowest = np.where(live, all_caps.caplet_forwards, np.inf).min(axis=1)
+        problems += [(int(k), "shift", f"{quotes.where[k]}: a lognormal cap needs every caplet's forward + shift > 0, got "
+                      f"a forward of {low:.6g} with shift {shift[k]:.6g}")
+                     for k, low in zip(cap_order, lowest, strict=True) if lognormal[k] and low + shift[k] <= 0]
+    if problems:
+        raise InputError(sorted(problems, key=lambda p: p[0]))
+    basket = QuoteInstruments(quotes=quotes, curve_names=names, curve_index=index, exercise=exercise,
+                              start=exercise.copy(), end=end, expiry_time=expiry_time, forward=forward, strike=strike,
+                              annuity=annuity, is_call=is_call, market_price=np.zeros(n), swaptions=all_swaptions,
+                              swaption_rows=swaption_order, caps=all_caps, cap_rows=cap_order)
+    market = basket.price_from_vol(quotes.vol)
+    bad = np.flatnonzero(~(market > 0) | ~np.isfinite(market))
+    if bad.size:
+        raise InputError([(int(k), "vol", f"{quotes.where[k]}: the quote's market price is {market[k]!r}; a "
+                           "calibration needs prices > 0") for k in bad])
+    basket.market_price[:] = market
+    return basket
+
+
+def _concatenate_caps(parts: list[Caps]) -> Caps:
+    width = max(p.start.shape[1] for p in parts)
+
+    def pad(x: np.ndarray, fill: float) -> np.ndarray:
+        return np.pad(x, ((0, 0), (0, width - x.shape[1])), constant_values=fill)
+
+    return Caps(start=np.concatenate([pad(p.start, 1.0) for p in parts]),
+                end=np.concatenate([pad(p.end, 1.0) for p in parts]),
+                accrual=np.concatenate([pad(p.accrual, 0.0) for p in parts]),
+                discount_start=np.concatenate([pad(p.discount_start, 1.0) for p in parts]),
+                discount_end=np.concatenate([pad(p.discount_end, 1.0) for p in parts]),
+                strike=np.concatenate([p.strike for p in parts]), notional=np.concatenate([p.notional for p in parts]),
+                cap=np.concatenate([p.cap for p in parts]), count=np.concatenate([p.count for p in parts]))
