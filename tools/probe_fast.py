@@ -10,7 +10,7 @@ from statistics import median
 import trinom
 from trinom import io
 from trinom.backends import futhark_fast
-from trinom.portfolio import FIELDS, Portfolio
+from trinom.instruments.option import FIELDS, Portfolio
 
 
 def timed(portfolio, curve, precision, target, build_options, rounds=5):

@@ -15,9 +15,9 @@ from .book import Book
 from .constants import CALL, PUT
 from .curve import YieldCurve
 from .errors import InputError
+from .instruments.option import FIELDS, Portfolio
 from .market import Market
 from .oas import OASResult, oas
-from .portfolio import FIELDS, Portfolio
 from .result import Prices
 from .risk import risk
 

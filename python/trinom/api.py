@@ -21,9 +21,9 @@ from .bonds.portfolio import BondPortfolio
 from .book import Book, empty_book
 from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
 from .errors import InputError, check_error_mode
+from .instruments.option import Portfolio
 from .instruments.trades import Trades, lowered
 from .market import CurvesLike, Market
-from .portfolio import Portfolio
 from .result import Prices, instrument_labels
 from .scenarios import Scenario, scenario_market
 

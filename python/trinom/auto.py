@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from . import backends
 from .backends import futhark_fast
 from .book import Book
-from .portfolio import describe
+from .instruments.option import describe
 
 #: Below this much work (node updates, both passes) one CPU thread beats the multicore thread pool.
 TINY_WORK = 20_000

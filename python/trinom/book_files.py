@@ -18,7 +18,7 @@ from .bonds.io import companions, is_bond_file, read_bond_book
 from .bonds.portfolio import BondPortfolio
 from .curve import YieldCurve
 from .errors import InputError
-from .portfolio import Portfolio
+from .instruments.option import Portfolio
 
 #: Formats a book may be forced to (``--format``); ``auto`` recognises it from the file.
 BOOK_KINDS = ("auto", "options", "bonds")

@@ -29,7 +29,7 @@ from .columns import show
 from .constants import CALL, DAYS_IN_YEAR, FACE_VALUE, PUT
 from .curve import YieldCurve
 from .errors import InputError
-from .portfolio import Portfolio
+from .instruments.option import Portfolio
 
 _erfc = np.vectorize(math.erfc, otypes=[np.float64])
 

@@ -36,8 +36,8 @@ from .api_arguments import check_client
 from .bonds.portfolio import BondPortfolio
 from .book import Book
 from .errors import InputError, check_error_mode
+from .instruments.option import Portfolio
 from .market import CurvesLike, Market
-from .portfolio import Portfolio
 from .result import Prices
 from .scenarios import Scenario, scenario_market
 

@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .constants import DAYS_IN_YEAR, JMAX_FACTOR, PUT
-from .portfolio import Portfolio
+from .instruments.option import Portfolio
 
 #: Names of the seven distributions; the index of a name is its thesis number (0..6).
 DISTRIBUTIONS: tuple[str, ...] = (

@@ -24,7 +24,7 @@ from .csvtable import read_table, read_table_lines
 from .curve import YieldCurve
 from .errors import InputError, check_error_mode
 from .files import BOOK_FORMATS, output_format, replacing
-from .portfolio import CONVENTIONS, FIELDS, Portfolio
+from .instruments.option import CONVENTIONS, FIELDS, Portfolio
 from .row_ids import check_row_ids, row_numbers
 from .textdata import format_array, format_float, read_arrays
 
@@ -96,7 +96,7 @@ def read_csv_options(path: str | Path, errors: str = "raise") -> tuple[Portfolio
 
 def _convention(path: str | Path, cells: list[str], lines: Sequence[int]) -> str:
     """The one convention of an option CSV's ``convention`` column (``standard`` where it has no row); a cell that
-    names none of :data:`trinom.portfolio.CONVENTIONS`, or another than the first row's, is an error naming its
+    names none of :data:`trinom.instruments.option.CONVENTIONS`, or another than the first row's, is an error naming its
     row and line."""
     problems: list[tuple[int | None, str, str]] = []
     for k, cell in enumerate(cells):

@@ -44,7 +44,7 @@ from .columns import show
 from .curve import YieldCurve
 from .errors import InputError, check_error_mode
 from .files import replacing
-from .portfolio import CONVENTIONS, FIELDS, Portfolio
+from .instruments.option import CONVENTIONS, FIELDS, Portfolio
 from .result import Prices
 from .row_ids import check_row_ids, row_numbers
 from .textdata import WHOLE_NUMBER_LIMIT, not_whole

@@ -60,9 +60,9 @@ from .api_arguments import check_real, check_sequence
 from .bonds.portfolio import BondPortfolio
 from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
 from .errors import InputError
+from .instruments.option import Portfolio
 from .instruments.trades import Trades, single_instrument
 from .market import CurvesLike, Market
-from .portfolio import Portfolio
 from .scenarios import CurveShift, Scenario, SigmaShift, SpreadShift, scenario_market
 
 MEASURES = ("dv01", "duration", "convexity", "krd", "vega", "spread_duration")

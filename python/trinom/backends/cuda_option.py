@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..curve import YieldCurve
-from ..portfolio import Portfolio
+from ..instruments.option import Portfolio
 from . import _cuda_lib
 
 NAME = "cuda-option"

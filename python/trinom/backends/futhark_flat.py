@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..curve import YieldCurve
-from ..portfolio import Portfolio
+from ..instruments.option import Portfolio
 from . import _futhark
 
 NAME = "futhark-flat"

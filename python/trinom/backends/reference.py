@@ -19,8 +19,8 @@ import numpy as np
 
 from ..constants import CALL, FACE_VALUE
 from ..curve import YieldCurve
+from ..instruments.option import Portfolio
 from ..lattice import probabilities
-from ..portfolio import Portfolio
 
 NAME = "reference"
 TARGETS: tuple[str, ...] = ()

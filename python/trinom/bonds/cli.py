@@ -12,8 +12,8 @@ from .. import auto
 from ..api import price
 from ..constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, PUT
 from ..curve import YieldCurve
+from ..instruments.option import describe
 from ..lattice import work as bond_work
-from ..portfolio import describe
 from ..result_files import write_bond_prices, write_price_file
 from ..row_ids import row_numbers
 from .generator import DATASETS, generate_bonds
