@@ -131,6 +131,8 @@ void check_bond_section(const trinom_book &book, const trinom_run_options &opt, 
         if (!p) bad_argument(S, "a bond array is NULL");
     if (b.cashflow_offset[b.count] > 0 && (!b.cashflow_step || !b.repayment || !b.coupon))
         bad_argument(S, "a cash-flow array is NULL");
+    if (b.exercise_offset && b.exercise_offset[b.count] > b.exercise_offset[0] && (!b.exercise_step || !b.exercise_price))
+        bad_argument(S, "exercise_step and exercise_price must not be NULL where there are listed exercise points");
     if (b.entry_offset) {
         if (b.entry_offset[0] != 0) bad_argument(S, "entry_offset[0] must be 0", "entry_offset");
         if (b.entry_offset[b.count] > 0 && (!b.entry_curve || !b.entry_spread))

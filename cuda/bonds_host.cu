@@ -43,6 +43,9 @@ struct ChunkPlan {
     long long ent_first = 0;             // the chunk's first entry in the caller's arrays
     int entries = 0;                     // prices the chunk writes: its entries, else its bonds
     bool search = false;                 // a spread search per bond (trinom_bonds::search)
+    bool listed = false;                 // the chunk has listed exercise points (trinom_bonds::exercise_offset)
+    long long ex_first = 0;              // the chunk's first listed point in the caller's arrays
+    int points = 0;                      // the chunk's listed points
 };
 
 // Tree height and half width (§2), in float64 as trinom.bonds.model.bond_geometry.
@@ -87,6 +90,13 @@ void plan_chunk(HostPool &pool, const trinom_bonds &bd, int64_t curves, long lon
         refuse(TRINOM_ERR_ARGUMENT, first_row, "too many scenario entries in one chunk (set a smaller chunk_size)");
     plan.entries = static_cast<int>(ent_end - plan.ent_first);
     plan.search = bd.search != nullptr;
+    plan.listed = bd.exercise_offset != nullptr;
+    plan.ex_first = plan.listed ? bd.exercise_offset[first_row] : 0;
+    const long long ex_end = plan.listed ? bd.exercise_offset[first_row + count] : 0;
+    if (ex_end - plan.ex_first > INT_MAX / 2 || ex_end < plan.ex_first)
+        refuse(TRINOM_ERR_ARGUMENT, first_row, "too many listed exercise points in one chunk (set a smaller chunk_size)");
+    plan.points = static_cast<int>(ex_end - plan.ex_first);
+    plan.listed = plan.points > 0;  // a chunk without points runs as if no bond had any (null arrays)
     std::vector<int> key(count);
     pool.parallel_for(count, kStagingGrain, [&](int, long long lo, long long hi) {
         for (int i = static_cast<int>(lo); i < hi; ++i) {
@@ -109,6 +119,8 @@ void plan_chunk(HostPool &pool, const trinom_bonds &bd, int64_t curves, long lon
                                    " is not one of the " + std::to_string(curves) + " curves",
                                "entry_curve");
             }
+            if (bd.exercise_offset && bd.exercise_offset[b + 1] < bd.exercise_offset[b])
+                refuse(TRINOM_ERR_ARGUMENT, b, "exercise_offset must not decrease", "exercise_offset");
             if (bd.exercise_frequency[b] < 1 || bd.exercise_frequency[b] > INT_MAX)
                 refuse(TRINOM_ERR_ARGUMENT, b, "exercise_frequency must be in 1..2^31-1", "exercise_frequency");
             if (bd.option_type[b] != CALL && bd.option_type[b] != PUT)
@@ -177,8 +189,8 @@ void plan_chunk(HostPool &pool, const trinom_bonds &bd, int64_t curves, long lon
 
 // ---- device layout of one chunk: the upload region first, then the outputs and the scratch ----
 enum IntArray { kN, kJmax, kTermUnit, kTermSteps, kFirst, kLast, kFreq, kCurve, kCfBegin, kCfStep, kCurveBegin,
-                kCurveDays, kPerm, kEntBegin, kEntCurve, kCpStep, kEntResume, kIntArrays };
-enum RealArray { kA, kSigma, kSpread, kStrike, kPaid, kCoupon, kRates, kEntSpread, kRealArrays };
+                kCurveDays, kPerm, kEntBegin, kEntCurve, kCpStep, kEntResume, kExBegin, kExStep, kIntArrays };
+enum RealArray { kA, kSigma, kSpread, kStrike, kPaid, kCoupon, kRates, kEntSpread, kExPrice, kRealArrays };
 
 template <typename real> struct ChunkLayout {
     size_t ints[kIntArrays], reals[kRealArrays], type, at, target, upload, out, found_spread, found_iterations,
@@ -190,12 +202,13 @@ template <typename real> ChunkLayout<real> chunk_layout(const ChunkPlan &plan, i
     ChunkLayout<real> c;
     const size_t count = plan.count;
     const size_t entries = plan.scenarios ? size_t(plan.entries) : 0;
+    const size_t listed = plan.listed ? size_t(plan.points) : 0;
     const size_t int_sizes[kIntArrays] = {count, count, count, count, count, count, count, count, count + 1,
                                           size_t(plan.cashflows), size_t(curves) + 1, size_t(points), count,
                                           plan.scenarios ? count + 1 : 0, entries, plan.scenarios ? count : 0,
-                                          entries};
+                                          entries, plan.listed ? count + 1 : 0, listed};
     const size_t real_sizes[kRealArrays] = {count, count, count, count, size_t(plan.cashflows), size_t(plan.cashflows),
-                                            size_t(points), entries};
+                                            size_t(points), entries, listed};
     for (int k = 0; k < kIntArrays; ++k) c.ints[k] = l.take(int_sizes[k] * sizeof(int));
     for (int k = 0; k < kRealArrays; ++k) c.reals[k] = l.take(real_sizes[k] * sizeof(real));
     c.type = l.take(count);
@@ -269,6 +282,16 @@ void price_chunk(DeviceContext &ctx, const trinom_bonds &bd, const trinom_bond_c
         ints(kCurveDays)[k] = clamp_int(curves.days[k]);
         reals(kRates)[k] = static_cast<real>(curves.rates[k]);
     }
+    if (plan.listed) {
+        for (int i = 0; i <= count; ++i)
+            ints(kExBegin)[i] = static_cast<int>(bd.exercise_offset[b0 + i] - plan.ex_first);
+        ctx.pool->parallel_for(plan.points, kStagingGrain, [&](int, long long lo, long long hi) {
+            for (long long k = lo; k < hi; ++k) {
+                ints(kExStep)[k] = clamp_int(bd.exercise_step[plan.ex_first + k]);
+                reals(kExPrice)[k] = static_cast<real>(bd.exercise_price[plan.ex_first + k]);
+            }
+        });
+    }
     std::memcpy(st + lay.at, plan.at.data(), plan.at.size() * sizeof(long long));
     if (plan.search) std::memcpy(st + lay.target, bd.search->target + b0, count * sizeof(double));
     if (plan.scenarios) {
@@ -314,6 +337,9 @@ void price_chunk(DeviceContext &ctx, const trinom_bonds &bd, const trinom_bond_c
     args.ent_spread = plan.scenarios ? d_reals(kEntSpread) : nullptr;
     args.cp_step = plan.scenarios ? d_ints(kCpStep) : nullptr;
     args.ent_resume = plan.scenarios ? d_ints(kEntResume) : nullptr;
+    args.ex_begin = plan.listed ? d_ints(kExBegin) : nullptr;
+    args.ex_step = plan.listed ? d_ints(kExStep) : nullptr;
+    args.ex_price = plan.listed ? d_reals(kExPrice) : nullptr;
     args.target = plan.search ? reinterpret_cast<const double *>(dev + lay.target) : nullptr;
     args.search_low = plan.search ? bd.search->low : 0.0;
     args.search_high = plan.search ? bd.search->high : 0.0;

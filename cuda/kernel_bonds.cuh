@@ -16,7 +16,9 @@
 //   level sum's order differs.
 //
 // Semantics (§6): quirks Q1 (a cash flow reaches |j| <= min(i, jmax) only), Q2, Q4 and the +-inf
-// mapping are kept; Q3 is not: the cash-flow pointer never leaves the bond's own schedule.
+// mapping are kept; Q3 is not: the cash-flow pointer never leaves the bond's own schedule. Listed
+// exercise points (BondArgs::ex_*) cap or floor the value at their dirty price at their own steps, after
+// the window's exercise (the same side, so one bound: the lower for a call, the higher for a put).
 #pragma once
 
 #include <cfloat>
@@ -200,6 +202,36 @@ __device__ __forceinline__ real exercise_price(const CashflowCursor &c, int i, r
     return R::add(strike, accrued);
 }
 
+// The bond's listed exercise points, walked from the last down (as the cash-flow pointer): `at` indexes the next
+// one (below `first`: none left) and `step` is its step (-1: none). A point at the maturity step n is never
+// reached, as the window's exercise never is there, so the walk starts below it.
+struct ListedCursor {
+    int first, at, step;
+};
+
+template <typename real> __device__ __forceinline__ ListedCursor listed_start(const BondArgs<real> &b, int o, int n) {
+    ListedCursor c{0, -1, -1};
+    if (!b.ex_begin) return c;
+    c.first = b.ex_begin[o];
+    c.at = b.ex_begin[o + 1] - 1;
+    while (c.at >= c.first && b.ex_step[c.at] >= n) --c.at;
+    c.step = c.at >= c.first ? b.ex_step[c.at] : -1;
+    return c;
+}
+
+// Step i's exercise with its listed point, if it has one: `exercise` and `price` (the window's, strike +
+// accrued interest) become the step's exercise flag and its one bound (a call's lower, a put's higher).
+template <typename real>
+__device__ __forceinline__ void take_listed(ListedCursor &c, int i, const BondArgs<real> &b, bool call, bool &exercise,
+                                            real &price) {
+    if (c.step != i) return;
+    const real listed = b.ex_price[c.at];
+    price = !exercise ? listed : call ? (listed < price ? listed : price) : (listed > price ? listed : price);
+    exercise = true;
+    --c.at;
+    c.step = c.at >= c.first ? b.ex_step[c.at] : -1;
+}
+
 // One bond's spread search (trinom_spread_search): every thread that works on the bond holds the same
 // state and takes the same steps, from the same price and derivative. The gap f = log(model / target)
 // is nearly linear in the spread and falls as it rises; f' = (dP/ds) / P.
@@ -321,7 +353,8 @@ enum BondMode { kPriceMode, kEntryMode, kSearchMode };
 // kSearchMode: the forward pass stores E_m without the spread factor; each search iteration is one
 // backward pass at the bond's current spread s (E_i g(s), rounded as the one-price path rounds it: the
 // same bits as pricing the bond at s) that carries dV/ds beside V: with g = exp(-(s / 100) dt),
-// d cont / ds = (d sum - sum dt / 100) (E_i g x_j), and 0 where the bond is exercised.
+// d cont / ds = (d sum - sum dt / 100) (E_i g x_j), and 0 where the bond is exercised (in its window or
+// at a listed point: the value is then the exercise price, which does not depend on the spread).
 template <typename real, int L, int K, int kMode>
 __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *__restrict__ perm, int begin, int count,
                                                    const long long *__restrict__ warp_at, real *__restrict__ out) {
@@ -442,6 +475,7 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
     real x[K];
     const int p0 = b.cf_begin[o], p1 = b.cf_begin[o + 1];
     CashflowCursor cf = cashflow_start(b.cf_step, p0, p1, n);
+    ListedCursor lx = listed_start(b, o, n);
     const real at_maturity = b.cf_paid[p1 - 1];
 #pragma unroll
     for (int k = 0; k < K; ++k) {
@@ -476,6 +510,7 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
     // that entry's bits for every step from cp on): only steps cp-1 .. 0 are priced again.
     const int cp = kScen && b.cp_step ? b.cp_step[o] : -1;
     CashflowCursor cf_at_cp = cf;  // the first entry's cash-flow cursor at the checkpoint
+    ListedCursor lx_at_cp = lx;    // and its listed points' cursor
     // kSearch: the bond's search (the same in every lane of its segment) and dV/ds per node.
     SpreadSearch search{};
     real dv[K];
@@ -506,6 +541,7 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
     }
     if (kScen || kSearch) {
         cf = resume ? cf_at_cp : cashflow_start(b.cf_step, p0, p1, n);
+        lx = resume ? lx_at_cp : listed_start(b, o, n);
 #pragma unroll
         for (int k = 0; k < K; ++k) v[k] = resume ? checkpoint[k * 32 + lane] : at_maturity;
     }
@@ -549,6 +585,7 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
                     if (abs(base + k) <= h) v[k] += cash;
             }
             if (exercise) price = exercise_price(cf, i, strike, steps, b.cf_coupon);
+            take_listed(lx, i, b, call, exercise, price);
         }
         real left1 = 0, left2 = 0, right = 0;
         real d_left1 = 0, d_left2 = 0, d_right = 0;
@@ -583,6 +620,7 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
 #pragma unroll
                 for (int k = 0; k < K; ++k) checkpoint[k * 32 + lane] = v[k];
                 cf_at_cp = cf;
+                lx_at_cp = lx;
             }
         }
     }
@@ -704,6 +742,7 @@ __global__ void __launch_bounds__(kWideThreads) bond_wide_kernel(BondArgs<real> 
     for (;;) {
     const real g_pass = kSearch ? spread_factor(real(search.s), c.dt) : g;
     CashflowCursor cf = cashflow_start(b.cf_step, p0, p1, n);
+    ListedCursor lx = listed_start(b, o, n);
     for (int idx = tid; idx < W; idx += kWideThreads) {
         cur[idx] = at_maturity;
         if constexpr (kSearch) d_cur[idx] = 0;
@@ -712,13 +751,14 @@ __global__ void __launch_bounds__(kWideThreads) bond_wide_kernel(BondArgs<real> 
     for (int i = n - 1; i >= 0; --i) {
         const int h = min(i, jmax);
         const real e = E[i];
-        const bool exercise = exercise_at(i, cf.S, first_ex, last_ex, freq);
+        bool exercise = exercise_at(i, cf.S, first_ex, last_ex, freq);
         const real cash = take_cashflow(cf, i, n, b.cf_step, b.cf_paid);
         if (cash != real(0)) {
             for (int j = tid - h; j <= h; j += kWideThreads) cur[j + half] = R::add(cur[j + half], cash);
             __syncthreads();
         }
-        const real price = exercise ? exercise_price(cf, i, strike, b.cf_step, b.cf_coupon) : real(0);
+        real price = exercise ? exercise_price(cf, i, strike, b.cf_step, b.cf_coupon) : real(0);
+        take_listed(lx, i, b, call, exercise, price);
         for (int j = tid - h; j <= h; j += kWideThreads) {
             const Probs<real> p = bond_probabilities(j, jmax, c.M);
             const int u = j == -jmax ? j + 2 : j == jmax ? j : j + 1;  // targets u > m > d

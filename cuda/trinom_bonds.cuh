@@ -28,6 +28,10 @@ template <typename real> struct BondArgs {
     // Optional (nullptr: every entry prices every step): cp_step[o] >= 1, the step after which bond o's first
     // entry keeps its level; an entry k > first with ent_resume[k] starts from it (-1: none).
     const int *cp_step, *ent_resume;
+    // Optional (nullptr: no bond has one): bond o's listed exercise points are [ex_begin[o], ex_begin[o+1]), at
+    // step ex_step[k] (ascending) the value is capped (call) or floored (put) at the dirty price ex_price[k].
+    const int *ex_begin, *ex_step;
+    const real *ex_price;
     // Optional (nullptr: price): a spread search (trinom_spread_search) for every bond o of the chunk, towards
     // the dirty price target[o]; the bond's price at the spread reported goes to out[o], the rest to found_*.
     const double *target;

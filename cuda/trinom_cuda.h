@@ -122,6 +122,14 @@ typedef struct trinom_bonds {
     const int8_t *entry_resume;
     /* Optional (NULL: price). A spread search instead of prices: see trinom_spread_search. */
     const struct trinom_spread_search *search;
+    /* Optional listed exercise points (NULL exercise_offset: no bond has any). Bond b's points are
+     * [exercise_offset[b], exercise_offset[b+1]) (count + 1 entries): at step exercise_step[k] (strictly
+     * ascending within a bond, 1..height; a point at the height is never reached) the value on that
+     * step's nodes is capped (call) or floored (put, by option_type) at exercise_price[k], a dirty price
+     * per 100 face (no accrued interest is added), after the window's exercise of that step. */
+    const int64_t *exercise_offset;
+    const int64_t *exercise_step;
+    const double *exercise_price;
 } trinom_bonds;
 
 /* How a bond's spread search ended (trinom_spread_search.status). */

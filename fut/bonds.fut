@@ -22,12 +22,16 @@
 -- paper's out32 on all 20 sample bonds (to its 9 printed decimals).  For f64 every widening
 -- (`d`) and rounding (`r`) is the identity.
 --
--- Entry points (the contract with python/trinom/backends/bonds_futhark.py): `bonds64` and
--- `bonds32` take the spec's 19 arrays (§1; integers as i32, reals as f64 resp. f32) and return
--- one price per bond, in input order:
+-- Entry points: `bonds64` and `bonds32` take the spec's 19 arrays (§1; integers as i32, reals as
+-- f64 resp. f32) and return one price per bond, in input order:
 --   term_units term_steps a sigma maturities cashflows cashflow_steps repayments coupons spreads
 --   types strikes first_exercise last_exercise frequencies curve_index curve_terms curve_rates
 --   curve_days
+-- `bonds_listed64` and `bonds_listed32` (the contract with python/trinom/backends/bonds_futhark.py)
+-- take three more, the bonds' listed exercise points (docs/paper-instrument.md, "Listed exercise
+-- points"): exercise_counts (per bond), exercise_steps and exercise_prices (the bonds' lists
+-- concatenated; empty where no bond has any).  At a listed step the value is capped (call) or
+-- floored (put) at that point's dirty price, after the window's exercise of the step.
 --
 -- Tests: futhark test --backend=c fut/bonds.fut; data/bonds-*.in/.out are written by `make data`
 -- (the sample's .out is the paper's out64, the others our NumPy reference's prices).
@@ -77,6 +81,21 @@ module coupon_bond (R: float) = {
     let g = r (f64.exp (d (R.neg (spread R./ R.f64 SPREAD_UNIT) R.* dt)))
     in {n = lat.n, jmax = lat.jmax, dt, M = lat.M, mdrdt, g}
 
+  -- | Step i's exercise with its listed point, if it has one (`listed`, at `listed_price`): the
+  -- window's flag and price (strike plus accrued interest) become the step's flag and its one
+  -- bound, a call's lower and a put's higher (window and point are on the same side).
+  def with_listed (kind: i32) (exercise: bool) (price: real) (listed: bool) (listed_price: real) : (bool, real) =
+    if !listed then (exercise, price)
+    else if !exercise then (true, listed_price)
+    else if kind == CALL then (true, if listed_price R.< price then listed_price else price)
+    else (true, if listed_price R.> price then listed_price else price)
+
+  -- | Where a bond's walk over its listed steps starts (the index of the last point, -1: none): below
+  -- the maturity step n, which the backward pass never exercises (the window is not exercised there
+  -- either: step n holds the maturity cash flow).
+  def listed_start (step_of: i64 -> i64) (E: i64) (n: i64) : i64 =
+    loop q = E - 1 while q >= 0 && step_of q >= n do q - 1
+
   -- | The zero rate R(t) of §4 on the curve whose `count` points start at `off` (the
   -- lattice's lookup: flat outside the points, linear in days between them).
   def curve_rate [l] (rates: [l]real) (days: [l]i32) (off: i64) (count: i64) (term_unit: i32)
@@ -122,10 +141,12 @@ module coupon_bond (R: float) = {
 
   -- | Backward pass (§6) from the maturity to the root; returns the root's value.  The
   -- bond's cash flows are `steps`, `repayments`, `coupons` (its own slice: the pointer p never
-  -- leaves it, so Q3 cannot occur); `Es` comes from `forward`.
-  def backward [w] [m] [K] (geo: geometry) (x: [w]real) (pu: [w]real) (pm: [w]real) (pd: [w]real)
-                       (Es: [m]real) (steps: [K]i64) (repayments: [K]real) (coupons: [K]real)
-                       (kind: i32) (strike: real) (first_ex: i64) (last_ex: i64) (frequency: i64) : real =
+  -- leaves it, so Q3 cannot occur), its listed exercise points `listed_steps`, `listed_prices`
+  -- (walked from the last down by the pointer q); `Es` comes from `forward`.
+  def backward [w] [m] [K] [E] (geo: geometry) (x: [w]real) (pu: [w]real) (pm: [w]real) (pd: [w]real)
+                           (Es: [m]real) (steps: [K]i64) (repayments: [K]real) (coupons: [K]real)
+                           (kind: i32) (strike: real) (first_ex: i64) (last_ex: i64) (frequency: i64)
+                           (listed_steps: [E]i64) (listed_prices: [E]real) : real =
     let n = geo.n
     let jmax = geo.jmax
     let flow (p: i64) : real = repayments[p] R.+ coupons[p]
@@ -135,8 +156,9 @@ module coupon_bond (R: float) = {
     let left = K - 1
     let S = steps[p]
     let (p, S) = if p > 0 && S <= n && left > 0 then (p - 1, steps[p - 1]) else (p, S)
-    let (Val, _, _, _) =
-      loop (Val, p, S, left) for i_ < n do
+    let q = listed_start (\k -> listed_steps[k]) E n
+    let (Val, _, _, _, _) =
+      loop (Val, p, S, left, q) for i_ < n do
         let i = n - 1 - i_
         let h = i64.min i jmax
         let e = Es[i]
@@ -157,7 +179,10 @@ module coupon_bond (R: float) = {
                       let remaining = R.i64 (i64.max (next - i) 0)
                       in ((span R.- remaining) R./ span) R.* coupons[p]
                  else zero
-        let exercise_price = strike R.+ AI
+        let listed = q >= 0 && listed_steps[q] == i
+        let (exercise, exercise_price) =
+          with_listed kind exercise (strike R.+ AI) listed (if listed then listed_prices[q] else zero)
+        let q = if listed then q - 1 else q
         let Val = tabulate w (\t ->
                     if t < jmax - h || t > jmax + h then zero
                     else let ev = L.expected_value jmax (pu[t], pm[t], pd[t]) (\jj -> Val[jj + jmax]) (t - jmax)
@@ -166,20 +191,22 @@ module coupon_bond (R: float) = {
                                  else if kind == CALL then (if cont R.> exercise_price then exercise_price else cont)
                                  else (if exercise_price R.> cont then exercise_price else cont)
                          in if R.isinf v then (if v R.> zero then max_finite else min_normal) else v)
-        in (Val, p, S, left)
+        in (Val, p, S, left, q)
     in Val[jmax]
 
-  -- | Prices of all bonds, in input order (the 19 arrays of §1).  `maturities` is not read:
-  -- the height comes from the cash-flow schedule (see `geometry_of`).
-  def prices [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]real) (sigma: [n]real)
-                             (_maturities: [n]real) (cashflows: [n]i32) (cashflow_steps: [k]i32)
-                             (repayments: [k]real) (coupons: [k]real) (spreads: [n]real) (types: [n]i32)
-                             (strikes: [n]real) (first_exercise: [n]i32) (last_exercise: [n]i32)
-                             (frequencies: [n]i32) (curve_index: [n]i32) (curve_terms: [c]i32)
-                             (curve_rates: [l]real) (curve_days: [l]i32) : [n]real =
+  -- | Prices of all bonds, in input order (the 19 arrays of §1, then the listed exercise points).
+  -- `maturities` is not read: the height comes from the cash-flow schedule (see `geometry_of`).
+  def prices [n] [k] [c] [l] [e] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]real) (sigma: [n]real)
+                                 (_maturities: [n]real) (cashflows: [n]i32) (cashflow_steps: [k]i32)
+                                 (repayments: [k]real) (coupons: [k]real) (spreads: [n]real) (types: [n]i32)
+                                 (strikes: [n]real) (first_exercise: [n]i32) (last_exercise: [n]i32)
+                                 (frequencies: [n]i32) (curve_index: [n]i32) (curve_terms: [c]i32)
+                                 (curve_rates: [l]real) (curve_days: [l]i32) (exercise_counts: [n]i32)
+                                 (exercise_steps: [e]i32) (exercise_prices: [e]real) : [n]real =
     let exclusive_scan [m] (xs: [m]i32) : [m]i64 =
       map2 (-) (scan (+) 0 (map i64.i32 xs)) (map i64.i32 xs)
     let cf_offsets = exclusive_scan cashflows
+    let ex_offsets = exclusive_scan exercise_counts
     let yc_offsets = exclusive_scan curve_terms
     in map (\v ->
               let (off, K) = (cf_offsets[v], i64.i32 cashflows[v])
@@ -190,15 +217,18 @@ module coupon_bond (R: float) = {
               let rate_at = curve_rate curve_rates curve_days yc_offsets[cv] (i64.i32 curve_terms[cv])
                                        term_units[v]
               let Es = forward (i64.max geo.n 1) geo x pu pm pd rate_at
+              let (eoff, E) = (ex_offsets[v], i64.i32 exercise_counts[v])
               in backward geo x pu pm pd Es steps repayments[off:off + K] coupons[off:off + K]
                           types[v] strikes[v] (i64.i32 first_exercise[v]) (i64.i32 last_exercise[v])
-                          (i64.max 1 (i64.i32 frequencies[v])))
+                          (i64.max 1 (i64.i32 frequencies[v])) (map i64.i32 exercise_steps[eoff:eoff + E])
+                          exercise_prices[eoff:eoff + E])
            (iota n)
 }
 
 module bonds_f64 = coupon_bond f64
 module bonds_f32 = coupon_bond f32
 
+-- | The paper's 19 arrays (no listed exercise points): the file format's contract and the test above.
 entry bonds64 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f64) (sigma: [n]f64)
                               (maturities: [n]f64) (cashflows: [n]i32) (cashflow_steps: [k]i32)
                               (repayments: [k]f64) (coupons: [k]f64) (spreads: [n]f64) (types: [n]i32)
@@ -207,7 +237,7 @@ entry bonds64 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f
                               (curve_rates: [l]f64) (curve_days: [l]i32) : [n]f64 =
   bonds_f64.prices term_units term_steps a sigma maturities cashflows cashflow_steps repayments coupons
                    spreads types strikes first_exercise last_exercise frequencies curve_index curve_terms
-                   curve_rates curve_days
+                   curve_rates curve_days (replicate n 0) (replicate 0 0) (replicate 0 0)
 
 entry bonds32 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f32) (sigma: [n]f32)
                               (maturities: [n]f32) (cashflows: [n]i32) (cashflow_steps: [k]i32)
@@ -217,4 +247,27 @@ entry bonds32 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f
                               (curve_rates: [l]f32) (curve_days: [l]i32) : [n]f32 =
   bonds_f32.prices term_units term_steps a sigma maturities cashflows cashflow_steps repayments coupons
                    spreads types strikes first_exercise last_exercise frequencies curve_index curve_terms
-                   curve_rates curve_days
+                   curve_rates curve_days (replicate n 0) (replicate 0 0) (replicate 0 0)
+
+-- | The 19 arrays and the listed exercise points (what python/trinom/backends/bonds_futhark.py calls).
+entry bonds_listed64 [n] [k] [c] [l] [e] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f64) (sigma: [n]f64)
+                                         (maturities: [n]f64) (cashflows: [n]i32) (cashflow_steps: [k]i32)
+                                         (repayments: [k]f64) (coupons: [k]f64) (spreads: [n]f64) (types: [n]i32)
+                                         (strikes: [n]f64) (first_exercise: [n]i32) (last_exercise: [n]i32)
+                                         (frequencies: [n]i32) (curve_index: [n]i32) (curve_terms: [c]i32)
+                                         (curve_rates: [l]f64) (curve_days: [l]i32) (exercise_counts: [n]i32)
+                                         (exercise_steps: [e]i32) (exercise_prices: [e]f64) : [n]f64 =
+  bonds_f64.prices term_units term_steps a sigma maturities cashflows cashflow_steps repayments coupons
+                   spreads types strikes first_exercise last_exercise frequencies curve_index curve_terms
+                   curve_rates curve_days exercise_counts exercise_steps exercise_prices
+
+entry bonds_listed32 [n] [k] [c] [l] [e] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f32) (sigma: [n]f32)
+                                         (maturities: [n]f32) (cashflows: [n]i32) (cashflow_steps: [k]i32)
+                                         (repayments: [k]f32) (coupons: [k]f32) (spreads: [n]f32) (types: [n]i32)
+                                         (strikes: [n]f32) (first_exercise: [n]i32) (last_exercise: [n]i32)
+                                         (frequencies: [n]i32) (curve_index: [n]i32) (curve_terms: [c]i32)
+                                         (curve_rates: [l]f32) (curve_days: [l]i32) (exercise_counts: [n]i32)
+                                         (exercise_steps: [e]i32) (exercise_prices: [e]f32) : [n]f32 =
+  bonds_f32.prices term_units term_steps a sigma maturities cashflows cashflow_steps repayments coupons
+                   spreads types strikes first_exercise last_exercise frequencies curve_index curve_terms
+                   curve_rates curve_days exercise_counts exercise_steps exercise_prices

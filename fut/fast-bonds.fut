@@ -4,13 +4,16 @@
 -- A program of its own so that the options' kernels are compiled alone (Futhark's allocation of
 -- their local memory changed when the two shared a program: one level more per workgroup).
 --
--- Entry points, all taking bonds.fut's 19 arrays: `bonds_shared64`/`bonds_shared32` (the CPU
+-- Entry points, all taking bonds.fut's 19 arrays and then, but for `bonds64`/`bonds32`, the bonds'
+-- listed exercise points (bonds.fut's `bonds_listed64`): `bonds_shared64`/`bonds_shared32` (the CPU
 -- targets: one bond per map element, one forward pass per lattice, levels in place; the lattice
 -- numbers, heads and step count first), `bonds_grouped64`/`bonds_grouped32` (one bond per
 -- workgroup: the GPU targets; python/trinom/backends/bonds_futhark_fast.py bins bonds by level
--- width and height; the level width `w` and step count `N` first) and `bonds64`/`bonds32` (one
--- bond per map element with its own forward pass and mapped levels: the bonds too big for a
--- workgroup, and the test below).
+-- width and height; the level width `w` and step count `N` first; each bond's offset into the
+-- listed points before them) and `bonds_listed64`/`bonds_listed32` (one bond per map element with
+-- its own forward pass and mapped levels: the bonds too big for a workgroup).  `bonds64`/`bonds32`
+-- are `bonds_listed64`/`bonds_listed32` without listed points: the paper's 19 arrays (the test
+-- below).
 --
 -- ==
 -- entry: bonds64
@@ -212,16 +215,20 @@ module fast_bond (R: float) = {
                           with [high] = copy (finish high (backward_node tb h jmax (\q -> Val[q]) high))
     in (out, Val)
 
+  -- | A bond's listed exercise points: the global arrays and the bond's `offset` and `count` into them
+  -- (read in place, as the cash flows are).
+  type listed [e] = {steps: [e]i32, prices: [e]real, offset: i64, count: i64}
+
   -- | The backward pass (§6) of one bond with the E_i in `steps` (as `forward` leaves them) and
   -- levels `start` makes from the maturity's values and `level` steps back, the pointer logic of
   -- bonds.fut: step n holds the maturity cash flow.  The bond's cash flows are `flows` of the
   -- global arrays (read in place: a per-bond slice would be an allocation of varying size inside a
-  -- workgroup).
-  def backward [k] [w] [depth] 'levels (start: *[w]real -> *levels)
+  -- workgroup), its listed exercise points likewise (`lx`, walked from the last down as in bonds.fut).
+  def backward [k] [w] [depth] [e] 'levels (start: *[w]real -> *levels)
                (level: *levels -> i64 -> real -> bool -> real -> real -> *levels) (root: levels -> [w]real)
                (steps: [w][depth]f64) (cashflow_steps: [k]i32) (repayments: [k]real) (coupons: [k]real)
-               (off: i64) (K: i64) (geo: B.geometry) (strike: real) (first_ex: i64) (last_ex: i64)
-               (frequency: i64) : real =
+               (off: i64) (K: i64) (geo: B.geometry) (kind: i32) (strike: real) (first_ex: i64) (last_ex: i64)
+               (frequency: i64) (lx: listed [e]) : real =
     let n = geo.n
     let jmax = geo.jmax
     let h = window geo
@@ -233,8 +240,10 @@ module fast_bond (R: float) = {
     let left = K - 1
     let S = step_of p
     let (p, S) = if p > 0 && S <= n && left > 0 then (p - 1, step_of (p - 1)) else (p, S)
-    let (levels, _, _, _, _) =
-      loop (levels, p, S, left, (col, row)) = (levels, p, S, left, ((n - 1) % w, (n - 1) / w)) for i_ < n do
+    let listed_step (q: i64) : i64 = i64.i32 lx.steps[lx.offset + q]
+    let q = B.listed_start listed_step lx.count n
+    let (levels, _, _, _, _, _) =
+      loop (levels, p, S, left, q, (col, row)) = (levels, p, S, left, q, ((n - 1) % w, (n - 1) / w)) for i_ < n do
         let i = n - 1 - i_
         let hh = i64.min i jmax
         let e = B.r steps[col, row]
@@ -252,26 +261,32 @@ module fast_bond (R: float) = {
                       let remaining = R.i64 (i64.max (next - i) 0)
                       in ((span R.- remaining) R./ span) R.* coupons[off + p]
                  else zero
-        in (level levels hh added exercise (strike R.+ AI) e, p, S, left, previous w (col, row))
+        let listed = q >= 0 && listed_step q == i
+        let (exercise, exercise_price) =
+          B.with_listed kind exercise (strike R.+ AI) listed (if listed then lx.prices[lx.offset + q] else zero)
+        let q = if listed then q - 1 else q
+        in (level levels hh added exercise exercise_price e, p, S, left, q, previous w (col, row))
     in (root levels)[c]
 
   -- | `backward` with mapped levels (the GPU shape).
-  def backward_mapped [k] [w] [depth] (tb: tables [w]) (steps: [w][depth]f64) (cashflow_steps: [k]i32) (repayments: [k]real)
-                                      (coupons: [k]real) (off: i64) (K: i64) (geo: B.geometry) (kind: i32)
-                                      (strike: real) (first_ex: i64) (last_ex: i64) (frequency: i64) : real =
+  def backward_mapped [k] [w] [depth] [e] (tb: tables [w]) (steps: [w][depth]f64) (cashflow_steps: [k]i32)
+                                          (repayments: [k]real) (coupons: [k]real) (off: i64) (K: i64)
+                                          (geo: B.geometry) (kind: i32) (strike: real) (first_ex: i64) (last_ex: i64)
+                                          (frequency: i64) (lx: listed [e]) : real =
     let fresh (Val: *[w]real) : *[w]real = Val
     let same (Val: [w]real) : [w]real = Val
     in backward fresh (level_mapped tb (window geo) geo.jmax kind geo.g) same steps cashflow_steps repayments
-                coupons off K geo strike first_ex last_ex frequency
+                coupons off K geo kind strike first_ex last_ex frequency lx
 
   -- | `backward` with levels in place (the CPU shape).
-  def backward_in_place [k] [w] [depth] (tb: tables [w]) (steps: [w][depth]f64) (cashflow_steps: [k]i32) (repayments: [k]real)
-                                        (coupons: [k]real) (off: i64) (K: i64) (geo: B.geometry) (kind: i32)
-                                        (strike: real) (first_ex: i64) (last_ex: i64) (frequency: i64) : real =
+  def backward_in_place [k] [w] [depth] [e] (tb: tables [w]) (steps: [w][depth]f64) (cashflow_steps: [k]i32)
+                                            (repayments: [k]real) (coupons: [k]real) (off: i64) (K: i64)
+                                            (geo: B.geometry) (kind: i32) (strike: real) (first_ex: i64)
+                                            (last_ex: i64) (frequency: i64) (lx: listed [e]) : real =
     let pair (Val: *[w]real) : (*[w]real, *[w]real) = (Val, copy Val)
     let first ((Val, _): ([w]real, [w]real)) : [w]real = Val
     in backward pair (level_in_place tb (tabulate w (pm_of tb)) (window geo) geo.jmax kind geo.g) first steps cashflow_steps
-                repayments coupons off K geo strike first_ex last_ex frequency
+                repayments coupons off K geo kind strike first_ex last_ex frequency lx
 
   -- | E_i of one bond from its own forward pass (mapped levels), on levels of w >= 2 window + 3 nodes
   -- (the tables `tb`) and step arrays of N >= max(n, 1) + 1 entries (E_0 = P_1).
@@ -306,13 +321,14 @@ module fast_bond (R: float) = {
     let last = cashflow_steps[cf_offsets[v] + i64.i32 cashflows[v] - 1]
     in B.geometry_of term_units[v] term_steps[v] a[v] sigma[v] (i64.i32 last) spreads[v]
 
-  -- | Prices of all bonds (the 19 arrays of §1; `maturities` is not read, as in bonds.fut), the map
+  -- | Prices of all bonds (the 19 arrays of §1; `maturities` is not read, as in bonds.fut; then the
+  -- listed exercise points, bond v's at `ex_offsets[v]`), the map
   -- run as `run` says (plain on the CPU, one bond per workgroup on GPUs), each bond on levels and
   -- step arrays of the width and height `shape` gives for its geometry.  The forward pass is the
   -- bond's own unless `shared`: then bond v's lattice is `lattice[v]` and its ratios `ratios`'
   -- row (`ratios_of`).  The levels are mapped (GPUs) unless `in_place` (CPUs).  (`shared` and
   -- `in_place` are constants at every call, so each entry holds one path.)
-  def prices_with [n] [k] [c] [l] [g] [M] (run: (i64 -> real) -> [n]i64 -> [n]real)
+  def prices_with [n] [k] [c] [l] [g] [M] [e] (run: (i64 -> real) -> [n]i64 -> [n]real)
                                           (shape: B.geometry -> (i64, i64)) (shared: bool) (lattice: [n]i64)
                                           (ratios: [g][M]f64) (in_place: bool) (cf_offsets: [n]i64)
                                           (term_units: [n]i32) (term_steps: [n]i32) (a: [n]real) (sigma: [n]real)
@@ -320,7 +336,8 @@ module fast_bond (R: float) = {
                                           (coupons: [k]real) (spreads: [n]real) (types: [n]i32) (strikes: [n]real)
                                           (first_exercise: [n]i32) (last_exercise: [n]i32) (frequencies: [n]i32)
                                           (curve_index: [n]i32) (curve_terms: [c]i32) (curve_rates: [l]real)
-                                          (curve_days: [l]i32) : [n]real =
+                                          (curve_days: [l]i32) (ex_offsets: [n]i64) (exercise_counts: [n]i32)
+                                          (exercise_steps: [e]i32) (exercise_prices: [e]real) : [n]real =
     let yc_offsets = exclusive_scan curve_terms
     let one_bond (v: i64) : real =
       let off = cf_offsets[v]
@@ -334,23 +351,26 @@ module fast_bond (R: float) = {
       let steps = if shared then shared_steps w N ratios[lattice[v]] geo rate_at else own_steps tb N geo rate_at
       let (first_ex, last_ex) = (i64.i32 first_exercise[v], i64.i32 last_exercise[v])
       let frequency = i64.max 1 (i64.i32 frequencies[v])
+      let lx = {steps = exercise_steps, prices = exercise_prices, offset = ex_offsets[v],
+                count = i64.i32 exercise_counts[v]}
       in if in_place
          then backward_in_place tb steps cashflow_steps repayments coupons off K geo types[v] strikes[v] first_ex
-                                last_ex frequency
+                                last_ex frequency lx
          else backward_mapped tb steps cashflow_steps repayments coupons off K geo types[v] strikes[v] first_ex
-                              last_ex frequency
+                              last_ex frequency lx
     in run one_bond (iota n)
 
   -- | The CPU shape with the forward pass shared by the bonds of one lattice: bond v belongs to
   -- lattice `lattice[v]`, whose longest tree is bond `heads[lattice[v]]` (at most M - 1 steps); the
   -- forward pass runs once per lattice (`ratios_of`) and each bond makes its E_i from its curve.
-  def shared_prices [n] [k] [c] [l] [g] (lattice: [n]i64) (heads: [g]i64) (M: i64) (term_units: [n]i32)
+  def shared_prices [n] [k] [c] [l] [g] [e] (lattice: [n]i64) (heads: [g]i64) (M: i64) (term_units: [n]i32)
                                         (term_steps: [n]i32) (a: [n]real) (sigma: [n]real) (cashflows: [n]i32)
                                         (cashflow_steps: [k]i32) (repayments: [k]real) (coupons: [k]real)
                                         (spreads: [n]real) (types: [n]i32) (strikes: [n]real)
                                         (first_exercise: [n]i32) (last_exercise: [n]i32) (frequencies: [n]i32)
                                         (curve_index: [n]i32) (curve_terms: [c]i32) (curve_rates: [l]real)
-                                        (curve_days: [l]i32) : [n]real =
+                                        (curve_days: [l]i32) (exercise_counts: [n]i32) (exercise_steps: [e]i32)
+                                        (exercise_prices: [e]real) : [n]real =
     let cf_offsets = exclusive_scan cashflows
     let ratios = #[unsafe] map (\v -> ratios_of M (geometry_at cf_offsets term_units term_steps a sigma cashflows
                                                       cashflow_steps spreads v))
@@ -358,89 +378,128 @@ module fast_bond (R: float) = {
     in prices_with (\f xs -> #[unsafe] map f xs) own_shape true lattice ratios true cf_offsets term_units
                    term_steps a sigma cashflows cashflow_steps repayments coupons spreads types strikes
                    first_exercise last_exercise frequencies curve_index curve_terms curve_rates curve_days
+                   (exclusive_scan exercise_counts) exercise_counts exercise_steps exercise_prices
 }
 
 
 module fast_bond64 = fast_bond f64
 module fast_bond32 = fast_bond f32
 
--- | Bonds, one per map element (the CPU shape): bonds.fut's 19 arrays (docs/paper-instrument.md §1).
-entry bonds64 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f64) (sigma: [n]f64)
-                              (_maturities: [n]f64) (cashflows: [n]i32) (cashflow_steps: [k]i32)
-                              (repayments: [k]f64) (coupons: [k]f64) (spreads: [n]f64) (types: [n]i32)
-                              (strikes: [n]f64) (first_exercise: [n]i32) (last_exercise: [n]i32)
-                              (frequencies: [n]i32) (curve_index: [n]i32) (curve_terms: [c]i32)
-                              (curve_rates: [l]f64) (curve_days: [l]i32) : [n]f64 =
+-- | Bonds, one per map element with its own forward pass (mapped levels): bonds.fut's 19 arrays
+-- (docs/paper-instrument.md §1) and the listed exercise points (bonds.fut's `bonds_listed64`).
+entry bonds_listed64 [n] [k] [c] [l] [e] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f64) (sigma: [n]f64)
+                                         (_maturities: [n]f64) (cashflows: [n]i32) (cashflow_steps: [k]i32)
+                                         (repayments: [k]f64) (coupons: [k]f64) (spreads: [n]f64) (types: [n]i32)
+                                         (strikes: [n]f64) (first_exercise: [n]i32) (last_exercise: [n]i32)
+                                         (frequencies: [n]i32) (curve_index: [n]i32) (curve_terms: [c]i32)
+                                         (curve_rates: [l]f64) (curve_days: [l]i32) (exercise_counts: [n]i32)
+                                         (exercise_steps: [e]i32) (exercise_prices: [e]f64) : [n]f64 =
   fast_bond64.prices_with map fast_bond64.own_shape false (replicate n 0) (replicate 0 (replicate 0 0f64)) false
                           (fast_bond64.exclusive_scan cashflows)
                           term_units term_steps a sigma cashflows cashflow_steps repayments coupons spreads
                           types strikes first_exercise last_exercise frequencies curve_index curve_terms
-                          curve_rates curve_days
+                          curve_rates curve_days (fast_bond64.exclusive_scan exercise_counts) exercise_counts
+                          exercise_steps exercise_prices
 
-entry bonds32 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f32) (sigma: [n]f32)
-                              (_maturities: [n]f32) (cashflows: [n]i32) (cashflow_steps: [k]i32)
-                              (repayments: [k]f32) (coupons: [k]f32) (spreads: [n]f32) (types: [n]i32)
-                              (strikes: [n]f32) (first_exercise: [n]i32) (last_exercise: [n]i32)
+-- | `bonds_listed64` without listed exercise points: the paper's 19 arrays (the test above).
+entry bonds64 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f64) (sigma: [n]f64)
+                              (maturities: [n]f64) (cashflows: [n]i32) (cashflow_steps: [k]i32)
+                              (repayments: [k]f64) (coupons: [k]f64) (spreads: [n]f64) (types: [n]i32)
+                              (strikes: [n]f64) (first_exercise: [n]i32) (last_exercise: [n]i32)
                               (frequencies: [n]i32) (curve_index: [n]i32) (curve_terms: [c]i32)
-                              (curve_rates: [l]f32) (curve_days: [l]i32) : [n]f32 =
+                              (curve_rates: [l]f64) (curve_days: [l]i32) : [n]f64 =
+  bonds_listed64 term_units term_steps a sigma maturities cashflows cashflow_steps repayments coupons spreads
+                 types strikes first_exercise last_exercise frequencies curve_index curve_terms curve_rates
+                 curve_days (replicate n 0) (replicate 0 0) (replicate 0 0)
+
+-- | Bonds, one per map element with its own forward pass (mapped levels): bonds.fut's 19 arrays
+-- (docs/paper-instrument.md §1) and the listed exercise points (bonds.fut's `bonds_listed32`).
+entry bonds_listed32 [n] [k] [c] [l] [e] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f32) (sigma: [n]f32)
+                                         (_maturities: [n]f32) (cashflows: [n]i32) (cashflow_steps: [k]i32)
+                                         (repayments: [k]f32) (coupons: [k]f32) (spreads: [n]f32) (types: [n]i32)
+                                         (strikes: [n]f32) (first_exercise: [n]i32) (last_exercise: [n]i32)
+                                         (frequencies: [n]i32) (curve_index: [n]i32) (curve_terms: [c]i32)
+                                         (curve_rates: [l]f32) (curve_days: [l]i32) (exercise_counts: [n]i32)
+                                         (exercise_steps: [e]i32) (exercise_prices: [e]f32) : [n]f32 =
   fast_bond32.prices_with map fast_bond32.own_shape false (replicate n 0) (replicate 0 (replicate 0 0f64)) false
                           (fast_bond32.exclusive_scan cashflows)
                           term_units term_steps a sigma cashflows cashflow_steps repayments coupons spreads
                           types strikes first_exercise last_exercise frequencies curve_index curve_terms
-                          curve_rates curve_days
+                          curve_rates curve_days (fast_bond32.exclusive_scan exercise_counts) exercise_counts
+                          exercise_steps exercise_prices
+
+-- | `bonds_listed32` without listed exercise points: the paper's 19 arrays (the test above).
+entry bonds32 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f32) (sigma: [n]f32)
+                              (maturities: [n]f32) (cashflows: [n]i32) (cashflow_steps: [k]i32)
+                              (repayments: [k]f32) (coupons: [k]f32) (spreads: [n]f32) (types: [n]i32)
+                              (strikes: [n]f32) (first_exercise: [n]i32) (last_exercise: [n]i32)
+                              (frequencies: [n]i32) (curve_index: [n]i32) (curve_terms: [c]i32)
+                              (curve_rates: [l]f32) (curve_days: [l]i32) : [n]f32 =
+  bonds_listed32 term_units term_steps a sigma maturities cashflows cashflow_steps repayments coupons spreads
+                 types strikes first_exercise last_exercise frequencies curve_index curve_terms curve_rates
+                 curve_days (replicate n 0) (replicate 0 0) (replicate 0 0)
 
 -- | The CPU shape with one forward pass per lattice (`shared_prices`): `lattice` numbers each bond's
 -- lattice (its term unit, steps per unit, a and sigma), `heads` names the tallest bond of each and
--- `M` is at least max(n, 1) + 1 of every bond; then bonds.fut's 19 arrays.
-entry bonds_shared64 [n] [k] [c] [l] [g] (lattice: [n]i64) (heads: [g]i64) (M: i64) (term_units: [n]i32)
-                                         (term_steps: [n]i32) (a: [n]f64) (sigma: [n]f64) (_maturities: [n]f64)
-                                         (cashflows: [n]i32) (cashflow_steps: [k]i32) (repayments: [k]f64)
-                                         (coupons: [k]f64) (spreads: [n]f64) (types: [n]i32) (strikes: [n]f64)
-                                         (first_exercise: [n]i32) (last_exercise: [n]i32) (frequencies: [n]i32)
-                                         (curve_index: [n]i32) (curve_terms: [c]i32) (curve_rates: [l]f64)
-                                         (curve_days: [l]i32) : [n]f64 =
+-- `M` is at least max(n, 1) + 1 of every bond; then bonds.fut's 19 arrays and the listed exercise points.
+entry bonds_shared64 [n] [k] [c] [l] [g] [e] (lattice: [n]i64) (heads: [g]i64) (M: i64) (term_units: [n]i32)
+                                             (term_steps: [n]i32) (a: [n]f64) (sigma: [n]f64) (_maturities: [n]f64)
+                                             (cashflows: [n]i32) (cashflow_steps: [k]i32) (repayments: [k]f64)
+                                             (coupons: [k]f64) (spreads: [n]f64) (types: [n]i32) (strikes: [n]f64)
+                                             (first_exercise: [n]i32) (last_exercise: [n]i32) (frequencies: [n]i32)
+                                             (curve_index: [n]i32) (curve_terms: [c]i32) (curve_rates: [l]f64)
+                                             (curve_days: [l]i32) (exercise_counts: [n]i32) (exercise_steps: [e]i32)
+                                             (exercise_prices: [e]f64) : [n]f64 =
   fast_bond64.shared_prices lattice heads M term_units term_steps a sigma cashflows cashflow_steps repayments
                             coupons spreads types strikes first_exercise last_exercise frequencies curve_index
-                            curve_terms curve_rates curve_days
+                            curve_terms curve_rates curve_days exercise_counts exercise_steps exercise_prices
 
-entry bonds_shared32 [n] [k] [c] [l] [g] (lattice: [n]i64) (heads: [g]i64) (M: i64) (term_units: [n]i32)
-                                         (term_steps: [n]i32) (a: [n]f32) (sigma: [n]f32) (_maturities: [n]f32)
-                                         (cashflows: [n]i32) (cashflow_steps: [k]i32) (repayments: [k]f32)
-                                         (coupons: [k]f32) (spreads: [n]f32) (types: [n]i32) (strikes: [n]f32)
-                                         (first_exercise: [n]i32) (last_exercise: [n]i32) (frequencies: [n]i32)
-                                         (curve_index: [n]i32) (curve_terms: [c]i32) (curve_rates: [l]f32)
-                                         (curve_days: [l]i32) : [n]f32 =
+entry bonds_shared32 [n] [k] [c] [l] [g] [e] (lattice: [n]i64) (heads: [g]i64) (M: i64) (term_units: [n]i32)
+                                             (term_steps: [n]i32) (a: [n]f32) (sigma: [n]f32) (_maturities: [n]f32)
+                                             (cashflows: [n]i32) (cashflow_steps: [k]i32) (repayments: [k]f32)
+                                             (coupons: [k]f32) (spreads: [n]f32) (types: [n]i32) (strikes: [n]f32)
+                                             (first_exercise: [n]i32) (last_exercise: [n]i32) (frequencies: [n]i32)
+                                             (curve_index: [n]i32) (curve_terms: [c]i32) (curve_rates: [l]f32)
+                                             (curve_days: [l]i32) (exercise_counts: [n]i32) (exercise_steps: [e]i32)
+                                             (exercise_prices: [e]f32) : [n]f32 =
   fast_bond32.shared_prices lattice heads M term_units term_steps a sigma cashflows cashflow_steps repayments
                             coupons spreads types strikes first_exercise last_exercise frequencies curve_index
-                            curve_terms curve_rates curve_days
+                            curve_terms curve_rates curve_days exercise_counts exercise_steps exercise_prices
 
 -- | Bonds one per workgroup (the GPU shape): levels of `w` nodes (at least 2 min(jmax, n) + 3 of
 -- every bond) and `N` steps (at least n + 1 of every bond).  `cashflow_offsets`: where each bond's
 -- cash flows start in the cash-flow arrays, which may hold other bonds' too (so that a class of a
 -- book is priced from the book's cash-flow arrays, without copying them); `cashflows` still
--- counts each bond's.
-entry bonds_grouped64 [n] [k] [c] [l] (w: i64) (N: i64) (cashflow_offsets: [n]i64)
-                                      (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f64) (sigma: [n]f64)
-                                      (_maturities: [n]f64) (cashflows: [n]i32) (cashflow_steps: [k]i32)
-                                      (repayments: [k]f64) (coupons: [k]f64) (spreads: [n]f64)
-                                      (types: [n]i32) (strikes: [n]f64) (first_exercise: [n]i32)
-                                      (last_exercise: [n]i32) (frequencies: [n]i32) (curve_index: [n]i32)
-                                      (curve_terms: [c]i32) (curve_rates: [l]f64) (curve_days: [l]i32) : [n]f64 =
+-- counts each bond's.  `exercise_offsets` and `exercise_counts` locate each bond's listed exercise
+-- points in `exercise_steps` and `exercise_prices` the same way.
+entry bonds_grouped64 [n] [k] [c] [l] [e] (w: i64) (N: i64) (cashflow_offsets: [n]i64)
+                                          (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f64) (sigma: [n]f64)
+                                          (_maturities: [n]f64) (cashflows: [n]i32) (cashflow_steps: [k]i32)
+                                          (repayments: [k]f64) (coupons: [k]f64) (spreads: [n]f64)
+                                          (types: [n]i32) (strikes: [n]f64) (first_exercise: [n]i32)
+                                          (last_exercise: [n]i32) (frequencies: [n]i32) (curve_index: [n]i32)
+                                          (curve_terms: [c]i32) (curve_rates: [l]f64) (curve_days: [l]i32)
+                                          (exercise_offsets: [n]i64) (exercise_counts: [n]i32)
+                                          (exercise_steps: [e]i32) (exercise_prices: [e]f64) : [n]f64 =
   fast_bond64.prices_with (\f xs -> #[unsafe] #[incremental_flattening(only_intra)] map f xs)
                           (\_ -> (w, N)) false (replicate n 0) (replicate 0 (replicate 0 0f64)) false
                           cashflow_offsets term_units term_steps a sigma cashflows cashflow_steps repayments
                           coupons spreads types strikes first_exercise last_exercise frequencies curve_index
-                          curve_terms curve_rates curve_days
+                          curve_terms curve_rates curve_days exercise_offsets exercise_counts exercise_steps
+                          exercise_prices
 
-entry bonds_grouped32 [n] [k] [c] [l] (w: i64) (N: i64) (cashflow_offsets: [n]i64)
-                                      (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f32) (sigma: [n]f32)
-                                      (_maturities: [n]f32) (cashflows: [n]i32) (cashflow_steps: [k]i32)
-                                      (repayments: [k]f32) (coupons: [k]f32) (spreads: [n]f32)
-                                      (types: [n]i32) (strikes: [n]f32) (first_exercise: [n]i32)
-                                      (last_exercise: [n]i32) (frequencies: [n]i32) (curve_index: [n]i32)
-                                      (curve_terms: [c]i32) (curve_rates: [l]f32) (curve_days: [l]i32) : [n]f32 =
+entry bonds_grouped32 [n] [k] [c] [l] [e] (w: i64) (N: i64) (cashflow_offsets: [n]i64)
+                                          (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f32) (sigma: [n]f32)
+                                          (_maturities: [n]f32) (cashflows: [n]i32) (cashflow_steps: [k]i32)
+                                          (repayments: [k]f32) (coupons: [k]f32) (spreads: [n]f32)
+                                          (types: [n]i32) (strikes: [n]f32) (first_exercise: [n]i32)
+                                          (last_exercise: [n]i32) (frequencies: [n]i32) (curve_index: [n]i32)
+                                          (curve_terms: [c]i32) (curve_rates: [l]f32) (curve_days: [l]i32)
+                                          (exercise_offsets: [n]i64) (exercise_counts: [n]i32)
+                                          (exercise_steps: [e]i32) (exercise_prices: [e]f32) : [n]f32 =
   fast_bond32.prices_with (\f xs -> #[unsafe] #[incremental_flattening(only_intra)] map f xs)
                           (\_ -> (w, N)) false (replicate n 0) (replicate 0 (replicate 0 0f64)) false
                           cashflow_offsets term_units term_steps a sigma cashflows cashflow_steps repayments
                           coupons spreads types strikes first_exercise last_exercise frequencies curve_index
-                          curve_terms curve_rates curve_days
+                          curve_terms curve_rates curve_days exercise_offsets exercise_counts exercise_steps
+                          exercise_prices

@@ -20,8 +20,14 @@ Per event (a compact table; one entry per cash flow, exercise right or payoff):
   thesis' face value at the last level, the paper's flows on the nodes of the step before, see
   docs/paper-instrument.md §6), :data:`EXERCISE` (from step ``first`` to ``last`` every ``every``
   steps the value is capped (call) or floored (put) at the strike ``amount`` plus accrued
-  interest) and :data:`PAYOFF` (at the step of time ``time``, in years, the value is replaced by
-  ``max(value - amount, 0)`` (call) or ``max(amount - value, 0)`` (put));
+  interest; ``first > last``: no step) and :data:`PAYOFF` (at the step of time ``time``, in years,
+  the value is replaced by ``max(value - amount, 0)`` (call) or ``max(amount - value, 0)`` (put));
+* a *listed exercise point* (a bond's ``exercise_step``/``exercise_price``) is an :data:`EXERCISE`
+  event with ``every == 0``, its marker, and ``step == first == last``: at that one step the value
+  is capped (call) or floored (put) at the dirty price ``amount``, no accrued interest added (a
+  point at the tree's last level is never reached, as a window's exercise never is there). A bond
+  tree holds its cash flows, then its window (the tree's first exercise event), then its listed
+  points in ascending step order;
 * ``side``: :data:`~trinom.constants.CALL` or :data:`~trinom.constants.PUT` for exercise and payoff.
 
 ``step`` is ``-1`` where the step is given by a time (a payoff) or is the tree's last level (the

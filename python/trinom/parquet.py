@@ -60,6 +60,9 @@ def write_book(path: str | Path, instruments: Portfolio | BondPortfolio, curves:
                ids: Sequence[object] | None = None, row_group_size: int = 1 << 20) -> None:
     """``instruments`` (and ``curves``) as one Parquet file, in row groups of ``row_group_size`` rows; ``ids``
     (default the row numbers) must be one per row, none empty or repeated."""
+    from .bonds.io import refuse_listed_points
+
+    refuse_listed_points(instruments, path)
     pa, pq = _arrow()
     names = row_numbers(len(instruments)) if ids is None else check_row_ids(
         [None if i is None else str(i) for i in ids], path)

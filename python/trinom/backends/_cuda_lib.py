@@ -49,8 +49,10 @@ SECTIONS: dict[int, str] = {0: "", 1: "options", 2: "bonds"}
 
 _OPTION_FIELDS = ("strike", "maturity", "expiry", "term_unit", "term_steps", "a", "sigma")
 _BOND_FIELDS_INT64 = ("term_unit", "term_steps", "first_exercise", "last_exercise", "exercise_frequency",
-                      "curve_index", "cashflow_offset", "cashflow_step")
-_BOND_FIELDS_FLOAT64 = ("a", "sigma", "maturity", "spread", "strike", "repayment", "coupon")
+                      "curve_index", "cashflow_offset", "cashflow_step", "exercise_offset", "exercise_step")
+_BOND_FIELDS_FLOAT64 = ("a", "sigma", "maturity", "spread", "strike", "repayment", "coupon", "exercise_price")
+#: The listed exercise points' arrays: left NULL where no bond has any (the kernels then skip them).
+_LISTED_FIELDS = ("exercise_offset", "exercise_step", "exercise_price")
 _C_TYPES = {np.dtype(np.int64): "int64_t[]", np.dtype(np.int32): "int32_t[]", np.dtype(np.float64): "double[]",
             np.dtype(np.int8): "int8_t[]"}
 
@@ -250,13 +252,15 @@ def _curves_into(ffi: Any, target: Any, keep: list, curves: tuple[YieldCurve, ..
 
 
 def _bond_section(ffi: Any, book: Any, keep: list, bonds: BondPortfolio, curves: Sequence[YieldCurve]) -> None:
-    """Fill the book's bond section, the arrays as trinom.bonds.BondPortfolio holds them (int64, float64, int8)."""
+    """Fill the book's bond section, the arrays as trinom.bonds.BondPortfolio holds them (int64, float64, int8);
+    the listed exercise points' arrays stay NULL where no bond has any."""
     section = book.bonds
     section.count = len(bonds)
-    for name in _BOND_FIELDS_INT64:
-        setattr(section, name, _buffer(ffi, keep, np.ascontiguousarray(getattr(bonds, name), dtype=np.int64)))
-    for name in _BOND_FIELDS_FLOAT64:
-        setattr(section, name, _buffer(ffi, keep, np.ascontiguousarray(getattr(bonds, name), dtype=np.float64)))
+    skipped = () if bonds.exercise_step.size else _LISTED_FIELDS
+    for names, dtype in ((_BOND_FIELDS_INT64, np.int64), (_BOND_FIELDS_FLOAT64, np.float64)):
+        for name in names:
+            if name not in skipped:
+                setattr(section, name, _buffer(ffi, keep, np.ascontiguousarray(getattr(bonds, name), dtype=dtype)))
     section.option_type = _buffer(ffi, keep, np.ascontiguousarray(bonds.option_type, dtype=np.int8))
     _curves_into(ffi, book.bond_curves, keep, tuple(curves))
 

@@ -6,7 +6,9 @@ docs/paper-instrument.md). Targets: c, multicore, opencl, cuda (cffi libraries t
 futhark-ffi, built by ``make lib`` as ``_futhark_bonds_<target>``); the default is the best
 usable one (cuda > opencl on a GPU > multicore > c, never PoCL). Options: ``device``,
 ``platform`` (OpenCL/CUDA device selection, by name), ``build_options`` (OpenCL/NVRTC compiler
-options; on cuda the default is ``--fmad=false``), ``num_threads`` (multicore).
+options; on cuda the default is ``--fmad=false``), ``num_threads`` (multicore). The entry points
+called are ``bonds_listed64``/``bonds_listed32``: the paper's 19 arrays (:func:`entry_arrays`) and the
+bonds' listed exercise points (:func:`listed_arrays`, empty where no bond has any).
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ from . import _futhark
 NAME = "futhark"
 TARGETS: tuple[str, ...] = ("c", "multicore", "opencl", "cuda")
 PROGRAM = "bonds"
-#: Entry point by precision.
-ENTRIES: dict[str, str] = {"f64": "bonds64", "f32": "bonds32"}
+#: Entry point by precision (the 19 arrays, then the listed exercise points).
+ENTRIES: dict[str, str] = {"f64": "bonds_listed64", "f32": "bonds_listed32"}
 #: NVRTC options of the cuda target when the caller gives none: NVRTC contracts ``a*b + c``
 #: into fused multiply-adds by default, and the spec's arithmetic has none.
 CUDA_BUILD_OPTIONS: tuple[str, ...] = ("--fmad=false",)
@@ -64,6 +66,16 @@ def entry_arrays(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precisi
             ints(p.exercise_frequency), ints(p.curve_index), ints(terms), reals(rates), ints(days)]
 
 
+def listed_arrays(portfolio: BondPortfolio, precision: str) -> list[np.ndarray]:
+    """The bonds' listed exercise points as the entry points take them after the 19 arrays: ``exercise_count``
+    (per bond) and ``exercise_step`` as int32, ``exercise_price`` in the precision's dtype (the last two empty
+    where no bond has a point)."""
+    real = _futhark.REAL_DTYPES[precision]
+    return [np.ascontiguousarray(portfolio.exercise_count, dtype=np.int32),
+            np.ascontiguousarray(portfolio.exercise_step, dtype=np.int32),
+            np.ascontiguousarray(portfolio.exercise_price, dtype=real)]
+
+
 def checked_options(precision: str, target: str | None, options: dict[str, Any]) -> dict[str, Any]:
     """The context options of a Futhark bond backend's ``price`` call, after checking its precision, target
     and options (an unknown one is an error); shared with ``bonds_futhark_fast``."""
@@ -83,5 +95,6 @@ def price(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precision: str
     chosen = target if target is not None else default_target()
     if chosen == "cuda" and "build_options" not in context_options:
         context_options["build_options"] = CUDA_BUILD_OPTIONS
-    return _futhark.call_entry(PROGRAM, ENTRIES[precision], entry_arrays(portfolio, curves, precision), precision,
-                               chosen, context_options, targets=TARGETS)
+    arrays = [*entry_arrays(portfolio, curves, precision), *listed_arrays(portfolio, precision)]
+    return _futhark.call_entry(PROGRAM, ENTRIES[precision], arrays, precision, chosen, context_options,
+                               targets=TARGETS)

@@ -32,7 +32,7 @@ from . import _futhark, bonds_futhark, futhark_fast
 NAME = "futhark"
 TARGETS: tuple[str, ...] = ("c", "multicore", "opencl", "cuda")
 PROGRAM = "fastbonds"
-ENTRIES = {("one", "f64"): "bonds64", ("one", "f32"): "bonds32",
+ENTRIES = {("one", "f64"): "bonds_listed64", ("one", "f32"): "bonds_listed32",
            ("shared", "f64"): "bonds_shared64", ("shared", "f32"): "bonds_shared32",
            ("grouped", "f64"): "bonds_grouped64", ("grouped", "f32"): "bonds_grouped32"}
 #: Bytes of the shared forward ratios (one float64 a step per lattice) one ``bonds_shared`` call may hold;
@@ -158,6 +158,9 @@ def price_shared(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precisi
 
 #: Which of the 19 entry arrays hold one entry per bond (the others: cash flows, then curves).
 PER_BOND = (0, 1, 2, 3, 4, 5, 9, 10, 11, 12, 13, 14, 15)
+#: The inputs of ``bonds_grouped`` that hold the listed exercise points' steps and prices (after ``w``, ``N``, the
+#: cash-flow offsets, the 19 arrays, and the bonds' offsets into the points and their counts).
+GROUPED_POINT_INPUTS = (24, 25)
 
 
 def price_grouped(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precision: str, target: str,
@@ -165,29 +168,34 @@ def price_grouped(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precis
     """The GPU shape on any target (the tests run it on c): one ``bonds_grouped`` call per class.
 
     The entry arrays are made once; a class takes its bonds' rows of the per-bond arrays and the whole
-    cash-flow and curve arrays, with each bond's offset into the cash flows.
+    cash-flow, curve and listed-point arrays, with each bond's offsets into the cash flows and the points.
     """
     out = np.empty(len(portfolio), dtype=_futhark.REAL_DTYPES[precision])
     arrays = bonds_futhark.entry_arrays(portfolio, curves, precision)
     counts = arrays[5].astype(np.int64)
     offsets = np.cumsum(counts) - counts
+    point_counts, *points = bonds_futhark.listed_arrays(portfolio, precision)
+    point_offsets = np.ascontiguousarray(portfolio.exercise_offset[:-1])
     entry = ENTRIES["grouped", precision]
     shared: dict[int, Any] = {}
+    listed: list[Any] = []
     for width, steps, rows in classes(portfolio, target, precision):
         if width == 0:
             out[rows] = _run(("one", ()), portfolio[rows], curves, precision, target, context_options)
             continue
-        if not shared:  # the cash flows and curves, copied to the device once for every class
+        if not shared:  # the cash flows, curves and listed points, copied to the device once for every class
             library = _futhark.usable_context(PROGRAM, target, context_options)
             shared = {i: library.resident(entry, i + 3, column) for i, column in enumerate(arrays) if i not in PER_BOND}
+            listed = [library.resident(entry, at, column) for at, column in zip(GROUPED_POINT_INPUTS, points, strict=True)]
         part = [column[rows] if i in PER_BOND else shared[i] for i, column in enumerate(arrays)]
-        out[rows] = _futhark.call_entry(PROGRAM, entry, [np.int64(width), np.int64(steps), offsets[rows], *part],
+        out[rows] = _futhark.call_entry(PROGRAM, entry, [np.int64(width), np.int64(steps), offsets[rows], *part,
+                                                         point_offsets[rows], point_counts[rows], *listed],
                                         precision, target, context_options, targets=TARGETS)
     return out
 
 
 def _run(shape: tuple[str, tuple[Any, ...]], portfolio: BondPortfolio, curves: Sequence[YieldCurve],
          precision: str, target: str, context_options: dict[str, Any]) -> np.ndarray:
-    return _futhark.call_entry(PROGRAM, ENTRIES[shape[0], precision],
-                               [*shape[1], *bonds_futhark.entry_arrays(portfolio, curves, precision)], precision,
-                               target, context_options, targets=TARGETS)
+    arrays = [*bonds_futhark.entry_arrays(portfolio, curves, precision), *bonds_futhark.listed_arrays(portfolio, precision)]
+    return _futhark.call_entry(PROGRAM, ENTRIES[shape[0], precision], [*shape[1], *arrays], precision, target,
+                               context_options, targets=TARGETS)

@@ -35,8 +35,8 @@ def _options(book: Book) -> Portfolio:
 
 
 def bonds(book: Book) -> BondPortfolio:
-    """The book's trees as a :class:`~trinom.BondPortfolio` (cash flows in order, then one exercise window;
-    what :meth:`BondPortfolio.lower` makes)."""
+    """The book's trees as a :class:`~trinom.BondPortfolio` (cash flows in order, then one exercise window, then
+    the listed exercise points; what :meth:`BondPortfolio.lower` makes)."""
     return book.cached("lift-bonds", lambda: _bonds(book))
 
 
@@ -45,15 +45,24 @@ def _bonds(book: Book) -> BondPortfolio:
     owner = np.repeat(np.arange(len(book)), np.diff(book.event_offset))
     flow = book.event_kind == CASH_FLOW
     exercise = np.flatnonzero(book.event_kind == EXERCISE)
-    if exercise.size != len(book) or np.any(owner[exercise] != np.arange(len(book))):
-        raise InputError([(None, "book", "a bond tree needs exactly one exercise event")])
+    # A tree's first exercise event is its window; any after it are its listed points (every == 0).
+    first = np.ones(exercise.size, dtype=bool)
+    first[1:] = owner[exercise[1:]] != owner[exercise[:-1]]
+    window, listed = exercise[first], exercise[~first]
+    if window.size != len(book) or np.any(owner[window] != np.arange(len(book))):
+        raise InputError([(None, "book", "a bond tree needs an exercise event (its window)")])
+    if np.any(book.event_every[listed] != 0):
+        raise InputError([(None, "book", "a bond tree's exercise events after its window must be listed points "
+                           "(event_every 0)")])
     return BondPortfolio(term_unit=book.term_unit, term_steps=book.term_steps, a=book.a, sigma=book.sigma,
                          maturity=book.maturity, cashflow_count=np.bincount(owner[flow], minlength=len(book)),
                          cashflow_step=book.event_step[flow], repayment=book.event_amount[flow],
                          coupon=book.event_coupon[flow], spread=book.spread,
-                         option_type=book.event_side[exercise], strike=book.event_amount[exercise],
-                         first_exercise=book.event_first[exercise], last_exercise=book.event_last[exercise],
-                         exercise_frequency=book.event_every[exercise], curve_index=book.curve)
+                         option_type=book.event_side[window], strike=book.event_amount[window],
+                         first_exercise=book.event_first[window], last_exercise=book.event_last[window],
+                         exercise_frequency=book.event_every[window], curve_index=book.curve,
+                         exercise_count=np.bincount(owner[listed], minlength=len(book)),
+                         exercise_step=book.event_step[listed], exercise_price=book.event_amount[listed])
 
 
 def _require(book: Book, instrument: int) -> None:

@@ -153,6 +153,7 @@ def write_bonds(portfolio: BondPortfolio, curves: Sequence[YieldCurve], path: st
     the suffix (any other is an :class:`InputError`)."""
     path = Path(path)
     kind = output_format(path, BOOK_FORMATS, "file", "a bond book")
+    refuse_listed_points(portfolio, path)
     if kind == "csv":
         write_bonds_csv(portfolio, curves, path)
         return
@@ -166,6 +167,16 @@ def write_bonds(portfolio: BondPortfolio, curves: Sequence[YieldCurve], path: st
     lines = [format_array(arrays[name], integer=name in _INTEGER_ARRAYS) for name in FILE_ARRAYS]
     with replacing([path]) as (temporary,):
         temporary.write_text("\n".join(lines) + "\n")
+
+
+def refuse_listed_points(portfolio: object, path: str | Path) -> None:
+    """An :class:`InputError` for bonds with listed exercise points: the book formats hold one exercise window a
+    bond, and nothing is dropped silently."""
+    if isinstance(portfolio, BondPortfolio) and portfolio.has_listed():
+        rows = np.flatnonzero(portfolio.exercise_count > 0)
+        raise InputError([(int(rows[0]), "exercise_count", f"{path}: bond {int(rows[0])} (and {rows.size - 1} more) has "
+                           "listed exercise points, which the 19-array, CSV and Parquet book formats cannot hold (one "
+                           "exercise window a bond): keep such bonds as a trades file and price that")])
 
 
 def companions(path: str | Path) -> tuple[Path, Path]:

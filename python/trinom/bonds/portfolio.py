@@ -3,6 +3,11 @@
 The 19 arrays of ``docs/paper-instrument.md`` §1 as a struct of NumPy arrays: one entry per
 bond, except the cash flows (step, repayment, coupon), which are the bonds' schedules
 concatenated in bond order (``cashflow_offset`` locates a bond's slice).
+
+Optionally, listed exercise points (docs/paper-instrument.md, "Listed exercise points"): per bond
+``exercise_count`` steps at which the value is capped (call) or floored (put) at a dirty price of
+its own, ``exercise_step`` and ``exercise_price`` being the bonds' lists concatenated in bond order
+(``exercise_offset`` locates a bond's slice). Without them every bond has none.
 """
 
 from __future__ import annotations
@@ -45,6 +50,15 @@ CASHFLOW_FIELDS: dict[str, str] = {
     "repayment": "principal paid at that step (per 100 face)",
     "coupon": "coupon amount paid at that step (per 100 face, not a rate)",
 }
+#: Listed exercise points, optional (the bonds' lists concatenated in bond order, ``exercise_count`` per bond).
+LISTED_FIELDS: dict[str, str] = {
+    "exercise_count": "number of listed exercise points of the bond (>= 0; default 0)",
+    "exercise_step": "tree step of a listed exercise point (strictly ascending within a bond, 1..height)",
+    "exercise_price": "dirty exercise price per 100 face at that step (no accrued interest is added)",
+}
+#: The listed points' per-point fields.
+POINT_FIELDS = ("exercise_step", "exercise_price")
+_LISTED_INTEGER_FIELDS = ("exercise_count", "exercise_step")
 _INTEGER_FIELDS = ("term_unit", "term_steps", "cashflow_count", "first_exercise", "last_exercise",
                    "exercise_frequency", "curve_index", "cashflow_step")
 _STEP_LIMIT = 65535  # the file format's uint16 steps
@@ -58,7 +72,9 @@ class BondPortfolio:
 
     Integer fields are int64, ``option_type`` int8, the rest float64. Construction checks the
     shapes only (per-bond arrays of one length, cash-flow arrays of length
-    ``cashflow_count.sum()``); :meth:`validate` checks the values against the curves.
+    ``cashflow_count.sum()``, listed exercise points of length ``exercise_count.sum()``);
+    :meth:`validate` checks the values against the curves. The listed exercise points
+    (:data:`LISTED_FIELDS`) are optional: left out, no bond has any.
 
     >>> p = BondPortfolio(term_unit=[360], term_steps=[12], a=[0.1], sigma=[0.01], maturity=[9.0],
     ...                   cashflow_count=[1], cashflow_step=[108], repayment=[100.0], coupon=[0.0],
@@ -84,14 +100,18 @@ class BondPortfolio:
     last_exercise: np.ndarray
     exercise_frequency: np.ndarray
     curve_index: np.ndarray
+    exercise_count: np.ndarray  #: listed exercise points per bond (zeros when none were given)
+    exercise_step: np.ndarray
+    exercise_price: np.ndarray
 
     def __init__(self, *, accrued: npt.ArrayLike | None = None, **fields: npt.ArrayLike):
         names = (*BOND_FIELDS, *CASHFLOW_FIELDS)
         missing = [f for f in names if f not in fields]
-        unknown = [f for f in fields if f not in names]
+        unknown = [f for f in fields if f not in names and f not in LISTED_FIELDS]
         if missing or unknown:
+            known = ", ".join((*names, *LISTED_FIELDS))
             raise InputError([(None, f, f"missing field '{f}'") for f in missing]
-                             + [(None, f, f"unknown field '{f}' (fields: {', '.join(names)})") for f in unknown])
+                             + [(None, f, f"unknown field '{f}' (fields: {known})") for f in unknown])
         arrays: dict[str, np.ndarray] = {}
         for name in names:
             if name == "option_type":
@@ -101,8 +121,9 @@ class BondPortfolio:
             else:
                 arrays[name] = _numeric(name, fields[name], integer=name in _INTEGER_FIELDS)
         n_bonds = arrays["strike"].size
+        arrays.update(_listed_arrays(fields, n_bonds))
         problems = [(None, f, f"{f} has {arrays[f].size} entries, expected one per bond ({n_bonds})")
-                    for f in BOND_FIELDS if arrays[f].size != n_bonds]
+                    for f in (*BOND_FIELDS, "exercise_count") if arrays[f].size != n_bonds]
         if not problems:
             counts = arrays["cashflow_count"]
             bad_rows = np.flatnonzero(counts < 1)
@@ -111,15 +132,22 @@ class BondPortfolio:
             total = int(np.maximum(counts, 0).sum())
             problems += [(None, f, f"{f} has {arrays[f].size} entries, but the cashflow_count sum is {total}")
                          for f in CASHFLOW_FIELDS if arrays[f].size != total]
+            points = arrays["exercise_count"]
+            problems += [(int(r), "exercise_count", f"exercise_count must be >= 0, got {int(points[r])}")
+                         for r in np.flatnonzero(points < 0)]
+            total = int(np.maximum(points, 0).sum())
+            problems += [(None, f, f"{f} has {arrays[f].size} entries, but the exercise_count sum is {total}")
+                         for f in POINT_FIELDS if arrays[f].size != total]
         if problems:
             raise InputError(problems)
         for name, arr in arrays.items():
             arr.setflags(write=False)
             object.__setattr__(self, name, arr)
-        offset = np.zeros(n_bonds + 1, dtype=np.int64)
-        np.cumsum(arrays["cashflow_count"], out=offset[1:])
-        offset.setflags(write=False)
-        object.__setattr__(self, "cashflow_offset", offset)
+        for name, counts in (("cashflow_offset", arrays["cashflow_count"]), ("exercise_offset", arrays["exercise_count"])):
+            offset = np.zeros(n_bonds + 1, dtype=np.int64)
+            np.cumsum(counts, out=offset[1:])
+            offset.setflags(write=False)
+            object.__setattr__(self, name, offset)
         object.__setattr__(self, "_unknown_types", unknown_types)
         object.__setattr__(self, "_cache", {})
         object.__setattr__(self, "_read_problems", ())
@@ -138,7 +166,9 @@ class BondPortfolio:
         """Bonds read with ``errors="mask"``: the cells that could not be read are NaN in ``fields`` and their
         ``(bond row, field, message)`` in ``problems``, which :meth:`validate` reports for those bonds (and
         nothing else about them). An unread whole-number cell stands as 1 until then."""
-        for name in _INTEGER_FIELDS:
+        for name in (*_INTEGER_FIELDS, *_LISTED_INTEGER_FIELDS):
+            if name not in fields:
+                continue
             values = np.array(fields[name], dtype=np.float64)
             fields[name] = np.where(np.isnan(values), 1.0, values)
         bonds = cls(accrued=accrued, **fields)
@@ -155,23 +185,39 @@ class BondPortfolio:
         return int(self.strike.size)
 
     def __repr__(self) -> str:
-        return f"BondPortfolio({len(self)} bonds, {self.cashflow_step.size} cash flows)"
+        listed = f", {self.exercise_step.size} listed exercise points" if self.has_listed() else ""
+        return f"BondPortfolio({len(self)} bonds, {self.cashflow_step.size} cash flows{listed})"
+
+    def has_listed(self) -> bool:
+        """Does any bond have listed exercise points?"""
+        return bool(self.exercise_step.size)
 
     def as_dict(self) -> dict[str, np.ndarray]:
-        """Every field by name (per-bond fields, then the cash-flow fields)."""
-        return {name: getattr(self, name) for name in (*BOND_FIELDS, *CASHFLOW_FIELDS)}
+        """Every field by name (per-bond fields, then the cash-flow fields, then the listed exercise points'
+        fields where any bond has some: a portfolio without them gives the 16 fields it always gave)."""
+        names = (*BOND_FIELDS, *CASHFLOW_FIELDS, *(LISTED_FIELDS if self.has_listed() else ()))
+        return {name: getattr(self, name) for name in names}
 
     def cashflows(self, row: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Bond ``row``'s cash-flow steps, repayments and coupons."""
         lo, hi = int(self.cashflow_offset[row]), int(self.cashflow_offset[row + 1])
         return self.cashflow_step[lo:hi], self.repayment[lo:hi], self.coupon[lo:hi]
 
+    def listed(self, row: int) -> tuple[np.ndarray, np.ndarray]:
+        """Bond ``row``'s listed exercise steps and dirty exercise prices (empty where it has none)."""
+        lo, hi = int(self.exercise_offset[row]), int(self.exercise_offset[row + 1])
+        return self.exercise_step[lo:hi], self.exercise_price[lo:hi]
+
     def __getitem__(self, index: int | slice | npt.ArrayLike) -> BondPortfolio:
-        """The bonds at ``index`` (in that order) with their cash flows."""
+        """The bonds at ``index`` (in that order) with their cash flows and listed exercise points."""
         rows = np.atleast_1d(np.arange(len(self))[index])
         _offsets, flat = segments(self.cashflow_offset, rows)
         fields = {name: getattr(self, name)[rows] for name in BOND_FIELDS}
         fields.update({name: getattr(self, name)[flat] for name in CASHFLOW_FIELDS})
+        if self.has_listed():
+            _offsets, points = segments(self.exercise_offset, rows)
+            fields.update(exercise_count=self.exercise_count[rows],
+                          **{name: getattr(self, name)[points] for name in POINT_FIELDS})
         given = self._accrued_given
         part = BondPortfolio(accrued=None if given is None else given[rows], **fields)
         object.__setattr__(part, "_read_problems", rows_problems(self._read_problems, rows))
@@ -182,12 +228,15 @@ class BondPortfolio:
             steps, repayments, coupons = self.cashflows(row)
             bond: dict[str, Any] = {name: getattr(self, name)[row].item() for name in BOND_FIELDS}
             bond.update(cashflow_step=steps.tolist(), repayment=repayments.tolist(), coupon=coupons.tolist())
+            if self.has_listed():
+                points, prices = self.listed(row)
+                bond.update(exercise_step=points.tolist(), exercise_price=prices.tolist())
             yield bond
 
     @classmethod
     def concatenate(cls, parts: Sequence[BondPortfolio]) -> BondPortfolio:
-        """The bonds of ``parts``, one after the other."""
-        names = (*BOND_FIELDS, *CASHFLOW_FIELDS)
+        """The bonds of ``parts``, one after the other (with their listed exercise points, if any part has some)."""
+        names = (*BOND_FIELDS, *CASHFLOW_FIELDS, *(LISTED_FIELDS if any(p.has_listed() for p in parts) else ()))
         given = [p._accrued_given for p in parts]
         accrued = None if all(g is None for g in given) else np.concatenate([p.accrued() for p in parts])
         return cls(accrued=accrued, **{name: np.concatenate([getattr(p, name) for p in parts]) for name in names})
@@ -227,31 +276,39 @@ class BondPortfolio:
         """These bonds as a :class:`~trinom.book.Book` (validate first: bad rows lower to bad trees).
 
         Each bond is a tree of the paper's convention fitted to curve ``curve_names[curve_index]``, with
-        its cash flows in schedule order and then one exercise window (call: capped, put: floored).
+        its cash flows in schedule order, then one exercise window (call: capped, put: floored), then its
+        listed exercise points in step order (exercise events with ``every`` 0 and the dirty price as
+        ``amount``).
         """
         return self.cached(("book", tuple(curve_names)), lambda: self._lower(tuple(curve_names)))
 
     def _lower(self, curve_names: tuple[str, ...]) -> Book:
-        count, flows = len(self), self.cashflow_step.size
-        offset = self.cashflow_offset + np.arange(count + 1)  # each bond: its flows, then its exercise
-        exercise = offset[1:] - 1
-        is_flow = np.ones(flows + count, dtype=bool)
-        is_flow[exercise] = False
+        count, flows, points = len(self), self.cashflow_step.size, self.exercise_step.size
+        size = flows + count + points
+        # Each bond: its flows, then its window, then its listed points.
+        offset = self.cashflow_offset + self.exercise_offset + np.arange(count + 1)
+        window = offset[:-1] + self.cashflow_count
+        flow_owner = np.repeat(np.arange(count), self.cashflow_count)
+        at_flow = offset[flow_owner] + np.arange(flows) - self.cashflow_offset[flow_owner]
+        point_owner = np.repeat(np.arange(count), self.exercise_count)
+        at_point = window[point_owner] + 1 + np.arange(points) - self.exercise_offset[point_owner]
 
-        def column(flow_values: npt.ArrayLike, exercise_values: npt.ArrayLike, dtype: npt.DTypeLike) -> np.ndarray:
-            out = np.empty(flows + count, dtype=dtype)
-            out[is_flow], out[exercise] = flow_values, exercise_values
+        def column(flow_values: npt.ArrayLike, window_values: npt.ArrayLike, point_values: npt.ArrayLike,
+                   dtype: npt.DTypeLike) -> np.ndarray:
+            out = np.empty(size, dtype=dtype)
+            out[at_flow], out[window], out[at_point] = flow_values, window_values, point_values
             return out
 
-        events = {"event_kind": column(CASH_FLOW, EXERCISE, np.int8),
-                  "event_step": column(self.cashflow_step, -1, np.int64),
-                  "event_time": np.full(flows + count, np.nan),
-                  "event_amount": column(self.repayment, self.strike, np.float64),
-                  "event_coupon": column(self.coupon, 0.0, np.float64),
-                  "event_side": column(-1, self.option_type, np.int8),
-                  "event_first": column(0, self.first_exercise, np.int64),
-                  "event_last": column(0, self.last_exercise, np.int64),
-                  "event_every": column(0, self.exercise_frequency, np.int64)}
+        side = self.option_type[point_owner]
+        events = {"event_kind": column(CASH_FLOW, EXERCISE, EXERCISE, np.int8),
+                  "event_step": column(self.cashflow_step, -1, self.exercise_step, np.int64),
+                  "event_time": np.full(size, np.nan),
+                  "event_amount": column(self.repayment, self.strike, self.exercise_price, np.float64),
+                  "event_coupon": column(self.coupon, 0.0, 0.0, np.float64),
+                  "event_side": column(-1, self.option_type, side, np.int8),
+                  "event_first": column(0, self.first_exercise, self.exercise_step, np.int64),
+                  "event_last": column(0, self.last_exercise, self.exercise_step, np.int64),
+                  "event_every": column(0, self.exercise_frequency, 0, np.int64)}
         trees = {"instrument": np.full(count, BOND), "convention": np.full(count, Convention.PAPER),
                  "term_unit": self.term_unit, "term_steps": self.term_steps, "a": self.a, "sigma": self.sigma,
                  "maturity": self.maturity, "spread": self.spread, "curve": self.curve_index}
@@ -333,7 +390,8 @@ def _find_problems(p: BondPortfolio, n_curves: int, max_width: int, max_steps: i
             f"must be in 1..{_STEP_LIMIT}")
         bad((p.first_exercise < 0) | (p.first_exercise > _STEP_LIMIT), "first_exercise", f"must be in 0..{_STEP_LIMIT}")
         bad((p.last_exercise < 0) | (p.last_exercise > _STEP_LIMIT), "last_exercise", f"must be in 0..{_STEP_LIMIT}")
-        for row in np.flatnonzero((p.first_exercise > p.last_exercise) & read):
+        # An empty window (first > last) is an error unless the bond has listed points: then it means no window.
+        for row in np.flatnonzero((p.first_exercise > p.last_exercise) & (p.exercise_count == 0) & read):
             problems.append((int(row), "last_exercise", f"last_exercise must be >= first_exercise "
                              f"({int(p.first_exercise[row])}), got {int(p.last_exercise[row])}"))
         bad((p.curve_index < 0) | (p.curve_index >= n_curves), "curve_index",
@@ -347,6 +405,12 @@ def _find_problems(p: BondPortfolio, n_curves: int, max_width: int, max_steps: i
             for k in np.flatnonzero(~(np.isfinite(values) & (values >= 0)) & read[owner]):
                 problems.append((int(owner[k]), field, f"{field} of cash flow {k - p.cashflow_offset[owner[k]]} "
                                  f"must be a finite number >= 0 (an amount the bond pays), got {values[k]}"))
+        point_owner = np.repeat(np.arange(len(p)), p.exercise_count)
+        prices = p.exercise_price
+        for k in np.flatnonzero(~(np.isfinite(prices) & (prices >= 0)) & read[point_owner]):
+            problems.append((int(point_owner[k]), "exercise_price", f"exercise_price of exercise point "
+                             f"{k - p.exercise_offset[point_owner[k]]} must be a finite number >= 0 (a dirty price per "
+                             f"100 face), got {prices[k]}"))
     checked = np.ones(len(p), dtype=bool)
     checked[[row for row, _f, _m in problems]] = False
     with np.errstate(invalid="ignore", over="ignore"):
@@ -387,26 +451,55 @@ def _find_problems(p: BondPortfolio, n_curves: int, max_width: int, max_steps: i
         problems.append((int(row), "last_exercise", f"last_exercise must be at most the maturity step {int(n[row])} "
                          f"(the bond's last cash flow; a right after it could never be exercised), got "
                          f"{int(p.last_exercise[row])}"))
+    # Listed exercise points: steps strictly ascending within the bond, each in 1..n.
+    points = p.exercise_step
+    for k in np.flatnonzero((np.diff(points) <= 0) & (point_owner[1:] == point_owner[:-1])) + 1:
+        row = int(point_owner[k])
+        if checked[row]:
+            problems.append((row, "exercise_step", f"exercise_step must be strictly ascending: exercise point "
+                             f"{k - p.exercise_offset[row]} at step {int(points[k])} follows step {int(points[k - 1])}"))
+            checked[row] = False
+    for k in np.flatnonzero((points < 1) | (points > n[point_owner])):
+        row = int(point_owner[k])
+        if checked[row]:
+            problems.append((row, "exercise_step", f"exercise_step must be in 1..{int(n[row])} (the bond's tree "
+                             f"height), got {int(points[k])} for exercise point {k - p.exercise_offset[row]}"))
+            checked[row] = False
     problems.sort(key=lambda item: item[0])
     return problems
 
 
-def _cashflow_numeric(name: str, values: npt.ArrayLike, counts: np.ndarray) -> np.ndarray:
-    """A cash-flow field as :func:`_numeric` reads it, its problems named by bond row and the cash flow's place in
-    that bond's schedule (not by the index into all the book's cash flows)."""
+def _cashflow_numeric(name: str, values: npt.ArrayLike, counts: np.ndarray, item: str = "cash flow") -> np.ndarray:
+    """A cash-flow (or listed exercise point's, ``item``) field as :func:`_numeric` reads it, its problems named by
+    bond row and the item's place in that bond's list (not by the index into all the book's items)."""
     try:
-        return _numeric(name, values, integer=name in _INTEGER_FIELDS)
+        return _numeric(name, values, integer=name in (*_INTEGER_FIELDS, *_LISTED_INTEGER_FIELDS))
     except InputError as err:
         owner = np.repeat(np.arange(counts.size), np.maximum(counts, 0))
         first = np.concatenate(([0], np.cumsum(np.maximum(counts, 0))))
         named = []
         for k, field, message in err.errors:
             if k is None or k >= owner.size:
-                named.append((None, field, f"cash flow {k} of the book: {message}"))
+                named.append((None, field, f"{item} {k} of the book: {message}"))
             else:
                 bond = int(owner[k])
-                named.append((bond, field, f"cash flow {k - int(first[bond])} of the bond: {message}"))
+                named.append((bond, field, f"{item} {k - int(first[bond])} of the bond: {message}"))
         raise InputError(named) from None
+
+
+def _listed_arrays(fields: Mapping[str, npt.ArrayLike], n_bonds: int) -> dict[str, np.ndarray]:
+    """The listed exercise points' fields as given (:data:`LISTED_FIELDS`), each left out one meaning none."""
+    if "exercise_count" in fields:
+        counts = _numeric("exercise_count", fields["exercise_count"], integer=True)
+    else:
+        counts = np.zeros(n_bonds, dtype=np.int64)
+    arrays = {"exercise_count": counts}
+    for name in POINT_FIELDS:
+        if name in fields:
+            arrays[name] = _cashflow_numeric(name, fields[name], counts, item="exercise point")
+        else:
+            arrays[name] = np.zeros(0, dtype=np.int64 if name in _LISTED_INTEGER_FIELDS else np.float64)
+    return arrays
 
 
 def _numeric(name: str, values: npt.ArrayLike, integer: bool) -> np.ndarray:

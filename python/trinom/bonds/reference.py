@@ -8,7 +8,9 @@ float32 follows the paper's float build (§9: double ``exp``/``log``, alpha held
 Kept from the paper (documented in the README): the edge-node cash flow (Q1), accrued interest
 from the previous coupon (Q2) and the Bermudan grid counted from cash-flow dates (Q4). Not kept:
 the dependence of one bond's price on the bond before it (Q3): the cash-flow pointer never leaves
-the bond's own schedule, so every bond is priced from its own data alone.
+the bond's own schedule, so every bond is priced from its own data alone. Added: listed exercise
+points (docs/paper-instrument.md, "Listed exercise points"), each a cap (call) or floor (put) at its
+own dirty price at its step, applied after the window's exercise of that step.
 
 Vectorisation is the thesis reference's: bonds grouped by tree width, padded to the widest,
 sorted by height so that the bonds still running at a step are a prefix of the rows.
@@ -165,6 +167,7 @@ def _price_group(portfolio: BondPortfolio, curves: Sequence[YieldCurve], geometr
     is_call = portfolio.option_type[rows] == CALL
     first_ex, last_ex = portfolio.first_exercise[rows], portfolio.last_exercise[rows]
     freq = portfolio.exercise_frequency[rows]
+    listed = _ListedCursor(portfolio, rows, n, dtype) if portfolio.has_listed() else None
     big, tiny = real(np.finfo(dtype).max), real(np.finfo(dtype).tiny)
     active = np.searchsorted(-n, -np.arange(steps + 1), side="left")
     for i in range(steps - 1, -1, -1):
@@ -199,7 +202,40 @@ def _price_group(portfolio: BondPortfolio, curves: Sequence[YieldCurve], geometr
             pay = (strike[ex_rows] + accrued)[:, None]
             c = cont[ex_rows]
             cont[ex_rows] = np.where(is_call[ex_rows, None], np.where(c > pay, pay, c), np.where(pay > c, pay, c))
+        if listed is not None:  # after the window's exercise: both cap (call) or both floor (put), in either order
+            at, pay = listed.take(i, m)
+            if at.size:
+                c, price = cont[at], pay[:, None]
+                cont[at] = np.where(is_call[at, None], np.where(c > price, price, c), np.where(price > c, price, c))
         cont[cont == np.inf] = big
         cont[cont == -np.inf] = tiny
         Val[:m] = np.where(live, cont, real(0))
     return Val[:, J]
+
+
+class _ListedCursor:
+    """The bonds' listed exercise points walked from the last down, one pointer per bond (the cash-flow pointer's
+    way): ``take(i, m)`` gives the rows among the first ``m`` with a point at step ``i`` and those points' dirty
+    prices. A point at the maturity step n is never reached, as the window's exercise never is there."""
+
+    def __init__(self, portfolio: BondPortfolio, rows: np.ndarray, n: np.ndarray, dtype: np.dtype):
+        self.steps = portfolio.exercise_step
+        self.prices = portfolio.exercise_price.astype(dtype)
+        self.first = portfolio.exercise_offset[rows]
+        self.at = portfolio.exercise_offset[rows + 1] - 1
+        self.at -= (self.at >= self.first) & (self.steps[np.maximum(self.at, 0)] >= n)  # a point at n: never taken
+        self.step = self._step_at(self.at, self.first)
+
+    def _step_at(self, at: np.ndarray, first: np.ndarray) -> np.ndarray:
+        """The step of point ``at``, or -1 where the bond has no point left."""
+        return np.where(at >= first, self.steps[np.maximum(at, 0)], -1)
+
+    def take(self, i: int, m: int) -> tuple[np.ndarray, np.ndarray]:
+        """The rows (of the first ``m``) with a listed point at step ``i``, its prices; the pointers move down."""
+        due = np.flatnonzero(self.step[:m] == i)
+        if not due.size:
+            return due, self.prices[:0]
+        prices = self.prices[self.at[due]]
+        self.at[due] -= 1
+        self.step[due] = self._step_at(self.at[due], self.first[due])
+        return due, prices
