@@ -17,10 +17,10 @@ import pytest
 import trinom
 from trinom.backends import bonds_futhark, bonds_futhark_fast, lift
 from trinom.bonds import BondPortfolio, reference
-from trinom.bonds.portfolio import BOND_FIELDS, CASHFLOW_FIELDS, LISTED_FIELDS
 from trinom.book import EXERCISE
 from trinom.constants import CALL, PUT
 from trinom.errors import InputError
+from trinom.instruments.bond import BOND_FIELDS, CASHFLOW_FIELDS, LISTED_FIELDS
 
 CPU_TARGETS = ("c", "multicore")
 WINDOW_TOLERANCE = 1e-12

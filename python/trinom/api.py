@@ -17,10 +17,10 @@ import numpy as np
 
 from . import auto, backends
 from .api_arguments import check_callable, check_client, check_sequence, check_text, check_whole
-from .bonds.portfolio import BondPortfolio
 from .book import Book, empty_book
 from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
 from .errors import InputError, check_error_mode
+from .instruments.bond import BondPortfolio
 from .instruments.option import Portfolio
 from .instruments.trades import Trades, lowered
 from .market import CurvesLike, Market

@@ -15,9 +15,9 @@ from typing import Any
 
 from . import io, parquet
 from .bonds.io import companions, is_bond_file, read_bond_book
-from .bonds.portfolio import BondPortfolio
 from .curve import YieldCurve
 from .errors import InputError
+from .instruments.bond import BondPortfolio
 from .instruments.option import Portfolio
 
 #: Formats a book may be forced to (``--format``); ``auto`` recognises it from the file.

@@ -21,7 +21,6 @@ from .bond_market_prices import read_market_prices
 from .bonds import cli as bond_cli
 from .bonds.generator import generate_bonds
 from .bonds.io import companions
-from .bonds.portfolio import _STEP_LIMIT as BOND_STEP_LIMIT
 from .book_files import BookFile, check_curve_source, holds_bonds, input_files, option_curve, read_book_file
 from .closed_form import zero_coupon_bond_option
 from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, PUT
@@ -29,6 +28,7 @@ from .curve import YieldCurve
 from .errors import InputError
 from .files import BOOK_FORMATS, PRICE_FORMATS, TABLE_FORMATS, check_outputs, output_format
 from .generator import generate
+from .instruments.bond import _STEP_LIMIT as BOND_STEP_LIMIT
 from .lattice import work
 from .oas import oas
 from .result_files import write_price_file, write_table_file

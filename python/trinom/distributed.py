@@ -33,9 +33,9 @@ import numpy.typing as npt
 
 from .api import prepare, price, resolve, run
 from .api_arguments import check_client
-from .bonds.portfolio import BondPortfolio
 from .book import Book
 from .errors import InputError, check_error_mode
+from .instruments.bond import BondPortfolio
 from .instruments.option import Portfolio
 from .market import CurvesLike, Market
 from .result import Prices

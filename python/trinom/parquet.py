@@ -39,11 +39,11 @@ from typing import Any
 
 import numpy as np
 
-from .bonds.portfolio import _INTEGER_FIELDS, BOND_FIELDS, BondPortfolio
 from .columns import show
 from .curve import YieldCurve
 from .errors import InputError, check_error_mode
 from .files import replacing
+from .instruments.bond import _INTEGER_FIELDS, BOND_FIELDS, BondPortfolio
 from .instruments.option import CONVENTIONS, FIELDS, Portfolio
 from .result import Prices
 from .row_ids import check_row_ids, row_numbers

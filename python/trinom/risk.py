@@ -57,9 +57,9 @@ import numpy as np
 
 from .api import as_portfolio, check_price_arguments, price, row_problems
 from .api_arguments import check_real, check_sequence
-from .bonds.portfolio import BondPortfolio
 from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
 from .errors import InputError
+from .instruments.bond import BondPortfolio
 from .instruments.option import Portfolio
 from .instruments.trades import Trades, single_instrument
 from .market import CurvesLike, Market

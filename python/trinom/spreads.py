@@ -27,8 +27,8 @@ import numpy.typing as npt
 from .api import prepare, resolve
 from .backends.engine import SEARCH_OUTCOMES, SearchLimits, SpreadSolution
 from .backends.scenario_batch import ScenarioBatch
-from .bonds.portfolio import BondPortfolio
 from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
+from .instruments.bond import BondPortfolio
 from .market import CurvesLike, Market
 
 

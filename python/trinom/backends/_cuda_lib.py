@@ -31,7 +31,7 @@ from . import BackendUnavailable
 from .engine import SEARCH_OUTCOMES
 
 if TYPE_CHECKING:
-    from ..bonds.portfolio import BondPortfolio
+    from ..instruments.bond import BondPortfolio
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 LIBRARY = _PACKAGE / "_lib" / "libtrinom_cuda.so"
@@ -242,7 +242,7 @@ def _option_section(ffi: Any, book: Any, keep: list, portfolio: Portfolio,
 
 def _curves_into(ffi: Any, target: Any, keep: list, curves: tuple[YieldCurve, ...]) -> None:
     """Fill a ``trinom_bond_curves`` (the flattened layout of several curves)."""
-    from ..bonds.portfolio import flatten_curves
+    from ..instruments.bond import flatten_curves
 
     terms, rates, days = flatten_curves(curves)
     target.count = len(terms)

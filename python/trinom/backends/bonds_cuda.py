@@ -24,8 +24,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..bonds.portfolio import BondPortfolio
 from ..curve import YieldCurve
+from ..instruments.bond import BondPortfolio
 from . import _cuda_lib
 
 NAME = "cuda"

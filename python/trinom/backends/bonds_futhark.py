@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from ..bonds.portfolio import BondPortfolio, flatten_curves
 from ..curve import YieldCurve
+from ..instruments.bond import BondPortfolio, flatten_curves
 from . import _futhark
 
 NAME = "futhark"

@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from ..bonds.portfolio import BondPortfolio
 from ..curve import YieldCurve
+from ..instruments.bond import BondPortfolio
 from . import _futhark, bonds_futhark, futhark_fast
 
 NAME = "futhark"

@@ -6,9 +6,9 @@ generator of the paper's datasets (:mod:`trinom.bonds.generator`). Price them wi
 :func:`trinom.price`.
 """
 
+from ..instruments.bond import BondPortfolio, flatten_curves
 from .api import BOND_BACKENDS, BondPrices, accrued_interest, price_bonds
 from .io import read_bonds, write_bonds
-from .portfolio import BondPortfolio, flatten_curves
 
 __all__ = ["BOND_BACKENDS", "BondPortfolio", "BondPrices", "accrued_interest", "flatten_curves", "price_bonds",
            "read_bonds", "write_bonds"]

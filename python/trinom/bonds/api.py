@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..curve import YieldCurve
-from .portfolio import BondPortfolio
+from ..instruments.bond import BondPortfolio
 
 #: The engines that price bonds (see :mod:`trinom.backends`), then ``auto``.
 BOND_BACKENDS: tuple[str, ...] = ("reference", "futhark", "cuda", "auto")

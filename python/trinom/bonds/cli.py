@@ -12,13 +12,13 @@ from .. import auto
 from ..api import price
 from ..constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, PUT
 from ..curve import YieldCurve
+from ..instruments.bond import BondPortfolio
 from ..instruments.option import describe
 from ..lattice import work as bond_work
 from ..result_files import write_bond_prices, write_price_file
 from ..row_ids import row_numbers
 from .generator import DATASETS, generate_bonds
 from .io import write_bonds
-from .portfolio import BondPortfolio
 
 
 def info(path: Path, bonds: BondPortfolio, curves: Sequence[YieldCurve], max_width: int = DEFAULT_MAX_WIDTH,

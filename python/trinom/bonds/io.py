@@ -24,10 +24,10 @@ from ..csvtable import read_table_lines
 from ..curve import YieldCurve
 from ..errors import InputError, check_error_mode
 from ..files import BOOK_FORMATS, output_format, replacing
+from ..instruments.bond import _INTEGER_FIELDS, BOND_FIELDS, BondPortfolio, flatten_curves
 from ..market import NamedCurves
 from ..row_ids import check_row_ids, row_numbers
 from ..textdata import WHOLE_NUMBER_LIMIT, format_array, format_float, not_whole, read_arrays, read_text
-from .portfolio import _INTEGER_FIELDS, BOND_FIELDS, BondPortfolio, flatten_curves
 
 #: The 19 arrays in file order (the last three are the curves).
 FILE_ARRAYS: tuple[str, ...] = ("term_unit", "term_steps", "a", "sigma", "maturity", "cashflow_count",

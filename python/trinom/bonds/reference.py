@@ -26,8 +26,8 @@ import numpy as np
 from ..backends.reference import width_groups
 from ..constants import CALL
 from ..curve import YieldCurve
+from ..instruments.bond import BondPortfolio
 from ..lattice import BondGeometry, Convention, libm_exp, libm_log, probability_table
-from .portfolio import BondPortfolio
 
 NAME = "reference"
 TARGETS: tuple[str, ...] = ()

@@ -1,10 +1,19 @@
 """Instruments: what a desk trades, each validating itself and lowering to the one :class:`~trinom.book.Book`.
 
-Today: dated trades (:class:`~trinom.instruments.trades.Trades`: fixed-rate bonds with an optional call or put,
-and European options on zero-coupon bonds, given by dates and conventions). The tree-step instruments
-(:class:`trinom.Portfolio`, :class:`trinom.BondPortfolio`) will move here; their old import paths stay.
+* :mod:`~trinom.instruments.option`: options on zero-coupon bonds in tree steps (:class:`trinom.Portfolio`;
+  formerly ``trinom.portfolio``);
+* :mod:`~trinom.instruments.bond`: callable and puttable coupon bonds in tree steps (:class:`trinom.BondPortfolio`;
+  formerly ``trinom.bonds.portfolio``);
+* :mod:`~trinom.instruments.trades`: dated trades (:class:`Trades`: fixed-rate bonds with an optional call or put,
+  and European options on zero-coupon bonds, by dates and conventions), which lower to the two above;
+* :mod:`~trinom.instruments.legs`: how the trees of a trade that lowers to several add up.
+
+The old import paths stay for one release: they are the same module objects.
 """
 
+from .bond import BondPortfolio
+from .legs import Legs
+from .option import Portfolio
 from .trades import DEFAULT_STEPS_PER_YEAR, TRADE_COLUMNS, Trades, read_trades
 
-__all__ = ["DEFAULT_STEPS_PER_YEAR", "TRADE_COLUMNS", "Trades", "read_trades"]
+__all__ = ["DEFAULT_STEPS_PER_YEAR", "TRADE_COLUMNS", "BondPortfolio", "Legs", "Portfolio", "Trades", "read_trades"]
