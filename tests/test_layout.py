@@ -17,9 +17,9 @@ def test_public_names_are_unchanged():
     import trinom
     from trinom.bonds import BondPortfolio
     from trinom.bonds.portfolio import BOND_FIELDS
-    from trinom.instruments import BondPortfolio as moved_bonds
+    from trinom.instruments import BondPortfolio as MovedBonds
     from trinom.instruments import Portfolio
     from trinom.portfolio import FIELDS, describe
 
-    assert trinom.Portfolio is Portfolio and BondPortfolio is moved_bonds is trinom.BondPortfolio
+    assert trinom.Portfolio is Portfolio and BondPortfolio is MovedBonds is trinom.BondPortfolio
     assert "strike" in FIELDS and "term_unit" in BOND_FIELDS and callable(describe)

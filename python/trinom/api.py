@@ -86,9 +86,16 @@ def price(
     """
     check_price_arguments(backend=backend, precision=precision, target=target, device=device, errors=errors,
                           max_width=max_width, max_steps=max_steps, progress=progress)
-    if isinstance(instruments, Trades):  # dated trades: their tree-step blocks, in row order, on their curves
-        blocks, curves = lowered(instruments, curves)
-        instruments = [block for _first, block in blocks]
+    if isinstance(instruments, Trades):  # dated trades: their trees' blocks, in row order, on their curves
+        blocks, market_curves, legs = lowered(instruments, curves)
+        trees = price([block for _first, block in blocks], market_curves, backend=backend, precision=precision,
+                      target=target, device=device, errors="mask" if not legs.is_identity() else errors,
+                      max_width=max_width, max_steps=max_steps, progress=progress, scenarios=scenarios, client=client,
+                      **tuning)
+        result = legs.prices(trees)
+        if errors == "raise" and result.problems:
+            raise InputError(list(result.problems))
+        return result
     if scenarios is not None:
         scenarios = check_sequence("scenarios", scenarios, of="scenarios (None, CurveShift, CurveSet, SigmaShift, "
                                    "SpreadShift)")

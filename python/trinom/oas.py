@@ -131,7 +131,10 @@ def oas(bonds: BondPortfolio, curves: CurvesLike, market_prices: npt.ArrayLike, 
                           errors=errors, max_width=options.get("max_width", DEFAULT_MAX_WIDTH),
                           max_steps=options.get("max_steps", DEFAULT_MAX_STEPS), progress=progress)
     if isinstance(bonds, Trades):  # dated bonds: their spreads as decimals, the trades' unit
-        block, market_curves = single_instrument(bonds, curves)
+        block, market_curves, legs = single_instrument(bonds, curves)
+        if not legs.is_identity():
+            raise InputError([(None, "instruments", "OAS is a bond's: these trades hold swaptions or caps, which have "
+                               "no spread to solve for")])
         found = oas(block, market_curves, market_prices, price_type=price_type, backend=backend, precision=precision,
                     target=target, bracket=bracket, price_tolerance=price_tolerance,
                     relative_tolerance=relative_tolerance, max_iterations=max_iterations, search=search,

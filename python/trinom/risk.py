@@ -60,6 +60,7 @@ from .api_arguments import check_real, check_sequence
 from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
 from .errors import InputError
 from .instruments.bond import BondPortfolio
+from .instruments.legs import Legs
 from .instruments.option import Portfolio
 from .instruments.trades import Trades, single_instrument
 from .market import CurvesLike, Market
@@ -102,9 +103,11 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
                           max_steps=options.get("max_steps", DEFAULT_MAX_STEPS), progress=progress)
     if "scenarios" in options:
         raise TypeError("risk builds its own scenarios: price a scenario grid with trinom.price(..., scenarios=)")
+    legs: Legs | None = None
     if isinstance(instruments, Trades):  # dated trades of one kind: their tree-step instrument, named by their ids
         ids = instruments.ids if ids is None else ids
-        instruments, curves = single_instrument(instruments, curves)
+        instruments, curves, legs = single_instrument(instruments, curves)
+        legs = None if legs.is_identity() else legs
     block = as_portfolio(instruments)
     if block is None:
         raise TypeError("instruments must be one trinom.Portfolio or trinom.BondPortfolio (or a table of one); got "
@@ -113,7 +116,7 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
     chosen = _chosen_measures(measures, bonds, precision)
     shift, sigma_shift = _shifts(shift, sigma_shift, precision)
     n = len(block)
-    names = _row_ids(ids, n)
+    names = _row_ids(ids, n if legs is None else legs.trades)
     market = Market.of(curves)
     limits = {"max_width": options.get("max_width", DEFAULT_MAX_WIDTH),
               "max_steps": options.get("max_steps", DEFAULT_MAX_STEPS)}
@@ -148,6 +151,11 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
             raise InputError(grid.problems)
         _raise_unmeasurable(sides, failures)
     values, row_error = grid.values, grid.row_error
+    used = _curve_of_rows(block, market)
+    if legs is not None:  # trades of several trees (swaptions, caps): their trees' prices summed, then measured
+        values, row_error, n = legs.combine(values), legs.errors(row_error), legs.trades
+        failures = {s: legs.rows(rows) for s, rows in failures.items()}
+        used = used[legs.starts()]
     p0, down, up = values[0], values[1], values[2]
     every_row = np.arange(n)
     no_message = np.full(n, "", dtype=object)
@@ -174,7 +182,6 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
             elif measure == "convexity":
                 add("convexity", "parallel", shift, (up + down - 2 * p0) / (p0 * shift * shift))
             elif measure == "krd":
-                used = _curve_of_rows(block, market)
                 for name, curve in zip(market.names, market.curves, strict=True):
                     rows = np.flatnonzero(used == name)
                     for k, day in enumerate(curve.days):

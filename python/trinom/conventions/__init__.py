@@ -23,10 +23,10 @@ from .calendars import business_day_calendar, canonical_calendar, holiday_dates,
 from .dates import FIRST_DATE, LAST_DATE, to_days
 from .day_counts import DAY_COUNTS, parse_day_counts, year_fractions
 from .frequencies import FREQUENCIES, parse_frequencies
-from .names import Problem, raise_problems
+from .names import Factorized, Problem, raise_problems
 from .schedules import Schedules, generate_schedules
 
-__all__ = ["CONVENTIONS", "DAY_COUNTS", "FIRST_DATE", "FREQUENCIES", "LAST_DATE", "Problem", "Schedules",
+__all__ = ["CONVENTIONS", "DAY_COUNTS", "FIRST_DATE", "FREQUENCIES", "LAST_DATE", "Factorized", "Problem", "Schedules",
            "accrual_fractions", "accrued_interest", "adjust", "business_day_calendar", "canonical_calendar",
            "generate_schedules", "holiday_dates", "is_business_day", "parse_calendars", "parse_conventions",
            "parse_day_counts", "parse_frequencies", "raise_problems", "to_days", "year_fractions"]

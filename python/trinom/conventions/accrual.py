@@ -23,11 +23,11 @@ import numpy.typing as npt
 from . import dates as dt
 from .day_counts import ACT_ACT_ICMA, DAY_COUNTS, day_count_fractions, fractions_by_code, parse_day_counts
 from .icma import QuasiCouponDates, icma_fractions, special_periods, whole_period_fractions
-from .names import Problem, column, raise_problems
+from .names import Factorized, Problem, column, raise_problems
 from .schedules import Schedules
 
 
-def _day_count_codes(schedules: Schedules, day_count: npt.ArrayLike) -> tuple[np.ndarray, list[Problem]]:
+def _day_count_codes(schedules: Schedules, day_count: npt.ArrayLike | Factorized) -> tuple[np.ndarray, list[Problem]]:
     """Per bond, its day count's code, and the problems of the column (bad names, a count that fits no book)."""
     codes, problems = parse_day_counts(day_count)
     if codes.size not in (1, len(schedules)):
@@ -39,13 +39,13 @@ def _day_count_codes(schedules: Schedules, day_count: npt.ArrayLike) -> tuple[np
     return np.broadcast_to(codes.astype(np.int64), (len(schedules),)), problems
 
 
-def accrual_fractions(*, schedules: Schedules, day_count: npt.ArrayLike) -> np.ndarray:
+def accrual_fractions(*, schedules: Schedules, day_count: npt.ArrayLike | Factorized) -> np.ndarray:
     """The accrual fraction of every coupon period of every bond (QuantLib's ``coupon.accrualPeriod()``).
 
     Args:
       schedules: from :func:`trinom.conventions.generate_schedules`.
       day_count: ``ACT/360``, ``ACT/365F``, ``30/360``, ``30E/360``, ``ACT/ACT-ISDA`` or ``ACT/ACT-ICMA`` (or an
-        alias), one or one per bond.
+        alias), one or one per bond (or a :class:`~trinom.conventions.Factorized` column).
 
     Returns:
       ``float64``, one per period, bond ``k``'s at ``[schedules.period_offsets[k]:schedules.period_offsets[k + 1]]``.
@@ -96,7 +96,7 @@ def accrual_fractions(*, schedules: Schedules, day_count: npt.ArrayLike) -> np.n
     return out
 
 
-def accrued_interest(*, schedules: Schedules, day_count: npt.ArrayLike, coupon_rate: npt.ArrayLike,
+def accrued_interest(*, schedules: Schedules, day_count: npt.ArrayLike | Factorized, coupon_rate: npt.ArrayLike,
                      settlement: npt.ArrayLike) -> np.ndarray:
     """The accrued interest per 100 notional of each fixed-rate bond at its settlement date (QuantLib's
     ``FixedRateBond(...).accruedAmount(settlement)``; payment on the accrual end).

@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 from . import dates as dt
 from .calendars import business_day_calendar, parse_calendars
-from .names import NameTable, Problem, parse_column, raise_problems
+from .names import Factorized, NameTable, Problem, parse_column, raise_problems
 
 #: The conventions, their codes (index) and aliases.
 CONVENTIONS: Final[NameTable] = NameTable.of("business-day convention", {
@@ -42,7 +42,7 @@ PRECEDING: Final[int] = 3
 _ROLLS: Final[tuple[str, ...]] = ("following", "modifiedfollowing", "preceding")
 
 
-def parse_conventions(values: npt.ArrayLike, *, field: str = "convention",
+def parse_conventions(values: npt.ArrayLike | Factorized, *, field: str = "convention",
                       rows: npt.ArrayLike | None = None) -> tuple[np.ndarray, list[Problem]]:
     """Per row, the code of its business-day convention (``U`` 0, ``F`` 1, ``MF`` 2, ``P`` 3; -1 if bad), and
     one problem per bad row.

@@ -27,7 +27,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from .names import NameTable, Problem, column, distinct_values, normalise, plain
+from .names import Factorized, NameTable, Problem, as_column, distinct_values, normalise, plain
 
 #: The built-in calendars and the ``holidays`` market each one reads (``None``: no holidays but weekends).
 _SOURCES: Final[dict[str, str | None]] = {"NONE": None, "WEEKENDS": None, "TARGET": "XECB", "NYSE": "XNYS",
@@ -82,7 +82,7 @@ def canonical_calendar(name: str) -> str | None:
     return "+".join(parts)
 
 
-def parse_calendars(values: npt.ArrayLike, *, field: str = "calendar",
+def parse_calendars(values: npt.ArrayLike | Factorized, *, field: str = "calendar",
                     rows: npt.ArrayLike | None = None) -> tuple[np.ndarray, tuple[str, ...], list[Problem]]:
     """Per row, the index of its calendar in ``names`` (-1 on a bad row), the distinct canonical calendar
     names, and one problem per row whose name is no calendar.
@@ -91,7 +91,7 @@ def parse_calendars(values: npt.ArrayLike, *, field: str = "calendar",
     >>> codes.tolist(), names, problems[0][0]
     ([0, 1, 0, -1], ('TARGET', 'TARGET+NYSE'), 3)
     """
-    array = column(values, field)
+    array = as_column(values, field)
     codes = np.full(array.size, -1, dtype=np.int32)
     problems: list[Problem] = []
     names: list[str] = []

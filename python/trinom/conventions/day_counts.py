@@ -24,7 +24,7 @@ import numpy.typing as npt
 
 from ..errors import InputError
 from . import dates as dt
-from .names import NameTable, Problem, parse_column, raise_problems
+from .names import Factorized, NameTable, Problem, parse_column, raise_problems
 
 #: The day counts, their codes (index) and aliases.
 DAY_COUNTS: Final[NameTable] = NameTable.of("day count", {
@@ -43,7 +43,7 @@ ACT_ACT_ISDA: Final[int] = 4
 ACT_ACT_ICMA: Final[int] = 5
 
 
-def parse_day_counts(values: npt.ArrayLike, *, field: str = "day_count",
+def parse_day_counts(values: npt.ArrayLike | Factorized, *, field: str = "day_count",
                      rows: npt.ArrayLike | None = None) -> tuple[np.ndarray, list[Problem]]:
     """Per row, the code of its day count (the index in ``DAY_COUNTS.canonical``; -1 if bad) and one problem per
     bad row.

@@ -7,7 +7,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from .names import NameTable, Problem, column, distinct_values, plain
+from .names import Factorized, NameTable, Problem, as_column, distinct_values, plain
 
 #: Coupons a year and their names (the code is the index; the value ``PER_YEAR[code]``).
 FREQUENCIES: Final[NameTable] = NameTable.of("coupon frequency (coupons a year)", {
@@ -19,7 +19,7 @@ FREQUENCIES: Final[NameTable] = NameTable.of("coupon frequency (coupons a year)"
 PER_YEAR: Final[np.ndarray] = np.array([1, 2, 4, 12], dtype=np.int64)
 
 
-def parse_frequencies(values: npt.ArrayLike, *, field: str = "frequency",
+def parse_frequencies(values: npt.ArrayLike | Factorized, *, field: str = "frequency",
                       rows: npt.ArrayLike | None = None) -> tuple[np.ndarray, list[Problem]]:
     """Per row, coupons a year (1, 2, 4 or 12; 0 on a bad row) from numbers (``2``, ``2.0``) or names
     (``"semiannual"``, ``"6M"``, ``"Q"``), and one problem per bad row.
@@ -28,7 +28,7 @@ def parse_frequencies(values: npt.ArrayLike, *, field: str = "frequency",
     >>> per_year.tolist(), problems[0][2]
     ([2, 4, 12, 0], "frequency '3' is not a coupon frequency (coupons a year); valid: 1, 2, 4, 12")
     """
-    array = column(values, field)
+    array = as_column(values, field)
     result = np.zeros(array.size, dtype=np.int64)
     if array.size == 0:
         return result, []

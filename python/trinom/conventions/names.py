@@ -2,9 +2,10 @@
 
 A name is matched after :func:`normalise` (upper case; spaces, hyphens, underscores, dots and parentheses
 dropped), so ``"act/act (icma)"``, ``"ACT/ACT-ICMA"`` and ``"Act/Act ICMA"`` are one name. A column is parsed
-through its distinct values (``numpy.unique``), so a book of 100000 rows costs a handful of dictionary
+through its distinct values (:func:`distinct_values`), so a book of 100000 rows costs a handful of dictionary
 look-ups, and every bad row is reported at once as ``(row, field, message)``, the message listing the valid
-names.
+names. A column that several functions parse (a reader's validation, then schedules and day counts) can be
+factorized once (:class:`Factorized`) and passed to each in place of the column.
 """
 
 from __future__ import annotations
@@ -74,6 +75,67 @@ def column(values: object, field: str) -> np.ndarray:
     return array.reshape(-1)
 
 
+@dataclass(frozen=True, eq=False)
+class Factorized:
+    """A column as its distinct values and, per row, the index of its value among them (:func:`distinct_values`).
+
+    Every ``parse_*`` function takes one in place of the column and parses each distinct value once, so a column
+    parsed several times (validated, then read for schedules and day counts) is scanned once. Its messages show the
+    distinct value (of an ``object`` column: of the row's type and ``repr``).
+
+    >>> names = Factorized.of(["MF", None, "P", "MF"])
+    >>> names.distinct, names.inverse.tolist()
+    (('MF', None, 'P'), [0, 1, 2, 0])
+    >>> part = names.filled("F").take([1, 3])
+    >>> part.distinct, part.inverse.tolist()
+    (('MF', 'F'), [1, 0])
+    """
+
+    distinct: tuple[object, ...]
+    inverse: np.ndarray
+
+    @classmethod
+    def of(cls, values: object, field: str = "values") -> Factorized:
+        """The factorization of a column (a scalar or a 1-D sequence)."""
+        if isinstance(values, Factorized):
+            return values
+        distinct, inverse = distinct_values(column(values, field))
+        return cls(tuple(distinct), inverse)
+
+    @property
+    def size(self) -> int:
+        """The number of rows."""
+        return int(self.inverse.size)
+
+    def __getitem__(self, row: int) -> object:
+        """The value of one row."""
+        return self.distinct[self.inverse[row]]
+
+    def values(self) -> np.ndarray:
+        """The distinct values as a 1-D ``object`` array (a sequence among them stays one value)."""
+        return np.fromiter(self.distinct, dtype=object, count=len(self.distinct))
+
+    def take(self, rows: npt.ArrayLike) -> Factorized:
+        """The column of ``rows`` (indices, in that order), its distinct values those that these rows hold."""
+        inverse = self.inverse[np.asarray(rows, dtype=np.int64).reshape(-1)]
+        used = np.zeros(len(self.distinct), dtype=bool)
+        used[inverse] = True
+        if used.all():
+            return Factorized(self.distinct, inverse)
+        renumber = np.cumsum(used) - 1
+        return Factorized(tuple(v for v, keep in zip(self.distinct, used.tolist(), strict=True) if keep),
+                          renumber[inverse])
+
+    def filled(self, value: object) -> Factorized:
+        """The column with ``value`` in its empty (``None``) cells."""
+        return Factorized(tuple(value if v is None else v for v in self.distinct), self.inverse)
+
+
+def as_column(values: object, field: str) -> np.ndarray | Factorized:
+    """A column to parse: a :class:`Factorized` one as it is, anything else through :func:`column`."""
+    return values if isinstance(values, Factorized) else column(values, field)
+
+
 def parse_column(values: object, *, table: NameTable, field: str,
                  rows: npt.ArrayLike | None = None) -> tuple[np.ndarray, list[Problem]]:
     """Codes (``int8``; -1 on a bad row) of a column of names, and one problem per bad row.
@@ -85,7 +147,7 @@ def parse_column(values: object, *, table: NameTable, field: str,
     >>> codes.tolist(), problems[0][:2]
     ([1, 2, -1], (2, 'convention'))
     """
-    array = column(values, field)
+    array = as_column(values, field)
     codes = np.full(array.size, -1, dtype=np.int8)
     problems: list[Problem] = []
     if array.size == 0:
@@ -103,18 +165,30 @@ def parse_column(values: object, *, table: NameTable, field: str,
     return codes, problems
 
 
-def distinct_values(array: np.ndarray) -> tuple[list[object], np.ndarray]:
-    """The distinct values of a column and each row's index among them: text and numbers through
-    ``numpy.unique``, any other column (``object``: ``None``, mixed types) through a dictionary."""
+#: Cell types whose equal values are the same value (no ``1 == 1.0 == True``, no ``-0.0 == 0.0``).
+_HASHED_AS_THEMSELVES: frozenset[type] = frozenset({str, int, type(None)})
+
+
+def distinct_values(array: np.ndarray | Factorized) -> tuple[list[object], np.ndarray]:
+    """The distinct values of a column and each row's index among them: numbers and text arrays through
+    ``numpy.unique``; an ``object`` column of text, whole numbers and ``None`` through a dictionary (text alone in
+    sorted order, as ``numpy.unique``; else in order of appearance); any other (floats, mixed types) by type and
+    ``repr``, so that ``1``, ``1.0`` and ``True`` stay apart."""
+    if isinstance(array, Factorized):
+        return list(array.distinct), array.inverse
     if array.dtype.kind != "O":
         distinct, inverse = np.unique(array, return_inverse=True)
         return distinct.tolist(), inverse.reshape(-1)
     values = array.tolist()
-    if values and all(type(value) is str for value in values):  # a column of text (a file's): numpy.unique
-        distinct, inverse = np.unique(np.array(values, dtype=str), return_inverse=True)
-        return distinct.tolist(), inverse.reshape(-1)
+    kinds = set(map(type, values))
+    if kinds <= _HASHED_AS_THEMSELVES:  # equal values are one value of one type: a dictionary of the cells
+        first = list(dict.fromkeys(values))
+        if kinds == {str}:
+            first.sort()
+        index = {value: k for k, value in enumerate(first)}
+        return first, np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
     seen: dict[tuple[str, str], int] = {}
-    first: list[object] = []
+    first = []
     inverse = np.empty(array.size, dtype=np.int64)
     for k, value in enumerate(values):
         key = (type(value).__name__, value if isinstance(value, str) else repr(value))
@@ -123,6 +197,7 @@ def distinct_values(array: np.ndarray) -> tuple[list[object], np.ndarray]:
             first.append(value)
         inverse[k] = code
     return first, inverse
+
 
 
 def plain(value: object) -> object:

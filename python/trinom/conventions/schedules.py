@@ -36,7 +36,7 @@ from . import dates as dt
 from .business_days import RollTables, parse_conventions, roll_tables, year_range
 from .calendars import parse_calendars
 from .frequencies import parse_frequencies
-from .names import Problem, column, raise_problems
+from .names import Factorized, Problem, column, raise_problems
 
 
 @dataclass(frozen=True, eq=False)
@@ -115,8 +115,8 @@ class Schedules:
         return days[~is_last], days[~is_first]
 
 
-def generate_schedules(*, effective: npt.ArrayLike, termination: npt.ArrayLike, frequency: npt.ArrayLike,
-                       calendar: npt.ArrayLike = "NONE", convention: npt.ArrayLike = "F",
+def generate_schedules(*, effective: npt.ArrayLike, termination: npt.ArrayLike, frequency: npt.ArrayLike | Factorized,
+                       calendar: npt.ArrayLike | Factorized = "NONE", convention: npt.ArrayLike | Factorized = "F",
                        termination_convention: npt.ArrayLike | None = None, end_of_month: npt.ArrayLike = False,
                        errors: str = "raise", rows: npt.ArrayLike | None = None,
                        fields: Mapping[str, str] | None = None) -> Schedules:
@@ -129,6 +129,8 @@ def generate_schedules(*, effective: npt.ArrayLike, termination: npt.ArrayLike, 
       frequency: coupons a year, 1, 2, 4 or 12 (or ``"annual"``, ``"6M"``, ...), one or one per bond.
       calendar: a calendar name (``NONE``, ``WEEKENDS``, ``TARGET``, ``NYSE``, ``USGOVT``, ``TARGET+NYSE``...).
       convention: the business-day convention of all dates but the last (``U``, ``F``, ``MF``, ``P``).
+        ``frequency``, ``calendar`` and ``convention`` may also be :class:`~trinom.conventions.Factorized` columns
+        (each distinct name parsed once).
       termination_convention: the last date's (default: ``convention``, as QuantLib's ``MakeSchedule``).
       end_of_month: the end-of-month rule (QuantLib's ``endOfMonth``).
       errors: ``"raise"``: bad input raises :class:`trinom.InputError` naming every bad row and field;

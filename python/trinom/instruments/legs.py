@@ -95,6 +95,13 @@ class Legs:
             seen.setdefault((None if row is None else int(self.owner[row]), name, message), None)
         return tuple(seen)
 
+    def rows(self, found: dict[int, tuple[str, str]]) -> dict[int, tuple[str, str]]:
+        """Per-tree ``{tree: (field, message)}`` as per-trade (a trade's first tree's entry)."""
+        out: dict[int, tuple[str, str]] = {}
+        for tree, entry in sorted(found.items()):
+            out.setdefault(int(self.owner[tree]), entry)
+        return out
+
     def prices(self, result: Prices) -> Prices:
         """A result per tree as a result per trade."""
         if self.is_identity() and self.labels is None:

@@ -71,10 +71,9 @@ from typing import Any, Final
 import numpy as np
 
 from .. import parquet
-from ..bonds.portfolio import BondPortfolio
-from ..columns import rows_problems
 from ..constants import CALL, JMAX_FACTOR, PUT
 from ..conventions import (
+    Factorized,
     accrual_fractions,
     accrued_interest,
     generate_schedules,
@@ -84,11 +83,14 @@ from ..conventions import (
     parse_frequencies,
     to_days,
 )
-from ..conventions.names import Problem, distinct_values
+from ..conventions.dates import as_dates
+from ..conventions.names import Problem
 from ..csvtable import read_table_lines
 from ..errors import InputError
-from ..portfolio import Portfolio
 from ..row_ids import check_row_ids
+from .bond import BondPortfolio
+from .legs import Legs
+from .option import Portfolio
 
 #: The columns of ``trades.csv``, in the contract's order (a file may hold them in any order, and leave out those
 #: it does not use).
@@ -116,31 +118,44 @@ EDGE_STEPS: Final[int] = 24
 _BOND_ONLY = ("issue", "coupon", "frequency", "day_count", "calendar", "convention", "exercise", "first_exercise",
               "last_exercise", "exercise_price")
 _OPTION_ONLY = ("expiry", "strike")
+#: A bond's option cells, and its exercise styles by index in :data:`EXERCISES`.
+_OPTIONS = ("call", "put")
+_PUT_CELL = 1
+_EUROPEAN, _BERMUDAN, _AMERICAN = range(3)
 
 
 
-def _cells(values: object, size: int, field: str) -> np.ndarray:
-    """A column as an object array of ``size`` cells (None where empty: ``None``, ``""``, NaN)."""
+def _cells(values: object, size: int, field: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """A column as an object array of ``size`` cells (None where empty: ``None``, ``""``, NaN), and, where it was
+    given as an array of numbers, those numbers as ``float64`` (NaN where empty)."""
     if values is None:
-        return np.full(size, None, dtype=object)
-    array = np.asarray(values, dtype=object).reshape(-1)
-    if array.size == 1 and size != 1:
-        array = np.full(size, array[0], dtype=object)
-    if array.size != size:
-        raise InputError([(None, field, f"{field} has {array.size} values, expected one per trade ({size})")])
-    raw = np.asarray(values).reshape(-1)
+        return np.full(size, None, dtype=object), None
+    array: np.ndarray | None = None
+    if isinstance(values, np.ndarray) and values.size == size:  # no object copy of a column of numbers or text
+        raw = values.reshape(-1)
+    else:
+        array = np.asarray(values, dtype=object).reshape(-1)
+        if array.size == 1 and size != 1:
+            array = np.full(size, array[0], dtype=object)
+        if array.size != size:
+            raise InputError([(None, field, f"{field} has {array.size} values, expected one per trade ({size})")])
+        raw = np.asarray(values).reshape(-1)
     if raw.size == size and raw.dtype.kind in "fiub":  # numbers: only NaN is empty
         out = raw.astype(object)
         if raw.dtype.kind == "f":
             out[np.isnan(raw)] = None
-        return out
+        return out, raw.astype(np.float64)
     if raw.size == size and raw.dtype.kind == "U":  # text (a CSV's cells): blank is empty
         stripped = np.char.strip(raw)
         out = stripped.astype(object)
         out[stripped == ""] = None
-        return out
+        return out, None
+    cells = (np.asarray(values, dtype=object).reshape(-1) if array is None else array).tolist()
     out = np.empty(size, dtype=object)
-    for k, value in enumerate(array.tolist()):
+    if set(map(type, cells)) <= {str, type(None)}:  # text and empty cells (a frame's): one pass
+        out[:] = [(value and value.strip()) or None for value in cells]
+        return out, None
+    for k, value in enumerate(cells):
         if isinstance(value, str):
             value = value.strip()
             out[k] = value if value else None
@@ -150,7 +165,14 @@ def _cells(values: object, size: int, field: str) -> np.ndarray:
             out[k] = None
         else:
             out[k] = value
-    return out
+    return out, None
+
+
+def _size(values: object) -> int:
+    """The number of cells of a column (a scalar is one)."""
+    if isinstance(values, np.ndarray):
+        return int(values.size)
+    return int(np.asarray(values, dtype=object).reshape(-1).size)
 
 
 @dataclass(frozen=True, eq=False)
@@ -161,7 +183,8 @@ class _Parsed:
     numbers: dict[str, np.ndarray]  #: float columns (NaN where empty)
     dates: dict[str, np.ndarray]  #: day numbers (0 where empty or bad)
     present: dict[str, np.ndarray]  #: which cells were given
-    text: dict[str, np.ndarray]  #: the text columns as given
+    option: np.ndarray  #: index into ``("call", "put")`` (-1: empty or bad)
+    exercise: np.ndarray  #: index into :data:`EXERCISES` (-1: empty or bad)
     problems: list[Problem]
 
 
@@ -181,9 +204,14 @@ class Trades:
         if "type" not in columns:
             raise InputError([(None, "type", "a trade needs its type (bond or bond_option): missing column 'type'")])
         # the trades' count: the longest column's (a single value is every trade's)
-        size = max(int(np.asarray(values, dtype=object).reshape(-1).size) for values in columns.values())
+        size = max(_size(values) for values in columns.values())
         self._size = size
-        self._cells = {name: _cells(columns.get(name), size, name) for name in TRADE_COLUMNS}
+        self._cells: dict[str, np.ndarray] = {}
+        self._given_numbers: dict[str, np.ndarray] = {}  # columns given as arrays of numbers, as float64
+        for name in TRADE_COLUMNS:
+            self._cells[name], numbers = _cells(columns.get(name), size, name)
+            if numbers is not None:
+                self._given_numbers[name] = numbers
         days, problems = to_days(np.array([as_of], dtype=object) if isinstance(as_of, str) else np.asarray([as_of]),
                                  field="as_of")
         if problems:
@@ -223,23 +251,44 @@ class Trades:
             self._memo["parsed"] = self._parse()
         return self._memo["parsed"]
 
+    def _factorized(self, name: str) -> Factorized:
+        """One column's cells as their distinct values and each row's index among them (once per column): each
+        distinct cell is parsed once."""
+        key = ("factorized", name)
+        if key not in self._memo:
+            self._memo[key] = Factorized.of(self._cells[name], name)
+        return self._memo[key]
+
+    def _choices(self, name: str, choices: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Per row, the index in ``choices`` of a text column's cell (stripped, in lower case; -1: empty or another
+        value), and whether the cell is empty."""
+        cells = self._factorized(name)
+        text = ["" if value is None else str(value).strip().lower() for value in cells.distinct]
+        index = np.array([choices.index(value) if value in choices else -1 for value in text], dtype=np.int64)
+        return index[cells.inverse], np.array([not value for value in text], dtype=bool)[cells.inverse]
+
     def _parse(self) -> _Parsed:
         problems: list[Problem] = []
         cells = self._cells
         size = len(self)
-        present = {name: np.not_equal(cells[name], None) for name in TRADE_COLUMNS}
-        text = {name: np.array(["" if v is None else str(v).strip().lower() for v in cells[name].tolist()],
-                               dtype=object) for name in ("type", "option", "exercise")}
-        kind = np.full(size, -1, dtype=np.int64)
-        for k, value in enumerate(text["type"].tolist()):
-            if value in TYPES:
-                kind[k] = TYPES.index(value)
-            elif not value:
-                problems.append((k, "type", "type is missing: bond or bond_option"))
+        present = {name: ~np.isnan(self._given_numbers[name]) if name in self._given_numbers
+                   else np.not_equal(cells[name], None) for name in TRADE_COLUMNS}
+        kind, no_type = self._choices("type", TYPES)
+        option, _empty = self._choices("option", _OPTIONS)
+        exercise, _empty = self._choices("exercise", EXERCISES)
+        for k in np.flatnonzero(kind < 0):
+            if no_type[k]:
+                problems.append((int(k), "type", "type is missing: bond or bond_option"))
             else:
-                problems.append((k, "type", f"type {cells['type'][k]!r} is not a trade type (bond, bond_option)"))
+                problems.append((int(k), "type", f"type {cells['type'][k]!r} is not a trade type (bond, bond_option)"))
         numbers: dict[str, np.ndarray] = {}
         for name in ("notional", "coupon", "exercise_price", "strike", "a", "sigma", "spread", "steps_per_year"):
+            if name in self._given_numbers:  # an array of numbers: NaN is empty, only an infinite one is bad
+                values = self._given_numbers[name].copy()
+                for k in np.flatnonzero(np.isinf(values)):
+                    problems.append((int(k), name, f"{name} must be a finite number, got {cells[name][k]!r}"))
+                numbers[name] = values
+                continue
             values = np.full(size, np.nan)
             given = np.flatnonzero(present[name])
             try:  # every cell a number (or a number's text): one conversion
@@ -260,15 +309,17 @@ class Trades:
         for name in ("issue", "maturity", "first_exercise", "last_exercise", "expiry"):
             rows = np.flatnonzero(present[name])
             days = np.zeros(size, dtype=np.int64)
-            if rows.size:
-                values = cells[name][rows]
+            if rows.size:  # each distinct date once
+                given = self._factorized(name).take(rows)
+                values = given.values()
                 if not all(isinstance(v, str) for v in values.tolist()):
                     values = np.array([_date_text(v) for v in values.tolist()], dtype=object)
-                found, bad = to_days(values, field=name, rows=rows)
-                days[rows] = found
-                problems += bad
+                found, bad = to_days(values, field=name)
+                days[rows] = found[given.inverse]
+                problems += _expanded(bad, given.inverse, rows)
             dates[name] = days
-        return _Parsed(kind=kind, numbers=numbers, dates=dates, present=present, text=text, problems=problems)
+        return _Parsed(kind=kind, numbers=numbers, dates=dates, present=present, option=option, exercise=exercise,
+                       problems=problems)
 
     def problems(self, curve_names: Sequence[str] | None = None) -> list[Problem]:
         """Every problem as ``(row, field, message)``, in row order (``curve_names``: the curves a trade may name;
@@ -322,24 +373,21 @@ class Trades:
                              ("convention", parse_conventions)):
             rows = np.flatnonzero(is_bond & present[field])
             if rows.size:
-                problems += parse(self._cells[field][rows], field=field, rows=rows)[1]
+                problems += parse(self._factorized(field).take(rows), field=field, rows=rows)[1]
         rows = np.flatnonzero(is_bond & present["calendar"])
         if rows.size:
-            problems += parse_calendars(self._cells["calendar"][rows], field="calendar", rows=rows)[2]
+            problems += parse_calendars(self._factorized("calendar").take(rows), field="calendar", rows=rows)[2]
         # options: call/put; a bond's also needs an exercise style, dates and a price
-        for row in np.flatnonzero(present["option"] & (p.kind >= 0)):
-            value = p.text["option"][row]
-            if value not in ("call", "put"):
-                problems.append((int(row), "option", f"option must be call or put, got {self._cells['option'][row]!r}"))
+        for row in np.flatnonzero(present["option"] & (p.kind >= 0) & (p.option < 0)):
+            problems.append((int(row), "option", f"option must be call or put, got {self._cells['option'][row]!r}"))
         has_option = is_bond & present["option"]
         need(has_option, "exercise", "european, bermudan or american (the bond has an option)")
         need(has_option, "first_exercise", "the first exercise date (the bond has an option)")
         need(has_option, "exercise_price", "the exercise price, clean per 100 (the bond has an option)")
-        for row in np.flatnonzero(has_option & present["exercise"]):
-            if p.text["exercise"][row] not in EXERCISES:
-                problems.append((int(row), "exercise", f"exercise must be european, bermudan or american, got "
-                                 f"{self._cells['exercise'][row]!r}"))
-        windowed = has_option & np.isin(p.text["exercise"], ["bermudan", "american"])
+        for row in np.flatnonzero(has_option & present["exercise"] & (p.exercise < 0)):
+            problems.append((int(row), "exercise", f"exercise must be european, bermudan or american, got "
+                             f"{self._cells['exercise'][row]!r}"))
+        windowed = has_option & ((p.exercise == _BERMUDAN) | (p.exercise == _AMERICAN))
         need(windowed, "last_exercise", "the last exercise date (a bermudan or american option has a window)")
         for field in ("exercise", "first_exercise", "last_exercise", "exercise_price"):
             rule(is_bond & ~present["option"], field, f"{field} is given but option is empty (call or put?), "
@@ -372,16 +420,17 @@ class Trades:
         for row in np.flatnonzero(window):
             problems.append((int(row), "last_exercise", f"last_exercise {_day(d['last_exercise'][row])} is before "
                              f"first_exercise {_day(d['first_exercise'][row])}"))
-        european = has_option & (p.text["exercise"] == "european") & present["last_exercise"] & ok["first_exercise"]
+        european = has_option & (p.exercise == _EUROPEAN) & present["last_exercise"] & ok["first_exercise"]
         for row in np.flatnonzero(european & ok["last_exercise"] & (d["last_exercise"] != d["first_exercise"])):
             problems.append((int(row), "last_exercise", "a european option has one exercise date: leave last_exercise "
                              "empty or equal to first_exercise"))
         if curve_names is not None:
             names = list(curve_names)
-            for row in np.flatnonzero((p.kind >= 0) & present["curve"]):
-                if str(self._cells["curve"][row]) not in names:
-                    problems.append((int(row), "curve", f"curve {self._cells['curve'][row]!r} is not one of the curves "
-                                     f"({', '.join(names)})"))
+            curves = self._factorized("curve")
+            unknown = np.array([str(value) not in names for value in curves.distinct], dtype=bool)[curves.inverse]
+            for row in np.flatnonzero((p.kind >= 0) & present["curve"] & unknown):
+                problems.append((int(row), "curve", f"curve {self._cells['curve'][row]!r} is not one of the curves "
+                                 f"({', '.join(names)})"))
             if len(names) != 1:
                 need(p.kind >= 0, "curve", f"the curve's name: the market has {len(names)} curves ({', '.join(names)})")
         problems = self._where_prefixed(problems)
@@ -397,9 +446,19 @@ class Trades:
     # --- lowering --------------------------------------------------------------------------------------
     def steps_per_year(self) -> np.ndarray:
         """Each trade's tree steps a year (its own, or :data:`DEFAULT_STEPS_PER_YEAR`)."""
-        spy = self._parsed().numbers["steps_per_year"]
-        good = np.isfinite(spy) & (spy >= 1) & (spy <= MAX_STEPS_PER_YEAR)
-        return np.where(good, np.round(np.where(good, spy, 1)), DEFAULT_STEPS_PER_YEAR).astype(np.int64)
+        return self._steps_per_year().copy()
+
+    def _steps_per_year(self) -> np.ndarray:
+        if "steps_per_year" not in self._memo:
+            spy = self._parsed().numbers["steps_per_year"]
+            good = np.isfinite(spy) & (spy >= 1) & (spy <= MAX_STEPS_PER_YEAR)
+            self._memo["steps_per_year"] = np.where(good, np.round(np.where(good, spy, 1)),
+                                                    DEFAULT_STEPS_PER_YEAR).astype(np.int64)
+        return self._memo["steps_per_year"]
+
+    def legs(self, curve_names: Sequence[str]) -> Legs:
+        """How the trees of :meth:`instruments` add up to trades (one tree of weight 1 per bond and bond option)."""
+        return Legs.one_each(len(self))
 
     def instruments(self, curve_names: Sequence[str]) -> list[tuple[int, Portfolio | BondPortfolio]]:
         """The trades as tree-step instruments, ``(first row, block)`` in row order: runs of consecutive trades of one
@@ -417,11 +476,10 @@ class Trades:
         bad[[row for row, _f, _m in problems if row is not None]] = True
         if any(row is None for row, _f, _m in problems):
             raise InputError([problem for problem in problems if problem[0] is None])
-        distinct, inverse = np.unique(np.where(np.equal(self._cells["curve"], None), "", self._cells["curve"]).astype(str),
-                                      return_inverse=True)
-        index = np.array([curve_names.index(name) if name in curve_names else 0 for name in distinct.tolist()],
-                         dtype=np.int64)
-        curve = index[inverse] if len(self) else np.zeros(0, dtype=np.int64)
+        curves = self._factorized("curve")
+        index = np.array([curve_names.index(name) if name in curve_names else 0
+                          for name in ("" if value is None else str(value) for value in curves.distinct)], dtype=np.int64)
+        curve = index[curves.inverse]
         kind = np.where(p.kind < 0, 0, p.kind)  # a row of no type is a bad bond row
         group = np.where(kind == 1, 1 + curve, 0)
         starts = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1]))) if len(self) else np.zeros(0, int)
@@ -432,117 +490,171 @@ class Trades:
         where_in_bonds = np.full(len(self), -1, dtype=np.int64)
         where_in_bonds[bond_rows] = np.arange(bond_rows.size)
         for first, last in itertools.pairwise(bounds):
-            rows = np.arange(first, last)
-            if kind[first] == 0:
-                blocks.append((int(first), bonds[where_in_bonds[rows]]))  # type: ignore[index]
+            if kind[first] == 0:  # a run of bonds: all of them (a book of bonds) or a part
+                run = bonds if last - first == bond_rows.size else bonds[where_in_bonds[first:last]]  # type: ignore[index]
+                blocks.append((int(first), run))  # type: ignore[arg-type]
             else:
+                rows = np.arange(first, last)
                 blocks.append((int(first), self._options(rows, bad[rows], problems, curve_names[curve[first]])))
         return blocks
 
     def _options(self, rows: np.ndarray, bad: np.ndarray, problems: list[Problem], curve: str) -> Portfolio:
         p = self._parsed()
-        spy = self.steps_per_year()[rows]
+        spy = self._steps_per_year()[rows]
         years = {name: (p.dates[name][rows] - self.as_of_day) / YEAR_DAYS for name in ("maturity", "expiry")}
         fields = {"strike": np.where(bad, 100.0, p.numbers["strike"][rows]),
                   "maturity": np.where(bad, 1.0, years["maturity"]),
                   "expiry": np.where(bad, 0.0, years["expiry"]),
                   "term_unit": np.full(rows.size, float(YEAR_DAYS)), "term_steps": spy.astype(np.float64),
                   "a": np.where(bad, 0.1, p.numbers["a"][rows]), "sigma": np.where(bad, 0.01, p.numbers["sigma"][rows]),
-                  "option_type": np.where(p.text["option"][rows] == "put", PUT, CALL).astype(np.int8)}
-        local = rows_problems(problems, rows)
+                  "option_type": np.where(p.option[rows] == _PUT_CELL, PUT, CALL).astype(np.int8)}
+        local = _rows_problems(problems, rows, len(self))
         return Portfolio.with_read_problems(local, curve=curve, **fields) if local else Portfolio(curve=curve, **fields)
 
     def _bonds(self, rows: np.ndarray, bad: np.ndarray, curve: np.ndarray, problems: list[Problem]) -> BondPortfolio:
         """The bond rows as a :class:`BondPortfolio` (every bond row, bad ones as placeholders with their problems)."""
         p = self._parsed()
-        count = rows.size
-        good = ~bad
-        cell = {name: self._cells[name][rows] for name in ("frequency", "day_count", "calendar", "convention")}
-        for name, default in BOND_DEFAULTS.items():
-            cell[name] = np.where(np.equal(cell[name], None), default, cell[name])
-        g = np.flatnonzero(good)
-        spy = self.steps_per_year()[rows]
+        good = rows[~bad]
+        spy = self._steps_per_year()[good]
+        late: list[Problem] = []  # problems only lowering finds (a schedule of one date, an exercise window)
+        coupons = self._coupons(good, late)
+        flows = _flows(coupons, spy, self.as_of_day)
+        exercise = self._exercise(good, spy, flows, late, coupons.european_accrued)
+        _pay_early_flows_in_full(flows, exercise.first, p.numbers["a"][good], p.numbers["sigma"][good], spy)
+        return self._bond_portfolio(rows, bad, curve, problems, late, coupons.accrued, flows, exercise)
+
+    def _coupons(self, rows: np.ndarray, late: list[Problem]) -> _Coupons:
+        """The coupon schedules of good bond ``rows`` (:mod:`trinom.conventions`, generated backward from maturity),
+        the coupon of each period that ends after the as-of date (``100 * coupon * accrual fraction``, paid on the
+        period's end), and the accrued interest at the as-of date and at a european exercise date. A schedule that
+        rolls to a single date is a problem of ``late`` (and has no periods)."""
+        p = self._parsed()
         as_of = self.as_of_day
-        # schedules, coupons and accrued interest of the good bonds, all at once
-        schedules = generate_schedules(effective=p.dates["issue"][rows[g]].astype("datetime64[D]"),
-                                       termination=p.dates["maturity"][rows[g]].astype("datetime64[D]"),
-                                       frequency=cell["frequency"][g], calendar=cell["calendar"][g],
-                                       convention=cell["convention"][g], errors="mask", rows=rows[g],
+        names = {name: self._factorized(name).filled(default).take(rows) for name, default in BOND_DEFAULTS.items()}
+        schedules = generate_schedules(effective=as_dates(p.dates["issue"][rows]),
+                                       termination=as_dates(p.dates["maturity"][rows]),
+                                       frequency=self._factorized("frequency").take(rows), calendar=names["calendar"],
+                                       convention=names["convention"], errors="mask", rows=rows,
                                        fields={"effective": "issue", "termination": "maturity"})
-        late = list(schedules.problems)
-        coupon = p.numbers["coupon"][rows[g]]
-        fractions = accrual_fractions(schedules=schedules, day_count=cell["day_count"][g]) if g.size else np.zeros(0)
-        accrued_good = (accrued_interest(schedules=schedules, day_count=cell["day_count"][g], coupon_rate=coupon,
-                                         settlement=np.datetime64(as_of, "D")) if g.size else np.zeros(0))
+        late += schedules.problems
+        coupon = p.numbers["coupon"][rows]
+        day_count = names["day_count"]
+        if rows.size == 0:
+            empty = np.zeros(0, dtype=np.int64)
+            return _Coupons(owner=empty, end=empty, amount=np.zeros(0), accrued=np.zeros(0),
+                            european_accrued=np.zeros(0))
+        fractions = accrual_fractions(schedules=schedules, day_count=day_count)
+        accrued = accrued_interest(schedules=schedules, day_count=day_count, coupon_rate=coupon,
+                                   settlement=np.datetime64(as_of, "D"))
         # a european option's exercise date: the accrued interest its exercise pays, by the bond's day count
-        european = p.present["option"][rows[g]] & (p.text["exercise"][rows[g]] == "european")
-        european_accrued = np.zeros(g.size)
-        if european.any():
-            e = np.flatnonzero(european)
-            names, which = distinct_values(cell["day_count"][g][e])
-            for k, name in enumerate(names):  # one call per day count: a name column costs a Python loop
-                bonds = e[which == k]
-                european_accrued[bonds] = accrued_interest(
-                    schedules=schedules.take(bonds), day_count=name, coupon_rate=coupon[bonds],
-                    settlement=p.dates["first_exercise"][rows[g][bonds]].astype("datetime64[D]"))
-        period_owner = np.repeat(np.arange(g.size), np.maximum(schedules.counts - 1, 0))
+        european = np.flatnonzero(p.present["option"][rows] & (p.exercise[rows] == _EUROPEAN))
+        european_accrued = np.zeros(rows.size)
+        if european.size:
+            european_accrued[european] = accrued_interest(
+                schedules=schedules.take(european), day_count=day_count.take(european), coupon_rate=coupon[european],
+                settlement=as_dates(p.dates["first_exercise"][rows[european]]))
         _start, end = schedules.period_bounds()
-        amount = 100.0 * coupon[period_owner] * fractions
-        is_last_period = np.zeros(end.size, dtype=bool)
-        period_offsets = schedules.period_offsets
-        has_periods = period_offsets[1:] > period_offsets[:-1]
-        is_last_period[period_offsets[1:][has_periods] - 1] = True
-        repayment = np.where(is_last_period, 100.0, 0.0)
         live = end > as_of
-        owner, end, amount, repayment = period_owner[live], end[live], amount[live], repayment[live]
-        step = np.maximum((2 * (end - as_of) * spy[g][owner] + YEAR_DAYS) // (2 * YEAR_DAYS), 1)
-        # flows that fall on one step are paid together (a bond's flows come in date order: equal steps are adjacent)
-        new = np.ones(step.size, dtype=bool)
-        new[1:] = (owner[1:] != owner[:-1]) | (step[1:] != step[:-1])
-        first_of = np.flatnonzero(new)
-        inverse = np.cumsum(new) - 1
-        flow_owner = owner[first_of]
-        flow_step = step[first_of]
-        flow_coupon = np.bincount(inverse, weights=amount, minlength=first_of.size)
-        flow_repayment = np.bincount(inverse, weights=repayment, minlength=first_of.size)
-        flows_per_good = np.bincount(flow_owner, minlength=g.size)
-        # per bond: the last step, the exercise window
-        n_good = np.zeros(g.size, dtype=np.int64)
-        if flow_step.size:
-            np.maximum.at(n_good, flow_owner, flow_step)
-        first_ex, last_ex, every, strike, side = self._exercise(rows[g], spy[g], n_good, flow_owner, flow_step,
-                                                                unique_dates=end[first_of], late=late,
-                                                                flow_coupon=flow_coupon,
-                                                                european_accrued=european_accrued)
-        # a flow the tree pays before its width is full misses its outermost nodes: paid in full where no exercise
-        # sees it (at or before the first exercise step); the maturity's is on every node already
-        early = np.flatnonzero((flow_step <= EDGE_STEPS) & (flow_step <= first_ex[flow_owner])
-                               & (flow_step < n_good[flow_owner]))
-        if early.size:
-            bonds, which = np.unique(flow_owner[early], return_inverse=True)
-            shares = _edge_shares(p.numbers["a"][rows[g]][bonds], p.numbers["sigma"][rows[g]][bonds], spy[g][bonds])
-            missed = shares[which, flow_step[early] - 1]
-            flow_repayment[early] += (flow_coupon[early] + flow_repayment[early]) * (missed / (1.0 - missed))
-        # every bond row: good rows from the above, bad (or late-failing) rows as placeholders
-        late_rows = {row for row, _f, _m in late}
+        owner = np.repeat(np.arange(rows.size), np.maximum(schedules.counts - 1, 0))[live]
+        amount = (100.0 * coupon + 0.0)[owner]  # + 0.0: no coupon of -0.0 (it would sum on a step as 0.0)
+        amount *= fractions[live]
+        return _Coupons(owner=owner, end=end[live], amount=amount, accrued=accrued, european_accrued=european_accrued)
+
+    def _exercise(self, rows: np.ndarray, spy: np.ndarray, flows: _Flows, late: list[Problem],
+                  european_accrued: np.ndarray) -> _Exercise:
+        """Per good bond: the exercise window's first and last step, its period, price and side (a bond without a
+        live option: a call at :data:`NO_EXERCISE_PRICE` on its last step). A european option's price is lowered
+        so that the tree pays ``exercise_price`` plus ``european_accrued`` (the day count's accrued interest at the
+        exercise date) in place of its own accrued interest at that step (:func:`_tree_accrued`)."""
+        p = self._parsed()
+        count = rows.size
+        as_of = self.as_of_day
+        n = flows.last_step
+        style = p.exercise[rows]
+        has = p.present["option"][rows]
+        first_date, last_date = p.dates["first_exercise"][rows], p.dates["last_exercise"][rows]
+        last_date = np.where(style == _EUROPEAN, first_date, last_date)
+
+        def step_of(day: np.ndarray) -> np.ndarray:
+            return np.maximum((2 * (day - as_of) * spy + YEAR_DAYS) // (2 * YEAR_DAYS), 1)
+
+        first = step_of(np.maximum(first_date, as_of + 1))
+        last = np.minimum(step_of(last_date), n)
+        every = np.ones(count, dtype=np.int64)
+        bermudan = np.flatnonzero(has & (style == _BERMUDAN))
+        if bermudan.size:  # the coupon dates in the window: exercise on their steps only (a bond's dates ascend)
+            start, stop = flows.offsets[bermudan], flows.offsets[bermudan + 1]
+            lo = _segment_search(flows.date, start, stop, first_date[bermudan], side="left")
+            hi = _segment_search(flows.date, lo, stop, last_date[bermudan], side="right")
+            inside = lo < hi
+            first[bermudan] = np.iinfo(np.int64).max  # no coupon date in the window: never live
+            last[bermudan] = -1
+            first[bermudan[inside]] = flows.step[lo[inside]]
+            last[bermudan[inside]] = flows.step[hi[inside] - 1]
+            every[bermudan] = 65535
+            for k in bermudan[~inside & (last_date[bermudan] > as_of)]:
+                late.append((int(rows[k]), "first_exercise", "no coupon date between first_exercise "
+                             f"{_day(first_date[k])} and last_exercise {_day(last_date[k])}: a bermudan option is "
+                             "exercised on coupon dates"))
+        live = has & (last_date > as_of) & (first <= last)
+        american = live & (style == _AMERICAN)
+        if american.any():  # the tree accrues no interest before its first cash flow: not priced right there yet
+            first_flow = np.full(count, np.iinfo(np.int64).max)
+            first_coupon = np.full(count, np.iinfo(np.int64).max)
+            with_flows = np.flatnonzero(flows.counts > 0)
+            first_flow[with_flows] = flows.step[flows.offsets[with_flows]]
+            first_coupon[with_flows] = flows.date[flows.offsets[with_flows]]
+            for k in np.flatnonzero(american & (first < first_flow)):
+                late.append((int(rows[k]), "first_exercise", f"an american window open before the bond's next coupon "
+                             f"({_day(first_coupon[k])}) is not priced yet: the tree pays no accrued interest before "
+                             "its first cash flow (up to 1.8 per 100 off); start first_exercise on or after "
+                             f"{_day(first_coupon[k])}, or price the right as european or bermudan"))
+        strike = np.where(live, p.numbers["exercise_price"][rows], NO_EXERCISE_PRICE)
+        european = live & (style == _EUROPEAN)
+        if european.any():
+            tree = _tree_accrued(np.flatnonzero(european), first[european], flows)
+            strike[european] = np.maximum(strike[european] + european_accrued[european] - tree, 0.0)
+        side = np.where(live & (p.option[rows] == _PUT_CELL), PUT, CALL)
+        return _Exercise(first=np.where(live, first, n), last=np.where(live, last, n), every=np.where(live, every, 1),
+                         strike=strike, side=side)
+
+    def _bond_portfolio(self, rows: np.ndarray, bad: np.ndarray, curve: np.ndarray, problems: list[Problem],
+                        late: list[Problem], accrued_good: np.ndarray, flows: _Flows,
+                        exercise: _Exercise) -> BondPortfolio:
+        """Every bond row: the good ones from their flows and exercise, and in place of a bad (or late-failing) one a
+        placeholder (one flow of 100 at step 1), each row carrying its problems."""
+        p = self._parsed()
+        count = rows.size
+        g = np.flatnonzero(~bad)
         placeholder = bad.copy()
-        placeholder[np.isin(rows, list(late_rows))] = True
+        placeholder[np.isin(rows, [row for row, _f, _m in late])] = True
+        real = ~placeholder[g]  # the good bonds that keep their flows
         counts = np.ones(count, dtype=np.int64)
-        counts[g] = np.maximum(flows_per_good, 1)
-        counts[placeholder] = 1
-        offsets = np.concatenate(([0], np.cumsum(counts)))
-        step_all = np.ones(offsets[-1], dtype=np.int64)
-        coupon_all = np.zeros(offsets[-1])
-        repay_all = np.full(offsets[-1], 100.0)
-        keep = ~placeholder[g][flow_owner]
-        position = offsets[g][flow_owner] + (np.arange(flow_owner.size) - np.concatenate(([0], np.cumsum(flows_per_good)))[
-            flow_owner])
-        step_all[position[keep]] = flow_step[keep]
-        coupon_all[position[keep]] = flow_coupon[keep]
-        repay_all[position[keep]] = flow_repayment[keep]
+        counts[g[real]] = np.maximum(flows.counts[real], 1)
+        offsets = np.zeros(count + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        # a row without flows of its own (a placeholder, a bond whose flows all passed) has one: 100 at step 1
+        lone = np.ones(count, dtype=bool)
+        lone[g[real & (flows.counts > 0)]] = False
+        lone_slots = offsets[:-1][lone]
+        slots = np.ones(offsets[-1], dtype=bool)  # the others: the kept flows, in order
+        slots[lone_slots] = False
+        kept = None if real.all() else np.repeat(real, flows.counts)
+        cashflows = {}
+        for name, values, filler in (("cashflow_step", flows.step, 1), ("coupon", flows.coupon, 0.0),
+                                     ("repayment", flows.repayment, 100.0)):
+            if kept is not None:
+                values = values[kept]
+            if lone_slots.size:
+                out = np.empty(offsets[-1], dtype=values.dtype)
+                out[slots] = values
+                out[lone_slots] = filler
+                values = out
+            cashflows[name] = values
         n = np.ones(count, dtype=np.int64)
-        n[g] = np.maximum(n_good, 1)
+        n[g] = np.maximum(flows.last_step, 1)
         n[placeholder] = 1
+        spy = self._steps_per_year()[rows]
         spy_all = np.where(placeholder, 1, spy)
 
         def per_bond(good_values: np.ndarray, filler: float) -> np.ndarray:
@@ -551,82 +663,120 @@ class Trades:
             out[placeholder] = filler
             return out
 
-        accrued = per_bond(accrued_good, 0.0)
         spread = np.where(np.isnan(p.numbers["spread"][rows]), 0.0, p.numbers["spread"][rows]) * 100.0
         fields = {"term_unit": np.full(count, YEAR_DAYS), "term_steps": spy_all,
                   "a": np.where(placeholder, 0.1, p.numbers["a"][rows]),
                   "sigma": np.where(placeholder, 0.01, p.numbers["sigma"][rows]),
-                  "maturity": (n - 0.5) / spy_all, "cashflow_count": counts, "cashflow_step": step_all,
-                  "repayment": repay_all, "coupon": coupon_all,
+                  "maturity": (n - 0.5) / spy_all, "cashflow_count": counts, **cashflows,
                   "spread": np.where(placeholder, 0.0, spread),
-                  "option_type": per_bond(side, CALL).astype(np.int8), "strike": per_bond(strike, NO_EXERCISE_PRICE),
-                  "first_exercise": per_bond(first_ex, 1).astype(np.int64),
-                  "last_exercise": per_bond(last_ex, 1).astype(np.int64),
-                  "exercise_frequency": per_bond(every, 1).astype(np.int64),
+                  "option_type": per_bond(exercise.side, CALL).astype(np.int8),
+                  "strike": per_bond(exercise.strike, NO_EXERCISE_PRICE),
+                  "first_exercise": per_bond(exercise.first, 1).astype(np.int64),
+                  "last_exercise": per_bond(exercise.last, 1).astype(np.int64),
+                  "exercise_frequency": per_bond(exercise.every, 1).astype(np.int64),
                   "curve_index": np.where(placeholder, 0, curve)}
-        local = rows_problems(problems + self._where_prefixed(late), rows)
+        accrued = per_bond(accrued_good, 0.0)
+        local = _rows_problems(problems + self._where_prefixed(late), rows, len(self))
         if local:
             return BondPortfolio.with_read_problems(local, accrued=accrued, **fields)
         return BondPortfolio(accrued=accrued, **fields)
 
-    def _exercise(self, rows: np.ndarray, spy: np.ndarray, n: np.ndarray, flow_owner: np.ndarray,
-                  flow_step: np.ndarray, unique_dates: np.ndarray, late: list[Problem], flow_coupon: np.ndarray,
-                  european_accrued: np.ndarray):
-        """Per good bond: the exercise window's first and last step, its period, price and side (a bond without a
-        live option: a call at :data:`NO_EXERCISE_PRICE` on its last step). A european option's price is lowered
-        so that the tree pays ``exercise_price`` plus ``european_accrued`` (the day count's accrued interest at the
-        exercise date) in place of its own accrued interest at that step (:func:`_tree_accrued`)."""
-        p = self._parsed()
-        count = rows.size
-        as_of = self.as_of_day
-        style = p.text["exercise"][rows]
-        has = p.present["option"][rows]
-        first_date, last_date = p.dates["first_exercise"][rows], p.dates["last_exercise"][rows]
-        last_date = np.where(style == "european", first_date, last_date)
 
-        def step_of(day: np.ndarray) -> np.ndarray:
-            return np.maximum((2 * (day - as_of) * spy + YEAR_DAYS) // (2 * YEAR_DAYS), 1)
+@dataclass(frozen=True, eq=False)
+class _Coupons:
+    """Good bonds' coupons: the periods that end after the as-of date, in bond and date order."""
 
-        first = step_of(np.maximum(first_date, as_of + 1))
-        last = np.minimum(step_of(last_date), n)
-        every = np.ones(count, dtype=np.int64)
-        bermudan = has & (style == "bermudan")
-        if bermudan.any():  # the coupon dates in the window: exercise on their steps only
-            in_window = (unique_dates >= first_date[flow_owner]) & (unique_dates <= last_date[flow_owner])
-            in_window &= bermudan[flow_owner] & (unique_dates > as_of)
-            lo = np.full(count, np.iinfo(np.int64).max)
-            hi = np.full(count, -1)
-            np.minimum.at(lo, flow_owner[in_window], flow_step[in_window])
-            np.maximum.at(hi, flow_owner[in_window], flow_step[in_window])
-            first = np.where(bermudan, lo, first)
-            last = np.where(bermudan, hi, last)
-            every = np.where(bermudan, 65535, every)
-            for k in np.flatnonzero(bermudan & (hi < 0) & (last_date > as_of)):
-                late.append((int(rows[k]), "first_exercise", "no coupon date between first_exercise "
-                             f"{_day(first_date[k])} and last_exercise {_day(last_date[k])}: a bermudan option is "
-                             "exercised on coupon dates"))
-        live = has & (last_date > as_of) & (first <= last)
-        american = live & (style == "american")
-        if american.any():  # the tree accrues no interest before its first cash flow: not priced right there yet
-            first_flow = np.full(count, np.iinfo(np.int64).max)
-            np.minimum.at(first_flow, flow_owner, flow_step)
-            first_coupon = np.full(count, np.iinfo(np.int64).max)
-            np.minimum.at(first_coupon, flow_owner, unique_dates)
-            for k in np.flatnonzero(american & (first < first_flow)):
-                late.append((int(rows[k]), "first_exercise", f"an american window open before the bond's next coupon "
-                             f"({_day(first_coupon[k])}) is not priced yet: the tree pays no accrued interest before "
-                             "its first cash flow (up to 1.8 per 100 off); start first_exercise on or after "
-                             f"{_day(first_coupon[k])}, or price the right as european or bermudan"))
-        strike = np.where(live, p.numbers["exercise_price"][rows], NO_EXERCISE_PRICE)
-        european = live & (style == "european")
-        if european.any():
-            tree = _tree_accrued(np.flatnonzero(european), first[european], flow_owner, flow_step, flow_coupon)
-            strike[european] = np.maximum(strike[european] + european_accrued[european] - tree, 0.0)
-        side = np.where(live & (p.text["option"][rows] == "put"), PUT, CALL)
-        first = np.where(live, first, n)
-        last = np.where(live, last, n)
-        every = np.where(live, every, 1)
-        return first, last, every, strike, side
+    owner: np.ndarray  #: the period's bond (an index among the good bonds)
+    end: np.ndarray  #: the period's (adjusted) end date, a day number: the coupon's payment date
+    amount: np.ndarray  #: the coupon per 100
+    accrued: np.ndarray  #: per bond, the day count's accrued interest at the as-of date
+    european_accrued: np.ndarray  #: per bond, that at its european exercise date (0 for the others)
+
+
+@dataclass(frozen=True, eq=False)
+class _Flows:
+    """Good bonds' cash flows on tree steps, in bond and step order (a bond's coupons of one step are one flow)."""
+
+    owner: np.ndarray  #: the flow's bond (an index among the good bonds)
+    step: np.ndarray  #: its tree step (ascending within a bond)
+    date: np.ndarray  #: the date of the step's first coupon (a day number)
+    coupon: np.ndarray  #: the coupons paid at the step, per 100
+    repayment: np.ndarray  #: 100 at the bond's last flow (and the share the tree misses: _pay_early_flows_in_full)
+    offsets: np.ndarray  #: bond ``k``'s flows are ``[offsets[k]:offsets[k + 1]]``
+
+    @property
+    def counts(self) -> np.ndarray:
+        """Per bond, its number of flows."""
+        return np.diff(self.offsets)
+
+    @property
+    def last_step(self) -> np.ndarray:
+        """Per bond, the step of its last flow (0 without flows)."""
+        counts = self.counts
+        out = np.zeros(counts.size, dtype=np.int64)
+        out[counts > 0] = self.step[self.offsets[1:][counts > 0] - 1]
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class _Exercise:
+    """Good bonds' exercise: window (first and last step), period in steps, price and side."""
+
+    first: np.ndarray
+    last: np.ndarray
+    every: np.ndarray
+    strike: np.ndarray
+    side: np.ndarray
+
+
+def _flows(coupons: _Coupons, spy: np.ndarray, as_of: int) -> _Flows:
+    """The coupons on tree steps (``spy`` steps a year per bond; each date on the step nearest its time, halves up,
+    never before step 1), the coupons of one step paid together, and 100 repaid with each bond's last coupon."""
+    owner, end, amount = coupons.owner, coupons.end, coupons.amount
+    uniform = spy.size > 0 and bool(np.all(spy == spy[0]))  # one tree resolution for the book: no gather
+    step = end - as_of
+    step *= 2
+    step *= spy[0] if uniform else spy[owner]
+    step += YEAR_DAYS
+    step //= 2 * YEAR_DAYS
+    np.maximum(step, 1, out=step)
+    # a bond's flows come in date order: the coupons of one step are adjacent
+    merged = np.zeros(step.size, dtype=bool)
+    np.equal(step[1:], step[:-1], out=merged[1:])
+    merged[1:] &= owner[1:] == owner[:-1]
+    if merged.any():
+        later = np.flatnonzero(merged)  # the j-th of them joins the flow before it: flow later[j] - j - 1
+        first = ~merged
+        coupon = amount[first]
+        np.add.at(coupon, later - np.arange(1, later.size + 1), amount[later])  # in date order, as a sum
+        owner, step, end = owner[first], step[first], end[first]
+    else:
+        coupon = amount
+    counts = np.bincount(owner, minlength=spy.size)
+    offsets = np.zeros(spy.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    repayment = np.zeros(step.size)
+    repayment[offsets[1:][counts > 0] - 1] = 100.0
+    return _Flows(owner=owner, step=step, date=end, coupon=coupon, repayment=repayment, offsets=offsets)
+
+
+def _pay_early_flows_in_full(flows: _Flows, first_exercise: np.ndarray, a: np.ndarray, sigma: np.ndarray,
+                             spy: np.ndarray) -> None:
+    """Raise the flows that the tree pays before its width is full, which miss its outermost nodes, by the share they
+    miss (:func:`_edge_shares`): those where no exercise sees them (at or before the first exercise step), but a
+    bond's last (the maturity's is on every node already)."""
+    candidates = np.flatnonzero(flows.step <= EDGE_STEPS)
+    owner, step = flows.owner[candidates], flows.step[candidates]
+    early = candidates[(step <= first_exercise[owner]) & (step < flows.last_step[owner])]
+    if early.size == 0:
+        return
+    owner = flows.owner[early]  # ascending: each bond's early flows are adjacent
+    new = np.ones(owner.size, dtype=bool)
+    np.not_equal(owner[1:], owner[:-1], out=new[1:])
+    bonds, which = owner[new], np.cumsum(new) - 1
+    shares = _edge_shares(a[bonds], sigma[bonds], spy[bonds])
+    missed = shares[which, flows.step[early] - 1]
+    flows.repayment[early] += (flows.coupon[early] + flows.repayment[early]) * (missed / (1.0 - missed))
 
 
 def _edge_shares(a: np.ndarray, sigma: np.ndarray, steps_per_year: np.ndarray) -> np.ndarray:
@@ -654,31 +804,61 @@ def _edge_shares(a: np.ndarray, sigma: np.ndarray, steps_per_year: np.ndarray) -
     return np.where(s <= jmax[:, None], outer / total, 0.0)
 
 
-def _tree_accrued(bonds: np.ndarray, step: np.ndarray, flow_owner: np.ndarray, flow_step: np.ndarray,
-                  flow_coupon: np.ndarray) -> np.ndarray:
+def _tree_accrued(bonds: np.ndarray, step: np.ndarray, flows: _Flows) -> np.ndarray:
     """The accrued interest the tree adds to the exercise price of bond ``bonds[k]`` at step ``step[k]``
     (docs/paper-instrument.md §6.4, operation for operation): ``(i - S) / (nx - S)`` of the coupon paid at ``S``,
-    the bond's last cash-flow step at or before ``i``, ``nx`` the next; 0 before its first cash flow and on one.
-    ``flow_*``: the bonds' cash flows, by bond and then step (every bond has at least one)."""
-    start = np.searchsorted(flow_owner, bonds, side="left")
-    lo, hi = start.copy(), np.searchsorted(flow_owner, bonds, side="right")
-    while True:  # lo: the first of the bond's flows after the step (a binary search, all bonds at once)
-        open_ = lo < hi
-        if not open_.any():
-            break
-        mid = (lo + hi) // 2
-        after = open_ & (flow_step[np.minimum(mid, flow_step.size - 1)] > step)
-        lo = np.where(open_ & ~after, mid + 1, lo)
-        hi = np.where(after, mid, hi)
-    at = lo - 1  # the last flow at or before the step
+    the bond's last cash-flow step at or before ``i``, ``nx`` the next; 0 before its first cash flow and on one."""
+    start = flows.offsets[bonds]
+    at = _segment_search(flows.step, start, flows.offsets[bonds + 1], step, side="right") - 1  # the last at or before
     valid = at >= start
-    valid[valid] = flow_step[at[valid]] < step[valid]  # on a cash-flow step: 0, the holder keeps the coupon
+    valid[valid] = flows.step[at[valid]] < step[valid]  # on a cash-flow step: 0, the holder keeps the coupon
     out = np.zeros(bonds.size)
     k = at[valid]
-    span = (flow_step[k + 1] - flow_step[k]).astype(np.float64)
-    left = np.maximum(flow_step[k + 1] - step[valid], 0).astype(np.float64)
-    out[valid] = ((span - left) / span) * flow_coupon[k]
+    span = (flows.step[k + 1] - flows.step[k]).astype(np.float64)
+    left = np.maximum(flows.step[k + 1] - step[valid], 0).astype(np.float64)
+    out[valid] = ((span - left) / span) * flows.coupon[k]
     return out
+
+
+def _expanded(found: Sequence[Problem], inverse: np.ndarray, rows: np.ndarray) -> list[Problem]:
+    """Problems found on a column's distinct values (numbered by value) as the problems of the rows that hold those
+    values (``rows[k]`` holds value ``inverse[k]``), in row order."""
+    if not found:
+        return []
+    by_value: dict[int, list[tuple[str, str]]] = {}
+    for value, field, message in found:
+        by_value.setdefault(int(value), []).append((field, message))  # type: ignore[arg-type]
+    hit = np.flatnonzero(np.isin(inverse, np.fromiter(by_value, dtype=np.int64, count=len(by_value))))
+    return [(int(rows[k]), field, message) for k in hit.tolist() for field, message in by_value[int(inverse[k])]]
+
+
+def _rows_problems(problems: Sequence[Problem], rows: np.ndarray, size: int) -> tuple[Problem, ...]:
+    """The problems of ``rows`` (distinct rows of a book of ``size``), numbered as ``rows`` numbers them, in that
+    order (:func:`trinom.columns.rows_problems` without a dictionary of every row)."""
+    if not problems:
+        return ()
+    where = np.full(size, -1, dtype=np.int64)
+    where[rows] = np.arange(rows.size)
+    found = [(int(where[row]), field, message) for row, field, message in problems
+             if row is not None and where[row] >= 0]
+    return tuple(sorted(found, key=lambda problem: problem[0]))
+
+
+def _segment_search(values: np.ndarray, start: np.ndarray, stop: np.ndarray, target: np.ndarray,
+                    side: str = "left") -> np.ndarray:
+    """Per segment ``values[start[k]:stop[k]]`` (ascending), the index in ``values`` where ``target[k]`` would go
+    (:func:`numpy.searchsorted`'s ``side``): a binary search of every segment at once."""
+    lo, hi = start.copy(), stop.copy()
+    last = max(values.size - 1, 0)
+    while True:
+        open_ = lo < hi
+        if not open_.any():
+            return lo
+        mid = (lo + hi) // 2
+        value = values[np.minimum(mid, last)]
+        right = open_ & ((value < target) if side == "left" else (value <= target))
+        lo = np.where(right, mid + 1, lo)
+        hi = np.where(open_ & ~right, mid, hi)
 
 
 def _date_text(value: object) -> object:
@@ -741,22 +921,22 @@ def trade_curves(trades: Trades, curves: Any) -> Any:
     return curves
 
 
-def single_instrument(trades: Trades, curves: Any) -> tuple[Portfolio | BondPortfolio, Any]:
-    """``trades`` as one tree-step instrument (what :func:`trinom.risk` and :func:`trinom.oas` take) and the market's
-    curves; a book of bonds and options, or of options on several curves, is an error saying so."""
-    blocks, market_curves = lowered(trades, curves)
+def single_instrument(trades: Trades, curves: Any) -> tuple[Portfolio | BondPortfolio, Any, Legs]:
+    """``trades`` as one tree-step instrument (what :func:`trinom.risk` and :func:`trinom.oas` take), the market's
+    curves and how the trees add up to trades; a book of bonds and options, or of options on several curves, is an
+    error saying so."""
+    blocks, market_curves, legs = lowered(trades, curves)
     if len(blocks) == 1:  # consecutive trades of one kind (and options of one curve) are one block
-        return blocks[0][1], market_curves
+        return blocks[0][1], market_curves, legs
     raise InputError([(None, "instruments", "these trades mix bonds and bond options (or options on several curves): "
                        "run risk or OAS on each kind apart")])
 
 
-def lowered(trades: Trades, curves: Any) -> tuple[list[tuple[int, Portfolio | BondPortfolio]], Any]:
-    """``trades`` as tree-step instruments on ``curves`` (see :meth:`Trades.instruments`) and the curves as the
-    market takes them."""
+def lowered(trades: Trades, curves: Any) -> tuple[list[tuple[int, Portfolio | BondPortfolio]], Any, Legs]:
+    """``trades`` as tree-step instruments on ``curves`` (see :meth:`Trades.instruments`), the curves as the market
+    takes them, and how the trees add up to trades (:meth:`Trades.legs`)."""
     from ..market import Market
 
     market_curves = trade_curves(trades, curves)
     names = Market.of(market_curves).names
-    return trades.instruments(names), market_curves
-
+    return trades.instruments(names), market_curves, trades.legs(names)
