@@ -125,8 +125,8 @@ def matrix(name: str, curve: str = "EUR") -> VolQuotes:
 # --- against QuantLib ---------------------------------------------------------------------------------------------
 
 def test_helpers_describe_the_quotes_swaptions(eur):
-    """QuantLib's helpers and trinom's quotes: the same market prices, and the same model prices up to QuantLib's
-    root accuracy."""
+    """QuantLib's helpers and trinom's quotes: the same market prices, and the same model prices (QuantLib's root,
+    trinom's default; the exact root within QuantLib's root error)."""
     curve, handle = eur
     for name in MATRICES:
         quotes = matrix(name)
@@ -139,7 +139,8 @@ def test_helpers_describe_the_quotes_swaptions(eur):
         for helper in helpers:
             helper.setPricingEngine(engine)
         theirs = np.array([h.modelValue() for h in helpers])
-        assert np.abs(basket.model_price(a=0.04, sigma=0.009) / theirs - 1).max() <= 1e-5, name
+        assert np.abs(basket.model_price(a=0.04, sigma=0.009) / theirs - 1).max() <= 1e-10, name
+        assert np.abs(basket.model_price(a=0.04, sigma=0.009, root="exact") / theirs - 1).max() <= 1e-5, name
 
 
 @pytest.mark.parametrize("name", list(MATRICES))
@@ -159,6 +160,27 @@ def test_global_calibration_matches_quantlib(eur, name, error):
     theirs = ql_objective(model, helpers, a, sigma)
     ours = ql_objective(model, helpers, result.a[0], result.sigma[0])
     assert ours <= theirs * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("error", ["relative_price", "price", "vol"])
+def test_calibration_on_quantlibs_root_matches_quantlib_too(eur, error):
+    """root="quantlib" while fitting (the engine's prices, which jump by up to 1e-6 between parameters): converged,
+    within 1e-4 of QuantLib and within 1e-5 of the fit on the exact root (the default)."""
+    curve, handle = eur
+    for name in ("normal", "lognormal", "shifted lognormal"):
+        quotes = matrix(name)
+        model = ql_calibrate(ql_helpers(quotes, curve, handle, error), handle)
+        a, sigma = model.params()
+        result = calibrate(curves=curve, quotes=quotes, error=error, root="quantlib")
+        exact = calibrate(curves=curve, quotes=quotes, error=error)
+        assert result.status.tolist() == ["converged"], result.message
+        gap = max(abs(result.a[0] / a - 1), abs(result.sigma[0] / sigma - 1))
+        WORST[f"root='quantlib', free a, {name}, {error}"] = gap
+        assert gap <= 1e-4
+        assert result.a[0] == pytest.approx(exact.a[0], rel=1e-5)
+        assert result.sigma[0] == pytest.approx(exact.sigma[0], rel=1e-5)
+    with pytest.raises(trinom.InputError, match="root must be one of quantlib, exact"):
+        calibrate(curves=curve, quotes=matrix("normal"), root="newton")
 
 
 @pytest.mark.parametrize("name", ["normal", "lognormal", "strikes"])
@@ -208,7 +230,7 @@ def test_quotes_made_by_the_model_give_its_parameters_back(eur):
                                   instrument=["cap", "cap", "floor", "cap", "floor"], strike=[None, None, 0.02, 0.03, None])
     for quotes in (swaptions, caps):
         basket = quote_instruments(quotes, curve)
-        implied = basket.implied_vol(basket.model_price(a=0.06, sigma=0.011))
+        implied = basket.implied_vol(basket.model_price(a=0.06, sigma=0.011, root="exact"))
         rebuilt = VolQuotes.from_columns(**{**{c: quotes.to_frame()[c].tolist() for c in quotes.to_frame()},
                                             "vol": implied})
         result = calibrate(curves=curve, quotes=rebuilt)
@@ -270,7 +292,7 @@ def test_weights(eur):
     basket = result.instruments
 
     def objective(a: float, sigma: float) -> float:
-        e = basket.model_price(a=a, sigma=sigma) / basket.market_price - 1
+        e = basket.model_price(a=a, sigma=sigma, root="exact") / basket.market_price - 1
         return float(np.sum(w * e * e))
 
     a, sigma = result.a[0], result.sigma[0]

@@ -4,12 +4,13 @@ the exact root), caps and floors (AnalyticCapFloorEngine), Black and Bachelier p
 volatilities, forward-generated legs (Schedule, DateGeneration.Forward) and the analytic gradients.
 
 QuantLib's JamshidianSwaptionEngine solves for the critical short rate with Brent's method to an accuracy of 1e-8
-(hard-coded); its prices are therefore those of its decomposition at a root up to about 5e-9 away from the exact
-one, which moves a swaption's price by up to about 1e-6 relative. trinom solves the root to machine precision.
-So the swaptions are checked two ways: against QuantLib's decomposition (HullWhite.discountBond and
-discountBondOption) at the exact root, within 1e-10 relative; and against the engine, either within 1e-10
-relative or, where not, by showing that the engine's price is trinom's decomposition at a root within Brent's
-tolerance of the exact one.
+(hard-coded): its prices are those of its decomposition at a root up to about 5e-9 away from the exact one, which
+moves a swaption's price by up to about 1e-6 relative. trinom's default (``root="quantlib"``) runs the same Brent
+iterations (checked iterate for iterate against QuantLib's own Brent on the engine's function) and QuantLib's bond
+option volatility, and agrees with the engine within 1e-10 relative on every swaption tested; ``root="exact"``
+solves the root to machine precision and agrees with QuantLib's decomposition (HullWhite.discountBond and
+discountBondOption) at the exact root within 1e-10 relative, and with the engine where the engine's price is that
+decomposition at a root within Brent's tolerance of the exact one.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pytest
 
 ql = pytest.importorskip("QuantLib")
 
+from trinom import errors as trinom_errors  # noqa: E402
 from trinom.model import DatedCurve  # noqa: E402
 from trinom.model import hull_white as hw  # noqa: E402
 from trinom.model import periods as periods_module  # noqa: E402
@@ -206,38 +208,188 @@ def test_swaptions_equal_quantlib_decomposition_at_the_exact_root(curves, a, sig
     worst = 0.0
     for case in SWAPTIONS:
         s = our_swaption(curve, case)
-        ours = float(s.price(a=a, sigma=sigma)[0])
+        ours = float(s.price(a=a, sigma=sigma, root="exact")[0])
         theirs = ql_decomposition(model, s)
         worst = max(worst, abs(ours / theirs - 1))
-    WORST[f"swaptions vs QuantLib's decomposition, a={a}"] = worst
+    WORST[f"root='exact' vs QuantLib's decomposition at the exact root, a={a}"] = worst
     assert worst <= 1e-10
 
 
-@pytest.mark.parametrize(("a", "sigma"), MODELS)
-def test_swaptions_match_jamshidian_engine(curves, a, sigma):
+def engine_price(s: Swaptions, case: tuple, handle: ql.YieldTermStructureHandle, engine: ql.PricingEngine) -> float:
+    swaption = ql_swaption(s, case, handle)
+    swaption.setPricingEngine(engine)
+    return swaption.NPV()
+
+
+@pytest.mark.parametrize(("a", "sigma"), [*MODELS, (0.001, 0.006), (0.5, 0.02), (1e-9, 0.01)])
+def test_swaptions_equal_jamshidian_engine(curves, a, sigma):
+    """The default (QuantLib's root and bond-option volatility) within 1e-10 of the engine on every swaption; the
+    exact root's gap to the engine is QuantLib's root error (a root within Brent's accuracy of the exact one)."""
     curve, handle = curves
     engine = ql.JamshidianSwaptionEngine(ql.HullWhite(handle, a, sigma))
-    worst = worst_root = 0.0
+    worst = worst_exact = worst_root = 0.0
     for case in SWAPTIONS:
         s = our_swaption(curve, case)
-        swaption = ql_swaption(s, case, handle)
-        swaption.setPricingEngine(engine)
-        theirs = swaption.NPV()
+        theirs = engine_price(s, case, handle, engine)
         ours = float(s.price(a=a, sigma=sigma)[0])
-        gap = abs(ours / theirs - 1)
-        worst = max(worst, gap)
-        if gap > 1e-10:
+        worst = max(worst, abs(ours / theirs - 1))
+        exact = float(s.price(a=a, sigma=sigma, root="exact")[0])
+        gap = abs(exact / theirs - 1)
+        worst_exact = max(worst_exact, gap)
+        if a >= 0.01 and gap > 1e-10:  # below, QuantLib's bond option volatility cancels digits too
             off = root_error(s, a, sigma, theirs)
             worst_root = max(worst_root, off)
             assert off <= BRENT_ACCURACY, (case, off)
-    WORST[f"swaptions vs JamshidianSwaptionEngine, a={a}"] = worst
-    WORST[f"engine's root error, a={a}"] = worst_root
+    WORST[f"default vs JamshidianSwaptionEngine, a={a}"] = worst
+    WORST[f"root='exact' vs JamshidianSwaptionEngine, a={a}"] = worst_exact
+    if worst_root:
+        WORST[f"engine's root error, a={a}"] = worst_root
+    assert worst <= 1e-10
 
 
-def test_forward_starting_swaptions_match_jamshidian_engine(curves):
+def test_random_swaptions_equal_jamshidian_engine(curves):
+    """120 random swaptions: payer and receiver, strikes off the money, forward-starting swaps, frequencies 1-12,
+    five day counts, a from 1e-4 to 1.5 (the default root within 1e-10 of the engine)."""
+    curve, handle = curves
+    rng = np.random.default_rng(17)
+    worst = 0.0
+    for k in range(120):
+        a = float(np.exp(rng.uniform(np.log(1e-4), np.log(1.5))))
+        sigma = float(rng.uniform(0.003, 0.03))
+        expiry = f"{int(rng.integers(1, 180))}M"
+        tenor = f"{int(rng.integers(6, 288))}M"
+        frequency = int(rng.choice([1, 2, 4, 12]))
+        day_count = str(rng.choice(list(DAY_COUNTS)))
+        payer = bool(rng.random() < 0.5)
+        exercise = period_dates(np.array([AS_OF]), expiry)
+        start = exercise + (int(rng.integers(1, 60)) if k % 3 == 0 else 0)
+        end = period_dates(start, tenor)
+        s = Swaptions.on_curve(curve, exercise=exercise, start=start, end=end, frequency=frequency,
+                               day_count=day_count, payer=payer, notional=100.0)  # ql_swaption's notional
+        s = s.replace_rates(s.forward_rate + rng.normal(0.0, 0.01))
+        engine = ql.JamshidianSwaptionEngine(ql.HullWhite(handle, a, sigma))
+        theirs = engine_price(s, (expiry, tenor, frequency, day_count, payer, 0.0), handle, engine)
+        ours = float(s.price(a=a, sigma=sigma)[0])
+        if theirs < 1e-8:  # worth less than 1e-10 of the notional: absolute
+            assert abs(ours - theirs) <= 1e-16
+            continue
+        worst = max(worst, abs(ours / theirs - 1))
+    WORST["default vs JamshidianSwaptionEngine, 120 random swaptions"] = worst
+    assert worst <= 1e-10
+
+
+def ql_r_star_iterates(model: ql.HullWhite, s: Swaptions) -> tuple[list[float], float]:
+    """The short rates at which QuantLib's Brent evaluates the engine's function (its rStarFinder, on QuantLib's
+    discountBond) from the engine's bracket and guess, and the root it returns."""
+    T, t0, n = float(s.exercise[0]), float(s.start[0]), int(s.count[0])
+    times, amounts = s.pay_time[0, :n].tolist(), s.amounts[0, :n].tolist()
+    notional = float(s.notional[0])
+    points: list[float] = []
+
+    def finder(r: float) -> float:
+        points.append(r)
+        start = model.discountBond(T, t0, r)
+        return notional - sum(c * model.discountBond(T, t, r) / start for c, t in zip(amounts, times, strict=True))
+
+    solver = ql.Brent()
+    solver.setMaxEvaluations(10000)
+    solver.setLowerBound(-10.0)
+    solver.setUpperBound(10.0)
+    root = solver.solve(finder, 1e-8, 0.05, -10.0, 10.0)
+    return points[:-1], root  # Brent evaluates its root once more on return
+
+
+@pytest.mark.parametrize(("a", "sigma"), MODELS)
+def test_quantlib_root_follows_quantlibs_brent_iterate_for_iterate(curves, a, sigma, monkeypatch):
+    """trinom's Brent on the Jamshidian function, in short rates, evaluates where QuantLib's Brent does on the
+    engine's function, all swaptions in one batch: as many points, the same ones up to the functions' rounding
+    (the two evaluate it in different orders: 1e-14 apart, which the secant step over Brent's minimal step of
+    5e-9 magnifies to 5e-10 at the fifth point, and superlinear convergence shrinks again), and the same root
+    within 1e-14."""
+    curve, handle = curves
+    model = ql.HullWhite(handle, a, sigma)
+    swaptions = [our_swaption(curve, case) for case in SWAPTIONS]
+    batch = Swaptions.concatenate(swaptions)
+    seen: list[tuple[np.ndarray, np.ndarray]] = []
+    found: list[np.ndarray] = []
+    original = hw.brent_roots
+
+    def recording(fun, **kwargs):
+        def traced(x, rows):
+            seen.append((rows.copy(), x.copy()))
+            return fun(x, rows)
+        roots, evaluations = original(traced, **kwargs)
+        found.append(roots)
+        return roots, evaluations
+
+    monkeypatch.setattr(hw, "brent_roots", recording)
+    hw.jamshidian_swaption(a=a, sigma=sigma, expiry=batch.exercise, start=batch.start, pay_times=batch.pay_time,
+                           amounts=batch.amounts, discount_start=batch.discount_start, discount_pay=batch.discount_pay,
+                           notional=batch.notional, is_payer=batch.payer, forward_rate=batch.forward_exercise)
+    worst = worst_root = 0.0
+    for k, s in enumerate(swaptions):
+        ours = np.array([float(x[rows == k][0]) for rows, x in seen if (rows == k).any()])
+        theirs, root = ql_r_star_iterates(model, s)
+        assert ours.size == len(theirs), (k, ours, theirs)
+        worst = max(worst, float(np.abs(ours - theirs).max()))
+        worst_root = max(worst_root, abs(float(found[0][k]) - root))
+    WORST[f"Brent's points vs QuantLib's, a={a}"] = worst
+    WORST[f"Brent's root vs QuantLib's, a={a}"] = worst_root
+    assert worst <= 1e-9 and worst_root <= 1e-14
+
+
+def test_brent_roots_equal_quantlibs_brent_iterate_for_iterate():
+    """On 200 random increasing functions (flat, steep, odd powers, overflowing ends), the same points evaluated in
+    the same order and the same root, bit for bit (the functions evaluated by the same Python code)."""
+    import math
+
+    rng = np.random.default_rng(23)
+    cases = [(rng.uniform(-3, 3), rng.uniform(0.1, 40.0), int(rng.choice([1, 3, 5])), rng.uniform(-9, 9))
+             for _ in range(200)]
+
+    def scalar(k: int, x: float) -> float:
+        centre, scale, power, _guess = cases[k]
+        try:
+            return math.sinh(scale * (x - centre)) ** power + 0.01 * (x - centre)
+        except OverflowError:
+            return math.copysign(math.inf, x - centre)
+
+    points: dict[int, list[float]] = {k: [] for k in range(len(cases))}
+
+    def batch(x: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        for k, value in zip(rows.tolist(), x.tolist(), strict=True):
+            points[k].append(value)
+        return np.array([scalar(k, value) for k, value in zip(rows.tolist(), x.tolist(), strict=True)])
+
+    guesses = np.array([c[3] for c in cases])
+    with np.errstate(over="ignore"):
+        roots, evaluations = hw.brent_roots(batch, size=len(cases), lower=-10.0, upper=10.0, guess=guesses,
+                                            accuracy=1e-8, max_evaluations=10000)
+    for k in range(len(cases)):
+        theirs: list[float] = []
+
+        def f(x: float, k: int = k, theirs: list[float] = theirs) -> float:
+            theirs.append(x)
+            return scalar(k, x)
+        root = ql.Brent().solve(f, 1e-8, float(guesses[k]), -10.0, 10.0)
+        assert roots[k] == root
+        assert points[k] == theirs[:-1] and evaluations[k] == len(theirs) - 1
+
+
+def test_brent_roots_report_what_they_cannot_solve():
+    roots, _ = hw.brent_roots(lambda x, rows: x * x + 1.0, size=2, lower=-1.0, upper=1.0, guess=0.5, accuracy=1e-10)
+    assert np.isnan(roots).all()
+    roots, evaluations = hw.brent_roots(lambda x, rows: x - 0.3, size=1, lower=-1.0, upper=1.0, guess=0.0,
+                                        accuracy=1e-10, max_evaluations=3)
+    assert np.isnan(roots[0]) and evaluations[0] == 4
+    roots, _ = hw.brent_roots(lambda x, rows: x - 1.0, size=1, lower=-1.0, upper=1.0, guess=0.0, accuracy=1e-10)
+    assert roots[0] == 1.0  # a root at an end
+
+
+def test_forward_starting_swaptions_equal_jamshidian_engine(curves):
     """A swap starting after the exercise (QuantLib's valueTime; its bond options with a bond start)."""
     curve, handle = curves
-    for a, sigma in [(0.05, 0.01), (0.2, 0.012)]:
+    for a, sigma in [(0.05, 0.01), (0.2, 0.012), (0.002, 0.01)]:
         engine = ql.JamshidianSwaptionEngine(ql.HullWhite(handle, a, sigma))
         for expiry, lag, tenor, payer in [("1Y", 14, "5Y", True), ("3Y", 60, "7Y", False), ("6M", 2, "2Y", False)]:
             exercise = period_dates(np.array([AS_OF]), expiry)
@@ -246,11 +398,31 @@ def test_forward_starting_swaptions_match_jamshidian_engine(curves):
             s = Swaptions.on_curve(curve, exercise=exercise, start=start, end=end, frequency=2, day_count="30/360",
                                    payer=payer, notional=100.0)
             s = s.replace_rates(s.forward_rate + 0.002)
-            swaption = ql_swaption(s, (expiry, tenor, 2, "30/360", payer, 0.0), handle)
-            swaption.setPricingEngine(engine)
-            theirs = swaption.NPV()
-            ours = float(s.price(a=a, sigma=sigma)[0])
-            assert abs(ours / theirs - 1) <= 1e-10 or root_error(s, a, sigma, theirs) <= BRENT_ACCURACY
+            theirs = engine_price(s, (expiry, tenor, 2, "30/360", payer, 0.0), handle, engine)
+            assert float(s.price(a=a, sigma=sigma)[0]) == pytest.approx(theirs, rel=1e-10, abs=0)
+            exact = float(s.price(a=a, sigma=sigma, root="exact")[0])
+            assert abs(exact / theirs - 1) <= 1e-10 or a < 0.01 or root_error(s, a, sigma, theirs) <= BRENT_ACCURACY
+
+
+def test_quantlib_root_outside_the_bracket_falls_back_to_the_exact_root():
+    """A leg whose critical short rate lies beyond QuantLib's [-10, 10] (where its engine fails) is priced at the
+    exact root."""
+    times = np.array([[2.0]])
+    args = dict(a=0.05, sigma=0.01, expiry=1.0, start=1.0, pay_times=times, amounts=np.array([[1e6]]),
+                discount_start=0.97, discount_pay=0.94)
+    price = hw.jamshidian_swaption(**args, is_payer=False)
+    assert price[0] == pytest.approx(hw.jamshidian_swaption(**args, is_payer=False, root="exact")[0], rel=1e-12)
+    assert price[0] > 0
+    with pytest.raises(trinom_errors.InputError, match="root must be one of quantlib, exact"):
+        hw.jamshidian_swaption(**args, root="brent")
+
+
+def test_quantlib_forward_rate_equals_quantlibs(curves):
+    curve, handle = curves
+    times = np.array([0.0, 1e-5, 0.3, 1.0, 2.7, 10.0, 30.0, 39.0])
+    ours = hw.quantlib_forward_rate(curve.discount, times)
+    theirs = [handle.forwardRate(float(t), float(t), ql.Continuous, ql.NoFrequency).rate() for t in times]
+    assert ours.tolist() == pytest.approx(theirs, rel=1e-12, abs=1e-15)
 
 
 def test_forward_swap_rate_and_annuity_equal_quantlib(curves):
@@ -271,10 +443,14 @@ def test_swaption_parity_and_batch(curves):
     s = Swaptions.on_curve(curve, exercise=exercise, end=end, fixed_rate=[0.02, 0.03, 0.04], payer=True)
     r = s.replace_rates(s.fixed_rate, payer=False)
     a, sigma = np.array([0.01, 0.05, 0.3]), np.array([0.005, 0.01, 0.02])
-    parity = s.price(a=a, sigma=sigma) - r.price(a=a, sigma=sigma)
+    parity = s.price(a=a, sigma=sigma, root="exact") - r.price(a=a, sigma=sigma, root="exact")
     assert parity == pytest.approx(s.annuity * (s.forward_rate - s.fixed_rate), rel=1e-12, abs=1e-15)
-    one_by_one = [float(Swaptions.concatenate([s]).price(a=a[k], sigma=sigma[k])[k]) for k in range(3)]
-    assert s.price(a=a, sigma=sigma).tolist() == pytest.approx(one_by_one, rel=1e-15)
+    for root in hw.ROOTS:
+        one_by_one = [float(s.take([k]).price(a=a[k], sigma=sigma[k], root=root)[0]) for k in range(3)]
+        assert s.price(a=a, sigma=sigma, root=root).tolist() == pytest.approx(one_by_one, rel=1e-15)
+    # QuantLib's root: parity up to the root's error (about 1e-6 of the prices)
+    parity = s.price(a=a, sigma=sigma) - r.price(a=a, sigma=sigma)
+    assert parity == pytest.approx(s.annuity * (s.forward_rate - s.fixed_rate), rel=1e-5)
 
 
 def test_gradients_equal_finite_differences(curves):
@@ -285,15 +461,21 @@ def test_gradients_equal_finite_differences(curves):
                            frequency=[1, 2, 4], payer=[True, False, True])
     s = s.replace_rates(s.forward_rate + np.array([0.0, 0.01, -0.005]))
     caps = Caps.on_curve(curve, start=exercise, end=end, strike=0.03, cap=[True, False, True])
+    exact = {"root": "exact"}
     for a, sigma in [(0.05, 0.01), (0.5, 0.02), (0.002, 0.008)]:
-        for instrument in (s, caps):
-            _price, d_a, d_sigma = instrument.price(a=a, sigma=sigma, gradient=True)
+        for instrument, options in ((s, exact), (caps, {})):
+            _price, d_a, d_sigma = instrument.price(a=a, sigma=sigma, gradient=True, **options)
             h = 1e-5 * a
-            fd_a = (instrument.price(a=a + h, sigma=sigma) - instrument.price(a=a - h, sigma=sigma)) / (2 * h)
-            fd_s = (instrument.price(a=a, sigma=sigma * (1 + 1e-6))
-                    - instrument.price(a=a, sigma=sigma * (1 - 1e-6))) / (2e-6 * sigma)
+            fd_a = (instrument.price(a=a + h, sigma=sigma, **options)
+                    - instrument.price(a=a - h, sigma=sigma, **options)) / (2 * h)
+            fd_s = (instrument.price(a=a, sigma=sigma * (1 + 1e-6), **options)
+                    - instrument.price(a=a, sigma=sigma * (1 - 1e-6), **options)) / (2e-6 * sigma)
             assert d_a == pytest.approx(fd_a, rel=1e-5)
             assert d_sigma == pytest.approx(fd_s, rel=1e-6)
+    # QuantLib's root: the same formula at its root, within the root's error of the exact root's
+    _price, d_a, d_sigma = s.price(a=0.05, sigma=0.01, gradient=True)
+    _price, e_a, e_sigma = s.price(a=0.05, sigma=0.01, gradient=True, root="exact")
+    assert d_a == pytest.approx(e_a, rel=1e-5) and d_sigma == pytest.approx(e_sigma, rel=1e-5)
 
 
 # --- caps and floors ----------------------------------------------------------------------------------------------
@@ -359,6 +541,26 @@ def test_forward_legs_equal_quantlib_schedules():
         fractions = [DAY_COUNTS[day_count[k]].yearFraction(ql_date(s), ql_date(e))
                      for s, e in itertools.pairwise(dates)]
         assert leg.accrual[k, :n].tolist() == pytest.approx(fractions, rel=1e-15, abs=1e-16)
+
+
+def test_act_act_icma_legs_equal_quantlibs_fixed_rate_legs():
+    """ACT/ACT-ICMA on forward-generated legs: QuantLib's FixedRateLeg with ActualActual(ISMA), whose reference
+    periods are the leg's own (a short last period: from its start one tenor on; a single short one: from its end
+    one tenor back)."""
+    rng = np.random.default_rng(8)
+    starts = AS_OF + rng.integers(0, 3650, 300)
+    ends = add_period(starts, rng.integers(1, 240, 300), rng.integers(0, 3, 300) * rng.integers(0, 20, 300))
+    starts[:4] = np.array(["2024-02-29", "2024-08-31", "2025-01-31", "2024-03-30"], dtype="datetime64[D]")
+    ends[:4] = add_period(starts[:4], [60, 6, 13, 11], 0)
+    frequency = rng.choice([1, 2, 4, 12], 300)
+    leg = fixed_leg(start=starts, end=ends, frequency=frequency, day_count="ACT/ACT-ICMA")
+    for k in range(300):
+        schedule = ql_schedule(starts[k], ends[k], 12 // int(frequency[k]))
+        coupons = ql.FixedRateLeg(schedule, ql.ActualActual(ql.ActualActual.ISMA), [1.0], [0.05])
+        accruals = [ql.as_fixed_rate_coupon(c).accrualPeriod() for c in coupons]
+        n = int(leg.count[k])
+        assert n == len(accruals)
+        assert leg.accrual[k, :n].tolist() == pytest.approx(accruals, rel=1e-15, abs=1e-16)
 
 
 def test_periods():

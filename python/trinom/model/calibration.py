@@ -12,6 +12,9 @@ curves at once, by a batched Levenberg-Marquardt in NumPy (issue 26).
 ``model_i`` is the Hull-White price of the quote's instrument (Jamshidian for swaptions, caplets as bond options:
 :mod:`trinom.model.hull_white`), ``market_i`` the quote's volatility in Black's or Bachelier's formula
 (:mod:`trinom.model.quotes`). ``a`` may be free or fixed (one value, or per curve); ``sigma`` is always free.
+The swaptions are priced on the exact Jamshidian root while fitting (``root="exact"``, a smooth objective);
+``root="quantlib"`` fits on QuantLib's engine's prices (its Brent root), converging within their noise (about 1e-6).
+Per-trade calibration (a basket of co-terminal swaptions per trade) is :mod:`trinom.model.baskets`.
 
 **Solver** (:func:`levenberg_marquardt`): a batched, bounded Levenberg-Marquardt: every curve is one element of
 the batch with its own parameters, damping, bounds and quotes (rows of unequal length masked), and the Jacobian is
@@ -47,6 +50,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import InputError
+from .hull_white import ROOTS
 from .quotes import QuoteInstruments, VolQuotes, quote_instruments, read_vol_quotes, resolve_curves
 
 #: Calibration errors (QuantLib's CalibrationErrorType).
@@ -312,7 +316,7 @@ def calibrate(*, curves: Any, quotes: VolQuotes | str | Path | Any, as_of: objec
               a: float | Mapping[str, float] | None = None, weights: npt.ArrayLike | None = None,
               error: str = "relative_price", bounds: Mapping[str, tuple[float, float]] | None = None,
               a_guess: float = 0.05, sigma_guess: float | None = None, max_iterations: int = 200,
-              tolerance: float = 1e-12) -> CalibrationResult:
+              tolerance: float = 1e-12, root: str = "exact") -> CalibrationResult:
     """Fit one Hull-White ``(a, sigma)`` per curve to that curve's quotes, all curves at once.
 
     Args:
@@ -327,12 +331,17 @@ def calibrate(*, curves: Any, quotes: VolQuotes | str | Path | Any, as_of: objec
       a_guess: the starting ``a`` where free; sigma_guess: the starting ``sigma`` (default: per curve, the median
         of the quotes' normal volatilities, from their market prices).
       max_iterations, tolerance: the solver's (:func:`levenberg_marquardt`).
+      root: the swaptions' Jamshidian root while fitting and in the result's model prices: ``"exact"`` (default: a
+        smooth objective, so parameters to about 1e-12) or ``"quantlib"`` (QuantLib's engine; its root error makes
+        prices jump by up to about 1e-6 relative between parameters, and the fit stops within that noise).
 
     Returns:
       :class:`CalibrationResult` (statuses per curve; never raises for a curve that does not fit).
     """
     if error not in ERRORS:
         raise InputError([(None, "error", f"error must be one of {', '.join(ERRORS)}, got {error!r}")])
+    if root not in ROOTS:
+        raise InputError([(None, "root", f"root must be one of {', '.join(ROOTS)}, got {root!r}")])
     table = resolve_curves(curves)
     if as_of is not None:
         from ..conventions.dates import as_dates, to_days
@@ -399,7 +408,7 @@ def calibrate(*, curves: Any, quotes: VolQuotes | str | Path | Any, as_of: objec
         here = valid[rows]
         quote = take[rows][here]  # each quote once: it belongs to one curve
         owner = np.broadcast_to(np.arange(rows.size)[:, None], here.shape)[here]
-        price, d_a, d_s = basket.model_price(a=x[owner, 0], sigma=x[owner, 1], rows=quote, gradient=True)
+        price, d_a, d_s = basket.model_price(a=x[owner, 0], sigma=x[owner, 1], rows=quote, gradient=True, root=root)
         weight = root_w[quote]
         if error == "relative_price":
             scale = weight / market[quote]
@@ -434,7 +443,7 @@ def calibrate(*, curves: Any, quotes: VolQuotes | str | Path | Any, as_of: objec
         fit = levenberg_marquardt(residuals, x0, lower=lower_b, upper=upper_b, free=free, mask=use,
                                   max_iterations=max_iterations, tolerance=tolerance)
     a_out, sigma_out = fit.x[:, 0].copy(), fit.x[:, 1].copy()
-    model = basket.model_price(a=a_out[basket.curve_index], sigma=sigma_out[basket.curve_index])
+    model = basket.model_price(a=a_out[basket.curve_index], sigma=sigma_out[basket.curve_index], root=root)
     failed = fit.code != CONVERGED  # no fit: no parameters to report (the message keeps the last iterate)
     model[failed[basket.curve_index]] = np.nan
     model_vol = basket.implied_vol(model)

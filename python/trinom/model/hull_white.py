@@ -30,10 +30,24 @@ takes the discount factors it needs, so that one call prices a batch on many cur
   which is the sum of the bond options of the decomposition (strikes ``P(T, t_i; x*) / P(T, t0; x*)``, puts for a
   payer, calls for a receiver) with the root's identity used to gather their strike terms.
 
+**Two roots** (``root=``). ``"exact"`` solves for ``x*`` to machine precision (Newton's method) and prices by the
+gathered form above. ``"quantlib"`` (the default) reproduces QuantLib 1.44's ``JamshidianSwaptionEngine`` step for
+step: the critical short rate ``r* = x* + f(0, T)`` by Brent's method (:func:`brent_roots`, QuantLib's
+``Brent::solve(f, 1e-8, 0.05, -10, 10)``, iterate for iterate), where ``f(0, T)`` is the curve's instantaneous
+forward rate at the expiry as QuantLib's ``forwardRate(T, T, Continuous)`` takes it (a difference quotient over
+``1e-4`` years: :func:`quantlib_forward_rate`); then the sum of the bond options struck at that root (whose strike
+terms no longer sum to ``N`` exactly), each with QuantLib's ``HullWhite::discountBondOption(type, strike, T, t0,
+t_i)`` volatility, a sum of exponentials that loses digits as ``a`` shrinks (evaluated, where that matters, with the
+C library's ``exp`` that QuantLib's own calls); and ``a`` below ``sqrt(eps)`` taken as 0, as QuantLib's
+``HullWhite::B`` does. The engine's root is within about ``5e-9`` of the exact one, so the two differ by up to about
+``1e-6`` of the price (and by QuantLib's cancellation, ``1e-7`` at ``a = 0.001``): far below any tree's error, and
+one keyword apart.
+
 The sensitivities to ``a`` and ``sigma`` (:func:`jamshidian_swaption` with ``gradient=True``) are the sums of the
 bond options' vegas times ``d v_i / d a`` and ``d v_i / d sigma``: the strikes move with the parameters too, but
 their effects cancel, because every option of the decomposition is at its boundary at the same ``x*`` and
-``sum c_i K_i`` is fixed. The calibration uses them as its Jacobian.
+``sum c_i K_i`` is fixed. The calibration uses them as its Jacobian (with the exact root: a smooth objective); with
+``root="quantlib"`` they are the same formula at QuantLib's root.
 
 >>> import numpy as np
 >>> times = np.array([[2.0, 3.0, 4.0]])
@@ -47,6 +61,8 @@ their effects cancel, because every option of the decomposition is at its bounda
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Final
 
@@ -60,6 +76,24 @@ from .volatility import black_stdev_price, normal_cdf, normal_pdf
 MAX_ROOT_ITERATIONS: Final[int] = 60
 #: Below this ``a * t`` the bond factor's derivative in ``a`` uses its series.
 _SMALL: Final[float] = 1e-3
+#: The Jamshidian roots: QuantLib's engine's (Brent) or the exact one (Newton).
+ROOTS: Final[tuple[str, ...]] = ("quantlib", "exact")
+#: QuantLib's JamshidianSwaptionEngine: ``Brent::solve(f, accuracy, guess, lower, upper)`` on the short rate, with
+#: ``setMaxEvaluations(10000)``.
+QUANTLIB_ROOT_ACCURACY: Final[float] = 1e-8
+QUANTLIB_ROOT_GUESS: Final[float] = 0.05
+QUANTLIB_ROOT_BRACKET: Final[tuple[float, float]] = (-10.0, 10.0)
+QUANTLIB_MAX_EVALUATIONS: Final[int] = 10000
+#: QuantLib's ``YieldTermStructure::forwardRate(t, t)``: a difference quotient over this many years.
+QUANTLIB_FORWARD_STEP: Final[float] = 1e-4
+_EPS: Final[float] = float(np.finfo(np.float64).eps)
+#: QuantLib's ``close(x, y)`` tolerance: 42 machine epsilons.
+_CLOSE: Final[float] = 42.0 * _EPS
+#: Below ``sqrt(eps)`` QuantLib's HullWhite takes ``a`` as 0 (``B(t, T) = T - t``).
+_QL_SMALL_A: Final[float] = math.sqrt(_EPS)
+#: Where QuantLib's bond-option variance sum is below this, its cancellation magnifies the last bit of each ``exp``:
+#: those elements are evaluated with the C library's ``exp`` (QuantLib's), the others with NumPy's.
+_LIBM_BELOW: Final[float] = 0.05
 
 
 def _f64(x: npt.ArrayLike) -> np.ndarray:
@@ -149,7 +183,9 @@ def caplet(*, a: npt.ArrayLike, sigma: npt.ArrayLike, start: npt.ArrayLike, end:
 def jamshidian_swaption(*, a: npt.ArrayLike, sigma: npt.ArrayLike, expiry: npt.ArrayLike, start: npt.ArrayLike,
                         pay_times: npt.ArrayLike, amounts: npt.ArrayLike, discount_start: npt.ArrayLike,
                         discount_pay: npt.ArrayLike, notional: npt.ArrayLike = 1.0, is_payer: npt.ArrayLike = True,
-                        gradient: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
+                        gradient: bool = False, root: str = "quantlib",
+                        forward_rate: npt.ArrayLike | None = None,
+                        ) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
     """European swaptions by Jamshidian's decomposition (QuantLib's ``JamshidianSwaptionEngine``), one per row.
 
     Args:
@@ -163,11 +199,27 @@ def jamshidian_swaption(*, a: npt.ArrayLike, sigma: npt.ArrayLike, expiry: npt.A
       discount_start, discount_pay: ``P(0, t0)`` and ``P(0, t_i)`` (``(n, m)``).
       notional: ``N``; is_payer: payer (the right to pay fixed) or receiver.
       gradient: also return ``d price / d a`` and ``d price / d sigma``.
+      root: ``"quantlib"`` (default): the engine's numerics, its Brent root on the short rate included (see the
+        module's documentation); ``"exact"``: the root to machine precision.
+      forward_rate: with ``root="quantlib"``, the curve's instantaneous forward rate at the expiry as QuantLib
+        takes it (:func:`quantlib_forward_rate`; :class:`Swaptions` carries it): Brent's bracket and guess are short
+        rates ``r = x + f(0, T)``. Without it (0) the search runs on ``x`` itself: a Brent root all the same, but not
+        the engine's iterates.
 
     Returns:
-      the prices ``(n,)`` (NaN where the root was not found: a leg with negative cash flows), and with
-      ``gradient`` the two derivatives.
+      the prices ``(n,)`` (NaN where no root was found: a leg with negative cash flows), and with ``gradient`` the
+      two derivatives. Where QuantLib's bracket holds no root (``|r*| > 10``, where the engine fails), the exact
+      root is used.
+
+    >>> times = np.array([[2.0, 3.0]])
+    >>> args = dict(a=0.05, sigma=0.01, expiry=1.0, start=1.0, pay_times=times, amounts=np.array([[0.03, 1.03]]),
+    ...             discount_start=np.exp(-0.03), discount_pay=np.exp(-0.03 * times), forward_rate=0.03)
+    >>> ql, exact = jamshidian_swaption(**args), jamshidian_swaption(**args, root="exact")
+    >>> round(float(exact[0]), 10), bool(abs(ql[0] / exact[0] - 1) < 1e-6)
+    (0.0075125037, True)
     """
+    if root not in ROOTS:
+        raise InputError([(None, "root", f"root must be one of {', '.join(ROOTS)}, got {root!r}")])
     c = _f64(amounts)
     if c.ndim != 2:
         raise InputError([(None, "amounts", f"amounts must be (swaptions, cash flows), got shape {c.shape}")])
@@ -176,6 +228,9 @@ def jamshidian_swaption(*, a: npt.ArrayLike, sigma: npt.ArrayLike, expiry: npt.A
     P = np.broadcast_to(_f64(discount_pay), c.shape)
     a, sigma, T, t0, P0, N = (np.broadcast_to(_f64(x), (n,)) for x in (a, sigma, expiry, start, discount_start,
                                                                         notional))
+    quantlib = root == "quantlib"
+    if quantlib:  # QuantLib's HullWhite: B(t, T) = T - t below sqrt(eps)
+        a = np.where(a < _QL_SMALL_A, 0.0, a)
     payer = np.broadcast_to(np.asarray(is_payer, dtype=bool), (n,))
     V = short_rate_variance(a=a, sigma=sigma, t=T)
     root_v = np.sqrt(V)
@@ -186,15 +241,25 @@ def jamshidian_swaption(*, a: npt.ArrayLike, sigma: npt.ArrayLike, expiry: npt.A
     live = c != 0
     weight = np.where(live, c * P / P0[:, None], 0.0)
     x = _jamshidian_root(weight, beta, gamma, N)
+    cp = np.where(live, c * P, 0.0)
+    sign = np.where(payer, -1.0, 1.0)  # payer: puts, N(-d); receiver: calls, N(d)
+    if quantlib:
+        offset = np.broadcast_to(_f64(0.0 if forward_rate is None else forward_rate), (n,))
+        found = _quantlib_root(weight, np.where(live, beta, 0.0), np.where(live, gamma, 0.0), N, offset)
+        x = np.where(np.isfinite(found), found, x)
+        with np.errstate(over="ignore", invalid="ignore"):
+            strike = P * np.exp(-beta * x[:, None] - gamma)  # P(0, t0) K_i, K_i = P(T, t_i; x) / P(T, t0; x)
+            stdev = _quantlib_bond_option_stdev(a, sigma, T, t0, t)
+            options = black_stdev_price(forward=P, strike=strike, stdev=stdev, is_call=~payer[:, None])
+        price = np.where(np.isfinite(x), np.sum(np.where(live, c * options, 0.0), axis=1), np.nan)
     with np.errstate(divide="ignore", invalid="ignore"):
         safe = np.where(root_v > 0, root_v, 1.0)
         d0 = np.where(root_v > 0, x / safe + B0 * root_v, np.where(x > 0, np.inf, -np.inf))
         di = np.where(root_v[:, None] > 0, x[:, None] / safe[:, None] + Bi * root_v[:, None],
                       np.where(x[:, None] > 0, np.inf, -np.inf))
-    cp = np.where(live, c * P, 0.0)
-    sign = np.where(payer, -1.0, 1.0)  # payer: puts, N(-d); receiver: calls, N(d)
-    price = sign * (np.sum(cp * normal_cdf(sign[:, None] * di), axis=1) - N * P0 * normal_cdf(sign * d0))
-    price = np.maximum(price, 0.0)
+    if not quantlib:
+        price = sign * (np.sum(cp * normal_cdf(sign[:, None] * di), axis=1) - N * P0 * normal_cdf(sign * d0))
+        price = np.maximum(price, 0.0)
     if not gradient:
         return price
     # d price / d theta = sum c_i P_i n(d_i) d v_i / d theta, v_i = sqrt(V) beta_i
@@ -206,6 +271,185 @@ def jamshidian_swaption(*, a: npt.ArrayLike, sigma: npt.ArrayLike, expiry: npt.A
               + _dlog_bond_factor(2.0 * a, T)[:, None])  # log v_i = log sigma + log B(2a, T) / 2 - a tau0 + log B
     d_a = np.sum(vega * v * dlog_v, axis=1)
     return price, d_a, d_sigma
+
+
+def quantlib_forward_rate(discount: Callable[[np.ndarray], np.ndarray], t: npt.ArrayLike) -> np.ndarray:
+    """The instantaneous forward rate at ``t`` (years) as QuantLib's ``YieldTermStructure::forwardRate(t, t,
+    Continuous)`` takes it: ``log(P(t1) / P(t2)) / (t2 - t1)`` with ``t1 = max(t - 5e-5, 0)``, ``t2 = t1 + 1e-4``
+    (``discount``: a curve's discount factors at year fractions).
+
+    >>> round(float(quantlib_forward_rate(lambda t: np.exp(-0.03 * t), [2.0])[0]), 10)
+    0.03
+    """
+    t = np.asarray(t, dtype=np.float64).reshape(-1)
+    t1 = np.maximum(t - QUANTLIB_FORWARD_STEP / 2.0, 0.0)
+    t2 = t1 + QUANTLIB_FORWARD_STEP
+    both = np.asarray(discount(np.concatenate([t1, t2])), dtype=np.float64)
+    compound = both[:t.size] / both[t.size:]
+    return np.where(compound == 1.0, 0.0, np.log(compound) / (t2 - t1))
+
+
+def _quantlib_root(weight: np.ndarray, beta: np.ndarray, gamma: np.ndarray, notional: np.ndarray,
+                   offset: np.ndarray) -> np.ndarray:
+    """The engine's root as a state ``x = r - offset``: Brent on ``N - sum_i w_i exp(-beta_i x - gamma_i)`` over
+    short rates ``r`` in QuantLib's bracket from its guess; NaN where the bracket holds no root."""
+
+    def excess(r: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        xx = (r - offset[rows])[:, None]
+        with np.errstate(over="ignore"):
+            return notional[rows] - np.sum(weight[rows] * np.exp(-beta[rows] * xx - gamma[rows]), axis=1)
+
+    lower, upper = QUANTLIB_ROOT_BRACKET
+    r, _evaluations = brent_roots(excess, size=weight.shape[0], lower=lower, upper=upper, guess=QUANTLIB_ROOT_GUESS,
+                                  accuracy=QUANTLIB_ROOT_ACCURACY, max_evaluations=QUANTLIB_MAX_EVALUATIONS)
+    return r - offset
+
+
+def _quantlib_bond_option_stdev(a: np.ndarray, sigma: np.ndarray, T: np.ndarray, t0: np.ndarray,
+                                t: np.ndarray) -> np.ndarray:
+    """``(n, m)``: QuantLib's ``HullWhite::discountBondOption(type, strike, T, t0, t_i)`` volatility, operation for
+    operation: ``sigma / (a sqrt(2a)) sqrt(e^(-2a(t0-T)) - e^(-2a t0) - 2 (e^(-a(t0+t_i-2T)) - e^(-a(t0+t_i))) +
+    e^(-2a(t_i-T)) - e^(-2a t_i))``, and ``sigma (t_i - t0) sqrt(T)`` where ``a`` is 0. The sum cancels to about
+    ``2aT (a (t_i - t0))^2``, magnifying each ``exp``'s last bit: where it is small the C library's ``exp``
+    (QuantLib's) evaluates it, so that the rounding is QuantLib's too."""
+    shape = t.shape
+    A, S, M, B = (np.broadcast_to(x, shape) for x in (a[:, None], sigma[:, None], T[:, None], t0[:, None]))
+    exact = bond_option_stdev(a=A, sigma=S, expiry=M, start=B, maturity=t)
+    positive = A > 0
+    if not positive.any():
+        return exact
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        terms = _ql_variance_sum(A, M, B, t, np.exp)
+        libm = positive & (terms < _LIBM_BELOW)
+        if libm.any():
+            terms[libm] = _ql_variance_sum(A[libm], M[libm], B[libm], t[libm], _libm_exp)
+        v = S / (A * np.sqrt(2.0 * A)) * np.sqrt(np.maximum(terms, 0.0))
+    return np.where(positive, v, exact)
+
+
+def _ql_variance_sum(a: np.ndarray, m: np.ndarray, s: np.ndarray, e: np.ndarray,
+                     exp: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """QuantLib's sum of exponentials for a bond option expiring at ``m`` on the bond from ``s`` to ``e``, in its
+    order of operations."""
+    two_a = -2.0 * a
+    return (exp(two_a * (s - m)) - exp(two_a * s)
+            - 2.0 * (exp(-a * ((s + e) - 2.0 * m)) - exp(-a * (s + e)))
+            + exp(two_a * (e - m)) - exp(two_a * e))
+
+
+def _libm_exp(x: np.ndarray) -> np.ndarray:
+    """``exp`` of the C library (``math.exp``), element by element: NumPy's vectorised ``exp`` may differ in the
+    last bit."""
+    flat = np.asarray(x, dtype=np.float64).reshape(-1)
+    return np.fromiter(map(math.exp, flat.tolist()), dtype=np.float64, count=flat.size).reshape(np.shape(x))
+
+
+def brent_roots(fun: Callable[[np.ndarray, np.ndarray], np.ndarray], *, size: int, lower: npt.ArrayLike,
+                upper: npt.ArrayLike, guess: npt.ArrayLike, accuracy: float,
+                max_evaluations: int = 100) -> tuple[np.ndarray, np.ndarray]:
+    """Roots of ``size`` functions at once by Brent's method (Brent 1973, as QuantLib's ``Brent`` and
+    ``Solver1D::solve(f, accuracy, guess, xMin, xMax)`` run it, iterate for iterate).
+
+    Per element: ``f(lower)``, ``f(upper)`` (a root if ``close`` to 0: within ``(42 eps)^2``); they must have
+    opposite signs (else NaN); then from ``guess``, inverse quadratic interpolation or the secant where it stays
+    well inside the bracket, bisection otherwise, each step at least ``2 eps |x| + accuracy / 2``; it stops where
+    half the bracket is within that (or ``f`` is ``close`` to 0) and returns the point of smaller ``|f|``.
+    ``accuracy`` is floored at ``eps``.
+
+    Args:
+      fun: ``fun(x, rows) -> f``: the functions ``rows`` (indices) at the points ``x`` (both ``(k,)``).
+      lower, upper, guess: the bracket and the first interior point (one, or one per element).
+      max_evaluations: per element, as QuantLib's ``setMaxEvaluations`` (NaN past it).
+
+    Returns:
+      the roots ``(size,)`` (NaN where none was bracketed or found) and the evaluations each took.
+
+    >>> roots, evaluations = brent_roots(lambda x, rows: x * x - np.array([2.0, 3.0])[rows], size=2, lower=0.0,
+    ...                                  upper=10.0, guess=1.0, accuracy=1e-12)
+    >>> roots.round(12).tolist(), evaluations.tolist()
+    ([1.414213562373, 1.732050807569], [11, 11])
+    """
+    acc = max(float(accuracy), _EPS)
+    lo = np.broadcast_to(_f64(lower), (size,)).astype(np.float64)
+    hi = np.broadcast_to(_f64(upper), (size,)).astype(np.float64)
+    rows = np.arange(size)
+    with np.errstate(over="ignore", invalid="ignore"):
+        f_lo = np.asarray(fun(lo, rows), dtype=np.float64)
+        f_hi = np.asarray(fun(hi, rows), dtype=np.float64)
+        result = np.full(size, np.nan)
+        done = _close_to_zero(f_lo)
+        result[done] = lo[done]
+        at_hi = ~done & _close_to_zero(f_hi)
+        result[at_hi] = hi[at_hi]
+        done |= at_hi
+        done |= ~(f_lo * f_hi < 0.0)  # no root bracketed (or NaN): NaN
+        root = np.broadcast_to(_f64(guess), (size,)).astype(np.float64)
+        f_root = np.full(size, np.nan)
+        evaluations = np.full(size, 2, dtype=np.int64)
+        go = np.flatnonzero(~done)
+        f_root[go] = fun(root[go], go)
+        evaluations[go] += 1
+    # Brent's start: the guess on one side, both ends of the bracket on the other
+    flip = f_root * f_lo < 0.0
+    x_min = np.where(flip, lo, hi)
+    f_min = np.where(flip, f_lo, f_hi)
+    x_max, f_max = x_min.copy(), f_min.copy()
+    d = root - x_max
+    e = d.copy()
+    active = ~done
+    while True:
+        idx = np.flatnonzero(active)
+        if idx.size == 0:
+            break
+        r, fr, xn, fn, xx, fx, dd, ee = (v[idx] for v in (root, f_root, x_min, f_min, x_max, f_max, d, e))
+        same = ((fr > 0.0) & (fx > 0.0)) | ((fr < 0.0) & (fx < 0.0))  # rename x_min, root, x_max
+        xx, fx = np.where(same, xn, xx), np.where(same, fn, fx)
+        dd = np.where(same, r - xn, dd)
+        ee = np.where(same, dd, ee)
+        swap = np.abs(fx) < np.abs(fr)  # keep the root the best point
+        xn, r, xx = np.where(swap, r, xn), np.where(swap, xx, r), np.where(swap, r, xx)
+        fn, fr, fx = np.where(swap, fr, fn), np.where(swap, fx, fr), np.where(swap, fr, fx)
+        tol = 2.0 * _EPS * np.abs(r) + 0.5 * acc
+        mid = (xx - r) / 2.0
+        converged = (np.abs(mid) <= tol) | _close_to_zero(fr)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            s = fr / fn
+            secant = _close(xn, xx)
+            q1, r1 = fn / fx, fr / fx
+            p = np.where(secant, 2.0 * mid * s, s * (2.0 * mid * q1 * (q1 - r1) - (r - xn) * (r1 - 1.0)))
+            q = np.where(secant, 1.0 - s, (q1 - 1.0) * (r1 - 1.0) * (s - 1.0))
+            q = np.where(p > 0.0, -q, q)
+            p = np.abs(p)
+            bound = np.minimum(3.0 * mid * q - np.abs(tol * q), np.abs(ee * q))
+            interpolate = (np.abs(ee) >= tol) & (np.abs(fn) > np.abs(fr)) & (2.0 * p < bound)
+            new_d = np.where(interpolate, p / q, mid)
+            new_e = np.where(interpolate, dd, mid)
+        step = np.where(np.abs(new_d) > tol, new_d, np.where(mid >= 0.0, tol, -tol))
+        result[idx[converged]] = r[converged]
+        x_min[idx], f_min[idx], x_max[idx], f_max[idx] = r, fr, xx, fx
+        root[idx] = np.where(converged, r, r + step)
+        d[idx], e[idx] = new_d, new_e
+        active[idx[converged]] = False
+        go = idx[~converged]
+        if go.size:
+            with np.errstate(over="ignore", invalid="ignore"):
+                f_root[go] = fun(root[go], go)
+            evaluations[go] += 1
+            over = go[evaluations[go] > max_evaluations]
+            active[over] = False
+    return result, evaluations
+
+
+def _close(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """QuantLib's ``close(x, y)``: equal, or within ``42 eps`` of both relative (``(42 eps)^2`` absolute at 0)."""
+    diff = np.abs(x - y)
+    zero = (x == 0.0) | (y == 0.0)
+    near = np.where(zero, diff < _CLOSE * _CLOSE, (diff <= _CLOSE * np.abs(x)) & (diff <= _CLOSE * np.abs(y)))
+    return (x == y) | near
+
+
+def _close_to_zero(x: np.ndarray) -> np.ndarray:
+    return (x == 0.0) | (np.abs(x) < _CLOSE * _CLOSE)
 
 
 def _dlog_bond_factor(a: np.ndarray, tau: np.ndarray) -> np.ndarray:
@@ -222,25 +466,33 @@ def _dlog_bond_factor(a: np.ndarray, tau: np.ndarray) -> np.ndarray:
 def _jamshidian_root(weight: np.ndarray, beta: np.ndarray, gamma: np.ndarray, notional: np.ndarray) -> np.ndarray:
     """``x`` with ``sum_i w_i exp(-beta_i x - gamma_i) = N`` per row (``w_i = c_i P_i / P_0``): Newton's method
     from ``x = 0``; the sum is convex and falls in ``x``, so after at most one step past the root the iterates
-    rise to it monotonically. NaN where it does not converge (negative weights)."""
+    rise to it monotonically, until a step is negligible or the residual is within its rounding (then one more
+    step). NaN where it does not converge (negative weights)."""
     x = np.zeros(weight.shape[0])
-    active = np.ones(x.shape, dtype=bool)
     converged = np.zeros(x.shape, dtype=bool)
+    idx = np.arange(x.size)  # the rows still iterating, and their data (compressed as rows converge)
+    w, b, g, n = weight, beta, gamma, notional
+    xx = x.copy()
     for _ in range(MAX_ROOT_ITERATIONS):
-        idx = np.flatnonzero(active)
         if idx.size == 0:
             break
-        xx = x[idx]
-        terms = weight[idx] * np.exp(-beta[idx] * xx[:, None] - gamma[idx])
-        h = terms.sum(axis=1) - notional[idx]
-        slope = -(terms * beta[idx]).sum(axis=1)
+        terms = w * np.exp(-b * xx[:, None] - g)
+        h = terms.sum(axis=1) - n
+        slope = -(terms * b).sum(axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             step = -h / slope
         step = np.where(np.isfinite(step), np.clip(step, -1.0, 1.0), 0.0)
-        x[idx] = xx + step
-        done = np.abs(step) <= 1e-15 * np.maximum(1.0, np.abs(xx)) + 1e-300
+        total = terms.sum(axis=1)
+        # converged: a negligible step, or a residual within its own rounding (a flat sum, whose steps would only
+        # chase rounding)
+        done = ((np.abs(step) <= 1e-15 * np.maximum(1.0, np.abs(xx)) + 1e-300)
+                | (np.abs(h) <= 4.0 * _EPS * (total + np.abs(n))))
+        xx = xx + step
+        x[idx] = xx
         converged[idx[done]] = True
-        active[idx[done]] = False
+        if done.any():
+            keep = ~done
+            idx, w, b, g, n, xx = idx[keep], w[keep], b[keep], g[keep], n[keep], xx[keep]
     x[~converged] = np.nan
     return x
 
@@ -256,6 +508,8 @@ class Swaptions:
       pay_time, accrual: ``(n, m)``: fixed-leg payment times and accrual fractions (0 past a row's ``count``).
       discount_start, discount_pay: ``P(0, start)`` ``(n,)``, ``P(0, pay_time)`` ``(n, m)``.
       fixed_rate, notional: ``(n,)``; payer: ``(n,)`` bool; count: ``(n,)`` fixed-leg periods per swaption.
+      forward_exercise: ``(n,)``: the curve's instantaneous forward rate at the exercise as QuantLib takes it
+        (:func:`quantlib_forward_rate`), for ``root="quantlib"``; 0 where unknown.
     """
 
     exercise: np.ndarray
@@ -268,6 +522,7 @@ class Swaptions:
     notional: np.ndarray
     payer: np.ndarray
     count: np.ndarray
+    forward_exercise: np.ndarray
 
     def __len__(self) -> int:
         return int(self.exercise.size)
@@ -301,14 +556,37 @@ class Swaptions:
                        payer=self.payer if payer is None else np.broadcast_to(np.asarray(payer, bool),
                                                                               self.exercise.shape).copy())
 
-    def price(self, *, a: npt.ArrayLike, sigma: npt.ArrayLike,
-              gradient: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def price(self, *, a: npt.ArrayLike, sigma: npt.ArrayLike, gradient: bool = False,
+              root: str = "quantlib") -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Hull-White prices (Jamshidian) with ``a`` and ``sigma`` per swaption or for all; with ``gradient`` also
-        ``d price / d a`` and ``d price / d sigma``."""
-        return jamshidian_swaption(a=a, sigma=sigma, expiry=self.exercise, start=self.start, pay_times=self.pay_time,
-                                   amounts=self.amounts, discount_start=self.discount_start,
-                                   discount_pay=self.discount_pay, notional=self.notional, is_payer=self.payer,
-                                   gradient=gradient)
+        ``d price / d a`` and ``d price / d sigma``. ``root``: ``"quantlib"`` (default; QuantLib's
+        ``JamshidianSwaptionEngine`` to about 1e-12) or ``"exact"`` (see :func:`jamshidian_swaption`)."""
+        n = len(self)
+        a = np.broadcast_to(_f64(a), (n,))
+        sigma = np.broadcast_to(_f64(sigma), (n,))
+        amounts = self.amounts
+        # legs of very different lengths: price them in groups of similar length (at most twice the shortest), each
+        # on its own columns, rather than all on the longest's
+        group = np.ceil(np.log2(np.maximum(self.count, 1))).astype(np.int64)
+        groups = np.unique(group)
+        if groups.size <= 1 or self.pay_time.shape[1] <= 8:
+            return jamshidian_swaption(a=a, sigma=sigma, expiry=self.exercise, start=self.start,
+                                       pay_times=self.pay_time, amounts=amounts, discount_start=self.discount_start,
+                                       discount_pay=self.discount_pay, notional=self.notional, is_payer=self.payer,
+                                       gradient=gradient, root=root, forward_rate=self.forward_exercise)
+        out = [np.zeros(n) for _ in range(3 if gradient else 1)]
+        for g in groups.tolist():
+            rows = np.flatnonzero(group == g)
+            width = int(self.count[rows].max()) if rows.size else 1
+            values = jamshidian_swaption(a=a[rows], sigma=sigma[rows], expiry=self.exercise[rows],
+                                         start=self.start[rows], pay_times=self.pay_time[rows, :width],
+                                         amounts=amounts[rows, :width], discount_start=self.discount_start[rows],
+                                         discount_pay=self.discount_pay[rows, :width], notional=self.notional[rows],
+                                         is_payer=self.payer[rows], gradient=gradient, root=root,
+                                         forward_rate=self.forward_exercise[rows])
+            for target, value in zip(out, values if gradient else (values,), strict=True):
+                target[rows] = value
+        return tuple(out) if gradient else out[0]  # type: ignore[return-value]
 
     @classmethod
     def concatenate(cls, parts: list[Swaptions]) -> Swaptions:
@@ -327,7 +605,8 @@ class Swaptions:
                    fixed_rate=np.concatenate([p.fixed_rate for p in parts]),
                    notional=np.concatenate([p.notional for p in parts]),
                    payer=np.concatenate([p.payer for p in parts]),
-                   count=np.concatenate([p.count for p in parts]))
+                   count=np.concatenate([p.count for p in parts]),
+                   forward_exercise=np.concatenate([p.forward_exercise for p in parts]))
 
     @classmethod
     def on_curve(cls, curve: object, *, exercise: npt.ArrayLike, end: npt.ArrayLike, start: npt.ArrayLike | None = None,
@@ -365,11 +644,13 @@ class Swaptions:
         discount_pay = discount(pay_time.reshape(-1)).reshape(pay_time.shape)
         mask = np.arange(pay_time.shape[1])[None, :] < leg.count[:, None]
         start_time = times(_dates(start_days))
-        result = cls(exercise=times(_dates(exercise_days)), start=start_time, pay_time=pay_time,
+        exercise_time = times(_dates(exercise_days))
+        result = cls(exercise=exercise_time, start=start_time, pay_time=pay_time,
                      accrual=np.where(mask, leg.accrual, 0.0), discount_start=discount(start_time),
                      discount_pay=np.where(mask, discount_pay, 1.0), fixed_rate=np.zeros(count),
                      notional=np.broadcast_to(_f64(notional), (count,)).copy(),
-                     payer=np.broadcast_to(np.asarray(payer, dtype=bool), (count,)).copy(), count=leg.count)
+                     payer=np.broadcast_to(np.asarray(payer, dtype=bool), (count,)).copy(), count=leg.count,
+                     forward_exercise=quantlib_forward_rate(discount, exercise_time))
         rate = result.forward_rate if fixed_rate is None else np.broadcast_to(_f64(fixed_rate), (count,))
         return result.replace_rates(rate)
 

@@ -109,8 +109,12 @@ class FixedLeg:
 def fixed_leg(*, start: npt.ArrayLike, end: npt.ArrayLike, frequency: npt.ArrayLike,
               day_count: npt.ArrayLike) -> FixedLeg:
     """Legs from ``start`` to ``end`` (day numbers or dates), ``frequency`` periods a year (1, 2, 4, 12 or a name),
-    generated forward and unadjusted, with their accrual fractions on ``day_count`` (one or one per leg; any day
-    count but ACT/ACT-ICMA, which needs a coupon schedule of its own).
+    generated forward and unadjusted, with their accrual fractions on ``day_count`` (one or one per leg).
+
+    ACT/ACT-ICMA takes the leg's periods as its reference periods, as QuantLib's ``FixedRateLeg`` with
+    ``ActualActual(ISMA)`` does: a regular period accrues ``1 / frequency``; a short last period ``(1 /
+    frequency) * days / reference days``, its reference period running from its start one tenor on (a leg of one
+    short period: from its end one tenor back).
 
     >>> leg = fixed_leg(start=np.array(["2024-08-31"], dtype="datetime64[D]"),
     ...                 end=np.array(["2025-02-28"], dtype="datetime64[D]"), frequency=4, day_count="30/360")
@@ -131,8 +135,6 @@ def fixed_leg(*, start: npt.ArrayLike, end: npt.ArrayLike, frequency: npt.ArrayL
     months = np.broadcast_to(12 // per_year, (count,))
     codes = np.broadcast_to(codes.astype(np.int64), (count,))
     problems = [(int(k), "end", "the end must be after the start") for k in np.flatnonzero(e <= s)]
-    problems += [(int(k), "day_count", "day_count ACT/ACT-ICMA is not supported for swap and cap legs; use ACT/ACT-ISDA, "
-                  "30/360, 30E/360, ACT/360 or ACT/365F") for k in np.flatnonzero(codes == ACT_ACT_ICMA)]
     raise_problems(problems)
     if count == 0:
         empty = np.zeros((0, 1), dtype=np.int64)
@@ -152,7 +154,27 @@ def fixed_leg(*, start: npt.ArrayLike, end: npt.ArrayLike, frequency: npt.ArrayL
     pay = np.where(cols < n[:, None], pay, e[:, None])
     begin = np.concatenate([s[:, None], pay[:, :-1]], axis=1)
     begin = np.where(cols < n[:, None], begin, e[:, None])
-    fractions = fractions_by_code(begin.reshape(-1), pay.reshape(-1), np.repeat(codes, m)).reshape(count, m)
+    icma = codes == ACT_ACT_ICMA
+    plain = np.where(icma, 0, codes)  # ICMA's rows are set below
+    live = cols < n[:, None]
+    fractions = np.zeros((count, m))
+    fractions[live] = fractions_by_code(begin[live], pay[live], np.broadcast_to(plain[:, None], (count, m))[live])
+    if icma.any():
+        rows = np.flatnonzero(icma)
+        period = months[rows] / 12.0
+        last = n[rows] - 1
+        last_start = begin[rows, last]
+        # QuantLib's FixedRateLeg: a short last period's reference is its start plus a tenor; a short single
+        # (first) period's, its end less a tenor
+        after = dt.add_months(last_start, months[rows])
+        before = dt.add_months(e[rows], -months[rows])
+        single = n[rows] == 1
+        span = np.where(single, e[rows] - before, after - last_start)
+        regular_end = dt.add_months(s[rows], months[rows] * n[rows])
+        stub = np.where(e[rows] == regular_end, 1.0, (e[rows] - last_start) / span)
+        values = np.broadcast_to(period[:, None], (rows.size, m)).copy()
+        values[np.arange(rows.size), last] = period * stub
+        fractions[rows] = values
     fractions = np.where(cols < n[:, None], fractions, 0.0)
     return FixedLeg(start_days=begin, pay_days=pay, accrual=fractions, count=n.astype(np.int64))
 

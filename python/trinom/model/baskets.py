@@ -1,0 +1,802 @@
+"""Per-trade (basket) Hull-White calibration: each trade's co-terminal European swaptions priced from a volatility
+surface, and one ``(a, sigma)`` per trade fitted to them, every trade in one batched Levenberg-Marquardt (issue 26).
+
+**Baskets** (:class:`Baskets`, built by :func:`trade_baskets` from per-trade arrays, or by :func:`bond_baskets` from
+the callable and puttable bonds of a :class:`~trinom.instruments.trades.Trades` book): per trade an id, a curve,
+its exercise dates, the common end date (the trade's final maturity), the deal's fixed rate, the fixed leg's
+frequency and day count, and payer or receiver. Exercise date ``e`` stands for the European swaption exercised on
+``e`` into the swap from ``e`` to the end, its fixed leg generated forward from ``e``, unadjusted
+(:meth:`~trinom.model.hull_white.Swaptions.on_curve`): the co-terminal swaptions of a Bermudan exercise.
+
+**Quotes.** Each swaption's volatility is the surface's (:class:`~trinom.model.quotes.VolSurface`) at expiry
+``(e - as_of) / 365`` and tenor ``(end - e) / 365`` years (bilinear, flat outside the grid), of the curve's kind;
+its strike is the forward swap rate (``strike="atm"``) or the deal's rate (``"deal"``), its side the trade's; its
+market price is Black's or Bachelier's formula (:mod:`trinom.model.volatility`) times its annuity. Exercise dates
+on or before the as-of date are left out (named in the trade's message).
+
+**The fit** is :func:`trinom.model.calibration.calibrate`'s, per trade: minimise ``sum_i e_i^2`` over the trade's
+quotes (``error``: ``relative_price``, ``price`` or ``vol``), ``sigma`` always free, ``a`` free (``a=None``), fixed
+for all (a number) or per trade (an array; NaN: free), by :func:`~trinom.model.calibration.levenberg_marquardt`
+with all trades as one batch (masks for baskets of different sizes) and the analytic Jacobian.
+
+**Statuses** per trade, each with a message; nothing fails silently:
+
+* ``converged``: every quote is repriced within the solver's tolerance where the fit is exact (``sigma`` alone to
+  one quote: 1e-12 of the volatility), and the residuals are reported otherwise;
+* ``bound``: converged with a parameter at its bound (``a`` at its floor: the quotes ask for a mean reversion at or
+  below zero);
+* ``no fit``: no quote (no exercise date after the as-of date, an unknown curve, no volatility matrix for the
+  curve, no positive market price, a trade without an option), a model price that is not finite, or no convergence
+  in ``max_iterations``; ``a`` and ``sigma`` are NaN and the message says why.
+
+A basket of **one quote with** ``a`` **free** cannot determine both parameters: ``a`` is held at its guess
+(``a_guess``) and ``sigma`` fitted, exactly; the status is ``converged`` and the message says ``a`` was held.
+
+>>> from trinom.model import DatedCurve
+>>> from trinom.model.quotes import VolQuotes
+>>> curve = DatedCurve(as_of="2025-01-02", dates=["2045-01-02"], zero_rates=[0.03], name="EUR")
+>>> vols = VolQuotes.from_columns(curve="EUR", expiry=["1Y", "1Y", "5Y", "5Y"], tenor=["2Y", "10Y", "2Y", "10Y"],
+...                               vol=[0.0095, 0.0085, 0.0080, 0.0075], kind="normal")
+>>> baskets = trade_baskets(id=["T1", "T2"], curve="EUR", exercise=[["2026-01-02", "2027-01-04"], ["2028-01-03"]],
+...                         end=["2031-01-02", "2033-01-03"], rate=[0.03, 0.035], frequency=1, day_count="30/360",
+...                         side=["receiver", "payer"])
+>>> fit = calibrate_baskets(curves=curve, vols=vols, as_of="2025-01-02", baskets=baskets, a=0.03)
+>>> fit.status.tolist(), fit.sigma.round(6).tolist(), fit.rmse.round(6).tolist()
+(['converged', 'converged'], [0.009542, 0.009226], [0.000107, 0.0])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from ..conventions.dates import as_dates, to_days
+from ..conventions.day_counts import DAY_COUNTS, parse_day_counts
+from ..conventions.frequencies import parse_frequencies
+from ..conventions.names import Problem
+from ..errors import InputError
+from .calibration import CONVERGED, DEFAULT_BOUNDS, ERRORS, MAX_ITERATIONS, NOT_FINITE, levenberg_marquardt
+from .hull_white import ROOTS, Swaptions
+from .quotes import VolQuotes, VolSurface, resolve_curves
+from .volatility import (
+    bachelier_implied_vol,
+    bachelier_price,
+    bachelier_vega,
+    black_implied_vol,
+    black_price,
+    black_vega,
+)
+
+#: How a basket's swaptions are struck.
+STRIKES: Final[tuple[str, ...]] = ("atm", "deal")
+#: A quote whose market price is its intrinsic value within this fraction has no volatility to fit: left out.
+_NO_TIME_VALUE: Final[float] = 1e-12
+#: A solver outcome of this module: converged on a flat objective (no quote's price moves).
+_FLAT: Final[int] = 4
+#: Spellings of a trade's side.
+SIDES: Final[dict[str, bool]] = {"payer": True, "pay": True, "p": True, "receiver": False, "receive": False,
+                                 "rec": False, "r": False}
+
+
+@dataclass(frozen=True, eq=False)
+class Baskets:
+    """Per trade its co-terminal European swaptions (see the module's documentation); build with
+    :func:`trade_baskets` or :func:`bond_baskets`.
+
+    Attributes:
+      id, curve: text per trade (``curve`` empty: the only curve).
+      offsets, exercise: trade ``k``'s exercise dates are ``exercise[offsets[k]:offsets[k + 1]]`` (ascending,
+        ``datetime64[D]``).
+      end: ``datetime64[D]`` per trade; rate: the deal's fixed rate (NaN: none); frequency: fixed-leg periods a
+        year; day_count: canonical names; payer: ``True`` for a payer swaption.
+      note: per trade, why it has no exercise date (``""`` otherwise): its message where it has no fit.
+      where: per trade, where it came from (``trades.csv line 3``), for messages.
+    """
+
+    id: np.ndarray
+    curve: np.ndarray
+    offsets: np.ndarray
+    exercise: np.ndarray
+    end: np.ndarray
+    rate: np.ndarray
+    frequency: np.ndarray
+    day_count: np.ndarray
+    payer: np.ndarray
+    note: np.ndarray
+    where: tuple[str, ...]
+
+    def __len__(self) -> int:
+        return int(self.id.size)
+
+    @property
+    def counts(self) -> np.ndarray:
+        """Exercise dates per trade."""
+        return np.diff(self.offsets)
+
+    def exercise_dates(self, trade: int) -> np.ndarray:
+        """One trade's exercise dates."""
+        return self.exercise[self.offsets[trade]:self.offsets[trade + 1]]
+
+    def to_frame(self) -> Any:
+        """One row per (trade, exercise date): ``id, curve, exercise, end, rate, frequency, day_count, payer``."""
+        import pandas as pd
+
+        owner = np.repeat(np.arange(len(self)), self.counts)
+        return pd.DataFrame({"id": self.id[owner], "curve": self.curve[owner], "exercise": self.exercise,
+                             "end": self.end[owner], "rate": self.rate[owner], "frequency": self.frequency[owner],
+                             "day_count": self.day_count[owner], "payer": self.payer[owner]})
+
+
+def _per_trade(values: Any, n: int, field: str) -> np.ndarray:
+    array = np.asarray(values, dtype=object).reshape(-1)
+    if array.size == 1 and n != 1:
+        array = np.full(n, array[0], dtype=object)
+    if array.size != n:
+        raise InputError([(None, field, f"{field} has {array.size} values, expected one per trade ({n})")])
+    return array
+
+
+def trade_baskets(*, id: Sequence[Any] | np.ndarray, curve: Any = "", exercise: Sequence[Sequence[Any]],
+                  end: Any, rate: Any = None, frequency: Any = 1, day_count: Any = "30/360", side: Any = "payer",
+                  note: Any = None, where: Sequence[str] | None = None) -> Baskets:
+    """Baskets from per-trade values (one value for all trades, or one per trade).
+
+    Args:
+      id: the trades' ids (distinct).
+      curve: each trade's curve name (empty: the only curve).
+      exercise: per trade, its exercise dates (a sequence of ``YYYY-MM-DD`` text, ``datetime64`` or
+        ``datetime.date``; empty: no option), each before ``end``; sorted here, none twice.
+      end: the common end date (the final maturity).
+      rate: the deal's fixed rate as a decimal (needed for ``strike="deal"``; None or NaN: none).
+      frequency: fixed-leg periods a year (1, 2, 4, 12 or a name); day_count: the fixed leg's (ACT/ACT-ICMA: the
+        leg's own periods as reference periods, :func:`~trinom.model.periods.fixed_leg`).
+      side: ``payer`` or ``receiver`` (``True``: payer); a callable bond's call is a receiver swaption, a
+        puttable bond's put a payer.
+      note: per trade, why it has no exercise date (shown where it has no fit).
+      where: per trade, where it came from, for messages.
+
+    Every bad value is reported at once, as an :class:`~trinom.InputError` naming the trade's row and field.
+
+    >>> b = trade_baskets(id=["A"], exercise=[["2027-06-15", "2026-06-15"]], end="2030-06-15", side="receiver")
+    >>> [str(d) for d in b.exercise_dates(0)], b.payer.tolist(), b.day_count.tolist()
+    (['2026-06-15', '2027-06-15'], [False], ['30/360'])
+    """
+    ids = [str(v) for v in np.asarray(id, dtype=object).reshape(-1).tolist()]
+    n = len(ids)
+    places = list(where) if where is not None else [f"trade {k} ({ids[k]!r})" for k in range(n)]
+    if len(places) != n:
+        raise InputError([(None, "where", f"where has {len(places)} entries for {n} trades")])
+    problems: list[Problem] = []
+
+    def bad(row: int, field: str, message: str) -> None:
+        problems.append((row, field, f"{places[row]}: {message}"))
+
+    seen: dict[str, int] = {}
+    for k, value in enumerate(ids):
+        if value in seen:
+            bad(k, "id", f"id {value!r} is already trade {seen[value]}'s")
+        seen.setdefault(value, k)
+    curves = ["" if c is None or (isinstance(c, float) and np.isnan(c)) else str(c).strip()
+              for c in _per_trade(curve, n, "curve").tolist()]
+    lists = list(exercise)
+    if len(lists) != n:
+        raise InputError([(None, "exercise", f"exercise has {len(lists)} lists of dates, expected one per trade ({n})")])
+    counts = np.array([len(dates) for dates in lists], dtype=np.int64)
+    flat = [d for dates in lists for d in dates]
+    owner = np.repeat(np.arange(n), counts)
+    days, found = to_days(np.array(flat, dtype=object) if flat else np.zeros(0, dtype=object), field="exercise")
+    for row, field, message in found:
+        bad(int(owner[row]), field, message)
+    end_days, found = to_days(_per_trade(end, n, "end"), field="end")
+    for row, field, message in found:
+        bad(int(row), field, message)
+    rates = np.full(n, np.nan)
+    for k, value in enumerate(_per_trade(rate, n, "rate").tolist()):
+        if value is None or (isinstance(value, str) and not value.strip()):
+            continue
+        try:
+            rates[k] = float(value)
+        except (TypeError, ValueError):
+            bad(k, "rate", f"rate {value!r} is not a number")
+            continue
+        if np.isinf(rates[k]):
+            bad(k, "rate", f"rate must be finite, got {value!r}")
+    per_year, found = parse_frequencies(_per_trade(frequency, n, "frequency"))
+    for row, field, message in found:
+        bad(int(row), field, message)
+    codes, found = parse_day_counts(_per_trade(day_count, n, "day_count"))
+    for row, field, message in found:
+        bad(int(row), field, message)
+    payer = np.zeros(n, dtype=bool)
+    for k, value in enumerate(_per_trade(side, n, "side").tolist()):
+        if isinstance(value, (bool, np.bool_)):
+            payer[k] = bool(value)
+        elif isinstance(value, str) and value.strip().lower() in SIDES:
+            payer[k] = SIDES[value.strip().lower()]
+        else:
+            bad(k, "side", f"side must be payer or receiver, got {value!r}")
+    notes = ["" if v is None else str(v) for v in _per_trade(note, n, "note").tolist()]
+    # per trade: sorted, distinct, before the end
+    order = np.lexsort((days, owner))
+    days = days[order]
+    bad_dates = {row for row, field, _m in problems if field in ("exercise", "end")}
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    for k in range(n):
+        if k in bad_dates:
+            continue
+        mine = days[offsets[k]:offsets[k + 1]]
+        twice = np.flatnonzero(np.diff(mine) == 0)
+        for j in twice:
+            bad(k, "exercise", f"exercise date {as_dates(mine[j:j + 1])[0]} is given twice")
+        late = mine[mine >= end_days[k]]
+        if late.size:
+            bad(k, "exercise", f"exercise date {as_dates(late[:1])[0]} is not before the end {as_dates(end_days[k:k + 1])[0]}")
+    if problems:
+        raise InputError(sorted(problems, key=lambda p: p[0]))
+    return Baskets(id=np.array(ids, dtype=object), curve=np.array(curves, dtype=object), offsets=offsets,
+                   exercise=as_dates(days).copy(), end=as_dates(end_days).copy(), rate=rates,
+                   frequency=per_year.astype(np.int64), day_count=np.array([DAY_COUNTS.canonical[c] for c in codes],
+                                                                           dtype=object),
+                   payer=payer, note=np.array(notes, dtype=object), where=tuple(places))
+
+
+def bond_baskets(trades: Any, curve_names: Sequence[str] | None = None) -> Baskets:
+    """The baskets of a :class:`~trinom.instruments.trades.Trades` book's callable and puttable bonds: one per trade,
+    in the book's order.
+
+    A bond with an option: exercise dates ``european``: ``first_exercise``; ``bermudan``: the coupon dates (its
+    schedule's adjusted period ends) from ``first_exercise`` to ``last_exercise`` (the dates the tree exercises on);
+    ``american``: ``first_exercise`` and the coupon dates after it up to ``last_exercise`` (one swaption a coupon
+    period: the co-terminal basket of a continuous window). Dates on or after maturity (no swap left) are dropped.
+    The end is the maturity, the strike the coupon, the fixed leg the bond's frequency and day count; a call is a
+    receiver swaption (the issuer's right to stop paying the coupon), a put a payer. Any other row (a bond without
+    an option, a bond option) has an empty basket and a note saying why. The book's bad cells (``a`` and ``sigma``
+    aside: the calibration finds them) are an :class:`~trinom.InputError` naming the file, line and field.
+    """
+    from ..conventions import generate_schedules
+    from ..instruments.trades import BOND_DEFAULTS
+
+    problems = [p for p in trades.problems(curve_names) if p[1] not in ("a", "sigma")]
+    if problems:
+        raise InputError(problems)
+    n = len(trades)
+    column = trades.column
+    kind = np.array(["" if v is None else str(v).strip().lower() for v in column("type").tolist()], dtype=object)
+    option = np.array(["" if v is None else str(v).strip().lower() for v in column("option").tolist()], dtype=object)
+    style = np.array(["" if v is None else str(v).strip().lower() for v in column("exercise").tolist()], dtype=object)
+    notes = np.full(n, "", dtype=object)
+    notes[kind == "bond_option"] = "a bond option (on a zero-coupon bond) has no swaption basket: not calibrated per trade"
+    notes[(kind == "bond") & (option == "")] = "a bond without a call or put: nothing to calibrate"
+    rows = np.flatnonzero((kind == "bond") & (option != ""))
+    exercise: list[list[np.datetime64]] = [[] for _ in range(n)]
+    end = np.full(n, np.datetime64(trades.as_of + 1, "D"), dtype="datetime64[D]")
+    rate = np.full(n, np.nan)
+    frequency = np.ones(n, dtype=np.int64)
+    day_count = np.full(n, "30/360", dtype=object)
+    if rows.size:
+        def cells(name: str, default: str | None = None) -> np.ndarray:
+            values = column(name)[rows]
+            if default is not None:
+                values = np.array([default if v is None else v for v in values.tolist()], dtype=object)
+            return values
+
+        def dates(name: str) -> np.ndarray:
+            values = cells(name)
+            given = np.array([v is not None for v in values.tolist()])
+            days = np.zeros(rows.size, dtype=np.int64)
+            if given.any():
+                days[given] = to_days(np.array([_date_text(v) for v in values[given].tolist()], dtype=object),
+                                      field=name)[0]
+            return days
+
+        maturity = dates("maturity")
+        first, last = dates("first_exercise"), dates("last_exercise")
+        per_year = parse_frequencies(cells("frequency"))[0]
+        schedules = generate_schedules(effective=as_dates(dates("issue")), termination=as_dates(maturity),
+                                       frequency=per_year, calendar=cells("calendar", BOND_DEFAULTS["calendar"]),
+                                       convention=cells("convention", BOND_DEFAULTS["convention"]), errors="mask",
+                                       rows=rows, fields={"effective": "issue", "termination": "maturity"})
+        if schedules.problems:
+            raise InputError([(row, field, f"{_where(trades, row)}{message}") for row, field, message
+                              in schedules.problems])
+        coupon_end = schedules.period_bounds()[1]
+        owner = np.repeat(np.arange(rows.size), np.maximum(schedules.counts - 1, 0))
+        kinds = style[rows]
+        last = np.where(kinds == "european", first, last)
+        inside = (coupon_end >= first[owner]) & (coupon_end <= last[owner])
+        inside &= np.isin(kinds[owner], ("bermudan", "american"))
+        inside &= ~((kinds[owner] == "american") & (coupon_end == first[owner]))  # american: first_exercise below
+        picked = [[] for _ in range(rows.size)]  # type: list[list[int]]
+        for k, day in zip(owner[inside].tolist(), coupon_end[inside].tolist(), strict=True):
+            picked[k].append(day)
+        for k, row in enumerate(rows.tolist()):
+            days = picked[k]
+            if kinds[k] in ("european", "american"):
+                days = [int(first[k]), *days]
+            kept = [d for d in days if d < maturity[k]]
+            if len(kept) < len(days):
+                notes[row] = "an exercise on the maturity date (no swap left) is left out"
+            if not kept:
+                notes[row] = "no exercise date before maturity: nothing to calibrate"
+            exercise[row] = list(as_dates(np.array(kept, dtype=np.int64)))
+        end[rows] = as_dates(maturity)
+        coupon = np.array([float(v) for v in cells("coupon").tolist()])
+        rate[rows] = coupon
+        frequency[rows] = per_year
+        day_count[rows] = cells("day_count", BOND_DEFAULTS["day_count"])
+    side = np.where(option == "put", "payer", "receiver")
+    places = [_where(trades, k).rstrip(": ") or f"trade {k}" for k in range(n)]
+    return trade_baskets(id=trades.ids, curve=["" if v is None else str(v) for v in column("curve").tolist()],
+                         exercise=exercise, end=end, rate=rate, frequency=frequency, day_count=day_count, side=side,
+                         note=notes, where=places)
+
+
+def _where(trades: Any, row: int) -> str:
+    """``trades.csv line 3: `` for a book read from a file (its rows' places), else ``""``."""
+    places = getattr(trades, "_where", None)
+    return f"{places[row]}: " if places else ""
+
+
+def _date_text(value: object) -> object:
+    if hasattr(value, "isoformat") and not isinstance(value, str):
+        return value.isoformat()[:10]
+    return str(value).strip()
+
+
+# --- the calibration -------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class BasketCalibration:
+    """A per-trade calibration's outcome.
+
+    Per trade (in the baskets' order): ``id, curve, a, sigma`` (NaN where there is no fit), ``a_fixed``,
+    ``status`` (``converged``, ``bound``, ``no fit``), ``message``, ``rmse`` (the root mean square of the quotes'
+    ``model_vol - market_vol``, in the surface's kind: rate units for normal), ``iterations``, ``quote_count``.
+
+    Per quote (trade by trade, exercise dates ascending): ``trade`` (the trade's index), ``exercise``, ``end``
+    (dates), ``expiry``, ``tenor`` (years: the surface's coordinates), ``strike``, ``forward``, ``annuity``,
+    ``payer``, ``kind``, ``shift``, ``market_vol``, ``market_price``, ``model_price`` (per unit notional),
+    ``model_vol`` (the model price's implied volatility of the quote's kind), ``residual`` (``model_vol -
+    market_vol``), ``price_residual`` (``model_price - market_price``), ``error`` (the objective's ``e_i``).
+    """
+
+    id: np.ndarray
+    curve: np.ndarray
+    a: np.ndarray
+    sigma: np.ndarray
+    a_fixed: np.ndarray
+    status: np.ndarray
+    message: np.ndarray
+    rmse: np.ndarray
+    iterations: np.ndarray
+    quote_count: np.ndarray
+    error_type: str
+    trade: np.ndarray
+    exercise: np.ndarray
+    end: np.ndarray
+    expiry: np.ndarray
+    tenor: np.ndarray
+    strike: np.ndarray
+    forward: np.ndarray
+    annuity: np.ndarray
+    payer: np.ndarray
+    kind: np.ndarray
+    shift: np.ndarray
+    market_vol: np.ndarray
+    market_price: np.ndarray
+    model_price: np.ndarray
+    model_vol: np.ndarray
+    residual: np.ndarray
+    price_residual: np.ndarray
+    error: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.id.size)
+
+    @property
+    def ok(self) -> bool:
+        """Whether every trade converged."""
+        return bool((self.status == "converged").all())
+
+    def parameters(self) -> dict[str, tuple[float, float]]:
+        """``{id: (a, sigma)}`` of the trades with a fit."""
+        return {str(i): (float(a), float(s)) for i, a, s, status in zip(self.id, self.a, self.sigma, self.status,
+                                                                         strict=True) if status != "no fit"}
+
+    def trades_frame(self) -> Any:
+        """One row per trade: ``id, a, sigma, status, message, curve, rmse, quotes, iterations, a_fixed``."""
+        import pandas as pd
+
+        return pd.DataFrame({"id": self.id, "a": self.a, "sigma": self.sigma, "status": self.status,
+                             "message": self.message, "curve": self.curve, "rmse": self.rmse,
+                             "quotes": self.quote_count, "iterations": self.iterations, "a_fixed": self.a_fixed})
+
+    def quotes_frame(self) -> Any:
+        """One row per quote: ``id, curve, exercise, end, expiry, tenor, strike, forward, payer, kind, shift,
+        market_vol, market_price, model_price, model_vol, residual, price_residual, error``."""
+        import pandas as pd
+
+        return pd.DataFrame({"id": self.id[self.trade], "curve": self.curve[self.trade], "exercise": self.exercise,
+                             "end": self.end, "expiry": self.expiry, "tenor": self.tenor, "strike": self.strike,
+                             "forward": self.forward, "payer": self.payer, "kind": self.kind, "shift": self.shift,
+                             "market_vol": self.market_vol, "market_price": self.market_price,
+                             "model_price": self.model_price, "model_vol": self.model_vol, "residual": self.residual,
+                             "price_residual": self.price_residual, "error": self.error})
+
+
+def calibrate_baskets(*, curves: Any, vols: VolSurface | VolQuotes | str | Path | Any, as_of: object,
+                      baskets: Baskets, a: float | npt.ArrayLike | None = None, strike: str = "atm",
+                      error: str = "relative_price", bounds: Mapping[str, tuple[float, float]] | None = None,
+                      a_guess: float = 0.05, sigma_guess: float | None = None, max_iterations: int = 500,
+                      tolerance: float = 1e-12, root: str = "exact") -> BasketCalibration:
+    """Fit one Hull-White ``(a, sigma)`` per trade to its basket's swaptions, all trades at once (see the module's
+    documentation).
+
+    Args:
+      curves: ``{name: DatedCurve}`` or one :class:`~trinom.model.DatedCurve`, as of ``as_of``.
+      vols: a :class:`~trinom.model.quotes.VolSurface`, or quotes it is built from (:class:`VolQuotes`, a
+        ``vols.csv`` / Parquet path, a DataFrame).
+      as_of: the valuation date.
+      baskets: :class:`Baskets` (:func:`trade_baskets`, :func:`bond_baskets`).
+      a: ``None``: free; a number: fixed for every trade; an array: per trade (NaN: free).
+      strike: ``atm`` (each swaption's forward swap rate) or ``deal`` (the trade's rate).
+      error: ``relative_price`` (default), ``price`` or ``vol``, as :func:`~trinom.model.calibration.calibrate`.
+      bounds, a_guess, sigma_guess, max_iterations, tolerance: as :func:`~trinom.model.calibration.calibrate`
+        (``sigma_guess`` default: per trade, the median over its quotes of the ``sigma`` that gives each quote's
+        normal volatility to first order at ``a``; ``max_iterations`` 500: a few baskets among thousands fit
+        ``a`` along a narrow valley, in up to about 300 steps; only they take them).
+      root: the Jamshidian root while fitting: ``exact`` (default, a smooth objective) or ``quantlib``.
+
+    Returns:
+      :class:`BasketCalibration`; raises :class:`~trinom.InputError` only for bad input (never for a trade that
+      does not fit).
+    """
+    for name, value, choices in (("error", error, ERRORS), ("strike", strike, STRIKES), ("root", root, ROOTS)):
+        if value not in choices:
+            raise InputError([(None, name, f"{name} must be one of {', '.join(choices)}, got {value!r}")])
+    table = resolve_curves(curves)
+    day, problems = to_days([as_of], field="as_of")
+    if problems:
+        raise InputError([(None, "as_of", f"the as-of date {as_of!r} is not a date (YYYY-MM-DD)")])
+    today = as_dates(day)[0]
+    wrong = [(None, "as_of", f"curve {name!r} is as of {c.as_of}, not {today}") for name, c in table.items()
+             if c.as_of != today]
+    if wrong:
+        raise InputError(wrong)
+    surface = vols if isinstance(vols, VolSurface) else VolSurface.from_quotes(vols, as_of=today)
+    if surface.as_of != today:
+        raise InputError([(None, "vols", f"the volatility surface is as of {surface.as_of}, not {today}")])
+    limits = dict(DEFAULT_BOUNDS)
+    limits.update(bounds or {})
+    problems = [(None, name, f"bounds[{name!r}] must be 0 < lo <= hi, got {limits[name]}") for name in ("a", "sigma")
+                if not (0 < limits[name][0] <= limits[name][1])]
+    problems += [(None, name, f"unknown bound {name!r} (a, sigma)") for name in limits if name not in ("a", "sigma")]
+    if problems:
+        raise InputError(problems)
+    n = len(baskets)
+    names = tuple(table)
+    curve = np.array([c if c or len(names) != 1 else names[0] for c in baskets.curve.tolist()], dtype=object)
+    messages = [str(v) for v in baskets.note.tolist()]
+    known = np.array([c in table for c in curve.tolist()], dtype=bool)
+    has_vols = np.array([surface.has(c) for c in curve.tolist()], dtype=bool)
+    for k in np.flatnonzero(~known):
+        messages[k] = (f"curve {curve[k]!r} is not among the curves ({', '.join(map(repr, names)) or 'none'})"
+                       if curve[k] else f"the trade names no curve and there are {len(names)} ({', '.join(names)})")
+    for k in np.flatnonzero(known & ~has_vols):
+        messages[k] = (f"no volatility matrix for curve {curve[k]!r} (the vols have "
+                       f"{', '.join(map(repr, surface.curve_names))})")
+    # a: fixed or free per trade
+    a_given = np.full(n, np.nan)
+    if a is not None:
+        a_given = np.broadcast_to(np.asarray(a, dtype=np.float64), (n,)).copy() if np.ndim(a) == 0 else \
+            np.asarray(a, dtype=np.float64).reshape(-1)
+        if a_given.size != n:
+            raise InputError([(None, "a", f"a has {a_given.size} values, expected one per trade ({n})")])
+        bad = np.flatnonzero(~np.isnan(a_given) & ~(np.isfinite(a_given) & (a_given > 0)))
+        if bad.size:
+            raise InputError([(int(k), "a", f"{baskets.where[k]}: a must be a finite number > 0 (NaN: free), got "
+                               f"{a_given[k]}") for k in bad])
+    if strike == "deal":
+        missing = np.flatnonzero(np.isnan(baskets.rate) & (baskets.counts > 0))
+        if missing.size:
+            raise InputError([(int(k), "rate", f"{baskets.where[k]}: strike='deal' needs the deal's fixed rate")
+                              for k in missing])
+
+    # the quotes: every exercise date after the as-of date, on a known curve with volatilities
+    owner_all = np.repeat(np.arange(n), baskets.counts)
+    past = baskets.exercise <= today
+    usable_trade = known & has_vols
+    take = ~past & usable_trade[owner_all]
+    past_count = np.bincount(owner_all[past], minlength=n)
+    quotes = _QuoteSet.build(table, surface, baskets, curve, owner_all[take], baskets.exercise[take], today, strike)
+    owner = quotes.trade
+    nq = owner.size
+    market = quotes.market_price
+    intrinsic = quotes.annuity * np.maximum(np.where(quotes.payer, 1.0, -1.0) * (quotes.forward - quotes.strike), 0.0)
+    positive = np.isfinite(market) & (market > 0)
+    with np.errstate(invalid="ignore"):
+        timeless = positive & (market - intrinsic <= _NO_TIME_VALUE * market)
+    priced = positive & ~timeless
+    for bad, what in ((~positive, "without a positive market price"),
+                      (timeless, "without time value (deep in the money: the price is the intrinsic value)")):
+        left = np.bincount(owner[bad], minlength=n)
+        for k in np.flatnonzero(left):
+            first = np.flatnonzero((owner == k) & bad)[0]
+            note = (f"{left[k]} quote(s) {what} left out (e.g. exercise {quotes.exercise[first]}: forward "
+                    f"{quotes.forward[first]:.6g}, strike {quotes.strike[first]:.6g}, {quotes.kind[first]} vol "
+                    f"{quotes.market_vol[first]:.6g}, shift {quotes.shift[first]:g})")
+            messages[k] = f"{messages[k]}; {note}" if messages[k] else note
+    count = np.bincount(owner[priced], minlength=n)
+    for k in np.flatnonzero((count == 0) & usable_trade & (baskets.counts > 0) & (past_count == baskets.counts)):
+        messages[k] = (f"no exercise date after the as-of date {today} ({past_count[k]} on or before it)")
+    for k in np.flatnonzero((count == 0) & usable_trade & (baskets.counts == 0) & ~np.array([bool(m) for m in
+                                                                                               messages])):
+        messages[k] = "no exercise date: nothing to calibrate"
+
+    # padded slots: slot[t, j] is a priced quote of trade t (or -1)
+    good = np.flatnonzero(priced)
+    width = max(int(count.max()) if n else 0, 1)
+    slot = np.full((n, width), -1, dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(count)[:-1]]) if n else np.zeros(0, np.int64)
+    position = np.arange(good.size) - np.repeat(starts, count)
+    slot[owner[good], position] = good  # quotes come trade by trade
+    valid = slot >= 0
+    fill = np.where(valid, slot, 0)
+
+    a_fixed = ~np.isnan(a_given)
+    a_start = np.where(a_fixed, a_given, float(a_guess))
+    held = ~a_fixed & (count == 1)  # one quote cannot fix both: a held at its guess
+    free = np.stack([~a_fixed & ~held, np.ones(n, dtype=bool)], axis=1)
+    if sigma_guess is None:  # per quote the sigma that gives its normal volatility (to first order), their median
+        each = quotes.matching_sigma(a_start[owner]) if nq else np.full(1, np.nan)
+        sigma0 = np.full(n, np.nan)
+        some = (valid & np.isfinite(each[fill])).any(axis=1)
+        if some.any():
+            sigma0[some] = np.nanmedian(np.where(valid, each[fill], np.nan)[some], axis=1)
+        sigma0 = np.clip(np.where(np.isfinite(sigma0) & (sigma0 > 0), sigma0, 0.01), limits["sigma"][0],
+                         limits["sigma"][1])
+    else:
+        sigma0 = np.full(n, float(sigma_guess))
+
+    def residuals(x: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        here = valid[rows]
+        flat = fill[rows][here]
+        who = np.broadcast_to(np.arange(rows.size)[:, None], here.shape)[here]
+        part = quotes.swaptions if flat.size == nq and np.array_equal(flat, np.arange(nq)) else \
+            quotes.swaptions.take(flat)
+        price, d_a, d_s = part.price(a=x[who, 0], sigma=x[who, 1], gradient=True, root=root)
+        if error == "relative_price":
+            scale = 1.0 / market[flat]
+            e = (price - market[flat]) * scale
+        elif error == "price":
+            scale = np.ones(flat.size)
+            e = price - market[flat]
+        else:
+            vol = quotes.implied_vol(price, flat)
+            scale = 1.0 / quotes.vega(np.where(np.isfinite(vol), vol, quotes.market_vol[flat]), flat)
+            e = vol - quotes.market_vol[flat]
+        r = np.zeros(here.shape)
+        jac = np.zeros((*here.shape, 2))
+        r[here] = e
+        jac[here] = np.stack([d_a * scale, d_s * scale], axis=1)
+        return r, jac
+
+    x0 = np.stack([a_start, sigma0], axis=1)
+    lower = np.array([limits["a"][0], limits["sigma"][0]])
+    upper = np.array([limits["a"][1], limits["sigma"][1]])
+    lower_b = np.where(free, lower, -np.inf)
+    upper_b = np.where(free, upper, np.inf)
+    with np.errstate(over="ignore", under="ignore"):
+        fit = levenberg_marquardt(residuals, x0, lower=lower_b, upper=upper_b, free=free, mask=valid,
+                                  max_iterations=max_iterations, tolerance=tolerance)
+    # a fit that stopped on a flat objective (no quote's price moves with the free parameters, its residuals not 0)
+    # found nothing: no fit, not converged
+    check = np.flatnonzero((fit.code == CONVERGED) & (fit.cost > 0))
+    if check.size:
+        _r, jac = residuals(fit.x[check], check)
+        moving = (np.abs(jac) * free[check][:, None, :] > 0).any(axis=(1, 2))
+        fit.code[check[~moving]] = _FLAT
+    a_out, sigma_out = fit.x[:, 0].copy(), fit.x[:, 1].copy()
+    failed = fit.code != CONVERGED
+    model = np.full(nq, np.nan)
+    if good.size:
+        model[good] = quotes.swaptions.take(good).price(a=a_out[owner[good]], sigma=sigma_out[owner[good]], root=root)
+    model[failed[owner]] = np.nan
+    model_vol = quotes.implied_vol(model, np.arange(nq))
+    residual = model_vol - quotes.market_vol
+    price_residual = model - market
+    err = (price_residual / market if error == "relative_price" else price_residual if error == "price"
+           else residual)
+    used = priced & ~failed[owner]
+    squares = np.bincount(owner[used], weights=residual[used] ** 2, minlength=n)
+    rmse = np.where(count > 0, np.sqrt(squares / np.maximum(count, 1)), np.nan)
+    rmse[failed] = np.nan
+    status = np.empty(n, dtype=object)
+    for k in range(n):
+        status[k], messages[k] = _status(fit, k, int(count[k]), bool(held[k]), bool(a_fixed[k]), limits,
+                                         max_iterations, float(rmse[k]), messages[k], float(a_guess),
+                                         str(quotes.kind_of(curve[k])) if usable_trade[k] else "")
+    a_out[failed], sigma_out[failed] = np.nan, np.nan
+    return BasketCalibration(
+        id=baskets.id.copy(), curve=curve, a=a_out, sigma=sigma_out, a_fixed=a_fixed | held,
+        status=status, message=np.array(messages, dtype=object), rmse=rmse, iterations=fit.iterations,
+        quote_count=count, error_type=error, trade=owner, exercise=quotes.exercise, end=quotes.end,
+        expiry=quotes.expiry, tenor=quotes.tenor, strike=quotes.strike, forward=quotes.forward,
+        annuity=quotes.annuity, payer=quotes.payer, kind=quotes.kind, shift=quotes.shift,
+        market_vol=quotes.market_vol, market_price=market, model_price=model, model_vol=model_vol,
+        residual=residual, price_residual=price_residual, error=err)
+
+
+def _status(fit: Any, k: int, quotes: int, held: bool, a_fixed: bool, limits: Mapping[str, tuple[float, float]],
+            max_iterations: int, rmse: float, note: str, a_guess: float, kind: str) -> tuple[str, str]:
+    """A trade's status and message (``note``: what the basket itself says)."""
+    def with_note(text: str) -> str:
+        return f"{text} ({note})" if note and text.startswith("no ") else (f"{text}; {note}" if note else text)
+
+    if quotes == 0:
+        return "no fit", note or "no quotes"
+    code = int(fit.code[k])
+    if code == NOT_FINITE or not np.isfinite(fit.cost[k]):
+        return "no fit", with_note("a model price or its derivative is not finite at the starting point")
+    if code == MAX_ITERATIONS:
+        return "no fit", with_note(f"no convergence in {max_iterations} iterations (last a={fit.x[k, 0]:.6g}, "
+                                   f"sigma={fit.x[k, 1]:.6g})")
+    if code == _FLAT:
+        return "no fit", with_note("no quote's model price moves with sigma at the fit (deep in or out of the money: "
+                                   "no time value to fit)")
+    if code != CONVERGED:
+        return "no fit", with_note(f"{quotes} quote(s) for the free parameters")
+    unit = " (normal, rate units)" if kind == "normal" else " (lognormal)" if kind else ""
+    tail = f"{quotes} quote(s), vol rmse {rmse:.3g}{unit}"
+    hits = []
+    for j, name in enumerate(("a", "sigma")):
+        if fit.at_lower[k, j]:
+            hits.append(f"{name} at its lower bound {limits[name][0]:g}")
+        if fit.at_upper[k, j]:
+            hits.append(f"{name} at its upper bound {limits[name][1]:g}")
+    if hits:
+        hint = " (the quotes ask for a mean reversion at or below zero)" if fit.at_lower[k, 0] else ""
+        return "bound", with_note("; ".join(hits) + hint + f"; {tail}")
+    how = (f", a held at its guess {a_guess:g} (one quote cannot determine both a and sigma)" if held
+           else ", a fixed" if a_fixed else "")
+    return "converged", with_note(f"converged ({fit.reason[k]}) in {int(fit.iterations[k])} iterations{how}; {tail}")
+
+
+@dataclass(frozen=True, eq=False)
+class _QuoteSet:
+    """The baskets' swaptions (one per kept exercise date, trade by trade), their market data and formulas."""
+
+    trade: np.ndarray
+    exercise: np.ndarray
+    end: np.ndarray
+    expiry: np.ndarray
+    tenor: np.ndarray
+    strike: np.ndarray
+    forward: np.ndarray
+    annuity: np.ndarray
+    payer: np.ndarray
+    kind: np.ndarray
+    shift: np.ndarray
+    market_vol: np.ndarray
+    market_price: np.ndarray
+    swaptions: Swaptions
+    kinds: dict[str, str]
+
+    def kind_of(self, curve: str) -> str:
+        return self.kinds.get(curve, "")
+
+    @classmethod
+    def build(cls, table: Mapping[str, Any], surface: VolSurface, baskets: Baskets, curve: np.ndarray,
+              trade: np.ndarray, exercise: np.ndarray, today: np.datetime64, strike: str) -> _QuoteSet:
+        n = trade.size
+        end = baskets.end[trade]
+        parts: list[Swaptions] = []
+        order: list[np.ndarray] = []
+        for name in dict.fromkeys(curve[trade].tolist()):
+            rows = np.flatnonzero(curve[trade] == name)
+            owners = trade[rows]
+            s = Swaptions.on_curve(table[name], exercise=exercise[rows], end=end[rows],
+                                   frequency=baskets.frequency[owners], day_count=baskets.day_count[owners],
+                                   payer=baskets.payer[owners])
+            rate = s.forward_rate if strike == "atm" else baskets.rate[owners]
+            parts.append(s.replace_rates(rate))
+            order.append(rows)
+        if parts:
+            inverse = np.empty(n, dtype=np.int64)
+            inverse[np.concatenate(order)] = np.arange(n)
+            swaptions = Swaptions.concatenate(parts).take(inverse)
+        else:
+            swaptions = _no_swaptions()
+        names = curve[trade]
+        kinds = {str(c): surface.kind(str(c)) for c in dict.fromkeys(names.tolist())}
+        kind = np.array([kinds[str(c)] for c in names.tolist()], dtype=object)
+        shift = np.array([surface.shift(str(c)) for c in names.tolist()], dtype=np.float64)
+        expiry = (exercise - today).astype(np.int64) / 365.0
+        tenor = (end - exercise).astype(np.int64) / 365.0
+        market_vol = surface.vol(curve=names, expiry=expiry, tenor=tenor) if n else np.zeros(0)
+        forward = swaptions.forward_rate
+        annuity = swaptions.annuity
+        quotes = cls(trade=trade, exercise=exercise, end=end, expiry=expiry, tenor=tenor,
+                     strike=swaptions.fixed_rate.copy(), forward=forward, annuity=annuity,
+                     payer=swaptions.payer.copy(), kind=kind, shift=shift, market_vol=market_vol,
+                     market_price=np.zeros(n), swaptions=swaptions, kinds=kinds)
+        quotes.market_price[:] = quotes.price_at(market_vol, np.arange(n))
+        return quotes
+
+    def _args(self, rows: np.ndarray) -> dict[str, np.ndarray]:
+        return {"forward": self.forward[rows], "strike": self.strike[rows], "expiry": self.swaptions.exercise[rows],
+                "annuity": self.annuity[rows]}
+
+    def price_at(self, vol: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """The formula's price of quotes ``rows`` at ``vol``."""
+        args = self._args(rows)
+        normal = self.kind[rows] == "normal"
+        with np.errstate(all="ignore"):
+            bach = bachelier_price(**args, vol=vol, is_call=self.payer[rows])
+            black = black_price(**args, vol=vol, shift=self.shift[rows], is_call=self.payer[rows])
+            bad = ~normal & ((self.forward[rows] + self.shift[rows] <= 0) | (self.strike[rows] + self.shift[rows] <= 0))
+        return np.where(normal, bach, np.where(bad, np.nan, black))
+
+    def vega(self, vol: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        args = self._args(rows)
+        normal = self.kind[rows] == "normal"
+        with np.errstate(all="ignore"):
+            return np.where(normal, bachelier_vega(**args, vol=vol),
+                            black_vega(**args, vol=vol, shift=self.shift[rows]))
+
+    def implied_vol(self, price: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """The volatility of each quote's kind that gives ``price`` (NaN where none does)."""
+        out = np.full(rows.size, np.nan)
+        normal = self.kind[rows] == "normal"
+        for mask, lognormal in ((normal, False), (~normal, True)):
+            if not mask.any():
+                continue
+            r = rows[mask]
+            args = {**self._args(r), "price": price[mask], "is_call": self.payer[r]}
+            with np.errstate(all="ignore"):
+                out[mask] = (black_implied_vol(**args, shift=self.shift[r]) if lognormal
+                             else bachelier_implied_vol(**args))
+        return out
+
+    def normal_vol(self) -> np.ndarray:
+        """Each quote's market price as a Bachelier volatility (at the money, a lognormal one times ``F + shift``
+        where the price has no time value to invert)."""
+        with np.errstate(all="ignore"):
+            implied = bachelier_implied_vol(price=self.market_price, forward=self.forward, strike=self.strike,
+                                            expiry=self.swaptions.exercise, annuity=self.annuity, is_call=self.payer)
+        fallback = np.where(self.kind == "normal", self.market_vol, self.market_vol * (self.forward + self.shift))
+        return np.where(np.isfinite(implied) & (implied > 0), implied, fallback)
+
+    def matching_sigma(self, a: np.ndarray) -> np.ndarray:
+        """Per quote, the Hull-White ``sigma`` (with mean reversion ``a``) whose swap rate has the quote's normal
+        volatility to first order: ``vol sqrt(T) / (dS/dx sqrt(B(2a, T)))``, with ``dS/dx = (B_n P_n - B_0 P_0 + S
+        sum tau_i B_i P_i) / A`` the swap rate's move with the state (``B_i = B(a, t_i - T)``). A start for the
+        solver that knows how mean reversion damps a long swap's volatility."""
+        from .hull_white import bond_factor
+
+        s = self.swaptions
+        T = s.exercise
+        live = s.accrual > 0
+        Bi = np.where(live, bond_factor(a=a[:, None], tau=s.pay_time - T[:, None]), 0.0)
+        B0 = bond_factor(a=a, tau=s.start - T)
+        rows = np.arange(len(s))
+        last = np.maximum(s.count - 1, 0)
+        annuity = np.sum(s.accrual * s.discount_pay, axis=1)
+        with np.errstate(all="ignore"):
+            rate = (s.discount_start - s.discount_pay[rows, last]) / annuity
+            slope = (Bi[rows, last] * s.discount_pay[rows, last] - B0 * s.discount_start
+                     + rate * np.sum(s.accrual * Bi * s.discount_pay, axis=1)) / annuity
+            spread = np.sqrt(np.maximum(bond_factor(a=2.0 * a, tau=T), 0.0))
+            return self.normal_vol() * np.sqrt(np.maximum(T, 0.0)) / (slope * spread)
+
+
+def _no_swaptions() -> Swaptions:
+    empty = np.zeros(0)
+    return Swaptions(exercise=empty, start=empty, pay_time=np.zeros((0, 1)), accrual=np.zeros((0, 1)),
+                     discount_start=empty, discount_pay=np.ones((0, 1)), fixed_rate=empty, notional=empty,
+                     payer=np.zeros(0, dtype=bool), count=np.zeros(0, dtype=np.int64), forward_exercise=empty)
