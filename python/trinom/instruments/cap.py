@@ -1,0 +1,87 @@
+"""Caps and floors by dates, lowered to the option machinery: one option tree per caplet (issue 26).
+
+A cap from ``start`` to ``maturity`` at the strike ``rate`` is a strip of caplets on the periods of its schedule,
+generated forward from ``start``, unadjusted, ``frequency`` periods a year (the last one short where the dates do
+not divide), each accruing ``tau`` on the cap's ``day_count``: the caplet of period ``[s, e]`` fixes at ``s`` the
+simple rate ``L = (1 / P(s, e) - 1) / tau`` and pays ``notional * tau * max(L - K, 0)`` at ``e``. Valued at ``s``
+that is ``notional * (1 + K tau)`` puts on the zero-coupon bond maturing at ``e``, struck at ``1 / (1 + K tau)``;
+a floorlet is the call. So each caplet lowers to a European option on a zero-coupon bond
+(:class:`~trinom.Portfolio`, standard convention: expiry ``s``, bond maturity ``e``, strike ``100 / (1 + K tau)``
+per 100) on the trade's tree grid, weighted ``notional / 100 * (1 + K tau)``; the cap is the weighted sum. This is
+the schedule of :meth:`trinom.model.hull_white.Caps.on_curve`, whose closed form the tree converges to. Every
+caplet must fix after the as-of date.
+
+Values are per the trade's notional (100 unless given).
+
+>>> import numpy as np
+>>> specs = CapSpecs(as_of=20_000, start=np.array([20_090]), maturity=np.array([20_820]), rate=np.array([0.03]),
+...                  frequency=np.array([4]), day_count=np.array(["ACT/360"], dtype=object), cap=np.array([True]),
+...                  notional=np.array([100.0]), a=np.array([0.05]), sigma=np.array([0.01]),
+...                  steps_per_year=np.array([365]), rows=np.array([0]))
+>>> lowered = lower_caps(specs)
+>>> lowered.count.tolist(), len(lowered.caplets)
+([8], 8)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..constants import CALL, PUT
+from ..conventions.names import Problem
+from ..model.periods import fixed_leg
+from .option import Portfolio
+
+#: Whole days in the curves' year (ACT/365F): the tree's time.
+YEAR_DAYS = 365
+
+
+@dataclass(frozen=True, eq=False)
+class CapSpecs:
+    """Good cap and floor rows as arrays, one entry per trade (dates as day numbers since 1970-01-01)."""
+
+    as_of: int
+    start: np.ndarray
+    maturity: np.ndarray
+    rate: np.ndarray
+    frequency: np.ndarray
+    day_count: np.ndarray
+    cap: np.ndarray  #: True for a cap, False for a floor
+    notional: np.ndarray
+    a: np.ndarray
+    sigma: np.ndarray
+    steps_per_year: np.ndarray
+    rows: np.ndarray  #: each trade's row in the book (for messages)
+
+
+@dataclass(frozen=True, eq=False)
+class LoweredCaps:
+    """One option tree per caplet, in trade order, their weights and each trade's caplet count."""
+
+    caplets: Portfolio
+    weight: np.ndarray
+    count: np.ndarray
+    problems: list[Problem]
+
+
+def lower_caps(specs: CapSpecs, curve: str = "default") -> LoweredCaps:
+    """The caps and floors of ``specs`` as caplet options on ``curve`` (see the module)."""
+    size = specs.start.size
+    if not size:
+        return LoweredCaps(caplets=Portfolio(strike=[], maturity=[], expiry=[], term_unit=[], term_steps=[], a=[],
+                                             sigma=[], option_type=np.zeros(0, np.int8), curve=curve),
+                           weight=np.zeros(0), count=np.zeros(0, np.int64), problems=[])
+    leg = fixed_leg(start=specs.start, end=specs.maturity, frequency=specs.frequency, day_count=specs.day_count)
+    mask = np.arange(leg.pay_days.shape[1])[None, :] < leg.count[:, None]
+    owner = np.nonzero(mask)[0]
+    begin, end, tau = leg.start_days[mask], leg.pay_days[mask], leg.accrual[mask]
+    growth = 1.0 + specs.rate[owner] * tau
+    spy = specs.steps_per_year[owner]
+    caplets = Portfolio(strike=100.0 / growth, maturity=(end - specs.as_of) / YEAR_DAYS,
+                        expiry=(begin - specs.as_of) / YEAR_DAYS, term_unit=np.full(owner.size, float(YEAR_DAYS)),
+                        term_steps=spy.astype(np.float64), a=specs.a[owner], sigma=specs.sigma[owner],
+                        option_type=np.where(specs.cap[owner], PUT, CALL).astype(np.int8), curve=curve)
+    return LoweredCaps(caplets=caplets, weight=specs.notional[owner] / 100.0 * growth,
+                       count=leg.count.astype(np.int64), problems=[])

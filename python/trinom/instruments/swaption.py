@@ -1,0 +1,189 @@
+"""Swaptions by dates, lowered to the callable-bond machinery: two bond trees per swaption (issue 26).
+
+A swaption is the right to enter, on an exercise date, a swap from that date to ``maturity`` paying (``payer``) or
+receiving (``receiver``) the fixed ``rate`` against the floating rate. Single curve: the floating leg is worth par
+(the notional) on each of its reset dates, so on a fixed-leg start date ``x`` the swap a receiver enters is worth
+``B(x) - 100`` per 100 of notional, with ``B(x)`` the fixed leg's coupons from ``x`` on plus 100 at maturity: a
+*bond*. So
+
+* a **receiver** swaption is a call on that bond struck at par: ``B - B_call`` with ``B_call`` the bond the issuer
+  may call at 100 on the exercise dates;
+* a **payer** swaption is the put: ``B_put - B``.
+
+The floating leg's frequency plays no part (its resets are taken to include the fixed leg's start dates, where it is
+worth par). Both trees are the dated bonds' (:mod:`trinom.instruments.trades`): the fixed leg's schedule generated
+backward from ``maturity`` (its ``frequency``, ``day_count``, ``calendar`` and ``convention``), each coupon
+``100 * rate * accrual fraction`` on its period's (adjusted) end, every date at the step nearest its time; the
+exercise is a listed point at each exercise date's step at the dirty price 100 (the bond is ex-coupon there: the
+coupon paid that day belongs to the period before). The bond holds the periods that start on or after the first
+exercise date. Exercise dates: ``european``, the fixed-leg start date ``first_exercise`` (default: the swap's
+start); ``bermudan``, every fixed-leg start date from ``first_exercise`` to ``last_exercise`` (default: from the
+start to the last period's start). Only dates after the as-of date count.
+
+Values are per the trade's notional (100 unless given): ``notional / 100`` times the difference of the trees.
+
+>>> import numpy as np
+>>> specs = SwaptionSpecs(as_of=20_000, start=np.array([20_365]), maturity=np.array([22_191]), rate=np.array([0.03]),
+...                       frequency=np.array([1]), day_count=np.array(["30/360"], dtype=object),
+...                       calendar=np.array(["NONE"], dtype=object), convention=np.array(["U"], dtype=object),
+...                       payer=np.array([False]), first_exercise=np.array([20_365]), last_exercise=np.array([20_365]),
+...                       notional=np.array([100.0]), a=np.array([0.05]), sigma=np.array([0.01]),
+...                       curve=np.array([0]), steps_per_year=np.array([48]), rows=np.array([0]))
+>>> lowered = lower_swaptions(specs)
+>>> len(lowered.bonds), lowered.weight.tolist(), lowered.bonds.exercise_count.tolist()
+(2, [1.0, -1.0], [0, 1])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..columns import segments
+from ..constants import CALL, PUT
+from ..conventions import accrual_fractions, generate_schedules
+from ..conventions.names import Problem
+from .bond import BondPortfolio
+
+#: Whole days in the curves' year (ACT/365F): the tree's time.
+YEAR_DAYS = 365
+#: The exercise price of the call a bond without an option lowers with: no tree value reaches it.
+NO_EXERCISE_PRICE = 1e30
+
+
+@dataclass(frozen=True, eq=False)
+class SwaptionSpecs:
+    """Good swaption rows as arrays, one entry per swaption (dates as day numbers since 1970-01-01)."""
+
+    as_of: int
+    start: np.ndarray
+    maturity: np.ndarray
+    rate: np.ndarray
+    frequency: np.ndarray
+    day_count: np.ndarray
+    calendar: np.ndarray
+    convention: np.ndarray
+    payer: np.ndarray
+    first_exercise: np.ndarray  #: the window's first date (european: its one date)
+    last_exercise: np.ndarray
+    notional: np.ndarray
+    a: np.ndarray
+    sigma: np.ndarray
+    curve: np.ndarray
+    steps_per_year: np.ndarray
+    rows: np.ndarray  #: each swaption's row in the book (for messages)
+
+
+@dataclass(frozen=True, eq=False)
+class LoweredSwaptions:
+    """Two bond trees per swaption (the plain bond, then the bond with the option) and their weights."""
+
+    bonds: BondPortfolio
+    weight: np.ndarray
+    problems: list[Problem]  #: rows only lowering finds bad (then both their trees are placeholders)
+
+
+def step_of(days: np.ndarray, as_of: int, steps_per_year: np.ndarray) -> np.ndarray:
+    """The tree step nearest each date (halves up), never before step 1."""
+    return np.maximum((2 * (days - as_of) * steps_per_year + YEAR_DAYS) // (2 * YEAR_DAYS), 1)
+
+
+def lower_swaptions(specs: SwaptionSpecs) -> LoweredSwaptions:
+    """The swaptions of ``specs`` as bond trees (see the module)."""
+    count = specs.start.size
+    schedules = generate_schedules(effective=specs.start.astype("datetime64[D]"),
+                                   termination=specs.maturity.astype("datetime64[D]"), frequency=specs.frequency,
+                                   calendar=specs.calendar, convention=specs.convention, errors="mask",
+                                   rows=specs.rows, fields={"effective": "start", "termination": "maturity"})
+    problems: list[Problem] = list(schedules.problems)
+    fractions = accrual_fractions(schedules=schedules, day_count=specs.day_count) if count else np.zeros(0)
+    begin, end = schedules.period_bounds()
+    owner = np.repeat(np.arange(count), np.maximum(schedules.counts - 1, 0))
+    # exercise dates: the period starts in the window, after the as-of date
+    exercisable = ((begin >= specs.first_exercise[owner]) & (begin <= specs.last_exercise[owner])
+                   & (begin > specs.as_of))
+    first_date = np.full(count, np.iinfo(np.int64).max)
+    np.minimum.at(first_date, owner[exercisable], begin[exercisable])
+    bad = ~schedules.good.copy()
+    for k in np.flatnonzero(schedules.good & (first_date == np.iinfo(np.int64).max)):
+        bad[k] = True
+        problems.append((int(specs.rows[k]), "first_exercise", "no fixed-leg start date after the as-of date between "
+                         f"first_exercise {_day(specs.first_exercise[k])} and last_exercise "
+                         f"{_day(specs.last_exercise[k])}: a swaption is exercised on the start dates of its fixed "
+                         "leg's periods"))
+    spy = specs.steps_per_year
+    # the bond: the periods that start on or after the first exercise date
+    held = (begin >= first_date[owner]) & ~bad[owner]
+    f_owner, f_step = owner[held], step_of(end[held], specs.as_of, spy[owner[held]])
+    f_coupon = 100.0 * specs.rate[f_owner] * fractions[held]
+    last = np.zeros(f_owner.size, dtype=bool)
+    if f_owner.size:
+        last[np.flatnonzero(np.diff(np.append(f_owner, -1)) != 0)] = True
+    f_repay = np.where(last, 100.0, 0.0)
+    new = np.ones(f_owner.size, dtype=bool)  # flows on one step are paid together
+    new[1:] = (f_owner[1:] != f_owner[:-1]) | (f_step[1:] != f_step[:-1])
+    group = np.cumsum(new) - 1
+    flow_owner, flow_step = f_owner[new], f_step[new]
+    flow_coupon = np.bincount(group, weights=f_coupon, minlength=int(new.sum()))
+    flow_repay = np.bincount(group, weights=f_repay, minlength=int(new.sum()))
+    x_owner = owner[exercisable & ~bad[owner]]
+    x_step = step_of(begin[exercisable & ~bad[owner]], specs.as_of, spy[x_owner])
+    keep = np.ones(x_owner.size, dtype=bool)  # exercise dates on one step: one point
+    keep[1:] = (x_owner[1:] != x_owner[:-1]) | (x_step[1:] != x_step[:-1])
+    x_owner, x_step = x_owner[keep], x_step[keep]
+    return LoweredSwaptions(bonds=_trees(specs, bad, flow_owner, flow_step, flow_coupon, flow_repay, x_owner, x_step),
+                            weight=_weights(specs), problems=problems)
+
+
+def _weights(specs: SwaptionSpecs) -> np.ndarray:
+    """Per swaption, its two trees' weights: receiver ``(+1, -1)``, payer ``(-1, +1)``, times notional / 100."""
+    sign = np.where(specs.payer, -1.0, 1.0) * specs.notional / 100.0
+    return np.column_stack([sign, -sign]).reshape(-1)
+
+
+def _trees(specs: SwaptionSpecs, bad: np.ndarray, flow_owner: np.ndarray, flow_step: np.ndarray,
+           flow_coupon: np.ndarray, flow_repay: np.ndarray, x_owner: np.ndarray, x_step: np.ndarray) -> BondPortfolio:
+    """The bond trees, two per swaption (plain, then with the listed exercise); a bad swaption's are one-step
+    placeholders (its problem is the row's)."""
+    count = specs.start.size
+    flows = np.bincount(flow_owner, minlength=count)
+    flows[bad] = 1
+    n = np.ones(count, dtype=np.int64)
+    if flow_step.size:
+        np.maximum.at(n, flow_owner, flow_step)
+    spy = np.where(bad, 1, specs.steps_per_year)
+    starts = np.concatenate(([0], np.cumsum(flows)))
+    steps = np.ones(starts[-1], dtype=np.int64)
+    coupon = np.zeros(starts[-1])
+    repay = np.full(starts[-1], 100.0)
+    position = starts[flow_owner] + (np.arange(flow_owner.size) - np.searchsorted(flow_owner, flow_owner))
+    steps[position], coupon[position], repay[position] = flow_step, flow_coupon, flow_repay
+    points = np.bincount(x_owner, minlength=count)
+    side = np.where(specs.payer, PUT, CALL).astype(np.int8)
+
+    def twice(values: np.ndarray) -> np.ndarray:  # each swaption's value for both its trees
+        return np.repeat(values, 2)
+
+    _offsets, gather = segments(starts, np.repeat(np.arange(count), 2))  # each swaption's flows, once per tree
+
+    def flows_twice(values: np.ndarray) -> np.ndarray:
+        return values[gather]
+
+    optioned = np.tile([False, True], count)
+    exercise_count = np.where(optioned, twice(points), 0)
+    return BondPortfolio(
+        term_unit=np.full(2 * count, YEAR_DAYS), term_steps=twice(spy), a=twice(np.where(bad, 0.1, specs.a)),
+        sigma=twice(np.where(bad, 0.01, specs.sigma)), maturity=twice((n - 0.5) / spy),
+        cashflow_count=twice(flows), cashflow_step=flows_twice(steps), repayment=flows_twice(repay),
+        coupon=flows_twice(coupon), spread=np.zeros(2 * count),
+        option_type=np.where(optioned, twice(side), CALL).astype(np.int8),
+        strike=np.where(optioned, 100.0, NO_EXERCISE_PRICE),
+        first_exercise=twice(n), last_exercise=np.where(exercise_count > 0, twice(n) - 1, twice(n)),
+        exercise_frequency=np.ones(2 * count, dtype=np.int64), curve_index=twice(specs.curve),
+        exercise_count=exercise_count, exercise_step=x_step, exercise_price=np.full(x_step.size, 100.0),
+        accrued=np.zeros(2 * count))
+
+
+def _day(day: int | np.integer) -> str:
+    return str(np.datetime64(int(day), "D"))
