@@ -1,6 +1,5 @@
-"""``trinom calibrate`` (trinom.calibrate_cli), through a parser built with add_calibrate_parser (the lead wires it
-into trinom.cli): global and per-trade model files, their contract columns, the quotes table, errors, and
-read_model_file."""
+"""``trinom calibrate`` (trinom.calibrate_cli), through trinom's command line: global and per-trade model files, their
+contract columns, the quotes table, errors, and read_model_file."""
 
 from __future__ import annotations
 
@@ -52,8 +51,10 @@ def parser() -> argparse.ArgumentParser:
 
 
 def run(*argv: object) -> int:
-    args = parser().parse_args([str(a) for a in argv])
-    return args.func(args)
+    """The command as a user runs it: through trinom's own command line."""
+    from trinom.cli import main
+
+    return main([str(a) for a in argv])
 
 
 def test_the_parser():
@@ -174,23 +175,29 @@ def test_model_file_errors_name_the_file_line_and_column(tmp_path: Path):
         read_model_file(tmp_path / "none.csv")
 
 
-def test_command_errors(files):
+def test_command_errors(files, capsys):
     base = ["calibrate", "--curve", files["curve"], "--vols", files["vols"], "--as-of", AS_OF]
-    with pytest.raises(trinom.InputError, match="--strike applies to per-trade calibration"):
-        run(*base, "--out", files["dir"] / "m.csv", "--strike", "deal")
-    with pytest.raises(trinom.InputError, match=r"the model table is written as \.csv, \.parquet or \.pq"):
-        run(*base, "--out", files["dir"] / "m.txt")
-    with pytest.raises(trinom.InputError, match="is the same file as"):
-        run(*base, "--out", files["dir"] / "m.csv", "--quotes-out", files["dir"] / "m.csv")
-    with pytest.raises(trinom.InputError):  # never over an input
-        run(*base, "--out", files["vols"])
+    out = files["dir"] / "m.csv"
+    assert fails(capsys, "--strike applies to per-trade calibration", *base, "--out", out, "--strike", "deal")
+    assert fails(capsys, r"the model table is written as \.csv, \.parquet or \.pq", *base, "--out",
+                 files["dir"] / "m.txt")
+    assert fails(capsys, "is the same file as", *base, "--out", out, "--quotes-out", out)
+    assert fails(capsys, None, *base, "--out", files["vols"])  # never over an input
     assert files["vols"].read_text().startswith("curve,expiry")
     bad = files["dir"] / "bad_vols.csv"
     bad.write_text("curve,expiry,tenor,vol,kind\nEUR,1Y,5Y,0.009,normal\nEUR,1Y,10Y,0.2,lognormal\n")
-    with pytest.raises(trinom.InputError, match=r"bad_vols\.csv line 3: curve 'EUR' mixes volatility kinds"):
-        run("calibrate", files["trades"], "--curve", files["curve"], "--vols", bad, "--as-of", AS_OF, "--out",
-            files["dir"] / "m.csv")
+    assert fails(capsys, r"bad_vols\.csv line 3: curve 'EUR' mixes volatility kinds", "calibrate", files["trades"],
+                 "--curve", files["curve"], "--vols", bad, "--as-of", AS_OF, "--out", out)
     assert not (files["dir"] / "m.csv").exists()  # nothing written on an error
+
+
+def fails(capsys, pattern: str | None, *argv: object) -> bool:
+    """The command exits 2 with its message (matching ``pattern``) on stderr."""
+    import re
+
+    code = run(*argv)
+    message = capsys.readouterr().err
+    return code == 2 and message.startswith("trinom: error:") and (pattern is None or re.search(pattern, message))
 
 
 def test_doctests():

@@ -16,12 +16,37 @@ from .constants import CALL, PUT
 from .curve import YieldCurve
 from .errors import InputError
 from .instruments.option import FIELDS, Portfolio
+from .instruments.trades import Trades, read_trades
 from .market import Market
+from .model.calibration import calibrate
+from .model.dated_curve import DatedCurve
 from .oas import OASResult, oas
 from .result import Prices
 from .risk import risk
 
 __version__ = "0.2.0"
-__all__ = ["CALL", "FIELDS", "PUT", "BondPortfolio", "BondPrices", "Book", "InputError", "Market", "OASResult",
-           "Portfolio", "Prices", "YieldCurve", "__version__", "closed_form", "generator", "oas", "price", "price_bonds",
-           "risk"]
+__all__ = [
+           "CALL",
+           "FIELDS",
+           "PUT",
+           "BondPortfolio",
+           "BondPrices",
+           "Book",
+           "DatedCurve",
+           "InputError",
+           "Market",
+           "OASResult",
+           "Portfolio",
+           "Prices",
+           "Trades",
+           "YieldCurve",
+           "__version__",
+           "calibrate",
+           "closed_form",
+           "generator",
+           "oas",
+           "price",
+           "price_bonds",
+           "read_trades",
+           "risk",
+]

@@ -22,6 +22,7 @@ from .bonds import cli as bond_cli
 from .bonds.generator import generate_bonds
 from .bonds.io import companions
 from .book_files import BookFile, check_curve_source, holds_bonds, input_files, option_curve, read_book_file
+from .calibrate_cli import add_calibrate_parser
 from .closed_form import zero_coupon_bond_option
 from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, PUT
 from .curve import YieldCurve
@@ -611,6 +612,8 @@ def parser() -> argparse.ArgumentParser:
     gen.add_argument("--prices", type=Path, help="also write the reference prices (.out, .csv or .parquet); never "
                      "over another output")
     gen.set_defaults(func=cmd_generate)
+
+    add_calibrate_parser(sub)
 
     be = command("backends", "which engines and targets are built and usable here, and why not")
     be.set_defaults(func=cmd_backends)

@@ -1,10 +1,37 @@
-"""The model side of dated instruments (issue 25): dated curves now, the rest later.
+"""The model: dated curves, Hull-White closed forms, volatility formulas, swaption quotes and calibration.
 
 >>> from trinom.model import DatedCurve
 >>> DatedCurve(as_of="2025-01-02", dates=["2026-01-02"], zero_rates=[0.03]).discount([1.0]).round(6).tolist()
 [0.970446]
 """
 
+from .baskets import bond_baskets, calibrate_baskets, trade_baskets
+from .calibration import CalibrationResult, LMResult, calibrate, levenberg_marquardt
 from .dated_curve import INTERPOLATIONS, DatedCurve, read_dated_curves
+from .hull_white import (
+    Caps,
+    Swaptions,
+    bond_factor,
+    bond_option_stdev,
+    caplet,
+    jamshidian_swaption,
+    short_rate_variance,
+    zero_bond_option,
+)
+from .periods import add_period, fixed_leg, parse_periods
+from .quotes import QuoteInstruments, VolQuotes, VolSurface, quote_instruments, read_vol_quotes, read_vol_surface
+from .volatility import (
+    bachelier_implied_vol,
+    bachelier_price,
+    bachelier_vega,
+    black_implied_vol,
+    black_price,
+    black_vega,
+)
 
-__all__ = ["INTERPOLATIONS", "DatedCurve", "read_dated_curves"]
+__all__ = ["INTERPOLATIONS", "CalibrationResult", "Caps", "DatedCurve", "LMResult", "QuoteInstruments", "Swaptions",
+           "VolQuotes", "VolSurface", "add_period", "bachelier_implied_vol", "bachelier_price", "bachelier_vega",
+           "black_implied_vol", "black_price", "black_vega", "bond_baskets", "bond_factor", "bond_option_stdev",
+           "calibrate", "calibrate_baskets", "caplet", "fixed_leg", "jamshidian_swaption", "levenberg_marquardt",
+           "parse_periods", "quote_instruments", "read_dated_curves", "read_vol_quotes", "read_vol_surface",
+           "short_rate_variance", "trade_baskets", "zero_bond_option"]
