@@ -45,11 +45,28 @@ def swaption_specs(cases, steps_per_year: int = 365, notional: float = 100.0) ->
                          steps_per_year=np.full(count, steps_per_year), rows=np.arange(count))
 
 
-def tree_swaptions(curve: DatedCurve, cases, backend: str = "reference", **kwargs) -> np.ndarray:
+def tree_swaptions(curve: DatedCurve, cases, backend: str = "reference", target: str | None = None,
+                   **kwargs) -> np.ndarray:
     lowered = lower_swaptions(swaption_specs(cases, **kwargs))
     assert not lowered.problems
-    values = trinom.price(lowered.bonds, {"EUR": curve.to_yield_curve()}, backend=backend).price * lowered.weight
-    return values.reshape(-1, 2).sum(axis=1)
+    prices = trinom.price(lowered.bonds, {"EUR": curve.to_yield_curve()}, backend=backend, target=target).price
+    return (prices * lowered.weight).reshape(-1, 2).sum(axis=1)
+
+
+def tree_caps(curve: DatedCurve, cases, backend: str = "reference", target: str | None = None) -> np.ndarray:
+    lowered = lower_caps(cap_specs(cases), curve="EUR")
+    values = trinom.price(lowered.caplets, {"EUR": curve.to_yield_curve()}, backend=backend, target=target).price
+    return np.add.reduceat(values * lowered.weight, np.concatenate(([0], np.cumsum(lowered.count)[:-1])))
+
+
+def engines(targets: tuple[str, ...]) -> list[tuple[str, str | None]]:
+    """The engines and targets usable here among ``targets`` (``cuda`` also as its own backend)."""
+    found = []
+    for backend in ("futhark", "futhark-paper", "cuda"):
+        for target in (None,) if backend == "cuda" else targets:
+            if (backend != "cuda" or "cuda" in targets) and trinom.backends.get(backend).available(target)[0]:
+                found.append((backend, target))
+    return found
 
 
 def quantlib_swaptions(curve: DatedCurve, cases, steps: int = 800) -> tuple[list[float], list[float | None]]:
@@ -117,15 +134,27 @@ def test_swaption_values_scale_with_the_notional(curve: DatedCurve):
     np.testing.assert_allclose(tree_swaptions(curve, SWAPTIONS[:2], notional=1e6), base * 1e4, rtol=1e-12)
 
 
-def test_every_cpu_engine_prices_swaptions_as_the_reference(curve: DatedCurve):
-    reference = tree_swaptions(curve, SWAPTIONS, steps_per_year=48)
-    for backend in ("futhark-paper", "futhark-fast-bonds"):
-        if backend not in trinom.backends.names():
-            continue
-        if not trinom.backends.get(backend).available()[0]:
-            continue
-        np.testing.assert_allclose(tree_swaptions(curve, SWAPTIONS, backend=backend, steps_per_year=48), reference,
-                                   atol=1e-11, rtol=0)
+def test_every_cpu_engine_prices_swaptions_and_caps_as_the_reference(curve: DatedCurve):
+    swaptions, caps = tree_swaptions(curve, SWAPTIONS, steps_per_year=48), tree_caps(curve, CAPS)
+    found = engines(("c", "multicore"))
+    assert found
+    for backend, target in found:
+        np.testing.assert_allclose(tree_swaptions(curve, SWAPTIONS, backend, target, steps_per_year=48), swaptions,
+                                   atol=1e-11, rtol=0, err_msg=f"{backend}/{target}")
+        if backend != "futhark-paper":  # the paper's program prices bonds only
+            np.testing.assert_allclose(tree_caps(curve, CAPS, backend, target), caps, atol=1e-11, rtol=0)
+
+
+@pytest.mark.gpu
+def test_every_gpu_engine_prices_swaptions_and_caps_as_the_reference(curve: DatedCurve):
+    swaptions, caps = tree_swaptions(curve, SWAPTIONS), tree_caps(curve, CAPS)
+    found = engines(("cuda",))
+    assert found
+    for backend, target in found:
+        np.testing.assert_allclose(tree_swaptions(curve, SWAPTIONS, backend, target), swaptions, atol=1e-11, rtol=0,
+                                   err_msg=f"{backend}/{target}")
+        if backend != "futhark-paper":
+            np.testing.assert_allclose(tree_caps(curve, CAPS, backend, target), caps, atol=1e-11, rtol=0)
 
 
 def test_a_window_without_a_start_date_is_a_problem_naming_the_row():
@@ -150,9 +179,7 @@ def cap_specs(cases, steps_per_year: int = 365) -> CapSpecs:
 
 
 def test_caps_and_floors_converge_to_the_closed_form(curve: DatedCurve):
-    lowered = lower_caps(cap_specs(CAPS), curve="EUR")
-    values = trinom.price(lowered.caplets, {"EUR": curve.to_yield_curve()}, backend="reference").price * lowered.weight
-    ours = np.add.reduceat(values, np.concatenate(([0], np.cumsum(lowered.count)[:-1])))
+    ours = tree_caps(curve, CAPS)
     start, maturity, rate, cap, frequency = (list(x) for x in zip(*CAPS, strict=True))
     for k in range(len(CAPS)):
         closed = Caps.on_curve(curve, start=[start[k]], end=[maturity[k]], strike=rate[k], frequency=frequency[k],
