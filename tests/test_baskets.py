@@ -181,7 +181,7 @@ BOOK = [
 
 def write_book(tmp_path: Path) -> Path:
     path = tmp_path / "trades.csv"
-    path.write_text(",".join(TRADE_COLUMNS) + "\n" + "\n".join(BOOK) + "\n")
+    path.write_text(",".join(TRADE_COLUMNS[:22]) + "\n" + "\n".join(BOOK) + "\n")
     return path
 
 
@@ -204,7 +204,7 @@ def test_bond_baskets_of_a_trades_book(tmp_path: Path):
     assert [str(d) for d in b.end[:3]] == ["2036-03-15", "2031-06-30", "2034-01-10"]
     # a bad cell is named with its file and line (a and sigma are the calibration's to find)
     path = tmp_path / "bad.csv"
-    path.write_text(",".join(TRADE_COLUMNS) + "\n" + BOOK[0].replace("2028-03-15", "2028-02-30") + "\n")
+    path.write_text(",".join(TRADE_COLUMNS[:22]) + "\n" + BOOK[0].replace("2028-03-15", "2028-02-30") + "\n")
     with pytest.raises(trinom.InputError, match=r"bad\.csv line 2: first_exercise '2028-02-30' is not a date"):
         bond_baskets(read_trades(path, as_of="2026-11-25"))
 

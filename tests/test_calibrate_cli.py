@@ -40,7 +40,7 @@ def files(tmp_path: Path) -> dict[str, Path]:
     rows = [f"{c},{e},{t},{0.0092 - 0.0001 * i - 0.00005 * j + 0.0001 * ((i * j + k) % 3):.5f},normal"
             for k, c in enumerate(("EUR", "USD")) for i, e in enumerate(EXPIRIES) for j, t in enumerate(TENORS)]
     vols.write_text("curve,expiry,tenor,vol,kind\n" + "\n".join(rows) + "\n")
-    trades.write_text(",".join(TRADE_FILE_COLUMNS) + "\n" + "\n".join(BOOK) + "\n")
+    trades.write_text(",".join(TRADE_FILE_COLUMNS[:22]) + "\n" + "\n".join(BOOK) + "\n")
     return {"curve": curve, "vols": vols, "trades": trades, "dir": tmp_path}
 
 

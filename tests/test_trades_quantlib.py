@@ -7,18 +7,20 @@
   interpolation="linear-zero")``), evaluation and settlement at the as-of date; accrued interest to 1e-10. Bermudan
   calls and puts on coupon dates, european (mid-period, on a coupon date, 3-6 days before one, in the period running
   at the as-of date), american windows (one ending a week before a coupon date), every day count, frequency,
-  calendar and convention, bonds issued before the as-of date and one issued after, flows in the tree's first steps.
-  Measured (N = 1600/3200): bermudan 4.7e-4, european 1.7e-4, american 8.9e-3, near a coupon 7.1e-3, no option 1e-13.
+  calendar and convention, bonds issued before the as-of date and one issued after, flows in the tree's first steps;
+  american windows open before a seasoned bond's next coupon and over coupons of unequal amounts (ACT/360).
+  Measured (N = 1600/3200): bermudan 4.7e-4, european 1.7e-4, american 8.9e-3, near a coupon 7.1e-3, no option 1e-13;
+  (N = 800/1600) before the next coupon 4.6e-5, unequal coupons 2.3e-4 (1600/3200, 12 years: 3.4e-3).
   QuantLib snaps an exercise date within a week before a coupon date onto that date (exercised cum-coupon at a price
   scaled by the curve's discount factors), the tree exercises on the day itself: that alone is 7e-3 for a window
   ending a week before a coupon (the same window a day shorter agrees to 6e-6) and 6.7e-3 for a european call 6 days
-  before one (8 days before: 2e-4). American exercise pays accrued interest linear in days where 30/360 is not
-  (5.4e-3 of the 8.9e-3 above).
-* Known gaps: american exercise pays the tree's accrued interest (docs/paper-instrument.md §6.4), which is 0 before
-  the first cash flow after the as-of date (-1.80 per 100 for a call window before a seasoned bond's next coupon: such
-  a window is refused as input, naming the date) and the previous coupon's amount, not the running period's (+0.0121
-  per 100 over ACT/360 semiannual periods of 181-184 days; ``xfail``, strict: it passes once the engine can represent
-  it; trinom.instruments.trades explains why lowering cannot mend either).
+  before one (8 days before: 2e-4). An american window of equal coupons is the tree's own, which accrues interest
+  linearly in days where 30/360 does not (5.4e-3 of the 8.9e-3 above).
+* European and bermudan exercise are listed points at the exercise price plus the day count's accrued interest (0 on
+  a coupon date); american exercise is the tree's window with listed points on the steps before the bond's first
+  cash flow (where the tree accrues nothing) and, where the coupon amounts change in the window, on every step
+  (trinom.instruments.trades). Before these, an american window open before the next coupon was refused (-1.80 per
+  100) and one over ACT/360 semiannual coupons was 0.0121 per 100 off.
 * European options on zero-coupon bonds within 5e-3 per 100 of the closed form and of QuantLib's
   ``HullWhite.discountBondOption`` at the default 365 steps a year.
 * OAS from dated market prices recovers the spreads that made them; effective duration equals a bump of the dated
@@ -145,15 +147,22 @@ BROAD = [
          "2028-03-15", "2033-03-15", 85.0),
     bond("fwd-put", "bermudan", "2027-06-15", "2035-06-15", 0.04, 2, "ACT/ACT-ICMA", "TARGET", "MF", "put",
          "bermudan", "2029-06-15", "2034-12-15", 100.0),
+    bond("a-long-360", "unequal coupons", "2024-03-15", "2036-03-15", 0.05, 2, "ACT/360", "NONE", "F", "call",
+         "american", "2028-01-10", "2030-03-08", 101.0),
 ]
 
-#: Known gaps of american exercise (see the module): QuantLib's price minus this, measured at N = 1600.
-#: An american window open before the bond's next coupon: refused (the tree pays no accrued interest there).
-BEFORE_NEXT_COUPON = bond("a-first", "american", "2024-03-15", "2031-03-15", 0.05, 2, "30/360", "NONE", "F", "call",
-                          "american", "2026-12-01", "2027-03-01", 99.0)
-GAPS = [
-    pytest.param(bond("a-long-360", "american", "2024-03-15", "2036-03-15", 0.05, 2, "ACT/360", "NONE", "F", "call",
-                      "american", "2028-01-10", "2030-03-08", 101.0), id="unequal-coupons", marks=pytest.mark.slow),
+#: American windows the tree's own accrued interest would get wrong (QuantLib at N = 800 and 1600): open before a
+#: seasoned bond's next coupon (the tree accrues nothing before its first cash flow; once refused as input) and over
+#: coupons of unequal amounts (the tree accrues the previous coupon's).
+AMERICAN_POINTS = [
+    bond("a-first", "before next coupon", "2024-03-15", "2031-03-15", 0.05, 2, "30/360", "NONE", "F", "call",
+         "american", "2026-12-01", "2027-03-01", 99.0),
+    bond("a-first-low", "before next coupon", "2023-06-15", "2030-06-15", 0.035, 2, "ACT/365F", "NONE", "F", "call",
+         "american", "2026-12-01", "2028-06-01", 99.0),
+    bond("a-first-put", "before next coupon", "2024-03-15", "2031-03-15", 0.05, 2, "ACT/ACT-ICMA", "NONE", "F", "put",
+         "american", "2026-12-01", "2027-06-01", 102.0),
+    bond("amer-360", "unequal coupons", "2025-02-28", "2031-02-28", 0.045, 2, "ACT/360", "TARGET", "MF", "call",
+         "american", "2027-03-10", "2028-09-01", 101.0),
 ]
 
 
@@ -252,26 +261,11 @@ def test_callable_and_puttable_bonds_match_quantlib_broadly(hull_white):
     compare(BROAD, hull_white, 1600)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="american exercise pays the tree's accrued interest: "
-                   "0 before the first cash flow after the as-of date, the previous coupon's amount after it "
-                   "(docs/paper-instrument.md §6.4)")
-@pytest.mark.parametrize("case", GAPS)
-def test_american_exercise_accrued_interest_gaps(hull_white, case):
-    price = trinom.price(bond_trades([case]), {"EUR": dated_curve()}, backend="reference").price[0]
-    dirty = quantlib_bond(case, hull_white, 1600).dirtyPrice()
-    assert abs(price - dirty) <= PRICE_TOLERANCE, (price, dirty)
-
-
-def test_an_american_window_before_the_next_coupon_is_refused_naming_the_date():
-    """The tree accrues no interest before its first cash flow (-1.80 per 100 against QuantLib for this call): such a
-    window is an input error naming the row, the field and the coupon date, never a silent price."""
-    trades = bond_trades([BEFORE_NEXT_COUPON])
-    with pytest.raises(trinom.InputError, match=r"row 0: an american window open before the bond's next coupon "
-                                                r"\(2027-03-15\) is not priced yet") as caught:
-        trinom.price(trades, {"EUR": dated_curve()}, backend="reference")
-    assert [(row, field) for row, field, _m in caught.value.errors] == [(0, "first_exercise")]
-    masked = trinom.price(trades, {"EUR": dated_curve()}, backend="reference", errors="mask")
-    assert np.isnan(masked.price[0]) and "start first_exercise on or after 2027-03-15" in masked.error[0]
+def test_american_windows_the_tree_alone_would_misprice_match_quantlib(hull_white):
+    """Before the bond's next coupon (once refused: the tree accrues nothing there, -1.80 per 100) and over unequal
+    coupons (the tree accrues the previous coupon's, 0.012 per 100): listed points pay the day count's accrued
+    interest."""
+    compare(AMERICAN_POINTS, hull_white, 800)
 
 
 def test_cash_flows_in_the_first_steps_are_paid_in_full(hull_white):

@@ -1,10 +1,13 @@
-"""``trinom price|risk|oas trades.csv --curve curve.csv --as-of DATE``: the command line of dated trades (issue 25).
+"""``trinom price|risk|oas trades.csv --curve curve.csv --as-of DATE [--schedule schedule.csv] [--notionals
+notionals.csv]``: the command line of dated trades (issue 25).
 
 The input is a ``trades.csv`` (or a Parquet table of the same columns, see :mod:`trinom.instruments.trades`), the
 curves a dated curve file (``curve,date,discount`` or ``curve,date,zero``; :func:`trinom.model.read_dated_curves`)
-and ``--as-of`` the valuation date. Outputs, in input order: prices ``id,price,clean,accrued,error`` (price: dirty
-per 100 notional), risk ``id,measure,factor,shift,base,value,error``, OAS ``id,oas,price,iterations,error`` (oas as a
-decimal, the unit of the file's ``spread``).
+and ``--as-of`` the valuation date; optionally a ``schedule.csv`` (``id,date,price``: explicit and step-down exercise
+schedules) and a ``notionals.csv`` (``id,date,notional``: amortizing notionals), CSV or Parquet. Outputs, in input
+order: prices ``id,price,clean,accrued,error`` (price: dirty per 100 notional), risk
+``id,measure,factor,shift,base,value,error``, OAS ``id,oas,price,iterations,error`` (oas as a decimal, the unit of the
+file's ``spread``).
 """
 
 from __future__ import annotations
@@ -50,9 +53,16 @@ def read_inputs(args: argparse.Namespace) -> tuple[Trades, dict[str, Any]]:
     if getattr(args, "yield_file", None) is not None:
         raise InputError([(None, "--yield", "--yield is the curve of tree-step option files; trades take dated curves "
                            "(--curve curve.csv)")])
-    trades = read_trades(args.portfolio, as_of=args.as_of)
+    trades = read_trades(args.portfolio, as_of=args.as_of, schedule=getattr(args, "schedule", None),
+                         notionals=getattr(args, "notionals", None))
     curves = read_dated_curves(args.curve, as_of=args.as_of)
     return trades, curves
+
+
+def _inputs(args: argparse.Namespace) -> list[Path]:
+    """The files a trades command reads (an output must not overwrite one)."""
+    return [path for path in (args.portfolio, args.curve, getattr(args, "schedule", None),
+                              getattr(args, "notionals", None)) if path is not None]
 
 
 def write_prices(path: Path | None, result: Prices, ids: list[str]) -> None:
@@ -77,7 +87,7 @@ def cmd_price_trades(args: argparse.Namespace) -> int:
         if output_format(args.out, PRICE_FORMATS, "--out", "prices") == "out":
             raise InputError([(None, "--out", "trades' prices are a table (id,price,clean,accrued,error): write .csv or "
                                ".parquet")])
-        check_outputs([("--out", args.out)], [args.portfolio, args.curve])
+        check_outputs([("--out", args.out)], _inputs(args))
     trades, curves = read_inputs(args)
     start = time.perf_counter()
     result = price(trades, curves, backend=args.backend, target=args.target, precision=args.precision,
@@ -97,7 +107,7 @@ def cmd_risk_trades(args: argparse.Namespace, measures: list[str] | None) -> int
     from .risk import risk
 
     output_format(args.out, TABLE_FORMATS, "--out", "the risk table")
-    check_outputs([("--out", args.out)], [args.portfolio, args.curve])
+    check_outputs([("--out", args.out)], _inputs(args))
     trades, curves = read_inputs(args)
     table = risk(trades, curves, measures=measures, shift=args.shift, sigma_shift=args.sigma_shift,
                  backend=args.backend, target=args.target, precision=args.precision, errors=args.errors,
@@ -112,7 +122,7 @@ def cmd_oas_trades(args: argparse.Namespace) -> int:
     from .oas import oas
 
     output_format(args.out, TABLE_FORMATS, "--out", "the OAS table")
-    check_outputs([("--out", args.out)], [args.portfolio, args.curve, args.market_prices])
+    check_outputs([("--out", args.out)], [*_inputs(args), args.market_prices])
     trades, curves = read_inputs(args)
     market, unpriced = read_market_prices(args.market_prices, trades.ids, args.errors)
     result = oas(trades, curves, market, price_type="dirty" if args.dirty else "clean", backend=args.backend,
@@ -132,16 +142,24 @@ def _summary(rows: int, failed: int, what: str, out: Path) -> None:
 
 
 def add_trade_options(cmd: argparse.ArgumentParser) -> None:
-    """``--curve`` and ``--as-of``, the inputs a trades file needs besides itself."""
+    """``--curve`` and ``--as-of``, the inputs a trades file needs besides itself, and the optional ``--schedule`` and
+    ``--notionals``."""
     cmd.add_argument("--curve", type=Path, help="trades files: the dated curves, CSV or Parquet curve,date,discount or "
                      "curve,date,zero (continuous, ACT/365F); a trade's curve column names one")
     cmd.add_argument("--as-of", dest="as_of", help="trades files: the valuation date, YYYY-MM-DD")
+    cmd.add_argument("--schedule", type=Path, help="trades files: explicit and step-down exercise schedules, CSV or "
+                     "Parquet id,date,price (a clean price per 100 of the outstanding notional on each date)")
+    cmd.add_argument("--notionals", type=Path, help="trades files: amortizing notionals, CSV or Parquet "
+                     "id,date,notional (from that coupon date on, the notional outstanding, in the trade's units)")
+
+
+#: The options of trades files, by flag and attribute.
+_TRADE_FLAGS = (("--curve", "curve"), ("--as-of", "as_of"), ("--schedule", "schedule"), ("--notionals", "notionals"))
 
 
 def unused_trade_options(args: argparse.Namespace) -> None:
-    """``--curve``/``--as-of`` given with a tree-step book: an error, not ignored."""
-    given = [flag for flag, value in (("--curve", getattr(args, "curve", None)), ("--as-of", getattr(args, "as_of", None)))
-             if value is not None]
+    """``--curve``/``--as-of``/``--schedule``/``--notionals`` given with a tree-step book: an error, not ignored."""
+    given = [flag for flag, name in _TRADE_FLAGS if getattr(args, name, None) is not None]
     if given:
         raise InputError([(None, flag, f"{flag} applies to trades files (a CSV with a type column); {args.portfolio} "
                            "is a tree-step book") for flag in given])
