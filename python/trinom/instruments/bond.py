@@ -237,11 +237,14 @@ class BondPortfolio:
 
     @classmethod
     def concatenate(cls, parts: Sequence[BondPortfolio]) -> BondPortfolio:
-        """The bonds of ``parts``, one after the other (with their listed exercise points, if any part has some)."""
+        """The bonds of ``parts``, one after the other (with their listed exercise points, if any part has some, and
+        their read problems, renumbered)."""
         names = (*BOND_FIELDS, *CASHFLOW_FIELDS, *(LISTED_FIELDS if any(p.has_listed() for p in parts) else ()))
         given = [p._accrued_given for p in parts]
         accrued = None if all(g is None for g in given) else np.concatenate([p.accrued() for p in parts])
-        return cls(accrued=accrued, **{name: np.concatenate([getattr(p, name) for p in parts]) for name in names})
+        whole = cls(accrued=accrued, **{name: np.concatenate([getattr(p, name) for p in parts]) for name in names})
+        object.__setattr__(whole, "_read_problems", _renumbered(parts))
+        return whole
 
     def cached(self, key: object, compute: Callable[[], T]) -> T:
         """``compute()``, once per ``key`` for these bonds (they are immutable, so derived data can be kept)."""
@@ -519,3 +522,13 @@ def _numeric(name: str, values: npt.ArrayLike, integer: bool) -> np.ndarray:
     if bad.size:
         raise InputError([(int(r), name, f"{name} must be a whole number, got {show(floats[r])}") for r in bad])
     return floats.astype(np.int64)
+
+
+def _renumbered(parts: Sequence[Any]) -> tuple[tuple[int | None, str, str], ...]:
+    """The read problems of ``parts`` (portfolios laid one after the other), their rows numbered in the whole."""
+    problems, start = [], 0
+    for part in parts:
+        problems += [(None if row is None else row + start, field, message)
+                     for row, field, message in part._read_problems]
+        start += len(part)
+    return tuple(problems)

@@ -6,7 +6,7 @@ Formerly ``trinom.portfolio``, which stays importable for one release (the same 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -163,6 +163,20 @@ class Portfolio:
             rows = np.atleast_1d(np.arange(len(self))[index])
             object.__setattr__(part, "_read_problems", rows_problems(self._read_problems, rows))
         return part
+
+    @classmethod
+    def concatenate(cls, parts: Sequence[Portfolio]) -> Portfolio:
+        """The options of ``parts`` (one convention and one curve), one after the other, with their read problems."""
+        from .bond import _renumbered
+
+        conventions, curves = {p.convention for p in parts}, {p.curve for p in parts}
+        if len(conventions) != 1 or len(curves) != 1:
+            raise ValueError(f"options of one convention and one curve concatenate; got {sorted(map(str, conventions))} "
+                             f"and {sorted(map(str, curves))}")
+        whole = cls(convention=conventions.pop(), curve=curves.pop(),
+                    **{name: np.concatenate([getattr(p, name) for p in parts]) for name in FIELDS})
+        object.__setattr__(whole, "_read_problems", _renumbered(parts))
+        return whole
 
     def __iter__(self) -> Iterator[dict[str, float]]:
         for k in range(len(self)):
