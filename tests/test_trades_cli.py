@@ -27,7 +27,7 @@ CURVES = "curve,date,zero\nEUR,2027-11-25,0.025\nEUR,2031-11-25,0.028\nEUR,2046-
 @pytest.fixture
 def files(tmp_path: Path) -> tuple[Path, Path]:
     trades, curve = tmp_path / "trades.csv", tmp_path / "curve.csv"
-    trades.write_text(",".join(TRADE_COLUMNS) + "\n" + "\n".join(row + "," for row in ROWS) + "\n")  # notice_days
+    trades.write_text(",".join(TRADE_COLUMNS[:23]) + "\n" + "\n".join(row + "," for row in ROWS) + "\n")  # notice_days
     curve.write_text(CURVES)
     return trades, curve
 

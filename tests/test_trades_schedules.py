@@ -402,7 +402,7 @@ BAD = [
 def write_files(tmp_path: Path, schedule: Sequence[str] = SCHEDULE,
                 notionals: Sequence[str] = NOTIONALS) -> tuple[Path, Path, Path, Path]:
     files = tmp_path / "trades.csv", tmp_path / "schedule.csv", tmp_path / "notionals.csv", tmp_path / "curve.csv"
-    files[0].write_text(",".join(TRADE_COLUMNS) + "\n" + "\n".join(TRADES_ROWS.values()) + "\n")
+    files[0].write_text(",".join(TRADE_COLUMNS[:23]) + "\n" + "\n".join(TRADES_ROWS.values()) + "\n")
     files[1].write_text("id,date,price\n" + "\n".join(schedule) + "\n")
     files[2].write_text("id,date,notional\n" + "\n".join(notionals) + "\n")
     files[3].write_text("curve,date,zero\nEUR,2027-11-25,0.03\nEUR,2046-11-25,0.04\n")

@@ -18,6 +18,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from . import parquet
 from .api import price
 from .errors import InputError
@@ -56,13 +58,36 @@ def read_inputs(args: argparse.Namespace) -> tuple[Trades, dict[str, Any]]:
     trades = read_trades(args.portfolio, as_of=args.as_of, schedule=getattr(args, "schedule", None),
                          notionals=getattr(args, "notionals", None))
     curves = read_dated_curves(args.curve, as_of=args.as_of)
+    if getattr(args, "model", None) is not None:
+        trades = with_model(trades, args.model, list(curves))
     return trades, curves
+
+
+def with_model(trades: Trades, path: Path, curve_names: list[str]) -> Trades:
+    """``trades`` with ``a`` and ``sigma`` from the model file at ``path`` (``trinom calibrate``'s output): a trade's
+    own row first, else its curve's; a trade the file has neither for keeps its own cells. A trade whose row (or
+    curve's row) says ``no fit`` is an error naming it."""
+    from .calibrate_cli import read_model_file
+
+    model = read_model_file(path)
+    cells = trades.column("curve")
+    only = curve_names[0] if len(curve_names) == 1 else None
+    names = [only if cell is None else str(cell) for cell in cells.tolist()]
+    a, sigma, source = model.parameters(trades.ids, names)
+    unfitted = [(k, trade, model.unfitted.get(trade) or model.unfitted.get(str(names[k])))
+                for k, trade in enumerate(trades.ids) if source[k] == ""
+                and (trade in model.unfitted or str(names[k]) in model.unfitted)]
+    if unfitted:
+        raise InputError([(k, "a", f"{path} has no fit for trade {trade!r}: {why}") for k, trade, why in unfitted])
+    found = source != ""
+    return trades.with_columns(a=np.where(found, a, trades.column("a")),
+                               sigma=np.where(found, sigma, trades.column("sigma")))
 
 
 def _inputs(args: argparse.Namespace) -> list[Path]:
     """The files a trades command reads (an output must not overwrite one)."""
     return [path for path in (args.portfolio, args.curve, getattr(args, "schedule", None),
-                              getattr(args, "notionals", None)) if path is not None]
+                              getattr(args, "notionals", None), getattr(args, "model", None)) if path is not None]
 
 
 def write_prices(path: Path | None, result: Prices, ids: list[str]) -> None:
@@ -95,8 +120,8 @@ def cmd_price_trades(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - start
     write_prices(args.out, result, trades.ids)
     bad = int((result.error != "").sum())
-    kinds = ", ".join(f"{int((result.instrument == label).sum())} {name}s"
-                      for name, label in zip(TYPES, ("bond", "option"), strict=True))
+    types = ["" if v is None else str(v).strip().lower() for v in trades.column("type").tolist()]
+    kinds = ", ".join(f"{types.count(name)} {name}s" for name in TYPES if name in types)
     print(f"trinom: {len(trades)} trades ({kinds}) as of {trades.as_of} priced on {result.engine} ({args.precision}) "
           f"in {elapsed:.3f} s{f', {bad} rows with errors' if bad else ''}"
           f"{f' -> {args.out}' if args.out else ''}", file=sys.stderr)
@@ -151,10 +176,13 @@ def add_trade_options(cmd: argparse.ArgumentParser) -> None:
                      "Parquet id,date,price (a clean price per 100 of the outstanding notional on each date)")
     cmd.add_argument("--notionals", type=Path, help="trades files: amortizing notionals, CSV or Parquet "
                      "id,date,notional (from that coupon date on, the notional outstanding, in the trade's units)")
+    cmd.add_argument("--model", type=Path, help="trades files: Hull-White a and sigma from `trinom calibrate` (CSV or "
+                     "Parquet: a trade's own row first, else its curve's; a and sigma in the trades file otherwise)")
 
 
 #: The options of trades files, by flag and attribute.
-_TRADE_FLAGS = (("--curve", "curve"), ("--as-of", "as_of"), ("--schedule", "schedule"), ("--notionals", "notionals"))
+_TRADE_FLAGS = (("--curve", "curve"), ("--as-of", "as_of"), ("--schedule", "schedule"), ("--notionals", "notionals"),
+                ("--model", "model"))
 
 
 def unused_trade_options(args: argparse.Namespace) -> None:

@@ -93,10 +93,11 @@ interest accrued at the as-of date, QuantLib's ``accruedAmount``) and ``clean = 
 
 from __future__ import annotations
 
+import copy
 import itertools
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -126,22 +127,27 @@ from ..curve import YieldCurve
 from ..errors import InputError
 from ..row_ids import check_row_ids
 from .bond import BondPortfolio
+from .cap import CapSpecs, lower_caps
 from .legs import Legs
 from .option import Portfolio
+from .rate_trades import RATE_COLUMNS, RATE_TYPES, RateRows, TradeColumns, check_rate_rows
+from .swaption import lower_swaptions
 
 #: The columns of ``trades.csv``, in the contract's order (a file may hold them in any order, and leave out those
 #: it does not use).
 TRADE_COLUMNS: Final[tuple[str, ...]] = (
     "id", "type", "notional", "issue", "maturity", "coupon", "frequency", "day_count", "calendar", "convention",
     "option", "exercise", "first_exercise", "last_exercise", "exercise_price", "expiry", "strike", "a", "sigma",
-    "spread", "curve", "steps_per_year", "notice_days")
+    "spread", "curve", "steps_per_year", "notice_days", *RATE_COLUMNS)
 #: The columns of the optional ``schedule.csv`` (explicit and step-down exercise schedules: a trade's exercise dates
 #: and their clean prices per 100 of the outstanding notional) and ``notionals.csv`` (amortizing notionals: from a
 #: coupon date on, the notional outstanding, in the trade's notional units), by the name each is given as.
 SIDE_COLUMNS: Final[dict[str, tuple[str, ...]]] = {"schedule": ("id", "date", "price"),
                                                    "notionals": ("id", "date", "notional")}
 #: Trade types.
-TYPES: Final[tuple[str, ...]] = ("bond", "bond_option")
+TYPES: Final[tuple[str, ...]] = ("bond", "bond_option", *RATE_TYPES)
+#: Trade types that lower to bond trees (the others lower to option trees).
+_BOND_FAMILY = (0, 2)
 #: Exercise styles of a bond's call or put.
 EXERCISES: Final[tuple[str, ...]] = ("european", "bermudan", "american")
 #: Tree steps a year where a trade gives none: one a day, so that every date is a step of its own.
@@ -249,7 +255,7 @@ class Trades:
             raise InputError([(None, name, f"unknown column '{name}' (trades have: {', '.join(TRADE_COLUMNS)})")
                               for name in unknown])
         if "type" not in columns:
-            raise InputError([(None, "type", "a trade needs its type (bond or bond_option): missing column 'type'")])
+            raise InputError([(None, "type", f"a trade needs its type ({', '.join(TYPES)}): missing column 'type'")])
         # the trades' count: the longest column's (a single value is every trade's)
         size = max(_size(values) for values in columns.values())
         self._size = size
@@ -296,6 +302,22 @@ class Trades:
         """One column's cells as given (None where empty)."""
         return self._cells[name]
 
+    def with_columns(self, **columns: Any) -> Trades:
+        """The same book (as-of date, rows' places, schedules and notionals) with ``columns`` replaced, e.g. ``a``
+        and ``sigma`` from a calibration (:func:`trinom.calibrate_cli.read_model_file`)."""
+        unknown = [name for name in columns if name not in TRADE_COLUMNS]
+        if unknown:
+            raise InputError([(None, name, f"unknown column '{name}' (trades have: {', '.join(TRADE_COLUMNS)})")
+                              for name in unknown])
+        book = copy.copy(self)
+        book._cells, book._given_numbers, book._memo = dict(self._cells), dict(self._given_numbers), {}
+        for name, values in columns.items():
+            book._cells[name], numbers = _cells(values, len(self), name)
+            book._given_numbers.pop(name, None)
+            if numbers is not None:
+                book._given_numbers[name] = numbers
+        return book
+
     # --- parsing and validation --------------------------------------------------------------------------
     def _parsed(self) -> _Parsed:
         if "parsed" not in self._memo:
@@ -329,9 +351,9 @@ class Trades:
         exercise, _empty = self._choices("exercise", EXERCISES)
         for k in np.flatnonzero(kind < 0):
             if no_type[k]:
-                problems.append((int(k), "type", "type is missing: bond or bond_option"))
+                problems.append((int(k), "type", f"type is missing: {', '.join(TYPES)}"))
             else:
-                problems.append((int(k), "type", f"type {cells['type'][k]!r} is not a trade type (bond, bond_option)"))
+                problems.append((int(k), "type", f"type {cells['type'][k]!r} is not a trade type ({', '.join(TYPES)})"))
         numbers: dict[str, np.ndarray] = {}
         for name in ("notional", "coupon", "exercise_price", "strike", "a", "sigma", "spread", "steps_per_year",
                      "notice_days"):
@@ -433,7 +455,12 @@ class Trades:
         if rows.size:
             problems += parse_calendars(self._factorized("calendar").take(rows), field="calendar", rows=rows)[2]
         # options: call/put; a bond's also needs an exercise style, dates and a price
-        for row in np.flatnonzero(present["option"] & (p.kind >= 0) & (p.option < 0)):
+        classic = is_bond | is_option
+        for field in RATE_COLUMNS:
+            rule(is_bond, field, f"{field} does not apply to a bond (it is a swaption's or a cap's), got {{value!r}}")
+            rule(is_option, field, f"{field} does not apply to a bond_option (it is a swaption's or a cap's), got "
+                                   "{value!r}")
+        for row in np.flatnonzero(present["option"] & classic & (p.option < 0)):
             problems.append((int(row), "option", f"option must be call or put, got {self._cells['option'][row]!r}"))
         has_option = is_bond & present["option"]
         scheduled = np.zeros(len(self), dtype=bool)  # trades that schedule.csv rows name: it gives their exercise
@@ -495,9 +522,25 @@ class Trades:
                                  f"({', '.join(names)})"))
             if len(names) != 1:
                 need(p.kind >= 0, "curve", f"the curve's name: the market has {len(names)} curves ({', '.join(names)})")
-        problems = self._where_prefixed(problems)
+        rate = self._rate_rows(problems)
+        self._memo[("rate", None if curve_names is None else tuple(curve_names))] = rate
+        problems = self._where_prefixed(problems + rate.problems)
         problems.sort(key=lambda item: -1 if item[0] is None else item[0])
         return problems
+
+    def _rate_rows(self, found: list[Problem]) -> RateRows:
+        """The swaption, cap and floor rows checked (:mod:`trinom.instruments.rate_trades`), given the problems the
+        book found already."""
+        p = self._parsed()
+        types = np.array([TYPES[k] if k >= 0 else "" for k in p.kind.tolist()], dtype=object)
+        earlier = {int(row) for row, _f, _m in found if row is not None and p.kind[row] >= 2}
+        read = {name: p.present[name].copy() for name in p.dates}
+        for row, field, _m in p.problems:
+            if field in read and row is not None:
+                read[field][row] = False
+        book = TradeColumns(cells=self._cells, numbers=p.numbers, dates=p.dates, read=read, as_of_day=self.as_of_day,
+                            steps_per_year=self._steps_per_year())
+        return check_rate_rows(book, types, earlier)
 
     def _where_prefixed(self, problems: list[Problem]) -> list[Problem]:
         if self._where is None:
@@ -683,9 +726,11 @@ class Trades:
                                                     DEFAULT_STEPS_PER_YEAR).astype(np.int64)
         return self._memo["steps_per_year"]
 
-    def legs(self, curve_names: Sequence[str]) -> Legs:
-        """How the trees of :meth:`instruments` add up to trades (one tree of weight 1 per bond and bond option)."""
-        return Legs.one_each(len(self))
+    def legs(self, curve_names: Sequence[str], curves: Sequence[YieldCurve] | None = None) -> Legs:
+        """How the trees of :meth:`instruments` add up to trades: one tree of weight 1 per bond, bond option and bad
+        trade; two per swaption, one per caplet of a cap or floor."""
+        self.instruments(curve_names, curves)
+        return self._memo[("legs", tuple(curve_names))]
 
     def instruments(self, curve_names: Sequence[str],
                     curves: Sequence[YieldCurve] | None = None) -> list[tuple[int, Portfolio | BondPortfolio]]:
@@ -724,23 +769,103 @@ class Trades:
                           for name in ("" if value is None else str(value) for value in named.distinct)], dtype=np.int64)
         curve = index[named.inverse]
         kind = np.where(p.kind < 0, 0, p.kind)  # a row of no type is a bad bond row
-        group = np.where(kind == 1, 1 + curve, 0)
+        bond_family = np.isin(kind, _BOND_FAMILY)
+        group = np.where(bond_family, 0, 1 + curve)
         starts = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1]))) if len(self) else np.zeros(0, int)
         bounds = np.append(starts, len(self))
-        blocks: list[tuple[int, Portfolio | BondPortfolio]] = []
         bond_rows = np.flatnonzero(kind == 0)
         bonds = (self._bonds(bond_rows, bad[bond_rows], curve[bond_rows], problems, curves) if bond_rows.size
                  else None)
-        where_in_bonds = np.full(len(self), -1, dtype=np.int64)
-        where_in_bonds[bond_rows] = np.arange(bond_rows.size)
+        rate = self._memo[("rate", curve_names)]
+        if not (rate.swaption_rows.size or rate.cap_rows.size):  # bonds and bond options: a tree a trade
+            self._memo[("legs", curve_names)] = Legs.one_each(len(self))
+            where_in_bonds = np.full(len(self), -1, dtype=np.int64)
+            where_in_bonds[bond_rows] = np.arange(bond_rows.size)
+            blocks: list[tuple[int, Portfolio | BondPortfolio]] = []
+            for first, last in itertools.pairwise(bounds):
+                if kind[first] == 0:  # a run of bonds: all of them (a book of bonds) or a part
+                    run = bonds if last - first == bond_rows.size else bonds[where_in_bonds[first:last]]  # type: ignore[index]
+                    blocks.append((int(first), run))  # type: ignore[arg-type]
+                else:
+                    rows = np.arange(first, last)
+                    blocks.append((int(first), self._options(rows, bad[rows], problems, curve_names[curve[first]])))
+            return blocks
+        return self._trees(curve_names, curve, kind, bad, bounds, bonds, bond_rows, problems, rate)
+
+    def _trees(self, curve_names: tuple[str, ...], curve: np.ndarray, kind: np.ndarray, bad: np.ndarray,
+               bounds: np.ndarray, bonds: BondPortfolio | None, bond_rows: np.ndarray, problems: list[Problem],
+               rate: RateRows) -> list[tuple[int, Portfolio | BondPortfolio]]:
+        """The blocks of a book with swaptions, caps or floors: each run's trees in trade order (a swaption's two, a
+        cap's caplets, one for every other trade and every bad one), and the legs that add them up."""
+        size = len(self)
+        counts = np.ones(size, dtype=np.int64)
+        weights: list[np.ndarray] = [np.ones(1)] * size
+        # bond trees: the bonds, then two per good swaption, then one placeholder per bad swaption
+        tables: list[BondPortfolio] = [] if bonds is None else [bonds]
+        first_tree = np.full(size, -1, dtype=np.int64)
+        first_tree[bond_rows] = np.arange(bond_rows.size)
+        used = bond_rows.size
+        specs = replace(rate.swaptions, curve=curve[rate.swaptions.rows])
+        if specs.rows.size:
+            lowered = lower_swaptions(specs)
+            late = {row for row, _f, _m in lowered.problems}
+            trees = BondPortfolio.with_read_problems(
+                [(2 * k + side, f, m) for k, row in enumerate(specs.rows.tolist()) for side in (0, 1)
+                 for r, f, m in self._where_prefixed(lowered.problems) if r == row],
+                accrued=lowered.bonds.accrued(), **lowered.bonds.as_dict())
+            tables.append(trees)
+            for k, row in enumerate(specs.rows.tolist()):
+                first_tree[row] = used + 2 * k
+                if row not in late:
+                    counts[row], weights[row] = 2, lowered.weight[2 * k: 2 * k + 2]
+            used += 2 * specs.rows.size
+            problems = problems + self._where_prefixed(lowered.problems)
+        bad_swaptions = np.setdiff1d(rate.swaption_rows, specs.rows)
+        if bad_swaptions.size:
+            tables.append(self._placeholder_bonds(bad_swaptions, problems))
+            first_tree[bad_swaptions] = used + np.arange(bad_swaptions.size)
+        bond_table = BondPortfolio.concatenate(tables) if len(tables) > 1 else tables[0] if tables else None
+        # option trees per run (one curve): the bond options and bad caps one each, the good caps' caplets
+        good_caps = rate.caps.rows
+        blocks: list[tuple[int, Portfolio | BondPortfolio]] = []
         for first, last in itertools.pairwise(bounds):
-            if kind[first] == 0:  # a run of bonds: all of them (a book of bonds) or a part
-                run = bonds if last - first == bond_rows.size else bonds[where_in_bonds[first:last]]  # type: ignore[index]
-                blocks.append((int(first), run))  # type: ignore[arg-type]
-            else:
-                rows = np.arange(first, last)
-                blocks.append((int(first), self._options(rows, bad[rows], problems, curve_names[curve[first]])))
+            rows = np.arange(first, last)
+            if np.isin(kind[first], _BOND_FAMILY):
+                index = np.concatenate([first_tree[r] + np.arange(counts[r]) for r in rows.tolist()])
+                blocks.append((int(first), bond_table[index]))  # type: ignore[index]
+                continue
+            name = curve_names[curve[first]]
+            in_run = np.isin(good_caps, rows)
+            plain = np.setdiff1d(rows, good_caps[in_run])
+            parts = [self._options(plain, bad[plain], problems, name)] if plain.size else []
+            position = {int(r): k for k, r in enumerate(plain.tolist())}
+            if in_run.any():
+                lowered_caps = lower_caps(_take_caps(rate.caps, np.flatnonzero(in_run)), curve=name)
+                parts.append(lowered_caps.caplets)
+                offsets = np.concatenate(([0], np.cumsum(lowered_caps.count)))
+                for k, row in enumerate(good_caps[in_run].tolist()):
+                    counts[row] = lowered_caps.count[k]
+                    weights[row] = lowered_caps.weight[offsets[k]: offsets[k + 1]]
+                    position[int(row)] = plain.size + int(offsets[k])
+            table = Portfolio.concatenate(parts) if len(parts) > 1 else parts[0]
+            index = np.concatenate([position[int(r)] + np.arange(counts[r]) for r in rows.tolist()])
+            blocks.append((int(first), table[index]))
+        types = np.array([TYPES[k] for k in kind.tolist()], dtype=object)
+        self._memo[("legs", curve_names)] = Legs.of_counts(counts, np.concatenate(weights), labels=types)
         return blocks
+
+    def _placeholder_bonds(self, rows: np.ndarray, problems: list[Problem]) -> BondPortfolio:
+        """One-step bond trees standing for bad trades ``rows``, carrying their problems."""
+        count = rows.size
+        ones = np.ones(count, dtype=np.int64)
+        fields = {"term_unit": np.full(count, YEAR_DAYS), "term_steps": ones, "a": np.full(count, 0.1),
+                  "sigma": np.full(count, 0.01), "maturity": np.full(count, 0.5), "cashflow_count": ones,
+                  "cashflow_step": ones, "repayment": np.full(count, 100.0), "coupon": np.zeros(count),
+                  "spread": np.zeros(count), "option_type": np.zeros(count, dtype=np.int8),
+                  "strike": np.full(count, NO_EXERCISE_PRICE), "first_exercise": ones, "last_exercise": ones,
+                  "exercise_frequency": ones, "curve_index": np.zeros(count, dtype=np.int64)}
+        return BondPortfolio.with_read_problems(list(_rows_problems(problems, rows, len(self))),
+                                                accrued=np.zeros(count), **fields)
 
     def _options(self, rows: np.ndarray, bad: np.ndarray, problems: list[Problem], curve: str) -> Portfolio:
         p = self._parsed()
@@ -1708,3 +1833,8 @@ def lowered(trades: Trades, curves: Any) -> tuple[list[tuple[int, Portfolio | Bo
     market_curves = trade_curves(trades, curves)
     market = Market.of(market_curves)
     return trades.instruments(market.names, market.curves), market_curves, trades.legs(market.names)
+
+
+def _take_caps(specs: CapSpecs, positions: np.ndarray) -> CapSpecs:
+    """The caps at ``positions`` of ``specs``."""
+    return replace(specs, **{f.name: getattr(specs, f.name)[positions] for f in fields(specs) if f.name != "as_of"})

@@ -1,0 +1,199 @@
+"""Swaption, cap and floor rows of a trades book: their fields, validation and specs (issue 26).
+
+Rows of the same ``trades.csv`` (:mod:`trinom.instruments.trades`), with three more columns at the end of the
+contract: ``start`` (the swap's or the cap's first date), ``rate`` (the fixed rate or the cap's strike, a decimal) and
+``float_frequency`` (a swaption's floating leg: checked, and by the single-curve rule worth par on its resets, so it
+plays no part in the price).
+
+* ``swaption``: ``start``, ``maturity``, ``rate``, ``option`` ``payer`` or ``receiver``, ``a``, ``sigma``;
+  optional ``exercise`` (``european``, the default, or ``bermudan``), ``first_exercise`` (default ``start``),
+  ``last_exercise`` (a bermudan's; default: the last fixed-leg period's start), ``frequency`` (the fixed leg's,
+  default 1), ``day_count`` (default ``30/360``), ``calendar`` (default ``NONE``), ``convention`` (default ``F``),
+  ``float_frequency``, ``notional`` (default 100), ``curve``, ``steps_per_year``. See
+  :mod:`trinom.instruments.swaption` for the lowering.
+* ``cap`` and ``floor``: ``start``, ``maturity``, ``rate`` (the strike), ``a``, ``sigma``; optional ``frequency``
+  (default 4), ``day_count`` (default ``ACT/360``), ``notional``, ``curve``, ``steps_per_year``. Their dates are
+  unadjusted (:mod:`trinom.instruments.cap`).
+
+Values are per the trade's notional. A cell that does not apply to the row's type is an error naming it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+
+from ..conventions import parse_calendars, parse_conventions, parse_day_counts, parse_frequencies, to_days
+from ..conventions.names import Problem
+from .cap import CapSpecs
+from .swaption import SwaptionSpecs
+
+#: The columns these rows add to the contract (appended at its end).
+RATE_COLUMNS: Final[tuple[str, ...]] = ("start", "rate", "float_frequency")
+#: The trade types of this module.
+RATE_TYPES: Final[tuple[str, ...]] = ("swaption", "cap", "floor")
+#: Per type, the cells a row may fill (any other filled cell is an error).
+ALLOWED: Final[dict[str, frozenset[str]]] = {
+    "swaption": frozenset({"id", "type", "notional", "start", "maturity", "rate", "frequency", "day_count", "calendar",
+                          "convention", "option", "exercise", "first_exercise", "last_exercise", "float_frequency", "a",
+                          "sigma", "curve", "steps_per_year"}),
+    "cap": frozenset({"id", "type", "notional", "start", "maturity", "rate", "frequency", "day_count", "a", "sigma",
+                      "curve", "steps_per_year"}),
+}
+ALLOWED["floor"] = ALLOWED["cap"]
+#: Defaults of empty cells, per type.
+DEFAULTS: Final[dict[str, dict[str, object]]] = {
+    "swaption": {"frequency": 1, "day_count": "30/360", "calendar": "NONE", "convention": "F", "exercise": "european"},
+    "cap": {"frequency": 4, "day_count": "ACT/360"},
+}
+DEFAULTS["floor"] = DEFAULTS["cap"]
+
+
+@dataclass(frozen=True, eq=False)
+class TradeColumns:
+    """What this module reads of a trades book: its cells (None where empty), the numbers and dates the book parsed
+    (NaN and 0 where empty or bad: their problems are the book's), which cells read, and its as-of day."""
+
+    cells: dict[str, np.ndarray]
+    numbers: dict[str, np.ndarray]
+    dates: dict[str, np.ndarray]
+    read: dict[str, np.ndarray]  #: per date column, which cells are given and read as dates
+    as_of_day: int
+    steps_per_year: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class RateRows:
+    """The checked rows: problems (book rows), and the good rows' specs."""
+
+    problems: list[Problem]
+    swaption_rows: np.ndarray  #: every swaption row, book order
+    cap_rows: np.ndarray  #: every cap and floor row, book order
+    swaptions: SwaptionSpecs  #: the good swaption rows (``swaptions.rows``; ``curve`` 0 until the market names them)
+    caps: CapSpecs  #: the good cap and floor rows (``caps.rows``)
+
+
+def check_rate_rows(book: TradeColumns, types: np.ndarray, earlier: set[int]) -> RateRows:
+    """Validate the swaption, cap and floor rows of ``book`` (``types``: each row's type name, lower case;
+    ``earlier``: rows the book found bad already, e.g. a missing ``a``) and build the good rows' specs. The book
+    checks what every trade has (``maturity``, ``a``, ``sigma``, ``notional``, ``steps_per_year``, ``curve``)."""
+    problems: list[Problem] = []
+    cells, numbers = book.cells, book.numbers
+    swaption_rows = np.flatnonzero(types == "swaption")
+    cap_rows = np.flatnonzero((types == "cap") | (types == "floor"))
+    bad: set[int] = set(earlier)
+
+    def add(row: int, field: str, message: str) -> None:
+        problems.append((int(row), field, message))
+        bad.add(int(row))
+
+    for rows, kind in ((swaption_rows, "swaption"), (cap_rows, "cap")):
+        for field, values in cells.items():
+            if field in ALLOWED[kind]:
+                continue
+            for row in rows[np.not_equal(values[rows], None)]:
+                add(row, field, f"{field} does not apply to a {types[row]}, got {values[row]!r}")
+    rows = np.concatenate([swaption_rows, cap_rows])
+    rate = np.full(types.size, np.nan)
+    for row in rows:
+        cell = cells["rate"][row]
+        if cell is None:
+            add(row, "rate", "rate is missing: the fixed rate or the strike as a decimal (0.03)")
+            continue
+        try:
+            rate[row] = float(cell)
+        except (TypeError, ValueError):
+            add(row, "rate", f"rate {cell!r} is not a number")
+            continue
+        if not np.isfinite(rate[row]) or abs(rate[row]) > 1:
+            add(row, "rate", f"rate must be a decimal rate (0.03 for 3%), got {cell!r}")
+    start = np.zeros(types.size, dtype=np.int64)
+    given_start = rows[np.not_equal(cells["start"][rows], None)]
+    for row in np.setdiff1d(rows, given_start):
+        add(row, "start", "start is missing: the first date (YYYY-MM-DD)")
+    if given_start.size:
+        found, wrong = to_days(np.array([str(v) for v in cells["start"][given_start]], dtype=object), field="start",
+                               rows=given_start)
+        start[given_start] = found
+        for row, name, message in wrong:
+            add(row, name, message)
+    dates, read = book.dates, book.read
+    maturity = dates["maturity"]
+    for row in rows:
+        if row in bad or not read["maturity"][row]:
+            continue
+        if maturity[row] <= start[row]:
+            add(row, "maturity", f"maturity {_day(maturity[row])} must be after start {_day(start[row])}")
+        elif types[row] != "swaption" and start[row] <= book.as_of_day:
+            add(row, "start", f"start {_day(start[row])} must be after the as-of date {_day(book.as_of_day)}: every "
+                "caplet fixes after it (a caplet fixed already needs its fixing)")
+    # names: each type's defaults, then parsed
+    text: dict[str, np.ndarray] = {}
+    for field in ("frequency", "day_count", "calendar", "convention", "exercise", "float_frequency", "option"):
+        column = np.empty(types.size, dtype=object)
+        for row in rows:
+            value = cells[field][row]
+            column[row] = DEFAULTS["swaption" if types[row] == "swaption" else "cap"].get(field) if value is None else value
+        text[field] = column
+    for field, parse in (("frequency", parse_frequencies), ("day_count", parse_day_counts),
+                         ("convention", parse_conventions), ("float_frequency", parse_frequencies)):
+        present = rows[np.not_equal(text[field][rows], None)]
+        if present.size:
+            for row, name, message in parse(text[field][present], field=field, rows=present)[1]:
+                add(row, name, message)
+    if swaption_rows.size:
+        for row, name, message in parse_calendars(text["calendar"][swaption_rows], field="calendar",
+                                                  rows=swaption_rows)[2]:
+            add(row, name, message)
+    side = {int(r): "" if text["option"][r] is None else str(text["option"][r]).strip().lower() for r in swaption_rows}
+    style = {int(r): str(text["exercise"][r]).strip().lower() for r in swaption_rows}
+    for row in swaption_rows:
+        if side[row] not in ("payer", "receiver"):
+            add(row, "option", f"option must be payer or receiver (a swaption pays or receives the fixed rate), got "
+                f"{cells['option'][row]!r}" if side[row] else "option is missing: payer or receiver")
+        if style[row] not in ("european", "bermudan"):
+            add(row, "exercise", f"a swaption's exercise is european or bermudan, got {cells['exercise'][row]!r}")
+    # the exercise window: from first_exercise (default: the start) to last_exercise (a european: its one date;
+    # a bermudan: default the day before maturity, so every fixed-leg start date)
+    european = np.zeros(types.size, dtype=bool)
+    european[[r for r in swaption_rows if style[int(r)] == "european"]] = True
+    first = np.where(read["first_exercise"], dates["first_exercise"], start)
+    last = np.where(read["last_exercise"], dates["last_exercise"], np.where(european, first, maturity - 1))
+    for row in swaption_rows:
+        if row in bad:
+            continue
+        if european[row] and read["last_exercise"][row] and last[row] != first[row]:
+            add(row, "last_exercise", "a european swaption has one exercise date: leave last_exercise empty or equal "
+                "to first_exercise")
+            continue
+        for field, value in (("first_exercise", first[row]), ("last_exercise", last[row])):
+            if read[field][row] and not start[row] <= value < maturity[row]:
+                add(row, field, f"{field} {_day(value)} is outside the swap ({_day(start[row])} to "
+                    f"{_day(maturity[row])}): a swaption is exercised on its fixed leg's start dates")
+        if row not in bad and last[row] < first[row]:
+            add(row, "last_exercise", f"last_exercise {_day(last[row])} is before first_exercise {_day(first[row])}")
+    g = np.array([r for r in swaption_rows if r not in bad], dtype=np.int64)
+    c = np.array([r for r in cap_rows if r not in bad], dtype=np.int64)
+    notional = np.where(np.isnan(numbers["notional"]), 100.0, numbers["notional"])
+    spy = book.steps_per_year
+
+    def frequencies(rows: np.ndarray) -> np.ndarray:
+        return parse_frequencies(text["frequency"][rows])[0] if rows.size else np.zeros(0, np.int64)
+
+    swaptions = SwaptionSpecs(
+        as_of=book.as_of_day, start=start[g], maturity=maturity[g], rate=rate[g], frequency=frequencies(g),
+        day_count=text["day_count"][g], calendar=text["calendar"][g], convention=text["convention"][g],
+        payer=np.array([side[int(r)] == "payer" for r in g], dtype=bool), first_exercise=first[g],
+        last_exercise=last[g], notional=notional[g], a=numbers["a"][g], sigma=numbers["sigma"][g],
+        curve=np.zeros(g.size, dtype=np.int64), steps_per_year=spy[g], rows=g)
+    caps = CapSpecs(as_of=book.as_of_day, start=start[c], maturity=maturity[c], rate=rate[c], frequency=frequencies(c),
+                    day_count=text["day_count"][c], cap=types[c] == "cap", notional=notional[c], a=numbers["a"][c],
+                    sigma=numbers["sigma"][c], steps_per_year=spy[c], rows=c)
+    problems.sort(key=lambda item: item[0])
+    return RateRows(problems=problems, swaption_rows=swaption_rows, cap_rows=cap_rows, swaptions=swaptions, caps=caps)
+
+
+def _day(day: int | np.integer) -> str:
+    return str(np.datetime64(int(day), "D"))
