@@ -27,8 +27,8 @@ import pyarrow.parquet as pq
 import pytest
 
 ql = pytest.importorskip("QuantLib")
-
 import trinom  # noqa: E402
+from quantlib_oracle import on_date, ql_date  # noqa: E402 (after the skip)
 from trinom.model import DatedCurve  # noqa: E402
 from trinom.model import calibration as calibration_module  # noqa: E402
 from trinom.model import quotes as quotes_module  # noqa: E402
@@ -57,17 +57,9 @@ MATRICES = {
 WORST: dict[str, float] = {}
 
 
-def ql_date(day: np.datetime64) -> ql.Date:
-    year, month, date = (int(x) for x in str(np.datetime64(day, "D")).split("-"))
-    return ql.Date(date, month, year)
-
-
 @pytest.fixture(autouse=True)
 def evaluation_date():
-    saved = ql.Settings.instance().evaluationDate
-    ql.Settings.instance().evaluationDate = ql_date(AS_OF)
-    yield
-    ql.Settings.instance().evaluationDate = saved
+    yield from on_date(AS_OF)
 
 
 def make_curve(seed: int, level: float, name: str) -> tuple[DatedCurve, ql.YieldTermStructureHandle]:

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 ql = pytest.importorskip("QuantLib")
-
+from quantlib_oracle import on_date, ql_date, random_curves  # noqa: E402 (after the skip)
 from trinom import errors as trinom_errors  # noqa: E402
 from trinom.model import DatedCurve  # noqa: E402
 from trinom.model import hull_white as hw  # noqa: E402
@@ -40,29 +40,15 @@ BRENT_ACCURACY = 1e-8
 WORST: dict[str, float] = {}
 
 
-def ql_date(day: np.datetime64) -> ql.Date:
-    year, month, date = (int(x) for x in str(np.datetime64(day, "D")).split("-"))
-    return ql.Date(date, month, year)
-
-
 @pytest.fixture(autouse=True)
 def evaluation_date():
-    saved = ql.Settings.instance().evaluationDate
-    ql.Settings.instance().evaluationDate = ql_date(AS_OF)
-    yield
-    ql.Settings.instance().evaluationDate = saved
+    yield from on_date(AS_OF)
 
 
 @pytest.fixture(scope="module")
 def curves() -> tuple[DatedCurve, ql.YieldTermStructureHandle]:
     """A 45-year curve of 28 pillars (log-linear discount factors), ours and QuantLib's DiscountCurve."""
-    rng = np.random.default_rng(3)
-    days = np.unique(np.concatenate([[30, 90, 180], rng.integers(200, 45 * 365, 25)]))
-    zeros = 0.025 + 0.015 * np.sin(days / 3000) + rng.normal(0, 0.002, days.size)
-    dfs = np.exp(-zeros * days / 365.0)
-    ours = DatedCurve(as_of=AS_OF, dates=AS_OF + days, discount_factors=dfs, name="EUR")
-    theirs = ql.DiscountCurve([ql_date(AS_OF), *(ql_date(d) for d in AS_OF + days)], [1.0, *dfs], ql.Actual365Fixed())
-    return ours, ql.YieldTermStructureHandle(theirs)
+    return random_curves(AS_OF, 45)
 
 
 def period_dates(start: np.ndarray, text: str) -> np.ndarray:

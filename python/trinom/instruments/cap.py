@@ -33,9 +33,7 @@ from ..constants import CALL, PUT
 from ..conventions.names import Problem
 from ..model.periods import fixed_leg
 from .option import Portfolio
-
-#: Whole days in the curves' year (ACT/365F): the tree's time.
-YEAR_DAYS = 365
+from .swaption import YEAR_DAYS
 
 
 @dataclass(frozen=True, eq=False)
