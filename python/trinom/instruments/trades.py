@@ -1832,7 +1832,8 @@ def lowered(trades: Trades, curves: Any) -> tuple[list[tuple[int, Portfolio | Bo
 
     market_curves = trade_curves(trades, curves)
     market = Market.of(market_curves)
-    return trades.instruments(market.names, market.curves), market_curves, trades.legs(market.names)
+    return (trades.instruments(market.names, market.curves), market_curves,
+            trades.legs(market.names, market.curves))
 
 
 def _take_caps(specs: CapSpecs, positions: np.ndarray) -> CapSpecs:
