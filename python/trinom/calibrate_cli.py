@@ -44,16 +44,6 @@ TRADE_COLUMNS: Final[tuple[str, ...]] = ("id", "a", "sigma", "status", "message"
 STATUSES: Final[tuple[str, ...]] = ("converged", "bound", "no fit")
 
 
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
-    return value
-
-
 def add_calibrate_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``calibrate`` to an ``argparse`` subparsers object; its handler is :func:`cmd_calibrate`
     (``args.func``).
@@ -65,6 +55,7 @@ def add_calibrate_parser(subparsers: Any) -> argparse.ArgumentParser:
     >>> args.trades, args.a, args.error, args.func.__name__
     (None, 0.03, 'relative_price', 'cmd_calibrate')
     """
+    from .cli import positive_number  # cli imports this module: its argument types are read once both are loaded
     from .model.baskets import STRIKES
     from .model.calibration import ERRORS
 
@@ -83,7 +74,7 @@ def add_calibrate_parser(subparsers: Any) -> argparse.ArgumentParser:
     cmd.add_argument("--as-of", dest="as_of", required=True, help="the valuation date, YYYY-MM-DD")
     cmd.add_argument("--out", type=Path, required=True, help=".csv or .parquet: curve,a,sigma,status,rmse,... (global) or "
                      "id,a,sigma,status,message,... (per trade)")
-    cmd.add_argument("--a", type=_positive, default=None, help="fix the mean reversion a (> 0) for every curve or "
+    cmd.add_argument("--a", type=positive_number, default=None, help="fix the mean reversion a (> 0) for every curve or "
                      "trade (default: fitted)")
     cmd.add_argument("--error", choices=ERRORS, default="relative_price",
                      help="the objective: relative_price (QuantLib's default), price or vol (default %(default)s)")
