@@ -194,3 +194,13 @@ def test_concatenated_bonds_keep_their_read_problems():
     bad = BondPortfolio.with_read_problems([(0, "coupon", "no")], **fields)
     whole = BondPortfolio.concatenate([good, bad, good])
     assert whole._read_problems == ((1, "coupon", "no"),)
+
+
+@pytest.mark.parametrize(("side", "table", "message"), [
+    ("schedule", {"id": ["S0"], "date": ["2028-11-25"], "price": [100.0]}, "a swaption takes no exercise schedule"),
+    ("notionals", {"id": ["K0"], "date": ["2028-02-25"], "notional": [50.0]}, "a cap does not amortize"),
+])
+def test_side_tables_naming_a_swaption_or_cap_are_errors_not_ignored(curve: DatedCurve, side, table, message):
+    trades = Trades(as_of=AS_OF, **book(steps_per_year=12), **{side: table})
+    with pytest.raises(trinom.InputError, match=message):
+        trinom.price(trades, {"EUR": curve}, backend="reference")

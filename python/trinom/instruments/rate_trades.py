@@ -25,7 +25,7 @@ from typing import Final
 
 import numpy as np
 
-from ..conventions import parse_calendars, parse_conventions, parse_day_counts, parse_frequencies, to_days
+from ..conventions import parse_calendars, parse_conventions, parse_day_counts, parse_frequencies
 from ..conventions.names import Problem
 from .cap import CapSpecs
 from .swaption import SwaptionSpecs
@@ -78,7 +78,8 @@ class RateRows:
 def check_rate_rows(book: TradeColumns, types: np.ndarray, earlier: set[int]) -> RateRows:
     """Validate the swaption, cap and floor rows of ``book`` (``types``: each row's type name, lower case;
     ``earlier``: rows the book found bad already, e.g. a missing ``a``) and build the good rows' specs. The book
-    checks what every trade has (``maturity``, ``a``, ``sigma``, ``notional``, ``steps_per_year``, ``curve``)."""
+    parses every number and date cell (``rate`` and ``start`` too) and checks what every trade has (``maturity``,
+    ``a``, ``sigma``, ``notional``, ``steps_per_year``, ``curve``)."""
     problems: list[Problem] = []
     cells, numbers = book.cells, book.numbers
     swaption_rows = np.flatnonzero(types == "swaption")
@@ -96,33 +97,17 @@ def check_rate_rows(book: TradeColumns, types: np.ndarray, earlier: set[int]) ->
             for row in rows[np.not_equal(values[rows], None)]:
                 add(row, field, f"{field} does not apply to a {types[row]}, got {values[row]!r}")
     rows = np.concatenate([swaption_rows, cap_rows])
-    rate = np.full(types.size, np.nan)
-    for row in rows:
-        cell = cells["rate"][row]
-        if cell is None:
-            add(row, "rate", "rate is missing: the fixed rate or the strike as a decimal (0.03)")
-            continue
-        try:
-            rate[row] = float(cell)
-        except (TypeError, ValueError):
-            add(row, "rate", f"rate {cell!r} is not a number")
-            continue
-        if not np.isfinite(rate[row]) or abs(rate[row]) > 1:
-            add(row, "rate", f"rate must be a decimal rate (0.03 for 3%), got {cell!r}")
-    start = np.zeros(types.size, dtype=np.int64)
-    given_start = rows[np.not_equal(cells["start"][rows], None)]
-    for row in np.setdiff1d(rows, given_start):
-        add(row, "start", "start is missing: the first date (YYYY-MM-DD)")
-    if given_start.size:
-        found, wrong = to_days(np.array([str(v) for v in cells["start"][given_start]], dtype=object), field="start",
-                               rows=given_start)
-        start[given_start] = found
-        for row, name, message in wrong:
-            add(row, name, message)
     dates, read = book.dates, book.read
+    rate, start = numbers["rate"], dates["start"]  # parsed by the book (a cell that is no number or date: its problem)
+    for field, what in (("rate", "the fixed rate or the strike as a decimal (0.03)"),
+                        ("start", "the first date (YYYY-MM-DD)")):
+        for row in rows[np.equal(cells[field][rows], None)]:
+            add(row, field, f"{field} is missing: {what}")
+    for row in rows[np.abs(rate[rows]) > 1]:
+        add(row, "rate", f"rate must be a decimal rate (0.03 for 3%), got {cells['rate'][row]!r}")
     maturity = dates["maturity"]
     for row in rows:
-        if row in bad or not read["maturity"][row]:
+        if row in bad or not (read["maturity"][row] and read["start"][row]):
             continue
         if maturity[row] <= start[row]:
             add(row, "maturity", f"maturity {_day(maturity[row])} must be after start {_day(start[row])}")

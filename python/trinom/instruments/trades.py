@@ -355,7 +355,7 @@ class Trades:
             else:
                 problems.append((int(k), "type", f"type {cells['type'][k]!r} is not a trade type ({', '.join(TYPES)})"))
         numbers: dict[str, np.ndarray] = {}
-        for name in ("notional", "coupon", "exercise_price", "strike", "a", "sigma", "spread", "steps_per_year",
+        for name in ("notional", "coupon", "exercise_price", "strike", "a", "sigma", "spread", "steps_per_year", "rate",
                      "notice_days"):
             if name in self._given_numbers:  # an array of numbers: NaN is empty, only an infinite one is bad
                 values = self._given_numbers[name].copy()
@@ -380,7 +380,7 @@ class Trades:
                     problems.append((int(k), name, f"{name} must be a finite number, got {cells[name][k]!r}"))
             numbers[name] = values
         dates: dict[str, np.ndarray] = {}
-        for name in ("issue", "maturity", "first_exercise", "last_exercise", "expiry"):
+        for name in ("issue", "maturity", "first_exercise", "last_exercise", "expiry", "start"):
             rows = np.flatnonzero(present[name])
             days = np.zeros(size, dtype=np.int64)
             if rows.size:  # each distinct date once
@@ -522,24 +522,20 @@ class Trades:
                                  f"({', '.join(names)})"))
             if len(names) != 1:
                 need(p.kind >= 0, "curve", f"the curve's name: the market has {len(names)} curves ({', '.join(names)})")
-        rate = self._rate_rows(problems)
+        rate = self._rate_rows(problems, ok)
         self._memo[("rate", None if curve_names is None else tuple(curve_names))] = rate
         problems = self._where_prefixed(problems + rate.problems)
         problems.sort(key=lambda item: -1 if item[0] is None else item[0])
         return problems
 
-    def _rate_rows(self, found: list[Problem]) -> RateRows:
+    def _rate_rows(self, found: list[Problem], read: Mapping[str, np.ndarray]) -> RateRows:
         """The swaption, cap and floor rows checked (:mod:`trinom.instruments.rate_trades`), given the problems the
-        book found already."""
+        book found already and which date cells it read."""
         p = self._parsed()
         types = np.array([TYPES[k] if k >= 0 else "" for k in p.kind.tolist()], dtype=object)
         earlier = {int(row) for row, _f, _m in found if row is not None and p.kind[row] >= 2}
-        read = {name: p.present[name].copy() for name in p.dates}
-        for row, field, _m in p.problems:
-            if field in read and row is not None:
-                read[field][row] = False
-        book = TradeColumns(cells=self._cells, numbers=p.numbers, dates=p.dates, read=read, as_of_day=self.as_of_day,
-                            steps_per_year=self._steps_per_year())
+        book = TradeColumns(cells=self._cells, numbers=p.numbers, dates=p.dates, read=dict(read),
+                            as_of_day=self.as_of_day, steps_per_year=self._steps_per_year())
         return check_rate_rows(book, types, earlier)
 
     def _where_prefixed(self, problems: list[Problem]) -> list[Problem]:
@@ -643,6 +639,9 @@ class Trades:
         for k in starts[p.kind[r[starts]] == 1]:
             problems.append((int(r[k]), "schedule.id", f"{where[k]}: a bond_option takes no exercise schedule (its "
                              "expiry and strike are its exercise)"))
+        for k in starts[p.kind[r[starts]] >= 2]:
+            problems.append((int(r[k]), "schedule.id", f"{where[k]}: a {TYPES[p.kind[r[k]]]} takes no exercise "
+                             "schedule (schedule.csv is for bonds; a swaption's dates are its fixed leg's)"))
         bond = p.kind[r] == 0
         for k in starts[bond[starts] & ~p.present["option"][r[starts]]]:
             problems.append((int(r[k]), "option", f"option is missing: {where[k]} gives the bond an exercise schedule, "
@@ -692,9 +691,9 @@ class Trades:
         r, where, day, value = rows.row, rows.where, rows.day, rows.value
         ids = self.ids
         starts, _stops = rows.bounds()
-        for k in starts[p.kind[r[starts]] == 1]:
-            problems.append((int(r[k]), "notionals.id", f"{where[k]}: a bond_option does not amortize (notionals.csv "
-                             "is for bonds)"))
+        for k in starts[p.kind[r[starts]] >= 1]:
+            problems.append((int(r[k]), "notionals.id", f"{where[k]}: a {TYPES[p.kind[r[k]]]} does not amortize "
+                             "(notionals.csv is for bonds)"))
         bond = p.kind[r] == 0
         notional = p.numbers["notional"][r]
         for k in starts[bond[starts] & ~p.present["notional"][r[starts]]]:
@@ -808,18 +807,17 @@ class Trades:
         specs = replace(rate.swaptions, curve=curve[rate.swaptions.rows])
         if specs.rows.size:
             lowered = lower_swaptions(specs)
-            late = {row for row, _f, _m in lowered.problems}
-            trees = BondPortfolio.with_read_problems(
-                [(2 * k + side, f, m) for k, row in enumerate(specs.rows.tolist()) for side in (0, 1)
-                 for r, f, m in self._where_prefixed(lowered.problems) if r == row],
-                accrued=lowered.bonds.accrued(), **lowered.bonds.as_dict())
-            tables.append(trees)
-            for k, row in enumerate(specs.rows.tolist()):
-                first_tree[row] = used + 2 * k
-                if row not in late:
-                    counts[row], weights[row] = 2, lowered.weight[2 * k: 2 * k + 2]
+            tree_of = {row: 2 * k for k, row in enumerate(specs.rows.tolist())}  # each swaption's first tree
+            late = self._where_prefixed(lowered.problems)  # a late-failing swaption: both its trees carry them
+            tables.append(BondPortfolio.with_read_problems(
+                [(tree_of[row] + side, f, m) for row, f, m in late for side in (0, 1)],
+                accrued=lowered.bonds.accrued(), **lowered.bonds.as_dict()))
+            failed = {row for row, _f, _m in late}
+            for row, tree in tree_of.items():
+                first_tree[row] = used + tree
+                if row not in failed:
+                    counts[row], weights[row] = 2, lowered.weight[tree: tree + 2]
             used += 2 * specs.rows.size
-            problems = problems + self._where_prefixed(lowered.problems)
         bad_swaptions = np.setdiff1d(rate.swaption_rows, specs.rows)
         if bad_swaptions.size:
             tables.append(self._placeholder_bonds(bad_swaptions, problems))
