@@ -60,7 +60,7 @@ from ..conventions.day_counts import DAY_COUNTS, parse_day_counts
 from ..conventions.frequencies import parse_frequencies
 from ..conventions.names import Problem
 from ..errors import InputError
-from .calibration import CONVERGED, DEFAULT_BOUNDS, ERRORS, MAX_ITERATIONS, NOT_FINITE, levenberg_marquardt
+from .calibration import CONVERGED, DEFAULT_BOUNDS, ERRORS, MAX_ITERATIONS, NOT_FINITE, bound_hits, levenberg_marquardt
 from .hull_white import ROOTS, Swaptions
 from .quotes import VolQuotes, VolSurface, resolve_curves
 from .volatility import (
@@ -653,15 +653,9 @@ def _status(fit: Any, k: int, quotes: int, held: bool, a_fixed: bool, limits: Ma
         return "no fit", with_note(f"{quotes} quote(s) for the free parameters")
     unit = " (normal, rate units)" if kind == "normal" else " (lognormal)" if kind else ""
     tail = f"{quotes} quote(s), vol rmse {rmse:.3g}{unit}"
-    hits = []
-    for j, name in enumerate(("a", "sigma")):
-        if fit.at_lower[k, j]:
-            hits.append(f"{name} at its lower bound {limits[name][0]:g}")
-        if fit.at_upper[k, j]:
-            hits.append(f"{name} at its upper bound {limits[name][1]:g}")
+    hits = bound_hits(fit, k, limits)
     if hits:
-        hint = " (the quotes ask for a mean reversion at or below zero)" if fit.at_lower[k, 0] else ""
-        return "bound", with_note("; ".join(hits) + hint + f"; {tail}")
+        return "bound", with_note(f"{hits}; {tail}")
     how = (f", a held at its guess {a_guess:g} (one quote cannot determine both a and sigma)" if held
            else ", a fixed" if a_fixed else "")
     return "converged", with_note(f"converged ({fit.reason[k]}) in {int(fit.iterations[k])} iterations{how}; {tail}")

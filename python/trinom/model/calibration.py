@@ -505,15 +505,23 @@ def _status(fit: LMResult, c: int, quotes: int, free: int, a_fixed: bool, limits
     if code == MAX_ITERATIONS:
         return "no fit", (f"no convergence in {max_iterations} iterations (last a={fit.x[c, 0]:.6g}, "
                           f"sigma={fit.x[c, 1]:.6g})")
-    hits = []
-    for j, name in enumerate(("a", "sigma")):
-        if fit.at_lower[c, j]:
-            hits.append(f"{name} at its lower bound {limits[name][0]:g}")
-        if fit.at_upper[c, j]:
-            hits.append(f"{name} at its upper bound {limits[name][1]:g}")
+    hits = bound_hits(fit, c, limits)
     if hits:
-        hint = " (the quotes ask for a mean reversion at or below zero)" if fit.at_lower[c, 0] else ""
-        return "bound", "; ".join(hits) + hint + f"; rms error {rms:.3g}"
+        return "bound", hits + f"; rms error {rms:.3g}"
     fixed = ", a fixed" if a_fixed else ""
     return "converged", (f"converged ({fit.reason[c]}) in {int(fit.iterations[c])} iterations{fixed}; rms error "
                          f"{rms:.3g}")
+
+
+def bound_hits(fit: LMResult, row: int, limits: dict[str, tuple[float, float]]) -> str:
+    """Which of ``a`` and ``sigma`` fit row ``row`` left at a bound, as a message ("" where neither)."""
+    hits = []
+    for j, name in enumerate(("a", "sigma")):
+        if fit.at_lower[row, j]:
+            hits.append(f"{name} at its lower bound {limits[name][0]:g}")
+        if fit.at_upper[row, j]:
+            hits.append(f"{name} at its upper bound {limits[name][1]:g}")
+    if not hits:
+        return ""
+    hint = " (the quotes ask for a mean reversion at or below zero)" if fit.at_lower[row, 0] else ""
+    return "; ".join(hits) + hint
