@@ -73,7 +73,8 @@ test-gpu: $(SETUP) lib
 	$(PYTHON) -m pytest -m gpu -rs $(PYTEST_ARGS)
 
 futhark-test: $(SETUP) data
-	@if ls fut/trinom-*.fut >/dev/null 2>&1; then futhark test --backend=c fut/trinom-basic.fut fut/trinom-flat.fut fut/bonds.fut fut/fast.fut fut/fast-bonds.fut; \
+	@if ls fut/trinom-*.fut >/dev/null 2>&1; then futhark test --backend=c fut/trinom-basic.fut fut/trinom-flat.fut fut/bonds.fut fut/fast.fut fut/fast-bonds.fut \
+	    fut/calibrate.fut; \
 	else echo "futhark-test: no fut/ programs yet"; fi
 
 lint: $(SETUP)

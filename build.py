@@ -9,8 +9,9 @@ Outputs go to python/trinom/_lib/ (git-ignored):
 
 * ``_futhark_<program>_<target>`` — a cffi module made by futhark-ffi from
   ``futhark <target> --library`` on ``fut/trinom-<program>.fut`` (``fut/bonds.fut`` for the
-  program ``bonds``), for the targets c and multicore (always), opencl (when an OpenCL platform
-  is present) and cuda (when a GPU and the CUDA toolkit are present);
+  program ``bonds``, ``fut/calibrate.fut`` for ``calibrate``: per-trade Hull-White calibration),
+  for the targets c and multicore (always), opencl (when an OpenCL platform is present) and cuda
+  (when a GPU and the CUDA toolkit are present);
 * ``futhark_<program>_pyopencl.py`` — ``futhark pyopencl --library`` (when pyopencl is installed),
   for the option programs basic and flat only (the bond backend has no pyopencl target);
 * ``libtrinom_cuda.so`` and its header ``trinom_cuda.h`` — every ``cuda/*.cu`` compiled by nvcc
@@ -40,7 +41,8 @@ FUT_DIR, CUDA_DIR = ROOT / "fut", ROOT / "cuda"
 LIB_DIR = ROOT / "python" / "trinom" / "_lib"
 BUILD_DIR = ROOT / "build"
 PROGRAMS = {"basic": FUT_DIR / "trinom-basic.fut", "flat": FUT_DIR / "trinom-flat.fut",
-            "bonds": FUT_DIR / "bonds.fut", "fast": FUT_DIR / "fast.fut", "fastbonds": FUT_DIR / "fast-bonds.fut"}
+            "bonds": FUT_DIR / "bonds.fut", "fast": FUT_DIR / "fast.fut", "fastbonds": FUT_DIR / "fast-bonds.fut",
+            "calibrate": FUT_DIR / "calibrate.fut"}
 FFI_TARGETS = ("c", "multicore", "opencl", "cuda")
 #: C compiler flags of the CPU targets (c, multicore): code for this machine's vector width, so that the
 #: compiler vectorises the bond kernels' level loops (AVX2/AVX-512: about 1.7x faster than plain SSE2; the
@@ -50,7 +52,7 @@ CPU_CFLAGS = os.environ.get("TRINOM_CPU_CFLAGS", "-O3 -march=native")
 #: Targets built per program: pyopencl only where a backend loads it (futhark-basic/flat's
 #: ``target="pyopencl"``; python/trinom/backends/bonds_futhark.py has no pyopencl target).
 PROGRAM_TARGETS = {"basic": (*FFI_TARGETS, "pyopencl"), "flat": (*FFI_TARGETS, "pyopencl"), "bonds": FFI_TARGETS,
-                   "fast": FFI_TARGETS, "fastbonds": FFI_TARGETS}
+                   "fast": FFI_TARGETS, "fastbonds": FFI_TARGETS, "calibrate": FFI_TARGETS}
 CUDA_ARCH = os.environ.get("TRINOM_CUDA_ARCH", "90")
 COMPAT_HEADER = ROOT / "tools" / "futhark_cuda13_compat.h"
 

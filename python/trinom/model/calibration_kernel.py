@@ -1,0 +1,130 @@
+"""The per-trade Levenberg-Marquardt of :mod:`trinom.model.baskets` as a Futhark program (fut/calibrate.fut),
+on the CPU (targets ``c``, ``multicore``) or a GPU (``cuda``, ``opencl``) (issue 26).
+
+The program fits ``(a, sigma)`` per trade to the trade's swaptions, priced by Jamshidian's decomposition with the
+exact root and the analytic derivatives (:func:`trinom.model.hull_white.jamshidian_swaption` with
+``root="exact", gradient=True``), by the same bounded Levenberg-Marquardt as
+:func:`trinom.model.calibration.levenberg_marquardt`, every step and stopping rule included: one trade per map
+element, all iterations inside the program. It returns what that function returns (:class:`LMResult`), so that
+the caller builds the same statuses. Only rounding differs (sums in order, a series for ``expm1``): the iterates
+follow NumPy's to about 1e-12 while the cost is above its rounding, and the fits end with the same codes, bound
+hits and cost (to 1e-10); where the objective is flat along ``a`` the two stop at different points of the valley,
+as NumPy's own result moves when its rounding changes (tests/test_calibration_kernel.py).
+
+The inputs are padded per trade: ``q`` quote slots per trade (``valid`` says which hold a quote) and ``c`` cash
+flows per quote (an amount of 0 pays nothing: padding). The libraries are built by ``make lib`` as
+``trinom._lib._futhark_calibrate_<target>``; a target that is not built (or has no device here) raises
+:class:`~trinom.backends.BackendUnavailable` saying why.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from .calibration import LMResult
+
+#: The Futhark targets the program is built for.
+TARGETS: Final[tuple[str, ...]] = ("c", "multicore", "opencl", "cuda")
+PROGRAM: Final[str] = "calibrate"
+ENTRY: Final[str] = "calibrate64"
+#: The program's reason codes, as :attr:`LMResult.reason` spells them.
+REASONS: Final[tuple[str, ...]] = ("", "gradient", "step", "cost", "stalled")
+#: Columns of the program's result before the residuals.
+_FIXED_COLUMNS: Final[int] = 10
+
+
+def available(target: str) -> tuple[bool, str]:
+    """``(usable, reason)``: is the program built for ``target`` and usable here?"""
+    from ..backends import _futhark
+
+    if target not in TARGETS:
+        return False, f"unknown target {target!r}; choose one of {', '.join(TARGETS)}"
+    return _futhark.available(PROGRAM, target)
+
+
+def auto_target() -> str | None:
+    """The target ``backend="auto"`` picks: ``cuda`` where it is built and a GPU is here, else ``multicore``
+    where it is built, else None (NumPy)."""
+    from ..backends import _futhark
+
+    if _futhark.nvidia_gpu_present() and available("cuda")[0]:
+        return "cuda"
+    if available("multicore")[0]:
+        return "multicore"
+    return None
+
+
+def _reals(values: npt.ArrayLike) -> np.ndarray:
+    return np.ascontiguousarray(values, dtype=np.float64)
+
+
+def _flags(values: npt.ArrayLike) -> np.ndarray:
+    return np.ascontiguousarray(np.asarray(values, dtype=bool), dtype=np.int8)
+
+
+def levenberg_marquardt_kernel(*, x0: npt.ArrayLike, lower: npt.ArrayLike, upper: npt.ArrayLike,
+                               free: npt.ArrayLike, valid: npt.ArrayLike, expiry: npt.ArrayLike,
+                               start: npt.ArrayLike, discount_start: npt.ArrayLike, notional: npt.ArrayLike,
+                               payer: npt.ArrayLike, market: npt.ArrayLike, scale: npt.ArrayLike,
+                               pay_time: npt.ArrayLike, amount: npt.ArrayLike, discount_pay: npt.ArrayLike,
+                               target: str = "multicore", max_iterations: int = 200, tolerance: float = 1e-12,
+                               x_scale: float = 1e-12, damping: float = 1e-3, **options: Any) -> LMResult:
+    """Fit ``(a, sigma)`` per trade on a Futhark target; the arguments of
+    :func:`~trinom.model.calibration.levenberg_marquardt` with the residual function's data spelt out.
+
+    Args:
+      x0, lower, upper: ``(n, 2)``: start and bounds of ``(a, sigma)`` (``-inf``/``inf``: unbounded; the start is
+        clipped to them).
+      free: ``(n, 2)`` bool: which parameters move.
+      valid: ``(n, q)`` bool: which quote slots hold a quote (the mask of the residuals).
+      expiry, start, discount_start, notional, payer: ``(n, q)``: each swaption's exercise time ``T``, its swap's
+        start ``t0``, ``P(0, t0)``, notional and side (payer: True).
+      market: ``(n, q)``: market prices; scale: ``(n, q)``: the residual is ``(model - market) * scale``
+        (``1 / market`` for ``error="relative_price"``, 1 for ``"price"``).
+      pay_time, amount, discount_pay: ``(n, q, c)``: the fixed legs' payment times, cash flows (``K tau_i N``, the
+        last plus ``N``; 0: padding) and ``P(0, t_i)``.
+      target: ``c``, ``multicore``, ``opencl`` or ``cuda``.
+      max_iterations, tolerance, x_scale, damping: the solver's, as :func:`levenberg_marquardt`.
+      options: context options (``num_threads``, ``device``, ``platform``, ``build_options``).
+
+    Returns:
+      :class:`LMResult` (``residuals``: ``(n, q)``, 0 in empty slots).
+    """
+    from ..backends import BackendUnavailable, _futhark
+
+    if target not in TARGETS:
+        raise BackendUnavailable(f"unknown calibration target {target!r}; choose one of {', '.join(TARGETS)}")
+    context_options, _ = _futhark.split_options(options, (), "calibration kernel")
+    x = _reals(x0).reshape(-1, 2)
+    n = x.shape[0]
+    use = _flags(valid).reshape(n, -1)
+    q = use.shape[1]
+    flows = _reals(amount).reshape(n, q, -1)
+    lo = np.ascontiguousarray(np.broadcast_to(_reals(lower), (n, 2)))
+    hi = np.ascontiguousarray(np.broadcast_to(_reals(upper), (n, 2)))
+    if n == 0 or q == 0 or flows.shape[2] == 0:  # no quote anywhere: every trade NOT_RUN, as NumPy's solver says
+        return _not_run(np.clip(x, lo, hi), q)
+    per_quote = [_reals(v).reshape(n, q) for v in (expiry, start, discount_start, notional)]
+    arguments = [np.int32(max_iterations), np.float64(tolerance), np.float64(x_scale), np.float64(damping), x, lo, hi,
+                 np.ascontiguousarray(np.broadcast_to(_flags(free), (n, 2))), use, *per_quote,
+                 _flags(payer).reshape(n, q), _reals(market).reshape(n, q), _reals(scale).reshape(n, q),
+                 _reals(pay_time).reshape(flows.shape), flows, _reals(discount_pay).reshape(flows.shape)]
+    library = _futhark.usable_context(PROGRAM, target, context_options)
+    out = np.asarray(library.call(ENTRY, *arguments), dtype=np.float64).reshape(n, _FIXED_COLUMNS + q)
+    code = out[:, 3].astype(np.int64)
+    reason = np.array(REASONS, dtype=object)[out[:, 4].astype(np.int64)]
+    return LMResult(x=out[:, :2].copy(), cost=out[:, 2].copy(), residuals=out[:, _FIXED_COLUMNS:].copy(), code=code,
+                    reason=reason, iterations=out[:, 5].astype(np.int64), at_lower=out[:, 6:8] != 0,
+                    at_upper=out[:, 8:10] != 0)
+
+
+def _not_run(x: np.ndarray, q: int) -> LMResult:
+    from .calibration import NOT_RUN
+
+    n = x.shape[0]
+    return LMResult(x=x.copy(), cost=np.zeros(n), residuals=np.zeros((n, q)), code=np.full(n, NOT_RUN, np.int64),
+                    reason=np.full(n, "", dtype=object), iterations=np.zeros(n, np.int64),
+                    at_lower=np.zeros((n, 2), bool), at_upper=np.zeros((n, 2), bool))
