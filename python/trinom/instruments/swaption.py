@@ -42,7 +42,7 @@ import numpy as np
 
 from ..columns import segments
 from ..constants import CALL, PUT
-from ..conventions import accrual_fractions, generate_schedules
+from ..conventions import Schedules, accrual_fractions, generate_schedules
 from ..conventions.names import Problem
 from .bond import BondPortfolio
 
@@ -89,20 +89,42 @@ def step_of(days: np.ndarray, as_of: int, steps_per_year: np.ndarray) -> np.ndar
     return np.maximum((2 * (days - as_of) * steps_per_year + YEAR_DAYS) // (2 * YEAR_DAYS), 1)
 
 
-def lower_swaptions(specs: SwaptionSpecs) -> LoweredSwaptions:
-    """The swaptions of ``specs`` as bond trees (see the module)."""
+@dataclass(frozen=True, eq=False)
+class FixedLegPeriods:
+    """The swaptions' fixed-leg periods, flat (swaption by swaption, in date order), and their exercise windows."""
+
+    schedules: Schedules  #: the fixed legs' schedules (a bad one's problems in ``schedules.problems``)
+    owner: np.ndarray  #: per period, its swaption (an index into the specs)
+    begin: np.ndarray  #: per period, its (adjusted) start date, a day number
+    end: np.ndarray  #: per period, its (adjusted) end date
+    in_window: np.ndarray  #: per period, whether its start is in the window ``first_exercise..last_exercise``
+
+
+def fixed_leg_periods(specs: SwaptionSpecs) -> FixedLegPeriods:
+    """Each swaption's fixed-leg periods (its schedule generated backward from ``maturity``) and which of them start
+    in its exercise window: the swaption's exercise dates are those starts, the tree keeping the ones after the
+    as-of date (:func:`lower_swaptions`; per-trade calibration, :func:`trinom.model.baskets.book_baskets`, uses the
+    same dates)."""
     count = specs.start.size
     schedules = generate_schedules(effective=specs.start.astype("datetime64[D]"),
                                    termination=specs.maturity.astype("datetime64[D]"), frequency=specs.frequency,
                                    calendar=specs.calendar, convention=specs.convention, errors="mask",
                                    rows=specs.rows, fields={"effective": "start", "termination": "maturity"})
-    problems: list[Problem] = list(schedules.problems)
-    fractions = accrual_fractions(schedules=schedules, day_count=specs.day_count) if count else np.zeros(0)
     begin, end = schedules.period_bounds()
     owner = np.repeat(np.arange(count), np.maximum(schedules.counts - 1, 0))
+    in_window = (begin >= specs.first_exercise[owner]) & (begin <= specs.last_exercise[owner])
+    return FixedLegPeriods(schedules=schedules, owner=owner, begin=begin, end=end, in_window=in_window)
+
+
+def lower_swaptions(specs: SwaptionSpecs) -> LoweredSwaptions:
+    """The swaptions of ``specs`` as bond trees (see the module)."""
+    count = specs.start.size
+    legs = fixed_leg_periods(specs)
+    schedules, begin, end, owner = legs.schedules, legs.begin, legs.end, legs.owner
+    problems: list[Problem] = list(schedules.problems)
+    fractions = accrual_fractions(schedules=schedules, day_count=specs.day_count) if count else np.zeros(0)
     # exercise dates: the period starts in the window, after the as-of date
-    exercisable = ((begin >= specs.first_exercise[owner]) & (begin <= specs.last_exercise[owner])
-                   & (begin > specs.as_of))
+    exercisable = legs.in_window & (begin > specs.as_of)
     first_date = np.full(count, np.iinfo(np.int64).max)
     np.minimum.at(first_date, owner[exercisable], begin[exercisable])
     bad = ~schedules.good.copy()
