@@ -4,17 +4,23 @@ calibration on the command line, and the model file it writes (issue 26).
 * **Global** (no trades file): one ``(a, sigma)`` per curve of ``--curve``, fitted to that curve's quotes in
   ``--vols`` (:func:`trinom.model.calibration.calibrate`). The model file's columns are ``curve,a,sigma,status,rmse``,
   then ``message,iterations,quotes,a_fixed``.
-* **Per trade** (a ``trades.csv``): one ``(a, sigma)`` per trade, fitted to the co-terminal European swaptions of its
-  exercise dates, their volatilities read off the curve's swaption matrix
-  (:func:`trinom.model.baskets.bond_baskets`, :func:`~trinom.model.baskets.calibrate_baskets`). Columns
-  ``id,a,sigma,status,message``, then ``curve,rmse,quotes,iterations,a_fixed``. Today a callable or puttable
-  ``bond`` row has a basket; any other row gets ``no fit`` and a message saying why.
+* **Per trade** (a ``trades.csv``, with its optional ``--schedule`` and ``--notionals`` as ``trinom price`` takes
+  them): one ``(a, sigma)`` per trade, fitted to the co-terminal European swaptions of its exercise dates, their
+  volatilities read off the curve's swaption matrix (:func:`trinom.model.baskets.book_baskets`,
+  :func:`~trinom.model.baskets.calibrate_baskets`). Columns ``id,a,sigma,status,message``, then
+  ``curve,rmse,quotes,iterations,a_fixed``. A ``swaption`` row (on the dates the tree exercises it) and a callable
+  or puttable ``bond`` row (its coupon dates in the window, or its ``schedule.csv`` dates) have a basket; any other
+  row (a cap or floor: calibrated per curve to a cap strip; a bond option; a bond without an option) gets ``no
+  fit`` and a message saying why.
 
 ``status`` is ``converged``, ``bound`` (a parameter at its bound) or ``no fit`` (``a`` and ``sigma`` empty, the
 message saying why); ``rmse`` is the root mean square of the fitted quotes' model volatility less their market
 volatility, in the quotes' kind (normal: rate units, 0.0001 is a basis point). ``--a`` fixes the mean reversion
 (else it is fitted), ``--error`` picks the objective (``relative_price``, QuantLib's default; ``price``; ``vol``),
-``--strike`` the per-trade swaptions' strikes (``atm``, the default, or ``deal``: the bond's coupon), and
+``--strike`` the per-trade swaptions' strikes (``atm``, the default, or ``deal``: the bond's coupon), ``--backend``
+where the per-trade solver runs (``numpy``, the default, as the Python API; ``multicore``, ``c``, ``cuda`` or
+``opencl``: the same solver compiled from fut/calibrate.fut by ``make lib``, parameters within about 1e-10 of NumPy's
+where the fit is well determined; ``auto``: ``cuda`` with a GPU, else ``multicore``, else NumPy), and
 ``--quotes-out`` writes one row per quote (market and model price and volatility, residual). Outputs are ``.csv``
 or ``.parquet`` by their suffix, each written whole or not at all, checked before any work and never over an input.
 
@@ -58,14 +64,15 @@ def add_calibrate_parser(subparsers: Any) -> argparse.ArgumentParser:
     from .cli import positive_number  # cli imports this module: its argument types are read once both are loaded
     from .model.baskets import STRIKES
     from .model.calibration import ERRORS
+    from .model.calibration_kernel import TARGETS as KERNEL_TARGETS
 
     text = "fit Hull-White a and sigma to swaption volatilities: one pair per curve, or per trade (with a trades file)"
     cmd = subparsers.add_parser("calibrate", help=text, description=f"{text}.\n\n{_EXAMPLES}",
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     cmd.add_argument("trades", nargs="?", type=Path, default=None,
-                     help="a trades file (CSV or Parquet, the trades.csv columns): calibrate per trade, each callable or "
-                     "puttable bond to the co-terminal swaptions of its exercise dates; without it, one (a, sigma) per "
-                     "curve")
+                     help="a trades file (CSV or Parquet, the trades.csv columns): calibrate per trade, each swaption "
+                     "and callable or puttable bond to the co-terminal European swaptions of its exercise dates (caps "
+                     "and floors: no fit, they calibrate per curve); without it, one (a, sigma) per curve")
     cmd.add_argument("--curve", type=Path, required=True, help="the dated curves: curve,date,discount or "
                      "curve,date,zero (CSV or Parquet)")
     cmd.add_argument("--vols", type=Path, required=True, help="the volatility quotes: curve,expiry,tenor,vol,kind[,shift,"
@@ -78,9 +85,19 @@ def add_calibrate_parser(subparsers: Any) -> argparse.ArgumentParser:
                      "trade (default: fitted)")
     cmd.add_argument("--error", choices=ERRORS, default="relative_price",
                      help="the objective: relative_price (QuantLib's default), price or vol (default %(default)s)")
+    cmd.add_argument("--schedule", type=Path, default=None,
+                     help="per trade: explicit and step-down exercise schedules of the trades file's bonds, CSV or "
+                     "Parquet id,date,price (as trinom price takes it): a bond's basket is on its listed dates")
+    cmd.add_argument("--notionals", type=Path, default=None,
+                     help="per trade: amortizing notionals of the trades file's bonds, CSV or Parquet "
+                     "id,date,notional (as trinom price takes it; checked, it does not move a basket)")
     cmd.add_argument("--strike", choices=STRIKES, default=None,
                      help="per trade: the swaptions' strikes, atm (their forward swap rates) or deal (the bond's "
-                     "coupon) (default atm)")
+                     "coupon, the swaption's fixed rate) (default atm)")
+    cmd.add_argument("--backend", choices=("numpy", "auto", *KERNEL_TARGETS), default=None,
+                     help="per trade: where the solver runs: numpy (the default), a Futhark target (multicore, c, cuda, "
+                     "opencl: the same solver compiled, built by make lib; error relative_price or price), or auto "
+                     "(cuda with a GPU, else multicore, else numpy)")
     cmd.add_argument("--quotes-out", dest="quotes_out", type=Path, default=None,
                      help=".csv or .parquet: one row per quote fitted (market and model price and volatility, residual)")
     cmd.set_defaults(func=cmd_calibrate)
@@ -89,7 +106,9 @@ def add_calibrate_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 _EXAMPLES = """examples:
   trinom calibrate --curve curve.csv --vols vols.csv --as-of 2026-11-25 --out model.csv
-  trinom calibrate trades.csv --curve curve.csv --vols vols.csv --as-of 2026-11-25 --a 0.03 --out model.csv"""
+  trinom calibrate trades.csv --curve curve.csv --vols vols.csv --as-of 2026-11-25 --a 0.03 --out model.csv
+  trinom calibrate trades.csv --schedule schedule.csv --curve curve.csv --vols vols.csv --as-of 2026-11-25 \
+      --out model.csv"""
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
@@ -104,7 +123,16 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     if quotes_out is not None:
         output_format(quotes_out, TABLE_FORMATS, "--quotes-out", "the quotes table")
         outputs.append(("--quotes-out", quotes_out))
-    check_outputs(outputs, [args.trades, args.curve, args.vols])
+    sides = [getattr(args, "schedule", None), getattr(args, "notionals", None)]
+    check_outputs(outputs, [args.trades, args.curve, args.vols, *[path for path in sides if path is not None]])
+    if args.trades is None:
+        unused = [flag for flag, path in zip(("--schedule", "--notionals"), sides, strict=True) if path is not None]
+        if unused:
+            raise InputError([(None, flag, f"{flag} applies to per-trade calibration (give a trades file): it "
+                               "describes the trades' bonds") for flag in unused])
+    if args.trades is None and getattr(args, "backend", None) is not None:
+        raise InputError([(None, "--backend", "--backend applies to per-trade calibration (give a trades file); the "
+                           "global calibration runs in NumPy")])
     if args.trades is None and args.strike is not None:
         raise InputError([(None, "--strike", "--strike applies to per-trade calibration (give a trades file); the "
                            "global calibration fits each quote at its own strike")])
@@ -145,12 +173,14 @@ def _global(args: argparse.Namespace, curves: dict[str, Any]) -> tuple[Any, Any,
 
 def _per_trade(args: argparse.Namespace, curves: dict[str, Any]) -> tuple[Any, Any, np.ndarray, str]:
     from .instruments.trades import read_trades
-    from .model.baskets import bond_baskets, calibrate_baskets
+    from .model.baskets import book_baskets, calibrate_baskets
 
-    trades = read_trades(args.trades, as_of=args.as_of)
-    baskets = bond_baskets(trades, curve_names=list(curves))
+    trades = read_trades(args.trades, as_of=args.as_of, schedule=getattr(args, "schedule", None),
+                         notionals=getattr(args, "notionals", None))
+    baskets = book_baskets(trades, curve_names=list(curves))
     result = calibrate_baskets(curves=curves, vols=args.vols, as_of=args.as_of, baskets=baskets, a=args.a,
-                               strike=args.strike or "atm", error=args.error)
+                               strike=args.strike or "atm", error=args.error,
+                               backend=getattr(args, "backend", None) or "numpy")
     return result.trades_frame(), result.quotes_frame(), np.asarray(result.status), "trades"
 
 

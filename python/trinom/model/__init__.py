@@ -5,7 +5,7 @@
 [0.970446]
 """
 
-from .baskets import bond_baskets, calibrate_baskets, trade_baskets
+from .baskets import bond_baskets, book_baskets, calibrate_baskets, trade_baskets
 from .calibration import CalibrationResult, LMResult, calibrate, levenberg_marquardt
 from .dated_curve import INTERPOLATIONS, DatedCurve, read_dated_curves
 from .hull_white import (
@@ -29,9 +29,39 @@ from .volatility import (
     black_vega,
 )
 
-__all__ = ["INTERPOLATIONS", "CalibrationResult", "Caps", "DatedCurve", "LMResult", "QuoteInstruments", "Swaptions",
-           "VolQuotes", "VolSurface", "add_period", "bachelier_implied_vol", "bachelier_price", "bachelier_vega",
-           "black_implied_vol", "black_price", "black_vega", "bond_baskets", "bond_factor", "bond_option_stdev",
-           "calibrate", "calibrate_baskets", "caplet", "fixed_leg", "jamshidian_swaption", "levenberg_marquardt",
-           "parse_periods", "quote_instruments", "read_dated_curves", "read_vol_quotes", "read_vol_surface",
-           "short_rate_variance", "trade_baskets", "zero_bond_option"]
+__all__ = [
+    "INTERPOLATIONS",
+    "CalibrationResult",
+    "Caps",
+    "DatedCurve",
+    "LMResult",
+    "QuoteInstruments",
+    "Swaptions",
+    "VolQuotes",
+    "VolSurface",
+    "add_period",
+    "bachelier_implied_vol",
+    "bachelier_price",
+    "bachelier_vega",
+    "black_implied_vol",
+    "black_price",
+    "black_vega",
+    "bond_baskets",
+    "bond_factor",
+    "bond_option_stdev",
+    "book_baskets",
+    "calibrate",
+    "calibrate_baskets",
+    "caplet",
+    "fixed_leg",
+    "jamshidian_swaption",
+    "levenberg_marquardt",
+    "parse_periods",
+    "quote_instruments",
+    "read_dated_curves",
+    "read_vol_quotes",
+    "read_vol_surface",
+    "short_rate_variance",
+    "trade_baskets",
+    "zero_bond_option",
+]

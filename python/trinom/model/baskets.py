@@ -1,8 +1,9 @@
 """Per-trade (basket) Hull-White calibration: each trade's co-terminal European swaptions priced from a volatility
 surface, and one ``(a, sigma)`` per trade fitted to them, every trade in one batched Levenberg-Marquardt (issue 26).
 
-**Baskets** (:class:`Baskets`, built by :func:`trade_baskets` from per-trade arrays, or by :func:`bond_baskets` from
-the callable and puttable bonds of a :class:`~trinom.instruments.trades.Trades` book): per trade an id, a curve,
+**Baskets** (:class:`Baskets`, built by :func:`trade_baskets` from per-trade arrays, or by :func:`book_baskets` (also
+named :func:`bond_baskets`) from the swaptions and the callable and puttable bonds of a
+:class:`~trinom.instruments.trades.Trades` book): per trade an id, a curve,
 its exercise dates, the common end date (the trade's final maturity), the deal's fixed rate, the fixed leg's
 frequency and day count, and payer or receiver. Exercise date ``e`` stands for the European swaption exercised on
 ``e`` into the swap from ``e`` to the end, its fixed leg generated forward from ``e``, unadjusted
@@ -86,7 +87,7 @@ SIDES: Final[dict[str, bool]] = {"payer": True, "pay": True, "p": True, "receive
 @dataclass(frozen=True, eq=False)
 class Baskets:
     """Per trade its co-terminal European swaptions (see the module's documentation); build with
-    :func:`trade_baskets` or :func:`bond_baskets`.
+    :func:`trade_baskets` or :func:`book_baskets`.
 
     Attributes:
       id, curve: text per trade (``curve`` empty: the only curve).
@@ -245,95 +246,210 @@ def trade_baskets(*, id: Sequence[Any] | np.ndarray, curve: Any = "", exercise: 
                    payer=payer, note=np.array(notes, dtype=object), where=tuple(places))
 
 
-def bond_baskets(trades: Any, curve_names: Sequence[str] | None = None) -> Baskets:
-    """The baskets of a :class:`~trinom.instruments.trades.Trades` book's callable and puttable bonds: one per trade,
-    in the book's order.
+#: The ``a`` and ``sigma`` a book is checked with while its baskets are built: its own cells are the calibration's
+#: to find (empty, or anything), so they are not checked.
+_CHECK_A: Final[float] = 0.05
+_CHECK_SIGMA: Final[float] = 0.01
+#: Why a row of these types has no basket.
+_NO_BASKET: Final[dict[str, str]] = {
+    "bond_option": "a bond option (on a zero-coupon bond) has no swaption basket: not calibrated per trade",
+    "cap": "a cap is calibrated to a cap strip, one (a, sigma) per curve (trinom calibrate without a trades file, "
+           "the curve's cap quotes), not per trade to swaptions: no basket",
+    "floor": "a floor is calibrated to a cap strip, one (a, sigma) per curve (trinom calibrate without a trades "
+             "file, the curve's cap quotes), not per trade to swaptions: no basket",
+}
 
-    A bond with an option: exercise dates ``european``: ``first_exercise``; ``bermudan``: the coupon dates (its
-    schedule's adjusted period ends) from ``first_exercise`` to ``last_exercise`` (the dates the tree exercises on);
-    ``american``: ``first_exercise`` and the coupon dates after it up to ``last_exercise`` (one swaption a coupon
-    period: the co-terminal basket of a continuous window). Dates on or after maturity (no swap left) are dropped.
-    The end is the maturity, the strike the coupon, the fixed leg the bond's frequency and day count; a call is a
-    receiver swaption (the issuer's right to stop paying the coupon), a put a payer. Any other row (a bond without
-    an option, a bond option) has an empty basket and a note saying why. The book's bad cells (``a`` and ``sigma``
-    aside: the calibration finds them) are an :class:`~trinom.InputError` naming the file, line and field.
+
+def book_baskets(trades: Any, curve_names: Sequence[str] | None = None) -> Baskets:
+    """The baskets of a :class:`~trinom.instruments.trades.Trades` book: one per trade, in the book's order.
+
+    * A **swaption** (:mod:`trinom.instruments.swaption`): its exercise dates are exactly the tree's, found by the
+      lowering's own :func:`~trinom.instruments.swaption.fixed_leg_periods`: the start dates of the fixed leg's
+      periods (its schedule generated backward from maturity, adjusted) from ``first_exercise`` to ``last_exercise``
+      (``european``: the one on ``first_exercise``, default the start). The end is the swap's maturity, the strike
+      its fixed rate, the leg its fixed leg's frequency and day count, the side the trade's (a payer swaption's
+      basket is of payer swaptions). A window without a fixed-leg start date is a note (``no fit``).
+    * A **bond with a call or put**: ``european``: ``first_exercise``; ``bermudan``: the coupon dates (its schedule's
+      adjusted period ends) from ``first_exercise`` to ``last_exercise`` (the dates the tree exercises on);
+      ``american``: ``first_exercise`` and the coupon dates after it up to ``last_exercise`` (one swaption a coupon
+      period: the co-terminal basket of a continuous window). A bond with ``schedule.csv`` rows (the book's
+      ``schedule``) takes its listed dates instead: ``european`` and ``bermudan`` exactly those, ``american`` those
+      and the coupon dates from the first to ``last_exercise`` (default the maturity). Dates on or after maturity
+      (no swap left) are dropped, with a note. The end is the maturity, the strike the coupon, the fixed leg the
+      bond's frequency and day count; a call is a receiver swaption (the issuer's right to stop paying the coupon),
+      a put a payer. Amortization (``notionals.csv``) and exercise prices do not move the basket.
+    * Any other row (a cap or floor: calibrated to a cap strip per curve; a bond option; a bond without an option)
+      has an empty basket and a note saying why (its status ``no fit``).
+
+    Exercise dates on or before the as-of date stay in the basket: :func:`calibrate_baskets` leaves them out, as the
+    tree does, and names them in the trade's message. The book's bad cells (``a`` and ``sigma`` aside: the
+    calibration finds them) are an :class:`~trinom.InputError` naming the file, line and field.
     """
-    from ..conventions import generate_schedules
-    from ..instruments.trades import BOND_DEFAULTS
-
-    problems = [p for p in trades.problems(curve_names) if p[1] not in ("a", "sigma")]
+    checked = trades.with_columns(a=_CHECK_A, sigma=_CHECK_SIGMA)
+    problems = checked.problems(curve_names)
     if problems:
         raise InputError(problems)
     n = len(trades)
     column = trades.column
-    kind = np.array(["" if v is None else str(v).strip().lower() for v in column("type").tolist()], dtype=object)
-    option = np.array(["" if v is None else str(v).strip().lower() for v in column("option").tolist()], dtype=object)
-    style = np.array(["" if v is None else str(v).strip().lower() for v in column("exercise").tolist()], dtype=object)
+    kind = _lowered(column("type"))
+    option = _lowered(column("option"))
     notes = np.full(n, "", dtype=object)
-    notes[kind == "bond_option"] = "a bond option (on a zero-coupon bond) has no swaption basket: not calibrated per trade"
+    for name, why in _NO_BASKET.items():
+        notes[kind == name] = why
     notes[(kind == "bond") & (option == "")] = "a bond without a call or put: nothing to calibrate"
-    rows = np.flatnonzero((kind == "bond") & (option != ""))
     exercise: list[list[np.datetime64]] = [[] for _ in range(n)]
     end = np.full(n, np.datetime64(trades.as_of + 1, "D"), dtype="datetime64[D]")
     rate = np.full(n, np.nan)
     frequency = np.ones(n, dtype=np.int64)
     day_count = np.full(n, "30/360", dtype=object)
-    if rows.size:
-        def cells(name: str, default: str | None = None) -> np.ndarray:
-            values = column(name)[rows]
-            if default is not None:
-                values = np.array([default if v is None else v for v in values.tolist()], dtype=object)
-            return values
-
-        def dates(name: str) -> np.ndarray:
-            values = cells(name)
-            given = np.array([v is not None for v in values.tolist()])
-            days = np.zeros(rows.size, dtype=np.int64)
-            if given.any():
-                days[given] = to_days(np.array([_date_text(v) for v in values[given].tolist()], dtype=object),
-                                      field=name)[0]
-            return days
-
-        maturity = dates("maturity")
-        first, last = dates("first_exercise"), dates("last_exercise")
-        per_year = parse_frequencies(cells("frequency"))[0]
-        schedules = generate_schedules(effective=as_dates(dates("issue")), termination=as_dates(maturity),
-                                       frequency=per_year, calendar=cells("calendar", BOND_DEFAULTS["calendar"]),
-                                       convention=cells("convention", BOND_DEFAULTS["convention"]), errors="mask",
-                                       rows=rows, fields={"effective": "issue", "termination": "maturity"})
-        if schedules.problems:
-            raise InputError([(row, field, f"{_where(trades, row)}{message}") for row, field, message
-                              in schedules.problems])
-        coupon_end = schedules.period_bounds()[1]
-        owner = np.repeat(np.arange(rows.size), np.maximum(schedules.counts - 1, 0))
-        kinds = style[rows]
-        last = np.where(kinds == "european", first, last)
-        inside = (coupon_end >= first[owner]) & (coupon_end <= last[owner])
-        inside &= np.isin(kinds[owner], ("bermudan", "american"))
-        inside &= ~((kinds[owner] == "american") & (coupon_end == first[owner]))  # american: first_exercise below
-        picked = [[] for _ in range(rows.size)]  # type: list[list[int]]
-        for k, day in zip(owner[inside].tolist(), coupon_end[inside].tolist(), strict=True):
-            picked[k].append(day)
-        for k, row in enumerate(rows.tolist()):
-            days = picked[k]
-            if kinds[k] in ("european", "american"):
-                days = [int(first[k]), *days]
-            kept = [d for d in days if d < maturity[k]]
-            if len(kept) < len(days):
-                notes[row] = "an exercise on the maturity date (no swap left) is left out"
-            if not kept:
-                notes[row] = "no exercise date before maturity: nothing to calibrate"
-            exercise[row] = list(as_dates(np.array(kept, dtype=np.int64)))
-        end[rows] = as_dates(maturity)
-        coupon = np.array([float(v) for v in cells("coupon").tolist()])
-        rate[rows] = coupon
-        frequency[rows] = per_year
-        day_count[rows] = cells("day_count", BOND_DEFAULTS["day_count"])
-    side = np.where(option == "put", "payer", "receiver")
+    side = np.where(option == "put", "payer", "receiver").astype(object)
+    legs = (exercise, end, rate, frequency, day_count, side, notes)
+    bonds = np.flatnonzero((kind == "bond") & (option != ""))
+    if bonds.size:
+        _bond_legs(trades, bonds, legs)
+    _swaption_legs(checked, curve_names, legs)
     places = [_where(trades, k).rstrip(": ") or f"trade {k}" for k in range(n)]
     return trade_baskets(id=trades.ids, curve=["" if v is None else str(v) for v in column("curve").tolist()],
                          exercise=exercise, end=end, rate=rate, frequency=frequency, day_count=day_count, side=side,
                          note=notes, where=places)
+
+
+#: The name this function had while it covered bonds only (kept: the same function).
+bond_baskets = book_baskets
+
+#: Per trade: its exercise dates, end, fixed rate, frequency, day count, side and note (filled in place).
+_Legs = tuple[list[list[np.datetime64]], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def _bond_legs(trades: Any, rows: np.ndarray, legs: _Legs) -> None:
+    """The baskets of the bonds ``rows`` (each with a call or put) into ``legs``."""
+    from ..conventions import generate_schedules
+    from ..instruments.trades import BOND_DEFAULTS
+
+    exercise, end, rate, frequency, day_count, _side, notes = legs
+    column = trades.column
+
+    def cells(name: str, default: str | None = None) -> np.ndarray:
+        values = column(name)[rows]
+        if default is not None:
+            values = np.array([default if v is None else v for v in values.tolist()], dtype=object)
+        return values
+
+    def dates(name: str) -> tuple[np.ndarray, np.ndarray]:
+        values = cells(name)
+        given = np.array([v is not None for v in values.tolist()], dtype=bool)
+        days = np.zeros(rows.size, dtype=np.int64)
+        if given.any():
+            days[given] = to_days(np.array([_date_text(v) for v in values[given].tolist()], dtype=object),
+                                  field=name)[0]
+        return days, given
+
+    maturity = dates("maturity")[0]
+    first, _has_first = dates("first_exercise")
+    last, has_last = dates("last_exercise")
+    per_year = parse_frequencies(cells("frequency"))[0]
+    schedules = generate_schedules(effective=as_dates(dates("issue")[0]), termination=as_dates(maturity),
+                                   frequency=per_year, calendar=cells("calendar", BOND_DEFAULTS["calendar"]),
+                                   convention=cells("convention", BOND_DEFAULTS["convention"]), errors="mask",
+                                   rows=rows, fields={"effective": "issue", "termination": "maturity"})
+    if schedules.problems:
+        raise InputError([(row, field, f"{_where(trades, row)}{message}") for row, field, message
+                          in schedules.problems])
+    kinds = _lowered(cells("exercise"))
+    listed = _listed_dates(trades)
+    scheduled = np.array([int(row) in listed for row in rows.tolist()], dtype=bool)
+    for k in np.flatnonzero(scheduled):  # the window a schedule spans (american: to last_exercise or maturity)
+        days = listed[int(rows[k])]
+        first[k] = days[0]
+        last[k] = (last[k] if has_last[k] else maturity[k]) if kinds[k] == "american" else days[-1]
+    last = np.where(kinds == "european", first, last)
+    coupon_end = schedules.period_bounds()[1]
+    owner = np.repeat(np.arange(rows.size), np.maximum(schedules.counts - 1, 0))
+    on_coupons = (kinds == "american") | ((kinds == "bermudan") & ~scheduled)
+    inside = (coupon_end >= first[owner]) & (coupon_end <= last[owner]) & on_coupons[owner]
+    picked: list[set[int]] = [set() for _ in range(rows.size)]
+    for k, day in zip(owner[inside].tolist(), coupon_end[inside].tolist(), strict=True):
+        picked[k].add(day)
+    for k, row in enumerate(rows.tolist()):
+        days = picked[k]
+        if scheduled[k]:
+            days |= {int(d) for d in listed[row]}
+        elif kinds[k] in ("european", "american"):
+            days.add(int(first[k]))
+        kept = sorted(d for d in days if d < maturity[k])
+        if len(kept) < len(days):
+            notes[row] = "an exercise on the maturity date (no swap left) is left out"
+        if not kept:
+            notes[row] = "no exercise date before maturity: nothing to calibrate"
+        exercise[row] = list(as_dates(np.array(kept, dtype=np.int64)))
+    end[rows] = as_dates(maturity)
+    rate[rows] = np.array([float(v) for v in cells("coupon").tolist()])
+    frequency[rows] = per_year
+    day_count[rows] = cells("day_count", BOND_DEFAULTS["day_count"])
+
+
+def _swaption_legs(checked: Any, curve_names: Sequence[str] | None, legs: _Legs) -> None:
+    """The baskets of the book's swaptions into ``legs``: their exercise dates are the lowering's own
+    (:func:`~trinom.instruments.swaption.fixed_leg_periods`) on the rows the book checked (``checked``, its
+    problems found and none left)."""
+    from ..instruments.swaption import fixed_leg_periods
+
+    specs = _checked_swaptions(checked, curve_names)
+    if specs.rows.size == 0:
+        return
+    exercise, end, rate, frequency, day_count, side, notes = legs
+    periods = fixed_leg_periods(specs)
+    if periods.schedules.problems:
+        raise InputError([(row, field, f"{_where(checked, row)}{message}") for row, field, message
+                          in periods.schedules.problems])
+    counts = np.bincount(periods.owner[periods.in_window], minlength=specs.rows.size)
+    starts = periods.begin[periods.in_window]  # swaption by swaption, ascending
+    for k, (row, days) in enumerate(zip(specs.rows.tolist(), np.split(starts, np.cumsum(counts)[:-1]), strict=True)):
+        exercise[row] = list(as_dates(days))
+        if not days.size:
+            notes[row] = (f"no fixed-leg start date between first_exercise {_day(specs.first_exercise[k])} and "
+                          f"last_exercise {_day(specs.last_exercise[k])}: a swaption is exercised on the start dates "
+                          "of its fixed leg's periods")
+    rows = specs.rows
+    end[rows] = as_dates(specs.maturity)
+    rate[rows] = specs.rate
+    frequency[rows] = specs.frequency
+    day_count[rows] = specs.day_count
+    side[rows] = np.where(specs.payer, "payer", "receiver")
+
+
+def _checked_swaptions(checked: Any, curve_names: Sequence[str] | None) -> Any:
+    """The swaption rows of a book whose :meth:`~trinom.instruments.trades.Trades.problems` found none, as the
+    lowering takes them (:class:`~trinom.instruments.swaption.SwaptionSpecs`): the book keeps the specs its check
+    built (:func:`~trinom.instruments.rate_trades.check_rate_rows`), every swaption row among them."""
+    from ..instruments.swaption import SwaptionSpecs
+
+    key = ("rate", None if curve_names is None else tuple(curve_names))
+    rate = checked._memo.get(key)
+    specs = getattr(rate, "swaptions", None)
+    if not isinstance(specs, SwaptionSpecs) or specs.rows.size != rate.swaption_rows.size:
+        raise RuntimeError("the trades book did not keep its checked swaption rows (Trades.problems first)")
+    return specs
+
+
+def _listed_dates(trades: Any) -> dict[int, np.ndarray]:
+    """Per trade row with ``schedule.csv`` rows, its listed exercise dates (day numbers, ascending), as the book read
+    and checked them."""
+    rows = trades._side_rows("schedule")[0]
+    if rows.row.size == 0:
+        return {}
+    starts = np.flatnonzero(np.concatenate([[True], rows.row[1:] != rows.row[:-1]]))
+    return {int(rows.row[s]): np.asarray(days, dtype=np.int64)
+            for s, days in zip(starts.tolist(), np.split(rows.day, starts[1:]), strict=True)}
+
+
+def _lowered(values: np.ndarray) -> np.ndarray:
+    """Text cells stripped and in lower case (``""`` where empty)."""
+    return np.array(["" if v is None else str(v).strip().lower() for v in values.tolist()], dtype=object)
+
+
+def _day(day: int | np.integer) -> str:
+    return str(np.datetime64(int(day), "D"))
 
 
 def _where(trades: Any, row: int) -> str:
@@ -433,7 +549,7 @@ def calibrate_baskets(*, curves: Any, vols: VolSurface | VolQuotes | str | Path 
                       baskets: Baskets, a: float | npt.ArrayLike | None = None, strike: str = "atm",
                       error: str = "relative_price", bounds: Mapping[str, tuple[float, float]] | None = None,
                       a_guess: float = 0.05, sigma_guess: float | None = None, max_iterations: int = 500,
-                      tolerance: float = 1e-12, root: str = "exact") -> BasketCalibration:
+                      tolerance: float = 1e-12, root: str = "exact", backend: str = "numpy") -> BasketCalibration:
     """Fit one Hull-White ``(a, sigma)`` per trade to its basket's swaptions, all trades at once (see the module's
     documentation).
 
@@ -451,14 +567,39 @@ def calibrate_baskets(*, curves: Any, vols: VolSurface | VolQuotes | str | Path 
         normal volatility to first order at ``a``; ``max_iterations`` 500: a few baskets among thousands fit
         ``a`` along a narrow valley, in up to about 300 steps; only they take them).
       root: the Jamshidian root while fitting: ``exact`` (default, a smooth objective) or ``quantlib``.
+      backend: where the solver runs: ``numpy`` (default: :func:`~trinom.model.calibration.levenberg_marquardt`),
+        a Futhark target (``c``, ``multicore``, ``cuda``, ``opencl``: the same solver in fut/calibrate.fut,
+        :mod:`trinom.model.calibration_kernel`, for ``error="relative_price"`` or ``"price"`` with
+        ``root="exact"``: the same statuses, sigma with ``a`` fixed to about 1e-10 relative, and with ``a`` free
+        the same cost to 1e-10, the parameters apart only along a flat valley in ``a`` where NumPy's own result
+        moves as much with its rounding), or ``auto``: ``cuda`` where built and a GPU is here, else ``multicore``
+        where built, else (and for ``error="vol"`` or ``root="quantlib"``) NumPy. The quotes, statuses and model
+        prices are NumPy's on every backend.
 
     Returns:
       :class:`BasketCalibration`; raises :class:`~trinom.InputError` only for bad input (never for a trade that
-      does not fit).
+      does not fit), :class:`~trinom.backends.BackendUnavailable` where a Futhark target is not built or usable.
     """
-    for name, value, choices in (("error", error, ERRORS), ("strike", strike, STRIKES), ("root", root, ROOTS)):
+    from .calibration_kernel import TARGETS as KERNEL_TARGETS
+    from .calibration_kernel import auto_target, levenberg_marquardt_kernel
+
+    for name, value, choices in (("error", error, ERRORS), ("strike", strike, STRIKES), ("root", root, ROOTS),
+                                 ("backend", backend, ("numpy", "auto", *KERNEL_TARGETS))):
         if value not in choices:
             raise InputError([(None, name, f"{name} must be one of {', '.join(choices)}, got {value!r}")])
+    if backend in KERNEL_TARGETS and (error == "vol" or root != "exact"):
+        raise InputError([(None, "backend", f"backend {backend!r} fits error='relative_price' or 'price' with "
+                           f"root='exact' (got error={error!r}, root={root!r}); use backend='numpy'")])
+    engine = backend
+    if backend == "auto":
+        engine = (auto_target() if error != "vol" and root == "exact" else None) or "numpy"
+    elif backend in KERNEL_TARGETS:
+        from ..backends import BackendUnavailable
+        from .calibration_kernel import available
+
+        usable, why = available(backend)
+        if not usable:
+            raise BackendUnavailable(f"calibration backend {backend!r}: {why}")
     table = resolve_curves(curves)
     day, problems = to_days([as_of], field="as_of")
     if problems:
@@ -591,9 +732,21 @@ def calibrate_baskets(*, curves: Any, vols: VolSurface | VolQuotes | str | Path 
     upper = np.array([limits["a"][1], limits["sigma"][1]])
     lower_b = np.where(free, lower, -np.inf)
     upper_b = np.where(free, upper, np.inf)
-    with np.errstate(over="ignore", under="ignore"):
-        fit = levenberg_marquardt(residuals, x0, lower=lower_b, upper=upper_b, free=free, mask=valid,
-                                  max_iterations=max_iterations, tolerance=tolerance)
+    if engine == "numpy" or good.size == 0:
+        with np.errstate(over="ignore", under="ignore"):
+            fit = levenberg_marquardt(residuals, x0, lower=lower_b, upper=upper_b, free=free, mask=valid,
+                                      max_iterations=max_iterations, tolerance=tolerance)
+    else:  # the same solver in Futhark: the slots' swaptions as padded arrays
+        s = quotes.swaptions
+        legs = int(s.count[good].max())
+        slot_market = np.where(valid, market[fill], 1.0)
+        fit = levenberg_marquardt_kernel(
+            x0=x0, lower=lower_b, upper=upper_b, free=free, valid=valid, expiry=s.exercise[fill],
+            start=s.start[fill], discount_start=s.discount_start[fill], notional=s.notional[fill], payer=s.payer[fill],
+            market=slot_market, scale=1.0 / slot_market if error == "relative_price" else np.ones(valid.shape),
+            pay_time=s.pay_time[:, :legs][fill], amount=s.amounts[:, :legs][fill],
+            discount_pay=s.discount_pay[:, :legs][fill], target=engine, max_iterations=max_iterations,
+            tolerance=tolerance)
     # a fit that stopped on a flat objective (no quote's price moves with the free parameters, its residuals not 0)
     # found nothing: no fit, not converged
     check = np.flatnonzero((fit.code == CONVERGED) & (fit.cost > 0))
