@@ -150,7 +150,10 @@ module lattice (C: convention) (R: float) = {
   def rate_at [l] (rates: [l]real) (days: [l]i32) (off: i64) (count: i64) (term_unit: i32)
                   (t: real) : real =
     let t_days = round_days (t R.* R.i32 term_unit)
-    let second = loop s = 0 while s < count && i64.i32 days[off + s] < t_days do s + 1
+    -- the first point at or after t_days (a binary search: curves of a point a day have thousands)
+    let (second, _) = loop (lo, hi) = (0, count) while lo < hi do
+                        let mid = (lo + hi) / 2
+                        in if i64.i32 days[off + mid] < t_days then (mid + 1, hi) else (lo, mid)
     in if second == 0 then rates[off]
        else if second >= count then rates[off + count - 1]
        else let first = off + second - 1
