@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from . import auto, backends
+from .analytics.recalibration import is_dated
 from .api_arguments import check_callable, check_client, check_sequence, check_text, check_whole
 from .book import Book, empty_book
 from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
@@ -51,6 +52,7 @@ def price(
     progress: Callable[[float, float], None] | None = None,
     scenarios: Sequence[Scenario] | None = None,
     client: Any = None,
+    recalibrate: Any = None,
     **tuning: Any,
 ) -> Prices:
     """Price every row of ``instruments`` in ``curves``; one result per row, in input order.
@@ -75,6 +77,10 @@ def price(
     ``distributed.Client``: the book is sharded by work over its workers (:func:`trinom.distributed.price_on`),
     rows back in input order. An argument of the wrong type or value (``max_steps=None``, ``progress="yes"``,
     ``client="tcp://..."``) is a ``TypeError`` or ``ValueError`` naming it, raised before any work.
+    Dated trades (:class:`~trinom.instruments.Trades`) on dated curves take a ``CurveShift``'s ``pillar`` as a dated
+    curve's pillar, and mappings of names to dated curves as scenarios; ``recalibrate``
+    (:class:`trinom.analytics.Recalibration`, dated trades only) fits the model to the volatility quotes again in
+    every scenario before pricing in it (:mod:`trinom.analytics.recalibration`).
 
     >>> import trinom
     >>> p = trinom.Portfolio(strike=[63.0, 63.0], maturity=[9.0, 9.0], expiry=[3.0, 3.0],
@@ -86,7 +92,26 @@ def price(
     """
     check_price_arguments(backend=backend, precision=precision, target=target, device=device, errors=errors,
                           max_width=max_width, max_steps=max_steps, progress=progress)
+    if recalibrate is not None and not isinstance(instruments, Trades):
+        raise TypeError("recalibrate needs dated trades (trinom.instruments.Trades) on dated curves: the model is "
+                        "fitted to quotes on dates")
     if isinstance(instruments, Trades):  # dated trades: their trees' blocks, in row order, on their curves
+        if recalibrate is not None:  # the model fitted to the quotes in every scenario
+            from .analytics.recalibration import Recalibration, price_recalibrated
+
+            if not isinstance(recalibrate, Recalibration):
+                raise TypeError("recalibrate must be a trinom.analytics.Recalibration, got "
+                                f"{type(recalibrate).__name__}")
+            if client is not None or progress is not None:
+                raise ValueError("recalibrate runs one pricing per scenario in this process: pass client=None and "
+                                 "progress=None")
+            return price_recalibrated(instruments, curves, scenarios, recalibrate,
+                                      dict(backend=backend, precision=precision, target=target, device=device,
+                                           errors=errors, max_width=max_width, max_steps=max_steps, **tuning))
+        if scenarios is not None and is_dated(curves):  # curve moves at the dated curves' pillars
+            from .analytics.recalibration import dated_curves, engine_scenarios
+
+            scenarios = engine_scenarios(dated_curves(instruments, curves), scenarios)
         blocks, market_curves, legs = lowered(instruments, curves)
         trees = price([block for _first, block in blocks], market_curves, backend=backend, precision=precision,
                       target=target, device=device, errors="mask" if not legs.is_identity() else errors,
@@ -442,3 +467,4 @@ def _messages(count: int, problems: list[tuple[int | None, str, str]]) -> np.nda
         for r in range(count) if row is None else (row,):
             text[r] = f"{text[r]}; {message}" if text[r] else message
     return text.astype(str)
+

@@ -37,7 +37,15 @@ from .risk import MEASURES as RISK_MEASURES
 from .risk import risk
 from .row_ids import row_numbers
 from .scenarios import read_scenarios
-from .trades_cli import add_trade_options, cmd_oas_trades, cmd_price_trades, cmd_risk_trades, is_trades_file, unused_trade_options
+from .trades_cli import (
+    add_recalibration_options,
+    add_trade_options,
+    cmd_oas_trades,
+    cmd_price_trades,
+    cmd_risk_trades,
+    is_trades_file,
+    unused_trade_options,
+)
 
 #: Risk measures that only bonds have (an option has no spread).
 BOND_MEASURES = ("spread_duration",)
@@ -554,6 +562,7 @@ def parser() -> argparse.ArgumentParser:
                     f"tcp://host:8786) connects to a running scheduler (exit 3 if none answers within "
                     f"{DASK_CONNECT_SECONDS:g} s); the book is sharded by work")
     add_trade_options(pr)
+    add_recalibration_options(pr)
     pr.set_defaults(func=cmd_price)
 
     oas_cmd = command("oas", "option-adjusted spread of every bond of a file from market prices")
@@ -588,6 +597,7 @@ def parser() -> argparse.ArgumentParser:
     risk_cmd.add_argument("--out", type=Path, required=True,
                           help=".csv or .parquet: id,measure,factor,shift,base,value,error (ORE style)")
     add_trade_options(risk_cmd)
+    add_recalibration_options(risk_cmd)
     risk_cmd.set_defaults(func=cmd_risk)
 
     info = command("info", "size, tree widths and heights and their statistics, work, problems, the engine auto picks")

@@ -55,6 +55,7 @@ from typing import Any
 
 import numpy as np
 
+from .analytics.recalibration import MarketState, Recalibration, dated_curves, is_dated, recalibrated_grid
 from .api import as_portfolio, check_price_arguments, price, row_problems
 from .api_arguments import check_real, check_sequence
 from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
@@ -64,7 +65,7 @@ from .instruments.legs import Legs
 from .instruments.option import Portfolio
 from .instruments.trades import Trades, single_instrument
 from .market import CurvesLike, Market
-from .scenarios import CurveShift, Scenario, SigmaShift, SpreadShift, scenario_market
+from .scenarios import CurveSet, CurveShift, Scenario, SigmaShift, SpreadShift, scenario_market
 
 MEASURES = ("dv01", "duration", "convexity", "krd", "vega", "spread_duration")
 #: The smallest and largest curve, sigma and spread moves risk takes.
@@ -84,7 +85,8 @@ F32_REFUSED = {"convexity": "convexity divides a second difference of prices by 
 def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
          measures: Sequence[str] | None = None, shift: float | None = None, sigma_shift: float | None = None,
          ids: Sequence[Any] | None = None, backend: str = "auto", precision: str = "f64", target: str | None = None,
-         errors: str = "raise", progress: Callable[[float, float], None] | None = None, **options: Any) -> Any:
+         errors: str = "raise", progress: Callable[[float, float], None] | None = None,
+         recalibrate: Recalibration | None = None, **options: Any) -> Any:
     """The ``measures`` of every row of ``instruments`` (options or bonds: one portfolio, or a table of one) as
     a pandas table (see the module).
 
@@ -95,7 +97,13 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
     per row (default their numbers); ``errors``: ``"raise"`` (a bad row raises :class:`trinom.InputError`
     naming the row and the field) or ``"mask"`` (its values NaN, its message in the ``error`` column);
     ``progress(done, total)``: the book's node updates as its slices are priced (every scenario of a slice at
-    once); ``options`` go to :func:`trinom.price` (``device``, ``max_width``, ``max_steps``, ``client``, knobs)."""
+    once); ``options`` go to :func:`trinom.price` (``device``, ``max_width``, ``max_steps``, ``client``, knobs).
+
+    Dated trades (:class:`~trinom.instruments.Trades`) on dated curves take their key rates at the dated curves'
+    pillars (factor ``NAME:YYYY-MM-DD``). ``recalibrate`` (:class:`trinom.analytics.Recalibration`, dated trades
+    only): the model is fitted again to the volatility quotes in every scenario (the base included), and ``vega``
+    is the move of the price per 0.0001 of every quoted volatility (factor ``vol``), the model refitted
+    (:mod:`trinom.analytics.recalibration`)."""
     import pandas as pd
 
     check_price_arguments(backend=backend, precision=precision, target=target, device=options.get("device", 0),
@@ -104,10 +112,19 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
     if "scenarios" in options:
         raise TypeError("risk builds its own scenarios: price a scenario grid with trinom.price(..., scenarios=)")
     legs: Legs | None = None
+    trades: Trades | None = None
+    dated: dict[str, Any] | None = None
+    if recalibrate is not None and not isinstance(recalibrate, Recalibration):
+        raise TypeError(f"recalibrate must be a trinom.analytics.Recalibration, got {type(recalibrate).__name__}")
     if isinstance(instruments, Trades):  # dated trades of one kind: their tree-step instrument, named by their ids
+        trades = instruments
         ids = instruments.ids if ids is None else ids
+        dated = dated_curves(trades, curves) if recalibrate is not None or is_dated(curves) else None
         instruments, curves, legs = single_instrument(instruments, curves)
         legs = None if legs.is_identity() else legs
+    elif recalibrate is not None:
+        raise TypeError("recalibrate needs dated trades (trinom.instruments.Trades) on dated curves: the model is "
+                        "fitted to quotes on dates")
     block = as_portfolio(instruments)
     if block is None:
         raise TypeError("instruments must be one trinom.Portfolio or trinom.BondPortfolio (or a table of one); got "
@@ -122,30 +139,25 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
               "max_steps": options.get("max_steps", DEFAULT_MAX_STEPS)}
     # Curve scenarios: base, -h, +h, then -h and +h at pillar k of every curve (each row is on one curve, so
     # it sees the bump of its own curve's pillar k: 2 scenarios per pillar, not per pillar and curve).
-    scenarios: list[Scenario] = [None, CurveShift(-shift), CurveShift(shift)]
-    pillars = max(len(c) for c in market.curves) if "krd" in chosen else 0
-    for k in range(pillars):
-        scenarios += [CurveShift(-shift, pillar=k), CurveShift(shift, pillar=k)]
-    sides: dict[tuple[str, str], int] = {}  # (measure, side) -> its scenario
-    if "vega" in chosen:
-        sides[("vega", "up")], sides[("vega", "down")] = len(scenarios), len(scenarios) + 1
-        scenarios += [SigmaShift(sigma_shift), SigmaShift(-sigma_shift)]
-    if "spread_duration" in chosen:  # the spread is in percent; "up" is the price's side: the spread falls
-        sides[("spread_duration", "up")], sides[("spread_duration", "down")] = len(scenarios), len(scenarios) + 1
-        scenarios += [SpreadShift(-100.0 * shift), SpreadShift(100.0 * shift)]
+    plan = _plan_scenarios(market, dated, chosen, shift, sigma_shift, recalibrate)
+    scenarios, sides = plan.scenarios, plan.sides
     moves = sorted(sides.values())
-    base_bad, failures = _move_failures(block, market, scenarios, moves, limits, errors)
-    if errors == "raise":  # a measure that neither of its moves can give is an error before any pricing
-        _raise_unmeasurable(sides, failures)
     run = dict(backend=backend, precision=precision, target=target, errors="mask", **options)
-    priced = price(block, scenario_market(market, scenarios), progress=progress, **run)
-    grid = _Grid(np.atleast_2d(priced.price).astype(np.float64), np.asarray(priced.error, dtype=object).copy(),
-                 list(priced.problems))
-    if failures:  # rows that some move fails: priced again without those moves, all their other scenarios kept
-        _reprice_without(block, market, scenarios, failures, grid, run)
-    late = sorted({row for row, _f, _m in grid.problems if row is not None} - base_bad)
-    if late and moves:  # rows whose trees left the float range in some scenario: which one, measure by measure
-        _isolate_moves(block, market, scenarios, moves, late, failures, grid, run)
+    if recalibrate is not None:  # the model fitted again in every scenario: one pricing per scenario
+        base_bad, failures = _move_failures(block, market, scenarios, [], limits, errors)
+        grid, failures = _recalibrated(trades, block, legs, market, plan, recalibrate, run, base_bad)
+    else:
+        base_bad, failures = _move_failures(block, market, scenarios, moves, limits, errors)
+        if errors == "raise":  # a measure that neither of its moves can give is an error before any pricing
+            _raise_unmeasurable(sides, failures)
+        priced = price(block, scenario_market(market, scenarios), progress=progress, **run)
+        grid = _Grid(np.atleast_2d(priced.price).astype(np.float64), np.asarray(priced.error, dtype=object).copy(),
+                     list(priced.problems))
+        if failures:  # rows that some move fails: priced again without those moves, all their other scenarios kept
+            _reprice_without(block, market, scenarios, failures, grid, run)
+        late = sorted({row for row, _f, _m in grid.problems if row is not None} - base_bad)
+        if late and moves:  # rows whose trees left the float range in some scenario: which one, measure by measure
+            _isolate_moves(block, market, scenarios, moves, late, failures, grid, run)
     if errors == "raise":
         if grid.problems:
             raise InputError(grid.problems)
@@ -173,23 +185,32 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
             value = np.where(unsaid, np.nan, value)
         parts.append((rows, measure, factor, size, value[rows], error[rows]))
 
+    def why(*used_scenarios: int) -> np.ndarray:  # a scenario's failure, where a measure needs it
+        message = no_message.copy()
+        for s in reversed(used_scenarios):
+            for row, (_field, text) in failures.get(s, {}).items():
+                message[row] = text
+        return message
+
     with np.errstate(divide="ignore", invalid="ignore"):
         for measure in chosen:
             if measure == "dv01":
-                add("dv01", "parallel", shift, (down - p0) * (BP / shift))
+                add("dv01", "parallel", shift, (down - p0) * (BP / shift), message=why(1))
             elif measure == "duration":
-                add("duration", "parallel", shift, (down - up) / (2 * p0 * shift))
+                add("duration", "parallel", shift, (down - up) / (2 * p0 * shift), message=why(1, 2))
             elif measure == "convexity":
-                add("convexity", "parallel", shift, (up + down - 2 * p0) / (p0 * shift * shift))
+                add("convexity", "parallel", shift, (up + down - 2 * p0) / (p0 * shift * shift), message=why(1, 2))
             elif measure == "krd":
-                for name, curve in zip(market.names, market.curves, strict=True):
+                for name, labels in plan.pillars.items():
                     rows = np.flatnonzero(used == name)
-                    for k, day in enumerate(curve.days):
+                    for k, label in enumerate(labels):
                         k_down, k_up = values[3 + 2 * k], values[4 + 2 * k]
-                        add("krd", f"{name}:{day}", shift, (k_down - k_up) / (2 * p0 * shift), rows)
+                        add("krd", f"{name}:{label}", shift, (k_down - k_up) / (2 * p0 * shift), rows,
+                            message=why(3 + 2 * k, 4 + 2 * k))
             elif measure == "vega":
-                slope, message = _difference(values, p0, sides, "vega", sigma_shift, failures, n)
-                add("vega", "sigma", sigma_shift, slope * BP, message=message)
+                size = sigma_shift if recalibrate is None else recalibrate.vol_shift
+                slope, message = _difference(values, p0, sides, "vega", size, failures, n)
+                add("vega", "sigma" if recalibrate is None else "vol", size, slope * BP, message=message)
             elif measure == "spread_duration":
                 slope, message = _difference(values, p0, sides, "spread_duration", shift, failures, n)
                 add("spread_duration", "spread", shift, slope / p0, message=message)
@@ -210,6 +231,83 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
         "value": np.concatenate([part[4] for part in parts]) if parts else np.zeros(0),
         "error": text(np.concatenate([part[5] for part in parts]) if parts else np.zeros(0, dtype=object)),
     }, columns=COLUMNS)
+
+
+@dataclass(frozen=True)
+class _ScenarioPlan:
+    """A risk run's scenarios (for the engine's scenario axis), the same as dated market states (dated trades), the
+    scenarios of each measure's moves, and per curve its key-rate pillars' labels (days, or dated pillars' dates)."""
+
+    scenarios: list[Scenario]
+    states: list[MarketState]
+    sides: dict[tuple[str, str], int]
+    pillars: dict[str, list[str]]
+
+
+def _plan_scenarios(market: Market, dated: dict[str, Any] | None, chosen: list[str], shift: float,
+                    sigma_shift: float, recalibrate: Recalibration | None) -> _ScenarioPlan:
+    """Base, -h, +h, then -h and +h at pillar k of every curve (each row is on one curve, so it sees the bump of its
+    own curve's pillar k: 2 scenarios per pillar, not per pillar and curve), then vega's and the spread's moves.
+    On dated curves the bumps are the dated curves' (:meth:`~trinom.model.DatedCurve.bumped`) at their pillars."""
+    krd = "krd" in chosen
+    if dated is None:
+        scenarios: list[Scenario] = [None, CurveShift(-shift), CurveShift(shift)]
+        pillars = {name: [str(day) for day in curve.days] for name, curve in zip(market.names, market.curves,
+                                                                                  strict=True)}
+        for k in range(max(len(c) for c in market.curves) if krd else 0):
+            scenarios += [CurveShift(-shift, pillar=k), CurveShift(shift, pillar=k)]
+        states: list[MarketState] = []
+    else:
+        def moved(h: float, pillar: int | None = None) -> dict[str, Any]:
+            return {name: c.bumped(h, pillar) if pillar is None or pillar < len(c) else c for name, c in dated.items()}
+
+        pillars = {name: [str(date) for date in curve.dates] for name, curve in dated.items()}
+        states = [MarketState(dict(dated)), MarketState(moved(-shift), label="parallel down"),
+                  MarketState(moved(shift), label="parallel up")]
+        for k in range(max(len(c) for c in dated.values()) if krd else 0):
+            states += [MarketState(moved(-shift, k), label=f"pillar {k} down"),
+                       MarketState(moved(shift, k), label=f"pillar {k} up")]
+        scenarios = [None] + [CurveSet({name: c.to_yield_curve() for name, c in state.curves.items()})
+                              for state in states[1:]]
+    if not krd:
+        pillars = {name: [] for name in pillars}
+    sides: dict[tuple[str, str], int] = {}  # (measure, side) -> its scenario
+    if "vega" in chosen:
+        sides[("vega", "up")], sides[("vega", "down")] = len(scenarios), len(scenarios) + 1
+        if recalibrate is None:
+            scenarios += [SigmaShift(sigma_shift), SigmaShift(-sigma_shift)]
+        else:  # every quoted volatility moved, the model refitted
+            v = recalibrate.vol_shift
+            scenarios += [None, None]
+            states += [MarketState(dict(states[0].curves), vol_shift=v, label="vols up"),
+                       MarketState(dict(states[0].curves), vol_shift=-v, label="vols down")]
+    if "spread_duration" in chosen:  # the spread is in percent; "up" is the price's side: the spread falls
+        sides[("spread_duration", "up")], sides[("spread_duration", "down")] = len(scenarios), len(scenarios) + 1
+        scenarios += [SpreadShift(-100.0 * shift), SpreadShift(100.0 * shift)]
+        if states:
+            states += [MarketState(dict(states[0].curves), spread_shift=-100.0 * shift, label="spread down"),
+                       MarketState(dict(states[0].curves), spread_shift=100.0 * shift, label="spread up")]
+    return _ScenarioPlan(scenarios, states, sides, pillars)
+
+
+def _recalibrated(trades: Trades | None, block: Portfolio | BondPortfolio, legs: Legs | None, market: Market,
+                  plan: _ScenarioPlan, how: Recalibration, run: dict[str, Any], base_bad: set[int]
+                  ) -> tuple[_Grid, Failures]:
+    """Every scenario priced with the model refitted in it (:func:`trinom.analytics.recalibration.recalibrated_grid`),
+    as the grid of prices (base errors per tree) and, per scenario, the trees it fails that the base does not."""
+    values, errors, results = recalibrated_grid(trades, [block], legs, market.names, plan.states, how, run)
+    base_problems = list(results[0].problems)
+    base_error = errors[0].copy()
+    for row, message in enumerate(base_error.tolist()):  # a base without a fit: the row's error
+        if message and not any(p[0] == row for p in base_problems):
+            base_problems.append((row, "sigma", message))
+    failures: Failures = {}
+    for s in range(1, len(plan.states)):
+        for row in np.flatnonzero((errors[s] != "") & (base_error == "")).tolist():
+            if row not in base_bad:
+                failures.setdefault(s, {})[row] = ("sigma", f"{plan.states[s].label}: {errors[s][row]}")
+    base_problems.sort(key=lambda p: -1 if p[0] is None else p[0])
+    return _Grid(values, base_error, base_problems), failures
 
 
 def _chosen_measures(measures: Sequence[str] | None, bonds: bool, precision: str) -> list[str]:

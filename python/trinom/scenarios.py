@@ -18,6 +18,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -245,6 +246,72 @@ def read_scenarios(path: str | Path, curves: CurvesLike) -> tuple[list[str], Mar
     return order, Market(base.names, tuple(tuple(moved[name]) for name in order))
 
 
+def read_dated_scenarios(path: str | Path, curves: Mapping[str, Any]) -> tuple[list[str], list[dict[str, Any]]]:
+    """A scenario file of dated curves -> its scenario names (in file order) and each scenario's curves
+    (``{name: DatedCurve}``, every curve; those it does not move as given).
+
+    Header ``scenario,curve,date,shift`` (a CSV, or Parquet of the same columns): each row adds ``shift`` to the zero
+    rate of ``curve`` (a name of ``curves``) at its pillar ``date`` (one of the curve's dates, YYYY-MM-DD: a key-rate
+    bump, :meth:`trinom.model.DatedCurve.bumped`), or at every pillar where ``date`` is empty or ``*``; a scenario's
+    rows add up. A bad cell is an :class:`InputError` naming the file, the line and the column.
+    """
+    from .conventions.dates import to_days
+    from .parquet import is_parquet, read_text_rows
+
+    path = Path(path)
+    if not path.exists():
+        raise InputError([(None, "--scenarios", f"{path}: no such file")])
+    if is_parquet(path):
+        rows = read_text_rows(path)
+        places = ["header", *(f"row {k}" for k in range(len(rows) - 1))]
+    else:
+        rows, ends = read_rows(path, "--scenarios")
+        places = [f"line {line}" for line in ends]
+    header = [cell.strip().lstrip("\ufeff").strip().lower() for cell in rows[0]] if rows else []
+    if header != ["scenario", "curve", "date", "shift"]:
+        got = ",".join(cell.strip() for cell in rows[0]) if rows else ""
+        raise InputError([(None, "--scenarios", f"{path}: the header of dated scenarios must be scenario,curve,date,"
+                           f"shift, got {got[:200]!r}")])
+    shifts: dict[str, dict[str, np.ndarray]] = {}
+    problems: list[tuple[int | None, str, str]] = []
+    for place, row in zip(places[1:], rows[1:], strict=True):
+        if not "".join(row).strip():
+            continue
+        where = f"{path} {place}"
+        if len(row) != 4:
+            problems.append((None, "--scenarios", f"{where}: {len(row)} values, but the header names 4 columns"))
+            continue
+        name, curve, date, value = (cell.strip() for cell in row)
+        found = _cell_problems(where, "shift", name, curve, "", value, list(curves), False)
+        if found:
+            problems += found
+            continue
+        dates = curves[curve].dates
+        pillars = np.ones(len(dates), dtype=bool)
+        if date not in ("", "*"):
+            day, bad = to_days([date], field="date")
+            pillars = (dates == np.datetime64(int(day[0]), "D")) if not bad else np.zeros(len(dates), dtype=bool)
+            if not pillars.any():
+                problems.append((None, "date", f"{where}: {_shown(date)} is not a pillar date of curve {curve!r} "
+                                 f"(pillars: {', '.join(map(str, dates))}; empty or * for every pillar)"))
+                continue
+        moved = shifts.setdefault(name, {})
+        moved[curve] = moved.get(curve, np.zeros(len(dates))) + np.where(pillars, float(value), 0.0)
+    if problems:
+        raise InputError(problems)
+    if not shifts:
+        raise InputError([(None, "--scenarios", f"{path}: no scenario (the header and no row)")])
+    out = []
+    for moved in shifts.values():
+        scenario = dict(curves)
+        for curve, zeros in moved.items():
+            base = curves[curve]
+            scenario[curve] = type(base)(as_of=base.as_of, dates=base.dates, zero_rates=base.zero_rates + zeros,
+                                         interpolation=base.interpolation, name=base.name)
+        out.append(scenario)
+    return list(shifts), out
+
+
 def _cell_problems(where: str, column: str, name: str, curve: str, days: str, value: str, names: Sequence[str],
                    replacing: bool) -> list[tuple[int | None, str, str]]:
     """What is wrong with a scenario file's row (its cells stripped; ``where``: the file and the line), each
@@ -278,5 +345,5 @@ def _shown(cell: str, limit: int = 60) -> str:
     return repr(cell) if len(cell) <= limit else f"{cell[:limit]!r}... ({len(cell)} characters)"
 
 
-__all__ = ["CurveSet", "CurveShift", "Scenario", "SigmaShift", "SpreadShift", "read_scenarios", "scenario_market",
-           "shifted"]
+__all__ = ["CurveSet", "CurveShift", "Scenario", "SigmaShift", "SpreadShift", "read_dated_scenarios",
+           "read_scenarios", "scenario_market", "shifted"]

@@ -87,7 +87,8 @@ def with_model(trades: Trades, path: Path, curve_names: list[str]) -> Trades:
 def _inputs(args: argparse.Namespace) -> list[Path]:
     """The files a trades command reads (an output must not overwrite one)."""
     return [path for path in (args.portfolio, args.curve, getattr(args, "schedule", None),
-                              getattr(args, "notionals", None), getattr(args, "model", None)) if path is not None]
+                              getattr(args, "notionals", None), getattr(args, "model", None),
+                              getattr(args, "vols", None)) if path is not None]
 
 
 def write_prices(path: Path | None, result: Prices, ids: list[str]) -> None:
@@ -104,21 +105,41 @@ def write_prices(path: Path | None, result: Prices, ids: list[str]) -> None:
 
 
 def cmd_price_trades(args: argparse.Namespace) -> int:
-    if args.scenarios or args.dask:
-        flag = "--scenarios" if args.scenarios else "--dask"
-        raise InputError([(None, flag, f"{flag} is not yet taken with a trades file: price a tree-step book, or call "
-                           "trinom.price(trades, ..., scenarios=...) from Python")])
+    if args.dask:
+        raise InputError([(None, "--dask", "--dask is not yet taken with a trades file: price a tree-step book")])
     if args.out is not None:
-        if output_format(args.out, PRICE_FORMATS, "--out", "prices") == "out":
+        if args.scenarios:
+            output_format(args.out, TABLE_FORMATS, "--out", "a scenario grid (id,scenario,price,error)")
+        elif output_format(args.out, PRICE_FORMATS, "--out", "prices") == "out":
             raise InputError([(None, "--out", "trades' prices are a table (id,price,clean,accrued,error): write .csv or "
                                ".parquet")])
-        check_outputs([("--out", args.out)], _inputs(args))
+        check_outputs([("--out", args.out)], [*_inputs(args), *(p for p in (args.scenarios,) if p is not None)])
     trades, curves = read_inputs(args)
+    recalibration = recalibration_of(args)
+    names: list[str] = []
+    scenarios = None
+    if args.scenarios:
+        from .scenarios import read_dated_scenarios
+
+        names, scenarios = read_dated_scenarios(args.scenarios, curves)
     start = time.perf_counter()
     result = price(trades, curves, backend=args.backend, target=args.target, precision=args.precision,
-                   device=args.device, errors=args.errors, max_width=args.max_width, max_steps=args.max_steps)
+                   device=args.device, errors=args.errors, max_width=args.max_width, max_steps=args.max_steps,
+                   scenarios=scenarios, recalibrate=recalibration)
     elapsed = time.perf_counter() - start
-    write_prices(args.out, result, trades.ids)
+    if scenarios is not None:
+        import pandas as pd
+
+        grid = np.atleast_2d(result.price)
+        table = pd.DataFrame({"id": np.tile(np.asarray(trades.ids, dtype=object), len(names)),
+                              "scenario": np.repeat(names, len(trades)), "price": grid.reshape(-1),
+                              "error": np.tile(result.error, len(names))})
+        if args.out:
+            write_table_file(args.out, table)
+        else:
+            table.to_csv(sys.stdout, index=False, float_format="%.17g")
+    else:
+        write_prices(args.out, result, trades.ids)
     bad = int((result.error != "").sum())
     types = ["" if v is None else str(v).strip().lower() for v in trades.column("type").tolist()]
     kinds = ", ".join(f"{types.count(name)} {name}s" for name in TYPES if name in types)
@@ -136,7 +157,7 @@ def cmd_risk_trades(args: argparse.Namespace, measures: list[str] | None) -> int
     trades, curves = read_inputs(args)
     table = risk(trades, curves, measures=measures, shift=args.shift, sigma_shift=args.sigma_shift,
                  backend=args.backend, target=args.target, precision=args.precision, errors=args.errors,
-                 max_width=args.max_width, max_steps=args.max_steps)
+                 max_width=args.max_width, max_steps=args.max_steps, recalibrate=recalibration_of(args))
     write_table_file(args.out, table)
     _summary(len(trades), int(table.loc[table.error != "", "id"].nunique()), "trades' risk", args.out)
     return 0
@@ -180,9 +201,50 @@ def add_trade_options(cmd: argparse.ArgumentParser) -> None:
                      "Parquet: a trade's own row first, else its curve's; a and sigma in the trades file otherwise)")
 
 
+def add_recalibration_options(cmd: argparse.ArgumentParser) -> None:
+    """``--recalibrate`` and what it fits to (``--vols``, ``--a``, ``--strike``, ``--vol-shift``): trades files."""
+    from .analytics.recalibration import PER
+    from .model.baskets import STRIKES
+
+    cmd.add_argument("--recalibrate", nargs="?", const="trade", default=None, choices=PER,
+                     help="trades files: fit the Hull-White model to --vols again in every scenario (risk: every bump; "
+                     "vega becomes the move per 0.0001 of every quoted vol): per trade to its co-terminal swaptions "
+                     "(default) or per curve")
+    cmd.add_argument("--vols", type=Path, default=None, help="with --recalibrate: the volatility quotes, "
+                     "curve,expiry,tenor,vol,kind[,shift,...] (as trinom calibrate)")
+    cmd.add_argument("--a", type=float, default=None, help="with --recalibrate: fix the mean reversion (default: free)")
+    cmd.add_argument("--strike", choices=STRIKES, default="atm", help="with --recalibrate per trade: baskets at the "
+                     "money (default) or at the deal's rate")
+    cmd.add_argument("--vol-shift", dest="vol_shift", type=float, default=1e-4,
+                     help="with --recalibrate: vega's move of every quoted vol (default 1e-4)")
+
+
+def recalibration_of(args: argparse.Namespace) -> Any:
+    """The :class:`~trinom.analytics.Recalibration` the command line asks for (None: none); ``--vols`` and the other
+    options without ``--recalibrate`` (or the reverse) are errors, not ignored."""
+    from .analytics.recalibration import Recalibration
+
+    how = getattr(args, "recalibrate", None)
+    if how is None:
+        stray = [flag for flag, name, default in (("--vols", "vols", None), ("--a", "a", None),
+                                                  ("--strike", "strike", "atm"), ("--vol-shift", "vol_shift", 1e-4))
+                 if getattr(args, name, default) != default]
+        if stray:
+            raise InputError([(None, flag, f"{flag} applies with --recalibrate") for flag in stray])
+        return None
+    if args.vols is None:
+        raise InputError([(None, "--vols", "--recalibrate fits the model to volatility quotes: give --vols vols.csv")])
+    if getattr(args, "model", None) is not None:
+        raise InputError([(None, "--model", "--recalibrate fits the model itself: --model would be overwritten")])
+    try:
+        return Recalibration(vols=args.vols, per=how, a=args.a, strike=args.strike, vol_shift=args.vol_shift)
+    except ValueError as err:
+        raise InputError([(None, "--recalibrate", str(err))]) from err
+
+
 #: The options of trades files, by flag and attribute.
 _TRADE_FLAGS = (("--curve", "curve"), ("--as-of", "as_of"), ("--schedule", "schedule"), ("--notionals", "notionals"),
-                ("--model", "model"))
+                ("--model", "model"), ("--recalibrate", "recalibrate"), ("--vols", "vols"), ("--a", "a"))
 
 
 def unused_trade_options(args: argparse.Namespace) -> None:
@@ -193,5 +255,5 @@ def unused_trade_options(args: argparse.Namespace) -> None:
                            "is a tree-step book") for flag in given])
 
 
-__all__ = ["add_trade_options", "cmd_oas_trades", "cmd_price_trades", "cmd_risk_trades", "is_trades_file",
-           "read_inputs", "unused_trade_options", "write_prices"]
+__all__ = ["add_recalibration_options", "add_trade_options", "cmd_oas_trades", "cmd_price_trades",
+           "cmd_risk_trades", "is_trades_file", "read_inputs", "unused_trade_options", "write_prices"]

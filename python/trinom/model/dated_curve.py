@@ -177,6 +177,24 @@ class DatedCurve:
         after = -self.zero_rates[-1] * t
         return np.where(t < self.times[0], before, np.where(t > self.times[-1], after, inside))
 
+    def bumped(self, shift: float, pillar: int | None = None) -> DatedCurve:
+        """This curve with ``shift`` added to every pillar's zero rate (``pillar`` None: a parallel shift) or to pillar
+        ``pillar``'s only: a key-rate bump, full at that pillar's date and falling to nothing at its neighbours' (in
+        ``log DF`` for log-linear discount factors, in the zero rate for linear zero rates), flat beyond the end
+        pillars. The key-rate bumps of a curve add up to its parallel shift.
+
+        >>> curve = DatedCurve(as_of="2025-01-02", dates=["2026-01-02", "2030-01-02"], zero_rates=[0.03, 0.04])
+        >>> curve.bumped(1e-4, pillar=1).zero_rates.round(6).tolist()
+        [0.03, 0.0401]
+        """
+        zeros = np.array(self.zero_rates, dtype=np.float64)
+        if pillar is None:
+            zeros += shift
+        else:
+            zeros[pillar] += shift
+        return DatedCurve(as_of=self.as_of, dates=self.dates, zero_rates=zeros, interpolation=self.interpolation,
+                          name=self.name)
+
     def to_yield_curve(self, *, days_in_year: int = 365) -> YieldCurve:
         """The :class:`trinom.YieldCurve` with this curve's discount factors at whole days, a day being
         ``1 / days_in_year`` ACT/365F years (365: calendar days after the as-of date).

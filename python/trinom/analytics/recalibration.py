@@ -1,0 +1,448 @@
+"""Model-consistent risk and scenarios: the Hull-White ``(a, sigma)`` refitted to the market's volatilities in every
+scenario before the book is priced in it (issue 26: ``trinom.risk(..., recalibrate=)``, ``trinom.price(...,
+scenarios=, recalibrate=)``, ``--recalibrate`` on the command line).
+
+A desk's Greeks of a Bermudan are model-consistent: when the curve moves, the model is calibrated again to the
+same volatility quotes, so a dv01 holds the vols fixed, not ``sigma``; and vega is the price's move when the
+quoted volatilities move (the whole surface by ``vol_shift``), the model refitted to them. :class:`Recalibration`
+says how the model is fitted:
+
+* ``per="trade"`` (default, ORE's for Bermudans and callable bonds): each Bermudan swaption and callable or
+  puttable bond to its own co-terminal European swaptions (:func:`trinom.model.baskets.book_baskets`,
+  :func:`~trinom.model.baskets.calibrate_baskets`), every trade in every scenario in one batched call. A bond
+  without a call or put keeps its own ``a`` and ``sigma`` (its price does not depend on them beyond the tree's
+  discretisation); any other trade without a basket (a cap, a floor, a bond option) has no fit: its measures are
+  NaN with the reason (calibrate those per curve).
+* ``per="curve"``: one ``(a, sigma)`` per curve to its swaption matrix or cap strip
+  (:func:`trinom.model.calibration.calibrate`), every scenario's curves in one batched call; every trade on a curve
+  takes its parameters.
+
+``a``: None (free) or a number (fixed); ``strike``, ``error``: as the calibrations take them. A trade whose fit
+fails in a scenario gets NaN there, and its message (the calibration's status and message) says which scenario.
+
+>>> from trinom.model import DatedCurve
+>>> curve = DatedCurve(as_of="2025-01-02", dates=["2045-01-02"], zero_rates=[0.03], name="EUR")
+>>> states = [MarketState({"EUR": curve}), MarketState({"EUR": curve.bumped(1e-4)})]
+>>> [s.label for s in states]
+['base', 'base']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+
+from ..api_arguments import check_real
+from ..errors import InputError
+
+#: How the model is refitted.
+PER: Final[tuple[str, ...]] = ("trade", "curve")
+#: Between a curve's name and its scenario's number in the batched calibration's curve names.
+_SEPARATOR: Final[str] = "\x1f"
+#: Statuses whose parameters price a trade (a bound hit is a fit, at its bound).
+_FITTED: Final[tuple[str, ...]] = ("converged", "bound")
+
+
+@dataclass(frozen=True)
+class Recalibration:
+    """How the model is refitted in every scenario (see the module).
+
+    Args:
+      vols: the quotes (:class:`~trinom.model.quotes.VolQuotes`, a ``vols.csv`` / Parquet path, a DataFrame of its
+        columns) or, with ``per="trade"``, a :class:`~trinom.model.quotes.VolSurface`.
+      per: ``"trade"`` or ``"curve"``.
+      a: None (free) or a fixed mean reversion > 0.
+      strike: per-trade baskets at the money (``"atm"``) or at the deal's rate (``"deal"``).
+      error: the calibration's error (``relative_price``, ``price``, ``vol``).
+      vol_shift: vega's move of every quoted volatility, in the quotes' units (1e-4: 1 bp of a normal vol).
+      backend: the per-trade calibration's backend (:func:`~trinom.model.baskets.calibrate_baskets`).
+    """
+
+    vols: Any
+    per: str = "trade"
+    a: float | None = None
+    strike: str = "atm"
+    error: str = "relative_price"
+    vol_shift: float = 1e-4
+    backend: str = "numpy"
+
+    def __post_init__(self) -> None:
+        from ..model.baskets import STRIKES
+        from ..model.calibration import ERRORS
+
+        for name, value, choices in (("per", self.per, PER), ("strike", self.strike, STRIKES),
+                                     ("error", self.error, ERRORS)):
+            if value not in choices:
+                raise ValueError(f"Recalibration {name} must be one of {', '.join(choices)}, got {value!r}")
+        if self.a is not None:
+            object.__setattr__(self, "a", check_real("Recalibration a", self.a, positive=True))
+        object.__setattr__(self, "vol_shift", check_real("Recalibration vol_shift", self.vol_shift, positive=True))
+        if isinstance(self.vols, (str, Path)):
+            from ..model.quotes import read_vol_quotes
+
+            object.__setattr__(self, "vols", read_vol_quotes(self.vols))
+
+
+@dataclass(frozen=True)
+class MarketState:
+    """One scenario of a recalibrated run: its dated curves, the move of every quoted volatility and of every bond's
+    spread (percent), and a label for messages."""
+
+    curves: Mapping[str, Any]
+    vol_shift: float = 0.0
+    spread_shift: float = 0.0
+    label: str = field(default="base")
+
+
+@dataclass(frozen=True)
+class Fits:
+    """Per scenario and trade the refitted ``a`` and ``sigma`` (NaN: no fit), why not (``message``), and which trades
+    keep their own parameters (``kept``: bonds without an option, in ``per="trade"``)."""
+
+    a: np.ndarray
+    sigma: np.ndarray
+    message: np.ndarray
+    kept: np.ndarray
+
+
+def fitted_parameters(trades: Any, states: Sequence[MarketState], how: Recalibration) -> Fits:
+    """The model of every trade of ``trades`` (:class:`~trinom.instruments.Trades`) in every state, in one batched
+    calibration (see the module)."""
+    names = tuple(states[0].curves)
+    n, count = len(trades), len(states)
+    trade_curve = _trade_curves(trades, names)
+    if how.per == "curve":
+        return _per_curve(trades, states, how, names, trade_curve)
+    from ..model.baskets import book_baskets, calibrate_baskets
+
+    baskets = book_baskets(trades, list(names))
+    surface = _surface(how.vols, trades.as_of)
+    missing = sorted({c for c in trade_curve.tolist() if c and not surface.has(c)})
+    curves = {_tagged(name, s): state.curves[name] for s, state in enumerate(states) for name in names}
+    grids = {_tagged(name, s): replace(surface.grids[name], vol=surface.grids[name].vol + state.vol_shift)
+             for s, state in enumerate(states) for name in names if name not in missing}
+    big = _repeated(baskets, [np.array([_tagged(c, s) for c in trade_curve.tolist()], dtype=object)
+                              for s in range(count)])
+    kwargs: dict[str, Any] = {} if how.backend == "numpy" else {"backend": how.backend}
+    fit = calibrate_baskets(curves=curves, vols=type(surface)(as_of=surface.as_of, grids=grids), as_of=trades.as_of,
+                            baskets=big, a=how.a, strike=how.strike, error=how.error, **kwargs)
+    status = np.asarray(fit.status, dtype=object).reshape(count, n)
+    message = np.asarray(fit.message, dtype=object).reshape(count, n)
+    kind = _column_text(trades, "type")
+    kept = (kind == "bond") & (_column_text(trades, "option") == "")
+    ok = np.isin(status, _FITTED)
+    a = np.where(ok, fit.a.reshape(count, n), np.nan)
+    sigma = np.where(ok, fit.sigma.reshape(count, n), np.nan)
+    why = np.full((count, n), "", dtype=object)
+    for s, k in zip(*np.nonzero(~ok & ~kept[None, :]), strict=True):
+        why[s, k] = f"recalibration{_in(states[s])}: {status[s, k]}: {message[s, k]}"
+    return Fits(a=a, sigma=sigma, message=why, kept=kept)
+
+
+def _per_curve(trades: Any, states: Sequence[MarketState], how: Recalibration, names: tuple[str, ...],
+               trade_curve: np.ndarray) -> Fits:
+    """One fit per curve and state (:func:`trinom.model.calibration.calibrate`)."""
+    from ..model.calibration import calibrate
+    from ..model.quotes import VolQuotes, VolSurface
+
+    vols = how.vols
+    if isinstance(vols, VolSurface):
+        raise InputError([(None, "vols", "per='curve' calibrates to quotes: give the vols.csv quotes, not a surface")])
+    quotes = vols if isinstance(vols, VolQuotes) else VolQuotes.from_frame(vols)
+    frame = quotes.to_frame()
+    quoted = set(frame["curve"].astype(str).tolist())
+    parts = []
+    for s, state in enumerate(states):
+        part = frame[frame["curve"].astype(str).isin(names)].copy()
+        part["curve"] = [_tagged(c, s) for c in part["curve"].astype(str).tolist()]
+        part["vol"] = part["vol"].astype(float) + state.vol_shift
+        parts.append(part)
+    import pandas as pd
+
+    curves = {_tagged(name, s): state.curves[name] for s, state in enumerate(states) for name in names
+              if name in quoted}
+    result = calibrate(curves=curves, quotes=VolQuotes.from_frame(pd.concat(parts, ignore_index=True)), a=how.a,
+                       error=how.error)
+    n, count = len(trades), len(states)
+    a, sigma = np.full((count, n), np.nan), np.full((count, n), np.nan)
+    why = np.full((count, n), "", dtype=object)
+    fitted = {name: k for k, name in enumerate(result.curve_names)}
+    for s, state in enumerate(states):
+        for name in names:
+            rows = np.flatnonzero(trade_curve == name)
+            k = fitted.get(_tagged(name, s))
+            if k is None:
+                why[s, rows] = f"recalibration: no volatility quotes for curve {name!r}"
+            elif result.status[k] not in _FITTED:
+                why[s, rows] = f"recalibration{_in(state)}: curve {name!r}: {result.status[k]}: {result.message[k]}"
+            else:
+                a[s, rows], sigma[s, rows] = result.a[k], result.sigma[k]
+    return Fits(a=a, sigma=sigma, message=why, kept=np.zeros(n, dtype=bool))
+
+
+def tree_parameters(blocks: Sequence[Any], legs: Any, fits: Fits, state: int) -> tuple[list[Any], np.ndarray]:
+    """``blocks`` (the trades' trees, numbered across the blocks) with the parameters of ``state``, and per tree its
+    trade's recalibration message (``""``: fitted). A tree of a trade without a fit keeps its own parameters (it is
+    priced, then masked)."""
+    trees = sum(len(b) for b in blocks)
+    owner = np.arange(trees) if legs is None else legs.owner
+    a, sigma = fits.a[state][owner], fits.sigma[state][owner]
+    keep = fits.kept[owner] | ~np.isfinite(a) | ~np.isfinite(sigma)
+    moved, first = [], 0
+    for block in blocks:
+        part = slice(first, first + len(block))
+        moved.append(replace(block, a=np.where(keep[part], block.a, a[part]),
+                             sigma=np.where(keep[part], block.sigma, sigma[part])))
+        first += len(block)
+    return moved, fits.message[state][owner]
+
+
+def recalibrated_grid(trades: Any, blocks: Sequence[Any], legs: Any, names: Sequence[str],
+                      states: Sequence[MarketState], how: Recalibration, run: Mapping[str, Any]
+                      ) -> tuple[np.ndarray, np.ndarray, list[Any]]:
+    """Every tree of ``blocks`` priced in every state with its refitted model: ``(states, trees)`` prices, per state
+    and tree the error (``""``: priced), and per state its :class:`~trinom.Prices` of the trees.
+
+    The trees are validated and lowered once (their own parameters, in the first state's market); each state's book
+    is that book with the state's ``a`` and ``sigma`` (:meth:`trinom.book.Book.with_trees`), a tree the new ``a``
+    makes wider than ``max_width`` masked with a message, and priced by the engine in the state's market."""
+    from ..market import Market
+
+    fits = fitted_parameters(trades, states, how)
+    trees = sum(len(b) for b in blocks)
+    markets = []
+    for state in states:
+        curves = tuple(state.curves[name].to_yield_curve() for name in names)
+        markets.append(Market(tuple(names), (curves,), sigma_shifts=(0.0,), spread_shifts=(state.spread_shift,)))
+    owner = np.arange(trees) if legs is None else legs.owner
+    values = np.full((len(states), trees), np.nan)
+    errors = np.full((len(states), trees), "", dtype=object)
+    results = reparameterised_prices(list(blocks), markets, [fits.a[s][owner] for s in range(len(states))],
+                                     [fits.sigma[s][owner] for s in range(len(states))], run,
+                                     keep=fits.kept[owner])
+    for s, priced in enumerate(results):
+        why = fits.message[s][owner]
+        values[s] = np.where(why == "", np.asarray(priced.price, dtype=np.float64).reshape(-1), np.nan)
+        errors[s] = np.where(why == "", np.asarray(priced.error, dtype=object), why)
+    return values, errors, results
+
+
+def reparameterised_prices(blocks: list[Any], markets: Sequence[Any], a: Sequence[np.ndarray],
+                           sigma: Sequence[np.ndarray], run: Mapping[str, Any], keep: np.ndarray) -> list[Any]:
+    """:func:`trinom.price` of ``blocks`` (their rows numbered across them) in each market ``k`` with the trees'
+    ``a`` and ``sigma`` replaced by ``a[k]``, ``sigma[k]`` (where finite and not ``keep``), validated and lowered
+    once: a :class:`~trinom.Prices` per market (errors masked)."""
+    from ..api import Job, prepare, resolve
+    from ..api import run as run_engine
+    from ..constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
+
+    max_width = int(run.get("max_width", DEFAULT_MAX_WIDTH))
+    job = prepare(blocks, markets[0], max_width=max_width, max_steps=int(run.get("max_steps", DEFAULT_MAX_STEPS)))
+    rows = np.arange(job.size) if job.rows is None else job.rows
+    engine, target = resolve(str(run.get("backend", "auto")), job.book, str(run.get("precision", "f64")),
+                             run.get("target"))
+    label = engine.name + (f"/{target}" if target else "")
+    tuning = {k: v for k, v in run.items() if k not in ("backend", "precision", "target", "errors", "max_width",
+                                                         "max_steps", "device")}
+    out = []
+    for market, a_k, sigma_k in zip(markets, a, sigma, strict=True):
+        a_rows, sigma_rows = a_k[rows], sigma_k[rows]
+        use = ~keep[rows] & np.isfinite(a_rows) & np.isfinite(sigma_rows)
+        book = job.book.with_trees(a=np.where(use, a_rows, job.book.a), sigma=np.where(use, sigma_rows, job.book.sigma))
+        width = 2 * book.shape()[1] + 1
+        wide = np.flatnonzero(width > max_width)
+        problems = list(job.problems) + [(int(rows[k]), "a", f"the recalibrated a = {book.a[k]:.6g} gives a tree of "
+                                          f"width {int(width[k])}, beyond max_width {max_width}") for k in wide]
+        good = np.setdiff1d(np.arange(len(book)), wide)
+        part = Job(blocks=job.blocks, starts=job.starts, problems=sorted(problems, key=lambda p: -1 if p[0] is None
+                                                                         else p[0]),
+                   book=book if not wide.size else book.take(good), rows=None if not problems else rows[good])
+        values = run_engine(engine, part.book, market, precision=str(run.get("precision", "f64")), target=target,
+                            device=int(run.get("device", 0)), **tuning)
+        out.append(part.result(values, label, "mask"))
+    return out
+
+
+def price_recalibrated(trades: Any, curves: Any, scenarios: Sequence[Any] | None, how: Recalibration,
+                       run: Mapping[str, Any]) -> Any:
+    """:func:`trinom.price` of dated ``trades`` with the model refitted in every scenario (or in the market as given,
+    ``scenarios`` None): prices ``(scenarios, trades)`` (``(trades,)`` without scenarios), a trade's error the
+    reasons of every scenario it failed in (its prices NaN there)."""
+    from ..instruments.trades import lowered
+    from ..market import Market
+    from ..result import Prices
+
+    dated = dated_curves(trades, curves)
+    states = dated_states(dated, [None] if scenarios is None else scenarios, recalibrating=True)
+    blocks, market_curves, legs = lowered(trades, dated)
+    names = Market.of(market_curves).names
+    values, errors, results = recalibrated_grid(trades, [b for _first, b in blocks], legs, names, states, how, run)
+    accrued = legs.combine(np.asarray(results[0].accrued, dtype=np.float64))
+    per_trade = legs.combine(values)
+    trade_errors = np.stack([legs.errors(e) for e in errors])
+    failed = trade_errors != ""
+    per_trade = np.where(failed, np.nan, per_trade)
+    error = np.full(len(trades), "", dtype=object)
+    for s, k in zip(*np.nonzero(failed), strict=True):
+        text = trade_errors[s, k] if len(states) == 1 else f"{states[s].label}: {trade_errors[s, k]}"
+        error[k] = text if not error[k] else f"{error[k]}; {text}"
+    problems = tuple((int(k), "sigma", str(error[k])) for k in np.flatnonzero(error != ""))
+    base = legs.prices(results[0])
+    price_out = per_trade if scenarios is not None else per_trade[0]
+    result = Prices(price=price_out, clean=price_out - accrued, accrued=accrued, error=error,
+                    instrument=base.instrument, engine=base.engine, problems=problems)
+    if run.get("errors", "raise") == "raise" and problems:
+        raise InputError(list(problems))
+    return result
+
+
+def dated_states(curves: Mapping[str, Any], scenarios: Sequence[Any], *, recalibrating: bool) -> list[MarketState]:
+    """Scenarios on dated curves as market states: None (the base), a :class:`~trinom.scenarios.CurveShift` (its
+    ``pillar`` a dated curve's pillar: a key-rate bump at that date, :meth:`~trinom.model.DatedCurve.bumped`), a
+    :class:`~trinom.scenarios.CurveSet` (its YieldCurves read as dated curves,
+    :meth:`~trinom.model.DatedCurve.from_yield_curve`), a mapping of names to dated curves (replacing those), a
+    :class:`~trinom.scenarios.SpreadShift`, a :class:`MarketState`; and, without recalibration, a
+    :class:`~trinom.scenarios.SigmaShift` (kept as such: with recalibration, sigma is fitted, and moving it is an
+    error)."""
+    from ..model import DatedCurve
+    from ..scenarios import CurveSet, CurveShift, SigmaShift, SpreadShift
+
+    states: list[MarketState] = []
+    problems = []
+    for k, scenario in enumerate(scenarios):
+        label = f"{k}"
+        if scenario is None:
+            states.append(MarketState(dict(curves), label=label))
+        elif isinstance(scenario, MarketState):
+            states.append(scenario)
+        elif isinstance(scenario, CurveShift):
+            if scenario.curve is not None and scenario.curve not in curves:
+                problems.append((None, "scenarios", f"scenario {k}: no curve {scenario.curve!r} (the curves are "
+                                 f"{', '.join(map(repr, curves))})"))
+                continue
+            most = max(len(c) for name, c in curves.items() if scenario.curve in (None, name))
+            if scenario.pillar is not None and scenario.pillar >= most:
+                problems.append((None, "scenarios", f"scenario {k}: pillar {scenario.pillar} is not one of the {most} "
+                                 f"pillars of {scenario.curve or 'the dated curves'}"))
+                continue
+            states.append(MarketState({name: c.bumped(scenario.shift, scenario.pillar)
+                                       if scenario.curve in (None, name) and (scenario.pillar is None
+                                                                               or scenario.pillar < len(c)) else c
+                                       for name, c in curves.items()}, label=label))
+        elif isinstance(scenario, CurveSet):
+            as_of = next(iter(curves.values())).as_of
+            states.append(MarketState({name: DatedCurve.from_yield_curve(scenario.curves[name], as_of=as_of,
+                                                                         name=name)
+                                       if name in scenario.curves else c for name, c in curves.items()}, label=label))
+        elif isinstance(scenario, Mapping) and all(isinstance(c, DatedCurve) for c in scenario.values()):
+            unknown = [name for name in scenario if name not in curves]
+            if unknown:
+                problems.append((None, "scenarios", f"scenario {k}: no curve {unknown[0]!r}"))
+                continue
+            states.append(MarketState({**curves, **scenario}, label=label))
+        elif isinstance(scenario, SpreadShift):
+            states.append(MarketState(dict(curves), spread_shift=scenario.shift, label=label))
+        elif isinstance(scenario, SigmaShift) and not recalibrating:
+            states.append(MarketState(dict(curves), label=label))
+        else:
+            why = (" (sigma is fitted to the quotes when recalibrating: move the quotes' volatilities instead)"
+                   if isinstance(scenario, SigmaShift) else "")
+            problems.append((None, "scenarios", f"scenario {k} must be None, a CurveShift, a CurveSet, a mapping of "
+                             f"names to DatedCurves or a SpreadShift; got {type(scenario).__name__}{why}"))
+    if problems:
+        raise InputError(problems)
+    return states
+
+
+def engine_scenarios(curves: Mapping[str, Any], scenarios: Sequence[Any]) -> list[Any]:
+    """Scenarios on dated curves (:func:`dated_states`) as the engine's scenarios on their YieldCurves: a curve move a
+    :class:`~trinom.scenarios.CurveSet` of the moved dated curves (key rates at the dated pillars), sigma and spread
+    moves as they are."""
+    from ..scenarios import CurveSet, SigmaShift, SpreadShift
+
+    states = dated_states(curves, scenarios, recalibrating=False)
+    out: list[Any] = []
+    for scenario, state in zip(scenarios, states, strict=True):
+        if scenario is None or isinstance(scenario, (SigmaShift, SpreadShift, CurveSet)):
+            out.append(scenario)
+        else:
+            if state.vol_shift:
+                raise InputError([(None, "scenarios", f"scenario {state.label} moves the volatility quotes: price it "
+                                   "with recalibrate=")])
+            moved = CurveSet({name: c.to_yield_curve() for name, c in state.curves.items()})
+            out.append(moved if not state.spread_shift else [moved, SpreadShift(state.spread_shift)])
+    if any(isinstance(x, list) for x in out):
+        raise InputError([(None, "scenarios", "a market state that moves curves and the spread at once is priced with "
+                           "recalibrate=")])
+    return out
+
+
+def dated_curves(trades: Any, curves: Any) -> dict[str, Any]:
+    """``curves`` as ``{name: DatedCurve}`` as of the trades' date; an :class:`~trinom.InputError` where they are
+    not dated curves (recalibration fits the model to quotes on dates)."""
+    from ..model import DatedCurve
+
+    table = {curves.name or "default": curves} if isinstance(curves, DatedCurve) else dict(curves or {})
+    wrong = [name for name, c in table.items() if not isinstance(c, DatedCurve)]
+    if not table or wrong:
+        raise InputError([(None, "curves", "recalibration needs dated curves (a DatedCurve or a mapping of names to "
+                           f"them){': ' + ', '.join(map(repr, wrong)) + ' is not one' if wrong else ''}")])
+    late = [(None, "curves", f"curve {name!r} is as of {c.as_of}, the trades as of {trades.as_of}")
+            for name, c in table.items() if c.as_of != trades.as_of]
+    if late:
+        raise InputError(late)
+    return {str(name): c for name, c in table.items()}
+
+
+def is_dated(curves: Any) -> bool:
+    """Are ``curves`` dated curves (one, or a non-empty mapping of them)?"""
+    from ..model import DatedCurve
+
+    if isinstance(curves, DatedCurve):
+        return True
+    return isinstance(curves, Mapping) and bool(curves) and all(isinstance(c, DatedCurve) for c in curves.values())
+
+
+def _surface(vols: Any, as_of: Any) -> Any:
+    from ..model.quotes import VolSurface
+
+    return vols if isinstance(vols, VolSurface) else VolSurface.from_quotes(vols, as_of=as_of)
+
+
+def _trade_curves(trades: Any, names: tuple[str, ...]) -> np.ndarray:
+    """Each trade's curve name (an empty cell: the only curve)."""
+    cells = _column_text(trades, "curve", lower=False)
+    return np.array([c if c or len(names) != 1 else names[0] for c in cells.tolist()], dtype=object)
+
+
+def _column_text(trades: Any, name: str, *, lower: bool = True) -> np.ndarray:
+    values = ["" if v is None else str(v).strip() for v in trades.column(name).tolist()]
+    return np.array([v.lower() for v in values] if lower else values, dtype=object)
+
+
+def _tagged(name: str, state: int) -> str:
+    return f"{name}{_SEPARATOR}{state}"
+
+
+def _in(state: MarketState) -> str:
+    return "" if state.label == "base" else f" in scenario {state.label}"
+
+
+def _repeated(baskets: Any, curves: list[np.ndarray]) -> Any:
+    """``baskets`` once per entry of ``curves`` (each copy's curve names), as one :class:`Baskets`."""
+    count = len(curves)
+    counts = np.tile(baskets.counts, count)
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(baskets.offsets.dtype)
+    return replace(baskets, id=np.tile(baskets.id, count), curve=np.concatenate(curves), offsets=offsets,
+                   exercise=np.tile(baskets.exercise, count), end=np.tile(baskets.end, count),
+                   rate=np.tile(baskets.rate, count), frequency=np.tile(baskets.frequency, count),
+                   day_count=np.tile(baskets.day_count, count), payer=np.tile(baskets.payer, count),
+                   note=np.tile(baskets.note, count), where=tuple(baskets.where) * count)
+
+
+__all__ = ["PER", "Fits", "MarketState", "Recalibration", "dated_curves", "dated_states", "engine_scenarios",
+           "fitted_parameters", "is_dated", "price_recalibrated", "recalibrated_grid", "tree_parameters"]
