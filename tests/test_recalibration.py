@@ -226,3 +226,14 @@ def test_the_command_line_recalibrates_risk_and_scenario_grids(tmp_path: Path, c
     scenarios.write_text("scenario,curve,date,shift\nup,EUR,2030-01-01,0.001\n")
     assert main(["price", str(book), *common, "--scenarios", str(scenarios), "--out", str(grid)]) == 2
     assert re.search(r"line 2: '2030-01-01' is not a pillar date", capsys.readouterr().err)
+
+
+@pytest.mark.gpu
+def test_recalibrated_risk_on_cuda_is_the_references(curve: DatedCurve, quotes: VolQuotes):
+    trades = swaptions([0, 1, 3])
+    how = Recalibration(vols=quotes, a=0.05)
+    tables = [trinom.risk(trades, {"EUR": curve}, backend=backend, measures=("dv01", "krd", "vega"), recalibrate=how)
+              for backend in ("cuda", "reference")]
+    np.testing.assert_allclose(tables[0]["value"].to_numpy(float), tables[1]["value"].to_numpy(float), rtol=1e-6,
+                               atol=1e-9)
+    np.testing.assert_allclose(tables[0]["base"].to_numpy(float), tables[1]["base"].to_numpy(float), rtol=1e-11)

@@ -113,7 +113,8 @@ def price(
 
             scenarios = engine_scenarios(dated_curves(instruments, curves), scenarios)
         blocks, market_curves, legs = lowered(instruments, curves)
-        trees = price([block for _first, block in blocks], market_curves, backend=backend, precision=precision,
+        parts = [block for _first, block in blocks]  # one block alone: price() keeps its plan for the next call
+        trees = price(parts[0] if len(parts) == 1 else parts, Market.of(market_curves), backend=backend, precision=precision,
                       target=target, device=device, errors="mask" if not legs.is_identity() else errors,
                       max_width=max_width, max_steps=max_steps, progress=progress, scenarios=scenarios, client=client,
                       **tuning)

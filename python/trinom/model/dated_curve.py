@@ -122,6 +122,7 @@ class DatedCurve:
         self.discount_factors = discount
         self.zero_rates = zeros
         self.interpolation = interpolation
+        self._yield_curves: dict[int, YieldCurve] = {}  # to_yield_curve's, by days_in_year: the curve is immutable
         for array in (self.dates, self.times, self.discount_factors, self.zero_rates):
             array.setflags(write=False)
 
@@ -204,6 +205,11 @@ class DatedCurve:
         """
         if not isinstance(days_in_year, (int, np.integer)) or days_in_year <= 0:
             raise InputError([(None, "days_in_year", f"days_in_year must be a whole number > 0, got {days_in_year!r}")])
+        if int(days_in_year) not in self._yield_curves:  # the same object each time: a priced book's plan is kept
+            self._yield_curves[int(days_in_year)] = self._to_yield_curve(int(days_in_year))
+        return self._yield_curves[int(days_in_year)]
+
+    def _to_yield_curve(self, days_in_year: int) -> YieldCurve:
         last = self.times[-1] * days_in_year
         if self.interpolation == "linear-zero" and days_in_year == 365:
             days = np.round(self.times * DAYS_PER_YEAR).astype(np.int64)
