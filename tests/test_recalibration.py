@@ -237,3 +237,12 @@ def test_recalibrated_risk_on_cuda_is_the_references(curve: DatedCurve, quotes: 
     np.testing.assert_allclose(tables[0]["value"].to_numpy(float), tables[1]["value"].to_numpy(float), rtol=1e-6,
                                atol=1e-9)
     np.testing.assert_allclose(tables[0]["base"].to_numpy(float), tables[1]["base"].to_numpy(float), rtol=1e-11)
+
+
+def test_risk_names_the_trade_not_its_tree_when_it_raises(curve: DatedCurve):
+    """Swaptions are two trees each: a tree too wide for max_width is reported at its trade's row."""
+    trades = swaptions([0, 1])
+    with pytest.raises(trinom.InputError) as caught:
+        trinom.risk(trades, {"EUR": curve}, backend=BACKEND, measures=("dv01",), max_width=41)
+    rows = sorted({row for row, _field, _message in caught.value.errors})
+    assert rows == [0, 1]

@@ -144,12 +144,12 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
     moves = sorted(sides.values())
     run = dict(backend=backend, precision=precision, target=target, errors="mask", **options)
     if recalibrate is not None:  # the model fitted again in every scenario: one pricing per scenario
-        base_bad, failures = _move_failures(block, market, scenarios, [], limits, errors)
+        base_bad, failures = _move_failures(block, market, scenarios, [], limits, errors, legs)
         grid, failures = _recalibrated(trades, block, legs, market, plan, recalibrate, run, base_bad)
     else:
-        base_bad, failures = _move_failures(block, market, scenarios, moves, limits, errors)
+        base_bad, failures = _move_failures(block, market, scenarios, moves, limits, errors, legs)
         if errors == "raise":  # a measure that neither of its moves can give is an error before any pricing
-            _raise_unmeasurable(sides, failures)
+            _raise_unmeasurable(sides, _of_trades(failures, legs))
         priced = price(block, scenario_market(market, scenarios), progress=progress, **run)
         grid = _Grid(np.atleast_2d(priced.price).astype(np.float64), np.asarray(priced.error, dtype=object).copy(),
                      list(priced.problems))
@@ -158,10 +158,10 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
         late = sorted({row for row, _f, _m in grid.problems if row is not None} - base_bad)
         if late and moves:  # rows whose trees left the float range in some scenario: which one, measure by measure
             _isolate_moves(block, market, scenarios, moves, late, failures, grid, run)
-    if errors == "raise":
+    if errors == "raise":  # rows named as the caller knows them: trades, not their trees
         if grid.problems:
-            raise InputError(grid.problems)
-        _raise_unmeasurable(sides, failures)
+            raise InputError(list(grid.problems) if legs is None else list(legs.problems(grid.problems)))
+        _raise_unmeasurable(sides, _of_trades(failures, legs))
     values, row_error = grid.values, grid.row_error
     used = _curve_of_rows(block, market)
     if legs is not None:  # trades of several trees (swaptions, caps): their trees' prices summed, then measured
@@ -391,12 +391,13 @@ class _Grid:
 
 
 def _move_failures(block: Portfolio | BondPortfolio, market: Market, scenarios: list[Scenario], moves: list[int],
-                   limits: dict[str, int], errors: str) -> tuple[set[int], Failures]:
+                   limits: dict[str, int], errors: str, legs: Legs | None = None) -> tuple[set[int], Failures]:
     """The rows bad in the base market, and per move scenario (index into ``scenarios``) the other rows that it
-    makes invalid. With ``errors="raise"``, a bad row of the base market raises here, before any pricing."""
+    makes invalid. With ``errors="raise"``, a bad row of the base market raises here, before any pricing (naming
+    its trade where ``legs`` say which trees make up trades)."""
     base = row_problems(block, market, **limits)
     if errors == "raise" and base:
-        raise InputError(base)
+        raise InputError(list(base) if legs is None else list(legs.problems(base)))
     bad = {int(row) for row, _f, _m in base if row is not None}
     if any(row is None for row, _f, _m in base):
         return bad, {}
@@ -407,6 +408,11 @@ def _move_failures(block: Portfolio | BondPortfolio, market: Market, scenarios: 
         if failed:
             failures[s] = failed
     return bad, failures
+
+
+def _of_trades(failures: Failures, legs: Legs | None) -> Failures:
+    """Per-tree failures as per-trade ones (a trade's first failing tree speaks for it)."""
+    return failures if legs is None else {s: legs.rows(rows) for s, rows in failures.items()}
 
 
 def _raise_unmeasurable(sides: dict[tuple[str, str], int], failures: Failures) -> None:
