@@ -24,9 +24,11 @@ bounds, accepted where it lowers the cost (Nielsen's damping update). An element
 gradient, its step or its cost's decrease is negligible (``tolerance``, relative), or after ``max_iterations``.
 
 **Statuses** per curve, each with a message: ``converged``; ``bound`` (converged with a parameter at its bound:
-for ``a`` at its floor, the quotes ask for a mean reversion at or below zero); ``no fit`` (no quotes, fewer
-quotes than free parameters, a price that is not finite, or no convergence within ``max_iterations``). Nothing
-fails silently: ``result.ok`` is false unless every curve converged, and ``raise_for_status()`` raises.
+for ``a`` at its floor, the quotes ask for a mean reversion at or below zero; or with a quote out of reach, its
+market price below the least or above the greatest Hull-White price within the bounds: the message names such
+quotes, and a ``bound`` message the quotes left with the largest errors); ``no fit`` (no quotes, fewer quotes than
+free parameters, a price that is not finite, or no convergence within ``max_iterations``). Nothing fails silently
+and no quote is dropped: ``result.ok`` is false unless every curve converged, and ``raise_for_status()`` raises.
 
 >>> from trinom.model import DatedCurve
 >>> from trinom.model.quotes import VolQuotes
@@ -62,6 +64,10 @@ STATUSES: Final[tuple[str, ...]] = ("converged", "bound", "no fit")
 
 #: A change of the cost below this fraction of it is rounding (sums of many squares of prices' relative errors).
 _NOISE: Final[float] = 1e-13
+#: A market price beyond the model's range within the bounds by more than this fraction of it is out of reach.
+_REACH: Final[float] = 1e-9
+#: How many quotes a status message names (then "and N more").
+_NAMED: Final[int] = 5
 #: Solver outcomes (:class:`LMResult.code`).
 CONVERGED: Final[int] = 0
 MAX_ITERATIONS: Final[int] = 1
@@ -244,7 +250,10 @@ class CalibrationResult:
     Attributes (per quote, in the quotes' order):
       market_price, model_price (per unit notional; NaN where the curve has no fit), market_vol, model_vol (the model price's
       implied volatility, the quote's kind), residual (``model - market`` price), error (the objective's ``e_i``),
-      weight; instruments: the quotes' instruments (:class:`trinom.model.quotes.QuoteInstruments`).
+      weight; least_price, most_price: the least and the greatest Hull-White price within the bounds (``a`` fixed or
+      in its bounds, ``sigma`` in its); reachable: whether the market price lies between them (a quote out of reach
+      makes its curve's status ``bound``, its message naming the quote); instruments: the quotes' instruments
+      (:class:`trinom.model.quotes.QuoteInstruments`).
     """
 
     curve_names: tuple[str, ...]
@@ -266,6 +275,9 @@ class CalibrationResult:
     residual: np.ndarray
     error: np.ndarray
     weight: np.ndarray
+    reachable: np.ndarray
+    least_price: np.ndarray
+    most_price: np.ndarray
 
     @property
     def ok(self) -> bool:
@@ -297,7 +309,8 @@ class CalibrationResult:
     def to_frame(self) -> Any:
         """One row per quote: its columns (``curve, expiry, tenor, kind, shift, instrument``), the instrument's
         ``exercise, end, forward, strike, annuity, payer`` (payer swaption or cap), and the fit: ``weight,
-        market_vol, model_vol, market_price, model_price, residual, error``, and its curve's ``a, sigma, status``."""
+        market_vol, model_vol, market_price, model_price, residual, error, reachable``, and its curve's ``a, sigma,
+        status``; ``where``: the quote's file and line."""
         import pandas as pd
 
         q = self.instruments.quotes
@@ -309,7 +322,8 @@ class CalibrationResult:
             "strike": basket.strike, "annuity": basket.annuity, "payer": basket.is_call, "weight": self.weight,
             "market_vol": self.market_vol, "model_vol": self.model_vol, "market_price": self.market_price,
             "model_price": self.model_price, "residual": self.residual, "error": self.error,
-            "a": self.a[index], "sigma": self.sigma[index], "status": self.status[index]})
+            "reachable": self.reachable, "a": self.a[index], "sigma": self.sigma[index],
+            "status": self.status[index], "where": list(q.where)})
 
 
 def calibrate(*, curves: Any, quotes: VolQuotes | str | Path | Any, as_of: object | None = None,
@@ -458,17 +472,110 @@ def calibrate(*, curves: Any, quotes: VolQuotes | str | Path | Any, as_of: objec
     objective = np.bincount(basket.curve_index, weights=np.where(used, w * err * err, 0.0), minlength=n_curves)
     rms = np.sqrt(np.bincount(basket.curve_index, weights=np.where(used, err * err, 0.0), minlength=n_curves)
                   / np.maximum(np.bincount(basket.curve_index, weights=used.astype(float), minlength=n_curves), 1))
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        least, most = _reach(basket, a_value, a_is_fixed, limits, root)
+    reachable = ~(market < least * (1 - _REACH)) & ~(market > most * (1 + _REACH))
     outcomes = [_status(fit, c, int(use[c].sum()), int(free[c].sum()), a_is_fixed[c], limits, max_iterations, rms[c])
                 for c in range(n_curves)]
     status = [s for s, _m in outcomes]
     messages = [m for _s, m in outcomes]
+    fitted = _Fit(quotes=quotes, market=market, model_vol=model_vol, residual=residual, err=err, least=least,
+                  most=most, limits=limits, a_fixed=a_is_fixed, a_value=a_value)
+    for c in range(n_curves):
+        mine = take[c][use[c]]
+        if status[c] == "no fit":
+            if fit.code[c] == NOT_FINITE:
+                messages[c] += _not_finite(basket, mine, x0[c], root)
+            continue
+        away = mine[~reachable[mine]]
+        if away.size:  # a quote no parameters within the bounds reach: the fit cannot be "converged"
+            messages[c] = (f"{_out_of_reach(fitted, away, c)}; {messages[c]}" if status[c] == "bound" else
+                           f"{_out_of_reach(fitted, away, c)}; {messages[c].replace('converged', 'otherwise converged', 1)}")
+            status[c] = "bound"
+        if status[c] == "bound":
+            messages[c] += _largest_errors(fitted, mine[reachable[mine]])
     a_out[failed], sigma_out[failed] = np.nan, np.nan
     return CalibrationResult(curve_names=names, a=a_out, sigma=sigma_out, a_fixed=a_is_fixed,
                              status=np.array(status, dtype=object), message=tuple(messages),
                              iterations=fit.iterations, objective=objective, rms=rms,
                              quote_count=use.sum(axis=1), error_type=error, instruments=basket, market_price=market,
                              model_price=model, market_vol=quotes.vol.copy(), model_vol=model_vol, residual=residual,
-                             error=err, weight=w)
+                             error=err, weight=w, reachable=reachable, least_price=least, most_price=most)
+
+
+@dataclass(frozen=True)
+class _Fit:
+    """What the status messages quote: per quote its fit, and the calibration's bounds."""
+
+    quotes: VolQuotes
+    market: np.ndarray
+    model_vol: np.ndarray
+    residual: np.ndarray
+    err: np.ndarray
+    least: np.ndarray
+    most: np.ndarray
+    limits: Mapping[str, tuple[float, float]]
+    a_fixed: np.ndarray
+    a_value: np.ndarray
+
+
+def _reach(basket: QuoteInstruments, a_value: np.ndarray, a_fixed: np.ndarray,
+           limits: Mapping[str, tuple[float, float]], root: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per quote, the least and the greatest Hull-White price within the bounds (``a`` fixed or in its bounds,
+    ``sigma`` in its): prices rise with ``sigma`` and fall with ``a``, so the extremes are corners of the box."""
+    index = basket.curve_index
+    a_low = np.where(a_fixed, a_value, limits["a"][0])[index]
+    a_high = np.where(a_fixed, a_value, limits["a"][1])[index]
+    corners = np.stack([basket.model_price(a=a, sigma=sigma, root=root) for a in (a_low, a_high)
+                        for sigma in limits["sigma"]])
+    corners = np.where(np.isfinite(corners), corners, np.nan)
+    everywhere_nan = np.isnan(corners).all(axis=0)
+    least = np.where(everywhere_nan, -np.inf, np.nanmin(np.where(everywhere_nan, 0.0, corners), axis=0))
+    most = np.where(everywhere_nan, np.inf, np.nanmax(np.where(everywhere_nan, 0.0, corners), axis=0))
+    return least, most
+
+
+def _describe(quotes: VolQuotes, k: int) -> str:
+    """A quote for a message: where it is and what it quotes."""
+    strike = "" if np.isnan(quotes.strike[k]) else f", strike {quotes.strike[k]:g}"
+    return (f"{quotes.where[k]} ({quotes.instrument[k]} expiry {quotes.expiry[k]}, tenor {quotes.tenor[k]}{strike}, "
+            f"{quotes.kind[k]} vol {quotes.vol[k]:g})")
+
+
+def _out_of_reach(fit: _Fit, rows: np.ndarray, curve: int) -> str:
+    """The message naming the quotes whose market prices no parameters within the bounds reach."""
+    lo, hi = fit.limits["a"], fit.limits["sigma"]
+    a_text = f"a = {fit.a_value[curve]:g}" if fit.a_fixed[curve] else f"a in [{lo[0]:g}, {lo[1]:g}]"
+    parts = []
+    for k in rows[:_NAMED].tolist():
+        side = (f"below the least Hull-White price {fit.least[k]:.6g}" if fit.market[k] < fit.least[k] else
+                f"above the greatest Hull-White price {fit.most[k]:.6g}")
+        parts.append(f"{_describe(fit.quotes, k)}: its market price {fit.market[k]:.6g} is {side}; the fit leaves "
+                     f"it at model vol {fit.model_vol[k]:.6g} (residual {fit.residual[k]:.3g})")
+    more = f"; and {rows.size - _NAMED} more" if rows.size > _NAMED else ""
+    return (f"{rows.size} quote(s) out of reach of the model with {a_text}, sigma in [{hi[0]:g}, {hi[1]:g}]: "
+            + "; ".join(parts) + more)
+
+
+def _largest_errors(fit: _Fit, rows: np.ndarray) -> str:
+    """The quotes ``rows`` (within reach) with the largest errors, for a curve whose fit ended at a bound."""
+    if rows.size == 0:
+        return ""
+    order = rows[np.argsort(-np.abs(np.nan_to_num(fit.err[rows], nan=np.inf)), kind="stable")][:_NAMED]
+    parts = [f"{_describe(fit.quotes, k)}: model vol {fit.model_vol[k]:.6g}, error {fit.err[k]:.3g}"
+             for k in order.tolist()]
+    return "; largest errors: " + "; ".join(parts)
+
+
+def _not_finite(basket: QuoteInstruments, rows: np.ndarray, x0: np.ndarray, root: str) -> str:
+    """The quotes whose model price or derivative is not finite at the starting point (for a message)."""
+    with np.errstate(all="ignore"):
+        price, d_a, d_sigma = basket.model_price(a=x0[0], sigma=x0[1], rows=rows, gradient=True, root=root)
+    bad = rows[~(np.isfinite(price) & np.isfinite(d_a) & np.isfinite(d_sigma))]
+    if bad.size == 0:
+        return ""
+    return ": " + "; ".join(_describe(basket.quotes, k) for k in bad[:_NAMED].tolist()) + (
+        f"; and {bad.size - _NAMED} more" if bad.size > _NAMED else "")
 
 
 def _implied(basket: QuoteInstruments, flat: np.ndarray, price: np.ndarray) -> np.ndarray:

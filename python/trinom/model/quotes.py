@@ -1,7 +1,8 @@
 """Volatility quotes (``vols.csv``) and the instruments and market prices they define on dated curves.
 
 **The file.** ``curve,expiry,tenor,vol,kind`` and optionally ``shift``, ``strike``, ``frequency``, ``day_count``,
-``weight``, ``instrument`` (CSV, or Parquet by its ``.parquet`` / ``.pq`` suffix; an empty cell is the default):
+``weight``, ``instrument``, ``tenor_from``, ``atm_frequency``, ``atm_day_count`` (CSV, or Parquet by its
+``.parquet`` / ``.pq`` suffix; an empty cell is the default):
 
 * ``curve``: the curve the quote belongs to (empty: the only curve);
 * ``expiry``, ``tenor``: periods such as ``6M``, ``1Y``, ``10Y``, ``18M``, ``2W``, ``10D`` (``1Y6M`` too);
@@ -11,7 +12,13 @@
 * ``frequency``, ``day_count``: the fixed leg's (swaptions: 1 and ``30/360``) or the caplets' (caps and floors:
   4 and ``ACT/360``) periods a year and day count;
 * ``weight``: the quote's weight in a calibration (default 1; 0 leaves it out);
-* ``instrument``: ``swaption`` (default), ``cap`` or ``floor``.
+* ``instrument``: ``swaption`` (default), ``cap`` or ``floor``;
+* ``tenor_from``: ``expiry`` (default: the instrument ends ``tenor`` after its start) or ``as_of`` (it ends
+  ``tenor`` after the as-of date: QuantLib's ``CapHelper``, whose cap of length ``tenor`` leaves out the first
+  caplet, ``as_of`` to ``as_of + expiry``);
+* ``atm_frequency``, ``atm_day_count``: caps and floors: the fixed leg whose forward swap rate is the
+  at-the-money strike (default: the caplets' ``frequency`` and ``day_count``; QuantLib's ``CapHelper`` takes its
+  ``fixedLegFrequency`` and ``fixedLegDayCounter``). A swaption's is its own fixed leg.
 
 **The instrument of a quote** (as-of date ``d``, the curve's):
 
@@ -24,10 +31,13 @@
   ``SwaptionHelper`` does, a quote prices the out-of-the-money side: a receiver where ``strike <= F`` (so at
   the money), a payer otherwise.
 * a **cap** (``floor``) is the strip of caplets (floorlets) on the periods from ``d + expiry`` to
-  ``d + expiry + tenor`` (generated the same way), each fixing at its start and paid at its end on the simple
-  forward ``F_i = (P(s_i) / P(e_i) - 1) / tau_i``; the at-the-money strike is the forward swap rate of those
-  periods, ``(P(s_1) - P(e_n)) / sum tau_i P(e_i)``. (A standard 5-year cap on 3-month rates whose first
-  caplet is excluded is ``expiry 3M, tenor 4Y9M``.)
+  ``d + expiry + tenor`` (``d + tenor`` with ``tenor_from=as_of``), generated the same way, each fixing at its
+  start and paid at its end on the simple forward ``F_i = (P(s_i) / P(e_i) - 1) / tau_i``; the at-the-money
+  strike is the forward swap rate ``(P(s_1) - P(e_n)) / sum_j tau_j P(t_j)`` of a fixed leg over the same span
+  (by default the caplets' own periods, ``t_j = e_j``). A standard 5-year cap on 3-month rates whose first
+  caplet is excluded is ``expiry 3M, tenor 5Y, tenor_from as_of`` (QuantLib's ``CapHelper(5Y, ...,
+  includeFirstSwaplet=False)`` on an index of 0 fixing days; ``expiry 3M, tenor 4Y9M`` is the same cap unless
+  the as-of date is near a month's end).
 
 **The market price** is the quote's volatility in its formula (:mod:`trinom.model.volatility`) with the expiry
 in ACT/365F years from ``d``: a swaption ``A * Bachelier(F, K, T, vol)`` or ``A * Black(F, K, T, vol, shift)``
@@ -78,7 +88,8 @@ from .volatility import (
 
 #: The columns of a quote file: required, then optional.
 REQUIRED_COLUMNS: Final[tuple[str, ...]] = ("curve", "expiry", "tenor", "vol", "kind")
-OPTIONAL_COLUMNS: Final[tuple[str, ...]] = ("shift", "strike", "frequency", "day_count", "weight", "instrument")
+OPTIONAL_COLUMNS: Final[tuple[str, ...]] = ("shift", "strike", "frequency", "day_count", "weight", "instrument",
+                                            "tenor_from", "atm_frequency", "atm_day_count")
 #: Volatility kinds and their spellings.
 KINDS: Final[dict[str, str]] = {"normal": "normal", "n": "normal", "bachelier": "normal", "bp": "normal",
                                 "lognormal": "lognormal", "ln": "lognormal", "black": "lognormal",
@@ -86,6 +97,8 @@ KINDS: Final[dict[str, str]] = {"normal": "normal", "n": "normal", "bachelier": 
 #: Instruments a quote may name, and their default frequency and day count.
 INSTRUMENTS: Final[dict[str, tuple[int, str]]] = {"swaption": (1, "30/360"), "cap": (4, "ACT/360"),
                                                   "floor": (4, "ACT/360")}
+#: Where a quote's tenor counts from: its expiry (default) or the as-of date (QuantLib's ``CapHelper``).
+TENOR_FROM: Final[tuple[str, ...]] = ("expiry", "as_of")
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,6 +111,8 @@ class VolQuotes:
         ``day_count`` canonical, ``instrument`` ``swaption``/``cap``/``floor``).
       vol, shift, strike, weight: ``float64`` (``strike`` NaN: at the money).
       frequency: periods a year.
+      tenor_from: ``expiry`` or ``as_of``; atm_frequency, atm_day_count: the fixed leg whose swap rate is the
+        at-the-money strike (resolved: a swaption's own leg, by default a cap's caplets').
       expiry_months, expiry_days, tenor_months, tenor_days: the periods.
       where: per quote, where it came from (``vols.csv line 3``), for messages.
     """
@@ -113,6 +128,9 @@ class VolQuotes:
     day_count: np.ndarray
     weight: np.ndarray
     instrument: np.ndarray
+    tenor_from: np.ndarray
+    atm_frequency: np.ndarray
+    atm_day_count: np.ndarray
     expiry_months: np.ndarray
     expiry_days: np.ndarray
     tenor_months: np.ndarray
@@ -138,7 +156,8 @@ class VolQuotes:
         return pd.DataFrame({"curve": self.curve, "expiry": self.expiry, "tenor": self.tenor, "vol": self.vol,
                              "kind": self.kind, "shift": self.shift, "strike": self.strike,
                              "frequency": self.frequency, "day_count": self.day_count, "weight": self.weight,
-                             "instrument": self.instrument})
+                             "instrument": self.instrument, "tenor_from": self.tenor_from,
+                             "atm_frequency": self.atm_frequency, "atm_day_count": self.atm_day_count})
 
     @classmethod
     def from_frame(cls, frame: Any) -> VolQuotes:
@@ -153,7 +172,8 @@ class VolQuotes:
     @classmethod
     def from_columns(cls, *, curve: Any, expiry: Any, tenor: Any, vol: Any, kind: Any, shift: Any = None,
                      strike: Any = None, frequency: Any = None, day_count: Any = None, weight: Any = None,
-                     instrument: Any = None, where: Sequence[str] | None = None) -> VolQuotes:
+                     instrument: Any = None, tenor_from: Any = None, atm_frequency: Any = None,
+                     atm_day_count: Any = None, where: Sequence[str] | None = None) -> VolQuotes:
         """Quotes from columns (a value for all rows or one per row; ``None`` or an empty cell is the default).
         Every bad cell is reported at once, as an :class:`~trinom.InputError` naming the row, the field and (with
         ``where``) the file's line.
@@ -165,7 +185,8 @@ class VolQuotes:
         """
         given = {"curve": curve, "expiry": expiry, "tenor": tenor, "vol": vol, "kind": kind, "shift": shift,
                  "strike": strike, "frequency": frequency, "day_count": day_count, "weight": weight,
-                 "instrument": instrument}
+                 "instrument": instrument, "tenor_from": tenor_from, "atm_frequency": atm_frequency,
+                 "atm_day_count": atm_day_count}
         cells = {name: _cells(value) for name, value in given.items()}
         sizes = {len(v) for v in cells.values() if len(v) != 1}
         if len(sizes) > 1:
@@ -221,13 +242,47 @@ class VolQuotes:
         for k in np.flatnonzero(codes == ACT_ACT_ICMA):
             bad(int(k), "day_count", "day_count ACT/ACT-ICMA is not supported for quotes; use ACT/ACT-ISDA, 30/360, "
                 "30E/360, ACT/360 or ACT/365F")
+        tenor_from = []
+        for k, value in enumerate(cells["tenor_from"]):
+            text = "expiry" if _blank(value) else str(value).strip().lower().replace("-", "_").replace(" ", "_")
+            if text not in TENOR_FROM:
+                bad(k, "tenor_from", f"tenor_from {value!r} is not one of {', '.join(TENOR_FROM)}")
+                text = "expiry"
+            tenor_from.append(text)
+        # the at-the-money leg: given cells parsed, blank ones the quote's own frequency and day count
+        given = np.array([not _blank(v) for v in cells["atm_frequency"]])
+        parsed, found = parse_frequencies(np.array([v if g else 1 for v, g in zip(cells["atm_frequency"], given,
+                                                                                  strict=True)], dtype=object),
+                                          field="atm_frequency")
+        for row, f, message in found:
+            bad(int(row), f, message)
+        atm_per_year = np.where(given, parsed, per_year)
+        given = np.array([not _blank(v) for v in cells["atm_day_count"]])
+        parsed, found = parse_day_counts(np.array([str(v) if g else "ACT/360" for v, g in zip(cells["atm_day_count"],
+                                                                                              given, strict=True)],
+                                                  dtype=object), field="atm_day_count")
+        for row, f, message in found:
+            bad(int(row), f, message)
+        atm_codes = np.where(given, parsed, codes)
+        for k in np.flatnonzero(given & (parsed == ACT_ACT_ICMA)):
+            bad(int(k), "atm_day_count", "atm_day_count ACT/ACT-ICMA is not supported for quotes; use ACT/ACT-ISDA, "
+                "30/360, 30E/360, ACT/360 or ACT/365F")
+        for k in np.flatnonzero((np.array(instruments) == "swaption") & (codes >= 0) & (atm_codes >= 0)
+                                & (per_year > 0) & (atm_per_year > 0)
+                                & ((atm_per_year != per_year) | (atm_codes != codes))):
+            field = "atm_frequency" if atm_per_year[k] != per_year[k] else "atm_day_count"
+            bad(int(k), field, f"{field} applies to caps and floors: a swaption's at-the-money strike is its own fixed "
+                "leg's swap rate (frequency, day_count)")
         if problems:
             raise InputError(sorted(problems, key=lambda p: p[0]))
         return cls(curve=np.array(curves, dtype=object), expiry=np.array(periods["expiry"][0], dtype=object),
                    tenor=np.array(periods["tenor"][0], dtype=object), vol=vols, kind=np.array(kinds, dtype=object),
                    shift=shifts, strike=strikes, frequency=per_year.astype(np.int64),
                    day_count=np.array([DAY_COUNTS.canonical[c] for c in codes], dtype=object), weight=weights,
-                   instrument=np.array(instruments, dtype=object), expiry_months=periods["expiry"][1],
+                   instrument=np.array(instruments, dtype=object), tenor_from=np.array(tenor_from, dtype=object),
+                   atm_frequency=atm_per_year.astype(np.int64),
+                   atm_day_count=np.array([DAY_COUNTS.canonical[c] for c in atm_codes], dtype=object),
+                   expiry_months=periods["expiry"][1],
                    expiry_days=periods["expiry"][2], tenor_months=periods["tenor"][1], tenor_days=periods["tenor"][2],
                    where=tuple(places))
 
@@ -484,8 +539,11 @@ def resolve_curves(curves: Any) -> dict[str, Any]:
 
 def quote_instruments(quotes: VolQuotes, curves: Any) -> QuoteInstruments:
     """The instruments of ``quotes`` on their curves (``{name: DatedCurve}``, or one curve), their forwards, strikes,
-    annuities and market prices. A quote naming no curve takes the only one; an unknown curve, a lognormal quote
-    whose forward or strike plus shift is not positive, or a date beyond 2199 is an InputError naming the quote."""
+    annuities and market prices. A quote naming no curve takes the only one. Each of these is an InputError naming
+    the quote (its file and line) and the field: an unknown curve; an instrument ending after its curve's last date
+    (no extrapolation, as QuantLib's curves by default), or not after its start (``tenor_from=as_of``); the same
+    instrument quoted twice; a lognormal quote whose forward (a cap: any caplet's) or strike plus shift is not
+    positive; a market price that is not positive."""
     table = resolve_curves(curves)
     names = tuple(table)
     problems: list[Problem] = []
@@ -503,14 +561,14 @@ def quote_instruments(quotes: VolQuotes, curves: Any) -> QuoteInstruments:
     n = len(quotes)
     exercise = np.empty(n, dtype="datetime64[D]")
     end = np.empty(n, dtype="datetime64[D]")
+    from_as_of = quotes.tenor_from == "as_of"
     for c, name in enumerate(names):
         mine = np.flatnonzero(index == c)
         as_of = np.full(mine.size, table[name].as_of, dtype="datetime64[D]")
         exercise[mine] = add_period(as_of, quotes.expiry_months[mine], quotes.expiry_days[mine])
-        end[mine] = add_period(exercise[mine], quotes.tenor_months[mine], quotes.tenor_days[mine])
-    last = np.datetime64("2199-12-31")
-    problems = [(int(k), "tenor", f"{quotes.where[k]}: the instrument ends on {end[k]}, after {last}")
-                for k in np.flatnonzero(end > last)]
+        base = np.where(from_as_of[mine], as_of, exercise[mine])
+        end[mine] = add_period(base, quotes.tenor_months[mine], quotes.tenor_days[mine])
+    problems = _date_problems(quotes, names, index, exercise, end, [table[name] for name in names])
     if problems:
         raise InputError(problems)
     is_swaption = quotes.instrument == "swaption"
@@ -538,6 +596,14 @@ def quote_instruments(quotes: VolQuotes, curves: Any) -> QuoteInstruments:
             caps = Caps.on_curve(curve, start=exercise[rows], end=end[rows], frequency=quotes.frequency[rows],
                                  day_count=quotes.day_count[rows], cap=quotes.instrument[rows] == "cap")
             atm = caps.forward_rate
+            other = (quotes.atm_frequency[rows] != quotes.frequency[rows]) | (quotes.atm_day_count[rows]
+                                                                              != quotes.day_count[rows])
+            if other.any():  # the swap rate of another fixed leg over the caplets' span (QuantLib's CapHelper)
+                leg = Swaptions.on_curve(curve, exercise=exercise[rows[other]], end=end[rows[other]],
+                                         frequency=quotes.atm_frequency[rows[other]],
+                                         day_count=quotes.atm_day_count[rows[other]])
+                atm = atm.copy()
+                atm[other] = leg.forward_rate
             k_rate = np.where(np.isnan(quotes.strike[rows]), atm, quotes.strike[rows])
             cap_parts.append((rows, replace(caps, strike=k_rate.astype(np.float64))))
             forward[rows], strike[rows], is_call[rows] = atm, k_rate, caps.cap
@@ -549,15 +615,19 @@ def quote_instruments(quotes: VolQuotes, curves: Any) -> QuoteInstruments:
     all_caps = _concatenate_caps([c for _, c in cap_parts]) if cap_parts else None
     shift = quotes.shift
     lognormal = quotes.kind == "lognormal"
-    problems = [(int(k), "strike", f"{quotes.where[k]}: a lognormal quote needs forward + shift and strike + shift > 0, "
-                 f"got forward {forward[k]:.6g}, strike {strike[k]:.6g}, shift {shift[k]:.6g}")
-                for k in np.flatnonzero(lognormal & ((forward + shift <= 0) | (strike + shift <= 0)))]
+    problems = [(int(k), "shift", f"{quotes.where[k]}: a lognormal quote needs forward + shift > 0, got forward "
+                 f"{forward[k]:.6g} and shift {shift[k]:.6g} (a larger shift, or a normal vol)")
+                for k in np.flatnonzero(lognormal & (forward + shift <= 0))]
+    problems += [(int(k), "strike", f"{quotes.where[k]}: a lognormal quote needs strike + shift > 0, got strike "
+                  f"{strike[k]:.6g} and shift {shift[k]:.6g} (a larger shift, or a normal vol)")
+                 for k in np.flatnonzero(lognormal & (forward + shift > 0) & (strike + shift <= 0))]
     if all_caps is not None:
         live = all_caps.accrual > 0
         lowest = np.where(live, all_caps.caplet_forwards, np.inf).min(axis=1)
         problems += [(int(k), "shift", f"{quotes.where[k]}: a lognormal cap needs every caplet's forward + shift > 0, got "
-                      f"a forward of {low:.6g} with shift {shift[k]:.6g}")
-                     for k, low in zip(cap_order, lowest, strict=True) if lognormal[k] and low + shift[k] <= 0]
+                      f"a forward of {low:.6g} with shift {shift[k]:.6g} (a larger shift, or a normal vol)")
+                     for k, low in zip(cap_order, lowest, strict=True)
+                     if lognormal[k] and low + shift[k] <= 0 < forward[k] + shift[k]]
     if problems:
         raise InputError(sorted(problems, key=lambda p: p[0]))
     basket = QuoteInstruments(quotes=quotes, curve_names=names, curve_index=index, exercise=exercise,
@@ -571,6 +641,38 @@ def quote_instruments(quotes: VolQuotes, curves: Any) -> QuoteInstruments:
                            "calibration needs prices > 0") for k in bad])
     basket.market_price[:] = market
     return basket
+
+
+def _date_problems(quotes: VolQuotes, names: tuple[str, ...], index: np.ndarray, exercise: np.ndarray,
+                   end: np.ndarray, curves: list[Any]) -> list[Problem]:
+    """The quotes' instruments that end beyond their curve or 2199, or not after their start, and any instrument
+    quoted twice (the same curve, instrument, dates, strike and legs), each naming the quote."""
+    where = quotes.where
+    problems: list[Problem] = []
+    last_date = np.array([curve.dates[-1] for curve in curves], dtype="datetime64[D]")[index]
+    empty = end <= exercise
+    beyond = ~empty & (end > last_date)
+    for k in np.flatnonzero(empty | beyond | (end > np.datetime64("2199-12-31"))).tolist():
+        what = f"{where[k]}: the {quotes.instrument[k]} (expiry {quotes.expiry[k]}, tenor {quotes.tenor[k]}"
+        if empty[k]:
+            problems.append((k, "tenor", f"{what} from the as-of date) ends on {end[k]}, not after its start "
+                             f"{exercise[k]}"))
+        elif beyond[k]:
+            problems.append((k, "tenor", f"{what}) ends on {end[k]}, after curve {names[index[k]]!r}'s last date "
+                             f"{last_date[k]}: extend the curve (trinom does not extrapolate a quote's curve)"))
+        else:
+            problems.append((k, "tenor", f"{what}) ends on {end[k]}, after 2199-12-31"))
+    seen: dict[tuple[Any, ...], int] = {}
+    for k in range(len(quotes)):
+        strike = "ATM" if np.isnan(quotes.strike[k]) else float(quotes.strike[k])
+        key = (int(index[k]), quotes.instrument[k], exercise[k], end[k], strike, int(quotes.frequency[k]),
+               quotes.day_count[k], int(quotes.atm_frequency[k]), quotes.atm_day_count[k])
+        first = seen.setdefault(key, k)
+        if first != k:
+            problems.append((k, "tenor", f"{where[k]}: the same {quotes.instrument[k]} as {where[first]} (curve "
+                             f"{names[index[k]]!r}, {exercise[k]} to {end[k]}, strike {strike}, {quotes.frequency[k]} a "
+                             f"year {quotes.day_count[k]}): quote each instrument once (a weight gives it more say)"))
+    return sorted(problems, key=lambda p: p[0])
 
 
 def _concatenate_caps(parts: list[Caps]) -> Caps:
@@ -734,6 +836,9 @@ class VolSurface:
         for k in np.flatnonzero(~np.isnan(quotes.strike)):
             problems.append((int(k), "strike", f"{where[k]}: a volatility surface takes at-the-money quotes, this one "
                              f"has strike {quotes.strike[k]:g}"))
+        for k in np.flatnonzero(quotes.tenor_from != "expiry"):
+            problems.append((int(k), "tenor_from", f"{where[k]}: a volatility surface's tenor is the swap's length "
+                             f"from the expiry; tenor_from {quotes.tenor_from[k]} is for caps"))
         grids: dict[str, SurfaceGrid] = {}
         for name in dict.fromkeys(quotes.curve.tolist()):
             rows = np.flatnonzero(quotes.curve == name)
