@@ -19,7 +19,7 @@
 * European and bermudan exercise are listed points at the exercise price plus the day count's accrued interest (0 on
   a coupon date); american exercise is the tree's window with listed points on the steps before the bond's first
   cash flow (where the tree accrues nothing) and, where the coupon amounts change in the window, on every step
-  (trinom.instruments.trades). Before these, an american window open before the next coupon was refused (-1.80 per
+  (trinom.instruments.dated_bond). Before these, an american window open before the next coupon was refused (-1.80 per
   100) and one over ACT/360 semiannual coupons was 0.0121 per 100 off.
 * European options on zero-coupon bonds within 5e-3 per 100 of the closed form and of QuantLib's
   ``HullWhite.discountBondOption`` at the default 365 steps a year.

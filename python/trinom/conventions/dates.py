@@ -114,6 +114,15 @@ def as_dates(days: npt.ArrayLike) -> np.ndarray:
     return np.asarray(days, dtype=np.int64).view("datetime64[D]")
 
 
+def day_text(day: int | np.integer) -> str:
+    """A day number as its ``YYYY-MM-DD`` text (for messages).
+
+    >>> day_text(20_000)
+    '2024-10-04'
+    """
+    return str(np.datetime64(int(day), "D"))
+
+
 def month_index(days: np.ndarray) -> np.ndarray:
     """The absolute month index (``12 * year + month - 1``) of each day."""
     return MONTH_OF_DAY[days - DAY0]

@@ -154,7 +154,7 @@ class BondPortfolio:
         object.__setattr__(self, "_cache", {})
         object.__setattr__(self, "_read_problems", ())
         given = None
-        if accrued is not None:  # a dated bond's accrued interest, by its day count (trinom.instruments.trades)
+        if accrued is not None:  # a dated bond's accrued interest, by its day count (trinom.instruments.dated_bond)
             given = np.array(accrued, dtype=np.float64).reshape(-1)
             if given.size != n_bonds:
                 raise InputError([(None, "accrued", f"accrued has {given.size} entries, expected one per bond "

@@ -32,8 +32,8 @@ import numpy as np
 from ..constants import CALL, PUT
 from ..conventions.names import Problem
 from ..model.periods import fixed_leg
+from .dated_bond import YEAR_DAYS
 from .option import Portfolio
-from .swaption import YEAR_DAYS
 
 
 @dataclass(frozen=True, eq=False)

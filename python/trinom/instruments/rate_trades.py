@@ -26,6 +26,7 @@ from typing import Final
 import numpy as np
 
 from ..conventions import parse_calendars, parse_conventions, parse_day_counts, parse_frequencies
+from ..conventions.dates import day_text
 from ..conventions.names import Problem
 from .cap import CapSpecs
 from .swaption import SwaptionSpecs
@@ -110,9 +111,9 @@ def check_rate_rows(book: TradeColumns, types: np.ndarray, earlier: set[int]) ->
         if row in bad or not (read["maturity"][row] and read["start"][row]):
             continue
         if maturity[row] <= start[row]:
-            add(row, "maturity", f"maturity {_day(maturity[row])} must be after start {_day(start[row])}")
+            add(row, "maturity", f"maturity {day_text(maturity[row])} must be after start {day_text(start[row])}")
         elif types[row] != "swaption" and start[row] <= book.as_of_day:
-            add(row, "start", f"start {_day(start[row])} must be after the as-of date {_day(book.as_of_day)}: every "
+            add(row, "start", f"start {day_text(start[row])} must be after the as-of date {day_text(book.as_of_day)}: every "
                 "caplet fixes after it (a caplet fixed already needs its fixing)")
     # names: each type's defaults, then parsed
     text: dict[str, np.ndarray] = {}
@@ -155,10 +156,10 @@ def check_rate_rows(book: TradeColumns, types: np.ndarray, earlier: set[int]) ->
             continue
         for field, value in (("first_exercise", first[row]), ("last_exercise", last[row])):
             if read[field][row] and not start[row] <= value < maturity[row]:
-                add(row, field, f"{field} {_day(value)} is outside the swap ({_day(start[row])} to "
-                    f"{_day(maturity[row])}): a swaption is exercised on its fixed leg's start dates")
+                add(row, field, f"{field} {day_text(value)} is outside the swap ({day_text(start[row])} to "
+                    f"{day_text(maturity[row])}): a swaption is exercised on its fixed leg's start dates")
         if row not in bad and last[row] < first[row]:
-            add(row, "last_exercise", f"last_exercise {_day(last[row])} is before first_exercise {_day(first[row])}")
+            add(row, "last_exercise", f"last_exercise {day_text(last[row])} is before first_exercise {day_text(first[row])}")
     g = np.array([r for r in swaption_rows if r not in bad], dtype=np.int64)
     c = np.array([r for r in cap_rows if r not in bad], dtype=np.int64)
     notional = np.where(np.isnan(numbers["notional"]), 100.0, numbers["notional"])
@@ -178,7 +179,3 @@ def check_rate_rows(book: TradeColumns, types: np.ndarray, earlier: set[int]) ->
                     sigma=numbers["sigma"][c], steps_per_year=spy[c], rows=c)
     problems.sort(key=lambda item: item[0])
     return RateRows(problems=problems, swaption_rows=swaption_rows, cap_rows=cap_rows, swaptions=swaptions, caps=caps)
-
-
-def _day(day: int | np.integer) -> str:
-    return str(np.datetime64(int(day), "D"))

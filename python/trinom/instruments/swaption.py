@@ -11,7 +11,7 @@ receiving (``receiver``) the fixed ``rate`` against the floating rate. Single cu
 * a **payer** swaption is the put: ``B_put - B``.
 
 The floating leg's frequency plays no part (its resets are taken to include the fixed leg's start dates, where it is
-worth par). Both trees are the dated bonds' (:mod:`trinom.instruments.trades`): the fixed leg's schedule generated
+worth par). Both trees are the dated bonds' (:mod:`trinom.instruments.dated_bond`): the fixed leg's schedule generated
 backward from ``maturity`` (its ``frequency``, ``day_count``, ``calendar`` and ``convention``), each coupon
 ``100 * rate * accrual fraction`` on its period's (adjusted) end, every date at the step nearest its time; the
 exercise is a listed point at each exercise date's step at the dirty price 100 (the bond is ex-coupon there: the
@@ -43,13 +43,10 @@ import numpy as np
 from ..columns import segments
 from ..constants import CALL, PUT
 from ..conventions import Schedules, accrual_fractions, generate_schedules
+from ..conventions.dates import day_text
 from ..conventions.names import Problem
 from .bond import BondPortfolio
-
-#: Whole days in the curves' year (ACT/365F): the tree's time.
-YEAR_DAYS = 365
-#: The exercise price of the call a bond without an option lowers with: no tree value reaches it.
-NO_EXERCISE_PRICE = 1e30
+from .dated_bond import NO_EXERCISE_PRICE, YEAR_DAYS, step_of
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,11 +79,6 @@ class LoweredSwaptions:
     bonds: BondPortfolio
     weight: np.ndarray
     problems: list[Problem]  #: rows only lowering finds bad (then both their trees are placeholders)
-
-
-def step_of(days: np.ndarray, as_of: int, steps_per_year: np.ndarray) -> np.ndarray:
-    """The tree step nearest each date (halves up), never before step 1."""
-    return np.maximum((2 * (days - as_of) * steps_per_year + YEAR_DAYS) // (2 * YEAR_DAYS), 1)
 
 
 @dataclass(frozen=True, eq=False)
@@ -131,8 +123,8 @@ def lower_swaptions(specs: SwaptionSpecs) -> LoweredSwaptions:
     for k in np.flatnonzero(schedules.good & (first_date == np.iinfo(np.int64).max)):
         bad[k] = True
         problems.append((int(specs.rows[k]), "first_exercise", "no fixed-leg start date after the as-of date between "
-                         f"first_exercise {_day(specs.first_exercise[k])} and last_exercise "
-                         f"{_day(specs.last_exercise[k])}: a swaption is exercised on the start dates of its fixed "
+                         f"first_exercise {day_text(specs.first_exercise[k])} and last_exercise "
+                         f"{day_text(specs.last_exercise[k])}: a swaption is exercised on the start dates of its fixed "
                          "leg's periods"))
     spy = specs.steps_per_year
     # the bond: the periods that start on or after the first exercise date
@@ -205,7 +197,3 @@ def _trees(specs: SwaptionSpecs, bad: np.ndarray, flow_owner: np.ndarray, flow_s
         exercise_frequency=np.ones(2 * count, dtype=np.int64), curve_index=twice(specs.curve),
         exercise_count=exercise_count, exercise_step=x_step, exercise_price=np.full(x_step.size, 100.0),
         accrued=np.zeros(2 * count))
-
-
-def _day(day: int | np.integer) -> str:
-    return str(np.datetime64(int(day), "D"))

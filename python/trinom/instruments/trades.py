@@ -2,84 +2,63 @@
 zero-coupon bonds, given by dates, schedules, day counts and calendars (issue 25; the ``trades.csv`` contract).
 
 A :class:`Trades` book holds one row per trade (the columns of :data:`TRADE_COLUMNS`; an empty cell means "not
-applicable" or the default), an as-of date and two optional side tables (:data:`SIDE_COLUMNS`; a pandas DataFrame or a
-mapping of columns, or read by :func:`read_trades` from CSV or Parquet): ``schedule`` (``id,date,price``: explicit and
-step-down exercise schedules) and ``notionals`` (``id,date,notional``: amortizing notionals). It validates every row
-at once (each problem names the row, the field and, for a file, the line; a side table's also its own file and line)
-and lowers to the tree-step instruments every engine prices:
+applicable" or the default), an as-of date and two optional side tables (:mod:`trinom.instruments.side_tables`; a
+pandas DataFrame or a mapping of columns, or read by :func:`read_trades` from CSV or Parquet): ``schedule``
+(``id,date,price``: explicit and step-down exercise schedules) and ``notionals`` (``id,date,notional``: amortizing
+notionals). It validates every row at once (each problem names the row, the field and, for a file, the line; a side
+table's also its own file and line) and lowers to the tree-step instruments every engine prices:
 
 * a ``bond`` to a :class:`~trinom.BondPortfolio` row: its coupon schedule generated backward from maturity
   (:mod:`trinom.conventions`), each coupon ``100 * coupon * accrual fraction`` (the bond's day count) paid on the
   period's (adjusted) end date, 100 repaid at maturity; only the flows after the as-of date are kept;
 * a ``bond_option`` to a :class:`~trinom.Portfolio` row of the standard convention.
 
-The bond lowering is :func:`lower_dated_bonds`, on arrays (:class:`DatedBonds`; exercise as :class:`ExerciseDates`
-and :class:`ExerciseWindows`, amortization as :class:`Amortization`), for any trade that lowers to dated bonds.
+The bond lowering is :mod:`trinom.instruments.dated_bond` (:func:`~trinom.instruments.dated_bond.lower_dated_bonds`,
+on arrays, for any trade that lowers to dated bonds): how dates map to tree steps, how exercise becomes the tree's
+window or listed points, and how notice days, amortization and the tree's early cash flows are lowered.
 
 **The tree grid** is ``steps_per_year`` steps a year (default :data:`DEFAULT_STEPS_PER_YEAR`, one step a day), its
-time the ACT/365F year fraction from the as-of date (the curves' time). **Every date maps to the step nearest its
-time** (halves up; a cash flow never before step 1); flows that fall on one step are paid together. At the default
-every date is a step of its own.
+time the ACT/365F year fraction from the as-of date (the curves' time). Every date maps to the step nearest its time
+(halves up; a cash flow never before step 1); flows that fall on one step are paid together. At the default every
+date is a step of its own.
 
 **Exercise** pays the exercise price, clean per 100 of the notional outstanding, plus the interest accrued at the
 exercise date by the bond's day count (QuantLib's ``accruedAmount``; 0 on a coupon date, where exercise is ex-coupon:
-the holder keeps the coupon). Where it is on dates, each date is a listed exercise point of the tree
-(docs/paper-instrument.md, "Listed exercise points") at its step, its dirty price that sum, exact:
+the holder keeps the coupon). Where it is on dates, each date is a listed exercise point of the tree at its step:
 
 * ``european``: on ``first_exercise`` (or its one ``schedule.csv`` row);
 * ``bermudan``: on the coupon dates (adjusted period ends) from ``first_exercise`` to ``last_exercise``, or on exactly
   the trade's ``schedule.csv`` dates, each at its own price;
-* ``american``: on every step from ``first_exercise`` to ``last_exercise``; with ``schedule.csv`` rows, from each
-  listed date to the day before the next at that date's price, the last to ``last_exercise`` (the maturity where it
-  is empty).
+* ``american``: on every step from ``first_exercise`` to ``last_exercise`` (the tree's own window where its accrued
+  interest is the day count's, else listed points: :mod:`trinom.instruments.dated_bond`); with ``schedule.csv`` rows,
+  from each listed date to the day before the next at that date's price, the last to ``last_exercise`` (the maturity
+  where it is empty).
 
-An american window is the tree's own (its window of every step: no memory per step) where the tree's accrued
-interest is the day count's: the paper's (§6.4) ``(i - S) / (nx - S)`` of the coupon paid at step ``S``, the last cash
-flow at or before ``i``. That is linear in steps (ACT days at one step a day) and 0 before the bond's first cash flow
-after the as-of date: the steps before it are listed points (at most a coupon period of them). The window is the
-tree's only for a bond with one window, no notice days, no amortization and one coupon amount over it: a bond whose
-coupons change in the window (ACT/360, ACT/365F, ACT/ACT-ISDA periods of unequal days, business-day adjusted dates;
-the tree would accrue the previous coupon's amount), an amortizing bond, an american schedule or notice days make
-every step of the window a listed point (16 bytes a step: 5.8 kB per year of window at the default 365 steps a
-year, 190 B at 12). What is left of the tree's own accrual: 30/360's days against ACT's (up to 0.005 per 100 against
-QuantLib), and resolutions coarser than a day (accrued interest linear in steps between dates).
-
-Where several exercise dates fall on one step (coarse resolutions), the tighter price holds (the lower for a call,
-the higher for a put). Exercise dates before the as-of date are gone (a desk's past call dates in ``schedule.csv``
-are expired exercise, not an error): a bond whose exercise has all passed is priced without its option. A bond
-without an option lowers with a call at a price no tree value reaches (:data:`NO_EXERCISE_PRICE`), which never binds.
-A trade with ``schedule.csv`` rows needs ``option`` and ``exercise`` (european: one row); ``first_exercise``,
-``last_exercise`` and ``exercise_price`` may be empty, and where given must agree with the schedule (its first date,
-its last date (american: ``last_exercise`` on or after it, the end of the last price), its first price) or they are
-errors; a row's date must be within the bond's life (issue to maturity) and not repeat.
+Exercise dates before the as-of date are gone (a desk's past call dates in ``schedule.csv`` are expired exercise, not
+an error): a bond whose exercise has all passed is priced without its option. A bond without an option lowers with a
+call at a price no tree value reaches (:data:`NO_EXERCISE_PRICE`), which never binds. A trade with ``schedule.csv``
+rows needs ``option`` and ``exercise`` (european: one row); ``first_exercise``, ``last_exercise`` and
+``exercise_price`` may be empty, and where given must agree with the schedule (its first date, its last date
+(american: ``last_exercise`` on or after it, the end of the last price), its first price) or they are errors; a row's
+date must be within the bond's life (issue to maturity) and not repeat.
 
 **Notice days** (``notice_days``, whole calendar days, default 0): the decision is taken that many days before each
-exercise date; the point is at the decision date's step and its price is the exercise's value there: the dirty price
-paid on the exercise date and the bond's cash flows after the decision step up to the exercise date, discounted to the
-decision date by the trade's curve's deterministic forward discount factors (no spread; the base curves the trades are
-lowered on: curve scenarios and risk's bumps do not move them, an effect of about shift x notice period). An american
-window moves that many days earlier (every step a listed point). An exercise whose decision date is not after the
-as-of date is gone.
+exercise date; the point is at the decision date's step and its price is the exercise's value there, discounted from
+the exercise date on the trade's curve (:mod:`trinom.instruments.dated_bond`). An exercise whose decision date is not
+after the as-of date is gone.
 
 **Amortizing bonds** (``notionals.csv``): from each row's date, a coupon date of the bond (adjusted or not, before
 maturity), the outstanding notional is the row's, in the units of the trade's ``notional`` (which the trade must
 give); the difference to the one before is repaid on that date, the rest at maturity. Coupons are paid on the
 notional outstanding in their period, everything per 100 of the original notional; exercise prices are per 100 of
-the notional outstanding at the exercise date (after a repayment on it), so a point's dirty price is the price plus
-accrued times the outstanding share; the accrued interest at the as-of date is on the notional outstanding then. A
-notional may not increase, be negative or exceed the trade's.
-
-**Early cash flows.** The tree adds a flow of step ``s`` to the nodes of step ``s - 1``'s width (the paper's Q1), so
-while it grows the two outermost nodes of step ``s`` miss it: a third of a flow at step 1, 5.6% at step 2, 0.9% at
-step 3 (at any resolution: a coupon in the next half month of a 12-steps-a-year tree, or tomorrow's at the default).
-Every flow at or before the first exercise step (every one of a bond without an option), but the maturity's (paid on
-every node), is raised by the share it misses, which depends on ``a``, ``sigma`` and the step only
-(:func:`_edge_shares`), so that its value is the curve's. One after the first exercise step is not (an exercise
-before it sees it): a window opening in the first few steps misses that share of the flows in them.
+the notional outstanding at the exercise date. A notional may not increase, be negative or exceed the trade's.
 
 ``spread`` is the OAS as a decimal (continuous, added to the short rate; the book's percent times 100). Prices are
 per 100 notional: ``price`` (dirty, the tree's root, the value at the as-of date), ``accrued`` (the day count's
 interest accrued at the as-of date, QuantLib's ``accruedAmount``) and ``clean = price - accrued``.
+
+The names of the bond lowering (:mod:`~trinom.instruments.dated_bond`) and of the side tables
+(:mod:`~trinom.instruments.side_tables`) stay importable from here for one release.
 
 >>> import trinom
 >>> from trinom.model import DatedCurve
@@ -102,25 +81,18 @@ from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
-import numpy.typing as npt
 
 from .. import parquet
-from ..constants import CALL, JMAX_FACTOR, PUT
+from ..constants import CALL, PUT
 from ..conventions import (
     Factorized,
-    Schedules,
-    accrual_fractions,
-    accrued_interest,
-    generate_schedules,
     parse_calendars,
     parse_conventions,
     parse_day_counts,
     parse_frequencies,
     to_days,
 )
-from ..conventions.dates import as_dates
-from ..conventions.day_counts import ACT_ACT_ICMA, fractions_by_code
-from ..conventions.icma import QuasiCouponDates, icma_fractions
+from ..conventions.dates import day_text
 from ..conventions.names import Problem
 from ..csvtable import read_table_lines
 from ..curve import YieldCurve
@@ -128,9 +100,24 @@ from ..errors import InputError
 from ..row_ids import check_row_ids
 from .bond import BondPortfolio
 from .cap import CapSpecs, lower_caps
+from .dated_bond import (
+    EDGE_STEPS,
+    NO_EXERCISE_PRICE,
+    YEAR_DAYS,
+    Amortization,
+    DatedBonds,
+    ExerciseDates,
+    ExerciseWindows,
+    LoweredBonds,
+    date_of_step,
+    lower_dated_bonds,
+    portfolio_fields,
+    step_of,
+)
 from .legs import Legs
 from .option import Portfolio
 from .rate_trades import RATE_COLUMNS, RATE_TYPES, RateRows, TradeColumns, check_rate_rows
+from .side_tables import SIDE_COLUMNS, SideRows, read_side_table, side_table
 from .swaption import lower_swaptions
 
 #: The columns of ``trades.csv``, in the contract's order (a file may hold them in any order, and leave out those
@@ -139,11 +126,6 @@ TRADE_COLUMNS: Final[tuple[str, ...]] = (
     "id", "type", "notional", "issue", "maturity", "coupon", "frequency", "day_count", "calendar", "convention",
     "option", "exercise", "first_exercise", "last_exercise", "exercise_price", "expiry", "strike", "a", "sigma",
     "spread", "curve", "steps_per_year", "notice_days", *RATE_COLUMNS)
-#: The columns of the optional ``schedule.csv`` (explicit and step-down exercise schedules: a trade's exercise dates
-#: and their clean prices per 100 of the outstanding notional) and ``notionals.csv`` (amortizing notionals: from a
-#: coupon date on, the notional outstanding, in the trade's notional units), by the name each is given as.
-SIDE_COLUMNS: Final[dict[str, tuple[str, ...]]] = {"schedule": ("id", "date", "price"),
-                                                   "notionals": ("id", "date", "notional")}
 #: Trade types.
 TYPES: Final[tuple[str, ...]] = ("bond", "bond_option", *RATE_TYPES)
 #: Trade types that lower to bond trees (the others lower to option trees).
@@ -156,14 +138,8 @@ DEFAULT_STEPS_PER_YEAR: Final[int] = 365
 MAX_STEPS_PER_YEAR: Final[int] = 36500
 #: Most notice days an exercise may have (a hundred years of calendar days).
 MAX_NOTICE_DAYS: Final[int] = 36500
-#: The exercise price of the call a bond without an option lowers with: no tree value reaches it.
-NO_EXERCISE_PRICE: Final[float] = 1e30
 #: Defaults of a bond's conventions where its cells are empty.
 BOND_DEFAULTS: Final[dict[str, str]] = {"day_count": "30/360", "calendar": "NONE", "convention": "F"}
-#: Whole days in the curves' year (ACT/365F).
-YEAR_DAYS: Final[int] = 365
-#: The steps within which the lowering pays a cash flow in full (beyond, the tree misses less than 1e-16 of it).
-EDGE_STEPS: Final[int] = 24
 #: Fields that only a bond or only a bond option may fill.
 _BOND_ONLY = ("issue", "coupon", "frequency", "day_count", "calendar", "convention", "exercise", "first_exercise",
               "last_exercise", "exercise_price", "notice_days")
@@ -274,7 +250,7 @@ class Trades:
         self._where = None if where is None else [str(w) for w in where]
         if self._where is not None and len(self._where) != size:
             raise InputError([(None, "where", f"where has {len(self._where)} entries, expected {size}")])
-        self._side = {"schedule": _side_table(schedule, "schedule"), "notionals": _side_table(notionals, "notionals")}
+        self._side = {"schedule": side_table(schedule, "schedule"), "notionals": side_table(notionals, "notionals")}
         self._memo: dict[object, Any] = {}
 
     @classmethod
@@ -486,27 +462,27 @@ class Trades:
                 ok[field][row] = False
         as_of = self.as_of_day
         for row in np.flatnonzero(is_bond & ok["issue"] & ok["maturity"] & (d["maturity"] <= d["issue"])):
-            problems.append((int(row), "maturity", f"maturity {_day(d['maturity'][row])} must be after the issue date "
-                             f"{_day(d['issue'][row])}"))
+            problems.append((int(row), "maturity", f"maturity {day_text(d['maturity'][row])} must be after the issue date "
+                             f"{day_text(d['issue'][row])}"))
         for row in np.flatnonzero((p.kind >= 0) & ok["maturity"] & (d["maturity"] <= as_of)):
-            problems.append((int(row), "maturity", f"maturity {_day(d['maturity'][row])} is not after the as-of date "
+            problems.append((int(row), "maturity", f"maturity {day_text(d['maturity'][row])} is not after the as-of date "
                              f"{self.as_of}: the bond has matured"))
         for row in np.flatnonzero(is_option & ok["expiry"] & (d["expiry"] < as_of)):
-            problems.append((int(row), "expiry", f"expiry {_day(d['expiry'][row])} is before the as-of date "
+            problems.append((int(row), "expiry", f"expiry {day_text(d['expiry'][row])} is before the as-of date "
                              f"{self.as_of}: the option has expired"))
         for row in np.flatnonzero(is_option & ok["expiry"] & ok["maturity"] & (d["expiry"] > d["maturity"])):
-            problems.append((int(row), "expiry", f"expiry {_day(d['expiry'][row])} is after the bond's maturity "
-                             f"{_day(d['maturity'][row])}"))
+            problems.append((int(row), "expiry", f"expiry {day_text(d['expiry'][row])} is after the bond's maturity "
+                             f"{day_text(d['maturity'][row])}"))
         for name in ("first_exercise", "last_exercise"):
             outside = has_option & ok[name] & ok["issue"] & ok["maturity"] & (
                 (d[name] < d["issue"]) | (d[name] > d["maturity"]))
             for row in np.flatnonzero(outside):
-                problems.append((int(row), name, f"{name} {_day(d[name][row])} is outside the bond's life "
-                                 f"({_day(d['issue'][row])} to {_day(d['maturity'][row])})"))
+                problems.append((int(row), name, f"{name} {day_text(d[name][row])} is outside the bond's life "
+                                 f"({day_text(d['issue'][row])} to {day_text(d['maturity'][row])})"))
         window = windowed & ok["first_exercise"] & ok["last_exercise"] & (d["last_exercise"] < d["first_exercise"])
         for row in np.flatnonzero(window):
-            problems.append((int(row), "last_exercise", f"last_exercise {_day(d['last_exercise'][row])} is before "
-                             f"first_exercise {_day(d['first_exercise'][row])}"))
+            problems.append((int(row), "last_exercise", f"last_exercise {day_text(d['last_exercise'][row])} is before "
+                             f"first_exercise {day_text(d['first_exercise'][row])}"))
         european = has_option & (p.exercise == _EUROPEAN) & present["last_exercise"] & ok["first_exercise"]
         for row in np.flatnonzero(european & ok["last_exercise"] & (d["last_exercise"] != d["first_exercise"])):
             problems.append((int(row), "last_exercise", "a european option has one exercise date: leave last_exercise "
@@ -545,7 +521,7 @@ class Trades:
                 for row, field, message in problems]
 
     # --- schedule.csv and notionals.csv ----------------------------------------------------------------
-    def _side_rows(self, kind: str) -> tuple[_SideRows, list[Problem], np.ndarray]:
+    def _side_rows(self, kind: str) -> tuple[SideRows, list[Problem], np.ndarray]:
         """A side table's readable rows (of a trade of the book, with a date and a value that read), in trade-row and
         date order; the problems of its cells; and the trade rows any of its rows names."""
         key = ("side", kind)
@@ -553,10 +529,10 @@ class Trades:
             self._memo[key] = self._read_side(kind)
         return self._memo[key]
 
-    def _read_side(self, kind: str) -> tuple[_SideRows, list[Problem], np.ndarray]:
+    def _read_side(self, kind: str) -> tuple[SideRows, list[Problem], np.ndarray]:
         table = self._side[kind]
         if table is None or len(table) == 0:
-            return _SideRows.empty(), [], np.zeros(0, dtype=np.int64)
+            return SideRows.empty(), [], np.zeros(0, dtype=np.int64)
         problems: list[Problem] = []
         size = len(table)
         where = np.array(table.where, dtype=object)
@@ -621,7 +597,7 @@ class Trades:
         readable &= ~bad
         order = np.flatnonzero(readable)
         order = order[np.lexsort((day[order], row[order]))]
-        rows = _SideRows(row=row[order], day=day[order], value=values[order], where=where[order])
+        rows = SideRows(row=row[order], day=day[order], value=values[order], where=where[order])
         return rows, problems, np.unique(row[known])
 
     def _schedule_problems(self, ok: Mapping[str, np.ndarray]) -> list[Problem]:
@@ -648,10 +624,10 @@ class Trades:
                              "but the bond has no call or put"))
         life = bond & ok["issue"][r] & ok["maturity"][r]
         for k in np.flatnonzero(life & ((day < d["issue"][r]) | (day > d["maturity"][r]))):
-            problems.append((int(r[k]), "schedule.date", f"{where[k]}: date {_day(day[k])} is outside the bond's life "
-                             f"({_day(d['issue'][r[k]])} to {_day(d['maturity'][r[k]])})"))
+            problems.append((int(r[k]), "schedule.date", f"{where[k]}: date {day_text(day[k])} is outside the bond's life "
+                             f"({day_text(d['issue'][r[k]])} to {day_text(d['maturity'][r[k]])})"))
         for k in np.flatnonzero((r[1:] == r[:-1]) & (day[1:] == day[:-1])) + 1:
-            problems.append((int(r[k]), "schedule.date", f"{where[k]}: date {_day(day[k])} is repeated for trade "
+            problems.append((int(r[k]), "schedule.date", f"{where[k]}: date {day_text(day[k])} is repeated for trade "
                              f"{ids[r[k]]!r} ({where[k - 1]} gives it too)"))
         style = p.exercise[r[starts]]
         optioned = bond[starts] & p.present["option"][r[starts]]
@@ -667,11 +643,11 @@ class Trades:
         for field, listed, at, mask in (("first_exercise", day[first], first, np.ones(row.size, dtype=bool)),
                                         ("last_exercise", day[final], final, ~american)):
             for j in np.flatnonzero(mask & ok[field][row] & (d[field][row] != listed)):
-                problems.append((int(row[j]), field, f"{field} {_day(d[field][row[j]])} disagrees with the schedule "
-                                 f"({where[at[j]]}: {_day(listed[j])}): leave {field} empty or make them agree"))
+                problems.append((int(row[j]), field, f"{field} {day_text(d[field][row[j]])} disagrees with the schedule "
+                                 f"({where[at[j]]}: {day_text(listed[j])}): leave {field} empty or make them agree"))
         for j in np.flatnonzero(american & ok["last_exercise"][row] & (d["last_exercise"][row] < day[final])):
-            problems.append((int(row[j]), "last_exercise", f"last_exercise {_day(d['last_exercise'][row[j]])} is before "
-                             f"the schedule's last date ({where[final[j]]}: {_day(day[final[j]])}): an american "
+            problems.append((int(row[j]), "last_exercise", f"last_exercise {day_text(d['last_exercise'][row[j]])} is before "
+                             f"the schedule's last date ({where[final[j]]}: {day_text(day[final[j]])}): an american "
                              "schedule's last price holds from its date to last_exercise"))
         price = p.numbers["exercise_price"][row]
         for j in np.flatnonzero(np.isfinite(price) & (price != rows.value[first])):
@@ -704,7 +680,7 @@ class Trades:
                              f"trade's notional {notional[k]:g}"))
         same = (r[1:] == r[:-1]) & bond[1:]
         for k in np.flatnonzero(same & (day[1:] == day[:-1])) + 1:
-            problems.append((int(r[k]), "notionals.date", f"{where[k]}: date {_day(day[k])} is repeated for trade "
+            problems.append((int(r[k]), "notionals.date", f"{where[k]}: date {day_text(day[k])} is repeated for trade "
                              f"{ids[r[k]]!r} ({where[k - 1]} gives it too)"))
         for k in np.flatnonzero(same & (day[1:] > day[:-1]) & (value[1:] > value[:-1])) + 1:
             problems.append((int(r[k]), "notionals.notional", f"{where[k]}: notional {value[k]:g} is more than the "
@@ -898,7 +874,7 @@ class Trades:
         count = rows.size
         placeholder = bad.copy()
         placeholder[np.isin(rows, [row for row, _f, _m in late])] = True
-        fields, accrued = _portfolio_fields(lowered, np.flatnonzero(~bad), placeholder, count)
+        fields, accrued = portfolio_fields(lowered, np.flatnonzero(~bad), placeholder, count)
         local = _rows_problems(problems + self._where_prefixed(late), rows, len(self))
         if local:
             return BondPortfolio.with_read_problems(local, accrued=accrued, **fields)
@@ -956,757 +932,6 @@ class Trades:
                             where=rows.where[kept])
 
 
-@dataclass(frozen=True, eq=False)
-class _SideTable:
-    """A ``schedule.csv`` or ``notionals.csv`` as given: its cells (id, date, value) and each row's place."""
-
-    kind: str  #: ``schedule`` or ``notionals``
-    ids: np.ndarray
-    dates: np.ndarray
-    values: np.ndarray
-    where: list[str]
-
-    def __len__(self) -> int:
-        return len(self.where)
-
-
-@dataclass(frozen=True, eq=False)
-class _SideRows:
-    """A side table's readable rows, in trade-row and date order: each one's trade row, date (a day number), value
-    and place."""
-
-    row: np.ndarray
-    day: np.ndarray
-    value: np.ndarray
-    where: np.ndarray
-
-    @classmethod
-    def empty(cls) -> _SideRows:
-        return cls(row=np.zeros(0, dtype=np.int64), day=np.zeros(0, dtype=np.int64), value=np.zeros(0),
-                   where=np.zeros(0, dtype=object))
-
-    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
-        """Per run of one trade's rows, its first and one-past-last index."""
-        new = np.ones(self.row.size, dtype=bool)
-        new[1:] = self.row[1:] != self.row[:-1]
-        starts = np.flatnonzero(new)
-        return starts, np.append(starts[1:], self.row.size)
-
-
-def _side_table(table: Any, kind: str) -> _SideTable | None:
-    """A schedule or notionals table given as a DataFrame or a mapping of its columns (or read already)."""
-    if table is None or isinstance(table, _SideTable):
-        return table
-    columns = SIDE_COLUMNS[kind]
-    if hasattr(table, "columns") and hasattr(table, "to_numpy"):
-        given = {str(c): table[c].to_numpy(dtype=object) for c in table.columns}
-    elif isinstance(table, Mapping):
-        given = {str(k): v for k, v in table.items()}
-    else:
-        raise InputError([(None, kind, f"{kind} must be a DataFrame or a mapping of its columns "
-                           f"({', '.join(columns)}), got {type(table).__name__}")])
-    _check_side_columns(list(given), kind, kind)
-    cells = [np.asarray(given[name], dtype=object).reshape(-1) for name in columns]
-    sizes = {cell.size for cell in cells}
-    if len(sizes) != 1:
-        raise InputError([(None, kind, f"{kind}: columns of different lengths ("
-                           f"{', '.join(f'{n} {c.size}' for n, c in zip(columns, cells, strict=True))})")])
-    return _SideTable(kind, *cells, where=[f"{kind} row {k}" for k in range(cells[0].size)])
-
-
-def _check_side_columns(header: Sequence[str], kind: str, name: object) -> None:
-    """A side table's columns must be exactly its contract's: an unknown or missing one is an error naming it."""
-    columns = SIDE_COLUMNS[kind]
-    problems: list[Problem] = [(None, f"{kind}.{c}", f"{name}: unknown column '{c}' ({kind} has: {', '.join(columns)})")
-                               for c in header if c not in columns]
-    problems += [(None, f"{kind}.{c}", f"{name}: missing column '{c}' ({kind} has: {', '.join(columns)})")
-                 for c in columns if c not in header]
-    if problems:
-        raise InputError(problems)
-
-
-def read_side_table(path: str | Path, kind: str) -> _SideTable:
-    """A ``schedule.csv`` (``id,date,price``) or ``notionals.csv`` (``id,date,notional``), or a Parquet table of the
-    same columns, with each row's place (``schedule.csv line 4``) for messages."""
-    path = Path(path)
-    columns = SIDE_COLUMNS[kind]
-    if parquet.is_parquet(path):
-        header, *cells = parquet.read_text_rows(path)
-        _check_side_columns(header, kind, path)
-        table = {name: [row[k] for row in cells] for k, name in enumerate(header)}
-        where = [f"{path} row {k}" for k in range(len(cells))]
-    else:
-        table, lines = read_table_lines(path, columns)
-        where = [f"{path} line {line}" for line in lines]
-    cells = [np.array(table[name], dtype=object).reshape(-1) for name in columns]
-    return _SideTable(kind, *cells, where=where)
-
-
-# --- lowering dated bonds: arrays in, tree-step bonds out ------------------------------------------------------------
-@dataclass(frozen=True, eq=False)
-class DatedBonds:
-    """Fixed-rate bonds by dates, one entry per bond (dates as day numbers since 1970-01-01): what
-    :func:`lower_dated_bonds` lowers. The name columns (``frequency``, ``day_count``, ``calendar``, ``convention``)
-    are arrays of names or :class:`~trinom.conventions.Factorized` columns, already validated."""
-
-    rows: np.ndarray  #: each bond's row in its book (the problems lowering finds name it)
-    issue: np.ndarray  #: the schedule's first date (a bond's issue date, a swap's start)
-    maturity: np.ndarray  #: the schedule's last date
-    coupon: np.ndarray  #: the annual coupon rate, a decimal
-    frequency: Any
-    day_count: Any
-    calendar: Any
-    convention: Any
-    a: np.ndarray
-    sigma: np.ndarray
-    spread: np.ndarray  #: the OAS, a decimal (continuous, added to the short rate)
-    curve: np.ndarray  #: the index of the bond's curve among the market's
-    steps_per_year: np.ndarray
-    side: np.ndarray  #: CALL or PUT: what the bond's exercise does (either, for a bond without any)
-
-    def __len__(self) -> int:
-        return int(self.issue.size)
-
-
-@dataclass(frozen=True, eq=False)
-class ExerciseDates:
-    """Exercise on given dates, one entry per date: its bond (an index into :class:`DatedBonds`), the exercise date,
-    the price per 100 of the notional outstanding then, whether that price is clean (the day count's accrued interest
-    at the date is added; 0 on a coupon date, ex-coupon) or dirty (paid as it is), and the notice days (the decision
-    is taken that many calendar days before the date)."""
-
-    bond: np.ndarray
-    date: np.ndarray
-    price: np.ndarray
-    clean: np.ndarray
-    notice: np.ndarray
-
-    @classmethod
-    def of(cls, bond: npt.ArrayLike, date: npt.ArrayLike, price: npt.ArrayLike, clean: npt.ArrayLike = True,
-           notice: npt.ArrayLike = 0) -> ExerciseDates:
-        """From arrays (``price``, ``clean`` and ``notice`` may be one value for all)."""
-        bond = np.asarray(bond, dtype=np.int64).reshape(-1)
-        size = bond.size
-        return cls(bond=bond, date=np.broadcast_to(np.asarray(date, dtype=np.int64), size).copy(),
-                   price=np.broadcast_to(np.asarray(price, dtype=np.float64), size).copy(),
-                   clean=np.broadcast_to(np.asarray(clean, dtype=bool), size).copy(),
-                   notice=np.broadcast_to(np.asarray(notice, dtype=np.int64), size).copy())
-
-
-@dataclass(frozen=True, eq=False)
-class ExerciseWindows:
-    """Exercise windows, one entry per window: its bond, first and last exercise date (both included), the clean
-    price per 100 of the notional outstanding and the notice days. As ``american`` exercise, every tree step of the
-    window; as ``coupon_dates``, the bond's coupon dates in it. A bond may have several windows (a step-down american
-    schedule: one per price)."""
-
-    bond: np.ndarray
-    first: np.ndarray
-    last: np.ndarray
-    price: np.ndarray
-    notice: np.ndarray
-
-    @classmethod
-    def of(cls, bond: npt.ArrayLike, first: npt.ArrayLike, last: npt.ArrayLike, price: npt.ArrayLike,
-           notice: npt.ArrayLike = 0) -> ExerciseWindows:
-        """From arrays (``notice`` may be one value for all)."""
-        bond = np.asarray(bond, dtype=np.int64).reshape(-1)
-        size = bond.size
-        return cls(bond=bond, first=np.broadcast_to(np.asarray(first, dtype=np.int64), size).copy(),
-                   last=np.broadcast_to(np.asarray(last, dtype=np.int64), size).copy(),
-                   price=np.broadcast_to(np.asarray(price, dtype=np.float64), size).copy(),
-                   notice=np.broadcast_to(np.asarray(notice, dtype=np.int64), size).copy())
-
-
-@dataclass(frozen=True, eq=False)
-class Amortization:
-    """Outstanding notionals, one entry per change: from ``date`` (a coupon date of the bond's schedule, adjusted or
-    not) on, ``ratio`` of the bond's original notional is outstanding; ``where``: each entry's place, for messages
-    (``notionals.csv line 4``)."""
-
-    bond: np.ndarray
-    date: np.ndarray
-    ratio: np.ndarray
-    where: np.ndarray
-
-
-@dataclass(frozen=True, eq=False)
-class _Coupons:
-    """Good bonds' coupons: the periods that end after the as-of date, in bond and date order."""
-
-    owner: np.ndarray  #: the period's bond
-    end: np.ndarray  #: the period's (adjusted) end date, a day number: the coupon's payment date
-    amount: np.ndarray  #: the coupon per 100 of the original notional
-    principal: np.ndarray | None  #: the principal repaid at the period's end per 100 (None: 100 at maturity alone)
-
-
-@dataclass(frozen=True, eq=False)
-class _Flows:
-    """Bonds' cash flows on tree steps, in bond and step order (a bond's coupons of one step are one flow)."""
-
-    owner: np.ndarray  #: the flow's bond
-    step: np.ndarray  #: its tree step (ascending within a bond)
-    date: np.ndarray  #: the date of the step's first coupon (a day number)
-    coupon: np.ndarray  #: the coupons paid at the step, per 100
-    repayment: np.ndarray  #: the principal paid at the step (and the share the tree misses: _pay_early_flows_in_full)
-    offsets: np.ndarray  #: bond ``k``'s flows are ``[offsets[k]:offsets[k + 1]]``
-
-    @property
-    def counts(self) -> np.ndarray:
-        """Per bond, its number of flows."""
-        return np.diff(self.offsets)
-
-    @property
-    def last_step(self) -> np.ndarray:
-        """Per bond, the step of its last flow (0 without flows): its tree's height."""
-        counts = self.counts
-        out = np.zeros(counts.size, dtype=np.int64)
-        out[counts > 0] = self.step[self.offsets[1:][counts > 0] - 1]
-        return out
-
-
-@dataclass(frozen=True, eq=False)
-class LoweredBonds:
-    """:func:`lower_dated_bonds`'s result: per bond its cash flows on tree steps, its accrued interest at the as-of
-    date, its exercise window (every step from ``window_first`` to ``window_last`` at ``strike`` plus the tree's
-    accrued interest; empty, ``(1, 0)``, where the bond has listed points only; a call at :data:`NO_EXERCISE_PRICE`
-    on its last step where it has no exercise) and its listed points (a dirty price per 100 at a step), and the
-    problems only lowering finds (a bond with one still has its arrays here: :meth:`portfolio` replaces it)."""
-
-    bonds: DatedBonds
-    flows: _Flows
-    accrued: np.ndarray  #: per bond, per 100 of the original notional
-    window_first: np.ndarray
-    window_last: np.ndarray
-    strike: np.ndarray
-    point_offsets: np.ndarray  #: bond ``k``'s points are ``[point_offsets[k]:point_offsets[k + 1]]``
-    point_step: np.ndarray
-    point_price: np.ndarray
-    problems: list[Problem]
-
-    @property
-    def point_counts(self) -> np.ndarray:
-        """Per bond, its number of listed exercise points."""
-        return np.diff(self.point_offsets)
-
-    def portfolio(self) -> BondPortfolio:
-        """The bonds as a :class:`BondPortfolio` in their order; a bond with a problem is a placeholder carrying it
-        (masked or raised by :func:`trinom.price` like any bad row)."""
-        count = len(self.bonds)
-        failed = np.zeros(count, dtype=bool)
-        position = np.full(int(self.bonds.rows.max(initial=-1)) + 1, -1, dtype=np.int64)
-        position[self.bonds.rows] = np.arange(count)
-        local = [(int(position[row]), field, message) for row, field, message in self.problems if row is not None]
-        failed[[row for row, _f, _m in local]] = True
-        fields, accrued = _portfolio_fields(self, np.arange(count), failed, count)
-        if local:
-            return BondPortfolio.with_read_problems(sorted(local, key=lambda item: item[0]), accrued=accrued, **fields)
-        return BondPortfolio(accrued=accrued, **fields)
-
-
-def lower_dated_bonds(as_of: int, bonds: DatedBonds, *, dates: ExerciseDates | None = None,
-                      coupon_dates: ExerciseWindows | None = None, american: ExerciseWindows | None = None,
-                      amortization: Amortization | None = None,
-                      curves: Sequence[YieldCurve] | None = None) -> LoweredBonds:
-    """Dated bonds as tree-step bonds (see the module's docstring): schedules, coupons and principal on tree steps,
-    exercise as the tree's window where its own accrued interest is the day count's, else as listed points.
-
-    ``dates``: exercise on those dates; ``coupon_dates``: on the bond's coupon dates within each window (bermudan);
-    ``american``: on every step of each window; ``amortization``: outstanding notionals (coupons on the outstanding
-    notional, each repayment paid on its date); ``curves``: the market's curves, by :attr:`DatedBonds.curve` (needed
-    only where an exercise has notice days: its price is discounted from the exercise date to the decision date)."""
-    late: list[Problem] = []
-    count = len(bonds)
-    spy = np.asarray(bonds.steps_per_year, dtype=np.int64)
-    schedules = generate_schedules(effective=as_dates(bonds.issue), termination=as_dates(bonds.maturity),
-                                   frequency=bonds.frequency, calendar=bonds.calendar, convention=bonds.convention,
-                                   errors="mask", rows=bonds.rows, fields={"effective": "issue", "termination": "maturity"})
-    late += schedules.problems
-    codes = np.broadcast_to(parse_day_counts(bonds.day_count)[0].astype(np.int64), (count,))
-    if count:
-        fractions = accrual_fractions(schedules=schedules, day_count=bonds.day_count)
-        accrued = accrued_interest(schedules=schedules, day_count=bonds.day_count, coupon_rate=bonds.coupon,
-                                   settlement=np.datetime64(as_of, "D"))
-    else:
-        fractions, accrued = np.zeros(0), np.zeros(0)
-    ratio = _period_ratios(bonds, schedules, amortization, late)
-    if ratio is not None:
-        accrued = accrued * _ratio_at(schedules, ratio, np.arange(count), np.full(count, as_of))
-    coupons = _coupons(as_of, bonds, schedules, fractions, ratio)
-    flows = _flows(coupons, spy, as_of)
-    amortized = np.zeros(count, dtype=bool)
-    if amortization is not None:
-        amortized[amortization.bond] = True
-    exercise = _Exercise(as_of, bonds, schedules, codes, ratio, flows, amortized, curves, late)
-    exercise.add_dates(dates)
-    exercise.add_coupon_dates(coupon_dates)
-    exercise.add_american(american)
-    window_first, window_last, strike, offsets, step, price = exercise.finish()
-    first_exercise = np.minimum(np.where(window_first <= window_last, window_first, flows.last_step),
-                                flows.last_step)
-    has_points = np.diff(offsets) > 0
-    first_exercise[has_points] = np.minimum(first_exercise[has_points], step[offsets[:-1][has_points]])
-    _pay_early_flows_in_full(flows, first_exercise, np.asarray(bonds.a, dtype=np.float64),
-                             np.asarray(bonds.sigma, dtype=np.float64), spy)
-    return LoweredBonds(bonds=bonds, flows=flows, accrued=accrued, window_first=window_first, window_last=window_last,
-                        strike=strike, point_offsets=offsets, point_step=step, point_price=price, problems=late)
-
-
-def _period_ratios(bonds: DatedBonds, schedules: Schedules, amortization: Amortization | None,
-                   late: list[Problem]) -> np.ndarray | None:
-    """Per coupon period (flat, in :attr:`Schedules.period_offsets` order), the share of the original notional
-    outstanding in it (None where nothing amortizes). An entry whose date is not a coupon date of its bond before
-    maturity (or whose coupon date another entry holds already) is a problem of ``late``."""
-    if amortization is None or amortization.bond.size == 0:
-        return None
-    bond, day = amortization.bond, amortization.date
-    counts = schedules.counts
-    start, stop = schedules.offsets[bond], schedules.offsets[bond + 1]
-    found = np.full(bond.size, -1, dtype=np.int64)
-    for dates in (schedules.unadjusted, schedules.adjusted):  # the adjusted date wins where both match
-        days = dates.view(np.int64)
-        at = _segment_search(days, start, stop, day)
-        hit = (at < stop) & (days[np.minimum(at, max(days.size - 1, 0))] == day) if days.size else at < 0
-        found = np.where(hit, at - start, found)
-    good = (found >= 1) & (found <= counts[bond] - 2)
-    period = schedules.period_offsets[bond] + np.maximum(found, 0)
-    ratio = np.full(int(schedules.period_offsets[-1]), np.nan)
-    ratio[schedules.period_offsets[:-1][counts > 1]] = 1.0
-    ok = np.flatnonzero(good)
-    _periods, first = np.unique(period[ok], return_index=True)
-    again = np.ones(ok.size, dtype=bool)
-    again[first] = False
-    ratio[period[ok]] = amortization.ratio[ok]
-    for k in np.flatnonzero(~good):  # the problems only (their bonds become placeholders)
-        dates = [str(d) for d in schedules.dates(int(bond[k]))[1:-1]]
-        shown = ", ".join(dates[:6]) + (f", ... ({len(dates)} in all)" if len(dates) > 6 else "")
-        late.append((int(bonds.rows[bond[k]]), "notionals.date", f"{amortization.where[k]}: date {_day(day[k])} is "
-                     f"not a coupon date of the bond before its maturity (its coupon dates: {shown or 'none'})"))
-    for k in ok[again]:
-        late.append((int(bonds.rows[bond[k]]), "notionals.date", f"{amortization.where[k]}: date {_day(day[k])} is "
-                     "a coupon date another row of the bond gives too (one adjusted, one not)"))
-    # forward fill within each bond: a period without a change keeps the one before it
-    index = np.where(np.isnan(ratio), 0, np.arange(ratio.size))
-    np.maximum.accumulate(index, out=index)
-    return ratio[index]
-
-
-def _coupons(as_of: int, bonds: DatedBonds, schedules: Schedules, fractions: np.ndarray,
-             ratio: np.ndarray | None) -> _Coupons:
-    """The periods that end after the as-of date: each coupon ``100 * coupon * accrual fraction`` (times the share
-    outstanding), paid on the period's end, and the principal repaid there."""
-    count = len(bonds)
-    periods = np.maximum(schedules.counts - 1, 0)
-    _start, end = schedules.period_bounds() if count else (np.zeros(0, np.int64), np.zeros(0, np.int64))
-    live = end > as_of
-    owner = np.repeat(np.arange(count), periods)[live]
-    coupon = np.asarray(bonds.coupon, dtype=np.float64)
-    amount = (100.0 * coupon + 0.0)[owner]  # + 0.0: no coupon of -0.0 (it would sum on a step as 0.0)
-    amount *= fractions[live]
-    principal = None
-    if ratio is not None:
-        amount *= ratio[live]
-        following = np.zeros(ratio.size)  # the share outstanding after each period's end (0 after the last)
-        following[:-1] = ratio[1:]
-        following[schedules.period_offsets[1:][periods > 0] - 1] = 0.0
-        principal = (100.0 * (ratio - following))[live]
-    return _Coupons(owner=owner, end=end[live], amount=amount, principal=principal)
-
-
-def _flows(coupons: _Coupons, spy: np.ndarray, as_of: int) -> _Flows:
-    """The coupons on tree steps (``spy`` steps a year per bond; each date on the step nearest its time, halves up,
-    never before step 1), the coupons (and repayments) of one step paid together, and the principal: 100 with each
-    bond's last coupon, or the amortizing repayments."""
-    owner, end, amount = coupons.owner, coupons.end, coupons.amount
-    uniform = spy.size > 0 and bool(np.all(spy == spy[0]))  # one tree resolution for the book: no gather
-    step = end - as_of
-    step *= 2
-    step *= spy[0] if uniform else spy[owner]
-    step += YEAR_DAYS
-    step //= 2 * YEAR_DAYS
-    np.maximum(step, 1, out=step)
-    principal = coupons.principal
-    # a bond's flows come in date order: the coupons of one step are adjacent
-    merged = np.zeros(step.size, dtype=bool)
-    np.equal(step[1:], step[:-1], out=merged[1:])
-    merged[1:] &= owner[1:] == owner[:-1]
-    if merged.any():
-        later = np.flatnonzero(merged)  # the j-th of them joins the flow before it: flow later[j] - j - 1
-        first = ~merged
-        joined = later - np.arange(1, later.size + 1)
-        coupon = amount[first]
-        np.add.at(coupon, joined, amount[later])  # in date order, as a sum
-        if principal is not None:
-            repaid = principal[first]
-            np.add.at(repaid, joined, principal[later])
-            principal = repaid
-        owner, step, end = owner[first], step[first], end[first]
-    else:
-        coupon = amount
-    counts = np.bincount(owner, minlength=spy.size)
-    offsets = np.zeros(spy.size + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    if principal is None:
-        repayment = np.zeros(step.size)
-        repayment[offsets[1:][counts > 0] - 1] = 100.0
-    else:
-        repayment = principal.copy()
-    return _Flows(owner=owner, step=step, date=end, coupon=coupon, repayment=repayment, offsets=offsets)
-
-
-def step_of(days: np.ndarray, as_of: int, steps_per_year: np.ndarray | int) -> np.ndarray:
-    """The tree step nearest each date (halves up), never before step 1."""
-    return np.maximum((2 * (days - as_of) * steps_per_year + YEAR_DAYS) // (2 * YEAR_DAYS), 1)
-
-
-def date_of_step(steps: np.ndarray, as_of: int, steps_per_year: np.ndarray | int) -> np.ndarray:
-    """The date nearest each step's time (halves up): the step's date (at one step a day, ``as_of + step``)."""
-    return as_of + (2 * steps * YEAR_DAYS + steps_per_year) // (2 * steps_per_year)
-
-
-def _period_at(schedules: Schedules, bond: np.ndarray, day: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per ``(bond, day)``: the coupon period that holds the day (flat index; the first before the schedule's start,
-    the last from its end), and whether the day is strictly inside it (after its start, before its end)."""
-    days = schedules.adjusted.view(np.int64)
-    start, stop = schedules.offsets[bond], schedules.offsets[bond + 1]
-    owner = np.repeat(np.arange(len(schedules)), schedules.counts)
-    # every bond's dates as one ascending key (bond, date): one search for all
-    at = np.searchsorted(_bond_day_keys(owner, days), _bond_day_keys(bond, day), side="right") - 1
-    local = np.clip(at - start, 0, np.maximum(stop - start - 2, 0))
-    inside = (at >= start) & (at < stop - 1)
-    inside[inside] = days[at[inside]] < day[inside]
-    return schedules.period_offsets[bond] + local, inside
-
-
-def _bond_day_keys(bond: np.ndarray, day: np.ndarray) -> np.ndarray:
-    """``(bond, day)`` pairs as one int64 that orders them by bond, then day."""
-    return (bond.astype(np.int64) << 32) + (day + (1 << 31))
-
-
-def _ratio_at(schedules: Schedules, ratio: np.ndarray, bond: np.ndarray, day: np.ndarray) -> np.ndarray:
-    """Per ``(bond, day)``: the share of the original notional outstanding at the day (after a repayment on it)."""
-    out = np.ones(bond.size)
-    periods = schedules.counts[bond] > 1
-    out[periods] = ratio[_period_at(schedules, bond[periods], day[periods])[0]]
-    return out
-
-
-def _accrued_at(schedules: Schedules, codes: np.ndarray, coupon: np.ndarray, bond: np.ndarray,
-                day: np.ndarray) -> np.ndarray:
-    """Per ``(bond, day)``: the day count's interest accrued at the day per 100 (QuantLib's ``accruedAmount``, as
-    :func:`trinom.conventions.accrued_interest`): 0 on a schedule date (ex-coupon), before the first and from the
-    last on."""
-    out = np.zeros(bond.size)
-    if bond.size == 0:
-        return out
-    period, inside = _period_at(schedules, bond, day)
-    days = schedules.adjusted.view(np.int64)
-    which = np.flatnonzero(inside)
-    local = period[which] - schedules.period_offsets[bond[which]]
-    start = days[schedules.offsets[bond[which]] + local]
-    code = codes[bond[which]]
-    icma = code == ACT_ACT_ICMA
-    fraction = np.zeros(which.size)
-    plain = np.flatnonzero(~icma)
-    if plain.size:
-        fraction[plain] = fractions_by_code(start[plain], day[which[plain]], code[plain])
-    special = np.flatnonzero(icma)
-    if special.size:
-        owners, inverse = np.unique(bond[which[special]], return_inverse=True)
-        quasi = QuasiCouponDates(schedules, owners)
-        fraction[special] = icma_fractions(quasi, inverse, local[special], start[special], day[which[special]])
-    out[which] = 100.0 * coupon[bond[which]] * fraction
-    return out
-
-
-class _Exercise:
-    """Collects the bonds' exercise (windows and listed points) while lowering: :meth:`finish` gives the arrays."""
-
-    def __init__(self, as_of: int, bonds: DatedBonds, schedules: Schedules, codes: np.ndarray,
-                 ratio: np.ndarray | None, flows: _Flows, amortized: np.ndarray, curves: Sequence[YieldCurve] | None,
-                 late: list[Problem]):
-        self.as_of, self.bonds, self.schedules, self.codes, self.ratio = as_of, bonds, schedules, codes, ratio
-        self.flows, self.amortized, self.curves, self.late = flows, amortized, curves, late
-        self.spy = np.asarray(bonds.steps_per_year, dtype=np.int64)
-        self.height = flows.last_step
-        count = len(bonds)
-        self.window_first = np.ones(count, dtype=np.int64)  # empty windows until a bond gets one
-        self.window_last = np.zeros(count, dtype=np.int64)
-        self.strike = np.full(count, NO_EXERCISE_PRICE)
-        self.points: list[tuple[np.ndarray, ...]] = []  # (bond, step, exercise date, price, clean, notice)
-
-    def add_dates(self, dates: ExerciseDates | None) -> None:
-        """Exercise on given dates: a point at the step of each decision date after the as-of date."""
-        if dates is None or dates.bond.size == 0:
-            return
-        decision = dates.date - dates.notice
-        step = step_of(decision, self.as_of, self.spy[dates.bond])
-        live = (decision > self.as_of) & (step <= self.height[dates.bond])  # a step beyond the height: never reached
-        self.points.append((dates.bond[live], step[live], dates.date[live], dates.price[live], dates.clean[live],
-                            dates.notice[live]))
-
-    def add_coupon_dates(self, windows: ExerciseWindows | None) -> None:
-        """Exercise on the coupon dates of each window (the schedule's adjusted period ends in it); a window that
-        holds none and has not passed is a problem."""
-        if windows is None or windows.bond.size == 0:
-            return
-        days = self.schedules.adjusted.view(np.int64)
-        bond = windows.bond
-        stop = self.schedules.offsets[bond + 1]
-        lo = _segment_search(days, np.minimum(self.schedules.offsets[bond] + 1, stop), stop, windows.first)
-        hi = _segment_search(days, lo, stop, windows.last, side="right")
-        for k in np.flatnonzero((hi <= lo) & (windows.last > self.as_of) & (self.schedules.counts[bond] > 0)):
-            self.late.append((int(self.bonds.rows[bond[k]]), "first_exercise", "no coupon date between first_exercise "
-                              f"{_day(windows.first[k])} and last_exercise {_day(windows.last[k])}: a bermudan "
-                              "option is exercised on coupon dates"))
-        counts = np.maximum(hi - lo, 0)
-        which = np.repeat(np.arange(bond.size), counts)
-        at = np.repeat(lo - np.cumsum(counts) + counts, counts) + np.arange(which.size)
-        # on a coupon date the accrued interest is 0 (ex-coupon): the clean price is the dirty one
-        self.add_dates(ExerciseDates(bond=bond[which], date=days[at], price=windows.price[which],
-                                     clean=np.zeros(which.size, dtype=bool), notice=windows.notice[which]))
-
-    def add_american(self, windows: ExerciseWindows | None) -> None:
-        """Exercise on every step of each window: the tree's own window where its accrued interest is the day
-        count's (a bond with one window, no notice days, no amortization and coupons of one amount over the window),
-        with listed points on the steps before the bond's first cash flow (where the tree accrues none); listed
-        points on every step elsewhere."""
-        if windows is None or windows.bond.size == 0:
-            return
-        bond, notice = windows.bond, windows.notice
-        first = step_of(np.maximum(windows.first - notice, self.as_of + 1), self.as_of, self.spy[bond])
-        last = np.minimum(step_of(windows.last - notice, self.as_of, self.spy[bond]), self.height[bond])
-        live = (windows.last - notice > self.as_of) & (first <= last)
-        bond, first, last, price, notice = bond[live], first[live], last[live], windows.price[live], notice[live]
-        flows = self.flows
-        first_flow = np.full(len(self.bonds), np.iinfo(np.int64).max)
-        with_flows = flows.counts > 0
-        first_flow[with_flows] = flows.step[flows.offsets[:-1][with_flows]]
-        windowed = (np.bincount(bond, minlength=len(self.bonds))[bond] == 1) & (notice == 0) & ~self.amortized[bond]
-        windowed &= ~self._coupons_change(bond, np.maximum(first, first_flow[bond]), last)
-        opens = np.maximum(first, first_flow[bond])  # the tree's window: from the first cash flow on
-        own = windowed & (opens <= last)
-        self.window_first[bond[own]] = opens[own]
-        self.window_last[bond[own]] = last[own]
-        self.strike[bond[own]] = price[own]
-        stepped_last = np.where(windowed, np.minimum(opens - 1, last), last)  # listed points: the rest
-        counts = np.maximum(stepped_last - first + 1, 0)
-        which = np.repeat(np.arange(bond.size), counts)
-        step = np.repeat(first - np.cumsum(counts) + counts, counts) + np.arange(which.size)
-        owner = bond[which]
-        self.points.append((owner, step, date_of_step(step, self.as_of, self.spy[owner]) + notice[which], price[which],
-                            np.ones(which.size, dtype=bool), notice[which]))
-
-    def _coupons_change(self, bond: np.ndarray, opens: np.ndarray, last: np.ndarray) -> np.ndarray:
-        """Per window, whether a coupon period running in its steps ``opens .. last`` pays another amount than the
-        one before it (the tree would accrue the previous coupon's: docs/paper-instrument.md §6.4)."""
-        flows = self.flows
-        within = np.full(len(self.bonds), -1, dtype=np.int64)  # per bond, its window (at most one here)
-        within[bond] = np.arange(bond.size)
-        changes = np.zeros(bond.size, dtype=bool)
-        if flows.owner.size < 2:
-            return changes
-        # flow j and the next: the tree accrues flow j's coupon over the steps between them, the day count the next's
-        owner, coupon = flows.owner[1:], flows.coupon
-        window = within[owner]
-        relevant = (window >= 0) & (owner == flows.owner[:-1])
-        pairs = np.flatnonzero(relevant)
-        w = window[pairs]
-        pairs = pairs[(flows.step[pairs + 1] > opens[w]) & (flows.step[pairs] < last[w])]
-        differ = np.abs(coupon[pairs + 1] - coupon[pairs]) > 1e-12 * np.maximum(np.abs(coupon[pairs]), 1.0)
-        changes[window[pairs[differ]]] = True
-        return changes
-
-    def finish(self) -> tuple[np.ndarray, ...]:
-        """The windows (first, last, strike; a bond without exercise: a call at :data:`NO_EXERCISE_PRICE` on its
-        last step) and the listed points (offsets, steps, dirty prices), one point a step (the tighter price where
-        dates share a step: the lower for a call, the higher for a put)."""
-        count = len(self.bonds)
-        if self.points:
-            bond, step, day, price, clean, notice = (np.concatenate(parts) for parts in zip(*self.points, strict=True))
-        else:
-            bond = step = day = notice = np.zeros(0, dtype=np.int64)
-            price, clean = np.zeros(0), np.zeros(0, dtype=bool)
-        dirty = price.copy()
-        if clean.any():
-            accrued = _accrued_at(self.schedules, self.codes, np.asarray(self.bonds.coupon, dtype=np.float64),
-                                  bond[clean], day[clean])
-            dirty[clean] += accrued
-        if self.ratio is not None:  # per 100 of the outstanding notional: per 100 of the original
-            dirty *= _ratio_at(self.schedules, self.ratio, bond, day)
-        noticed = np.flatnonzero(notice > 0)
-        if noticed.size:
-            dirty[noticed] = self._noticed(bond[noticed], step[noticed], day[noticed], dirty[noticed])
-        bond, step, dirty = _merged_points(bond, step, dirty, np.asarray(self.bonds.side)[bond] == PUT)
-        counts = np.bincount(bond, minlength=count)
-        offsets = np.zeros(count + 1, dtype=np.int64)
-        np.cumsum(counts, out=offsets[1:])
-        window_first, window_last = self.window_first, self.window_last
-        none = (window_first > window_last) & (counts == 0)  # no exercise at all: the never-binding call
-        window_first[none] = self.height[none]
-        window_last[none] = self.height[none]
-        return window_first, window_last, self.strike, offsets, step, dirty
-
-    def _noticed(self, bond: np.ndarray, step: np.ndarray, day: np.ndarray, dirty: np.ndarray) -> np.ndarray:
-        """The value at the decision step of exercise with notice: the dirty price paid on the exercise date ``day``
-        and the bond's cash flows after the decision step up to that date, discounted to the decision step by the
-        curve's deterministic forward discount factors."""
-        if self.curves is None:
-            raise InputError([(None, "curves", "exercise with notice days discounts its price on the trade's curve: "
-                               "lower the trades with their curves")])
-        spy = self.spy[bond].astype(np.float64)
-        decision = self._discount(bond, step / spy)
-        value = dirty * self._discount(bond, (day - self.as_of) / YEAR_DAYS) / decision
-        flows = self.flows
-        start, stop = flows.offsets[bond], flows.offsets[bond + 1]
-        lo = _segment_search(flows.step, start, stop, step, side="right")  # the first flow after the decision step
-        hi = _segment_search(flows.date, lo, stop, day, side="right")  # the first one after the exercise date
-        for k in range(int(np.max(hi - lo, initial=0))):  # the few flows of a notice period
-            take = np.flatnonzero(lo + k < hi)
-            j = lo[take] + k
-            paid = flows.coupon[j] + flows.repayment[j]
-            value[take] += paid * self._discount(bond[take], flows.step[j] / spy[take]) / decision[take]
-        return value
-
-    def _discount(self, bond: np.ndarray, years: np.ndarray) -> np.ndarray:
-        """The discount factor of each bond's curve at ``years`` (ACT/365F from the as-of date; its zero rate read at
-        whole days, as the tree reads it)."""
-        out = np.empty(bond.size)
-        curve = np.asarray(self.bonds.curve)[bond]
-        for index in np.unique(curve):
-            mine = np.flatnonzero(curve == index)
-            t = years[mine]
-            out[mine] = np.exp(-self.curves[int(index)].rate_at(t, YEAR_DAYS) * t)  # type: ignore[index]
-        return out
-
-
-def _merged_points(bond: np.ndarray, step: np.ndarray, price: np.ndarray,
-                   put: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Points in bond and step order, one a step: where several share a step, the tighter price holds (the lowest
-    for a call, the highest for a put)."""
-    if bond.size < 2:
-        return bond, step, price
-    if bool(np.any(bond[1:] < bond[:-1])):  # parts of the book, each in bond order: a merge of sorted runs
-        order = np.argsort(bond, kind="stable")
-        bond, step, price, put = bond[order], step[order], price[order], put[order]
-    if bool(np.all((step[1:] > step[:-1]) | (bond[1:] != bond[:-1]))):
-        return bond, step, price
-    key = bond * (np.int64(1) << 32) + step  # a bond's points from several parts, or dates sharing a step
-    order = np.argsort(key, kind="stable")
-    bond, step, price, put, key = bond[order], step[order], price[order], put[order], key[order]
-    new = np.ones(key.size, dtype=bool)
-    new[1:] = key[1:] != key[:-1]
-    if new.all():
-        return bond, step, price
-    signed = np.where(put, -price, price)  # the tighter one is the lowest of these
-    starts = np.flatnonzero(new)
-    tightest = np.minimum.reduceat(signed, starts)
-    put = put[starts]
-    return bond[starts], step[starts], np.where(put, -tightest, tightest)
-
-
-def _portfolio_fields(lowered: LoweredBonds, g: np.ndarray, placeholder: np.ndarray,
-                      count: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """The :class:`BondPortfolio` fields of ``count`` rows: row ``g[k]`` is lowered bond ``k`` (the other rows, and
-    those ``placeholder`` marks, are one-step placeholders: one flow of 100 at step 1, no exercise), and the rows'
-    accrued interest."""
-    flows, bonds = lowered.flows, lowered.bonds
-    real = ~placeholder[g]  # the lowered bonds that keep their flows and points
-    counts = np.ones(count, dtype=np.int64)
-    counts[g[real]] = np.maximum(flows.counts[real], 1)
-    offsets = np.zeros(count + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    # a row without flows of its own (a placeholder, a bond whose flows all passed) has one: 100 at step 1
-    lone = np.ones(count, dtype=bool)
-    lone[g[real & (flows.counts > 0)]] = False
-    lone_slots = offsets[:-1][lone]
-    slots = np.ones(offsets[-1], dtype=bool)  # the others: the kept flows, in order
-    slots[lone_slots] = False
-    kept = None if real.all() else np.repeat(real, flows.counts)
-    fields: dict[str, np.ndarray] = {}
-    for name, values, filler in (("cashflow_step", flows.step, 1), ("coupon", flows.coupon, 0.0),
-                                 ("repayment", flows.repayment, 100.0)):
-        if kept is not None:
-            values = values[kept]
-        if lone_slots.size:
-            out = np.empty(offsets[-1], dtype=values.dtype)
-            out[slots] = values
-            out[lone_slots] = filler
-            values = out
-        fields[name] = values
-    n = np.ones(count, dtype=np.int64)
-    n[g] = np.maximum(flows.last_step, 1)
-    n[placeholder] = 1
-
-    def per_row(good_values: npt.ArrayLike, filler: float, dtype: npt.DTypeLike = np.float64) -> np.ndarray:
-        out = np.full(count, filler, dtype=dtype)
-        out[g] = good_values
-        out[placeholder] = filler
-        return out
-
-    spy = per_row(bonds.steps_per_year, 1, np.int64)
-    fields.update({"term_unit": np.full(count, YEAR_DAYS), "term_steps": spy, "a": per_row(bonds.a, 0.1),
-                   "sigma": per_row(bonds.sigma, 0.01), "maturity": (n - 0.5) / spy, "cashflow_count": counts,
-                   "spread": per_row(np.asarray(bonds.spread, dtype=np.float64) * 100.0, 0.0),
-                   "option_type": per_row(bonds.side, CALL, np.int8),
-                   "strike": per_row(lowered.strike, NO_EXERCISE_PRICE),
-                   "first_exercise": per_row(lowered.window_first, 1, np.int64),
-                   "last_exercise": per_row(lowered.window_last, 1, np.int64),
-                   "exercise_frequency": np.ones(count, dtype=np.int64),
-                   "curve_index": per_row(bonds.curve, 0, np.int64)})
-    points = lowered.point_counts
-    if lowered.point_step.size and (points[real] > 0).any():
-        fields["exercise_count"] = per_row(np.where(real, points, 0), 0, np.int64)
-        keep = np.repeat(real, points)
-        fields["exercise_step"] = lowered.point_step[keep]
-        fields["exercise_price"] = lowered.point_price[keep]
-    return fields, per_row(lowered.accrued, 0.0)
-
-
-def _pay_early_flows_in_full(flows: _Flows, first_exercise: np.ndarray, a: np.ndarray, sigma: np.ndarray,
-                             spy: np.ndarray) -> None:
-    """Raise the flows that the tree pays before its width is full, which miss its outermost nodes, by the share they
-    miss (:func:`_edge_shares`): those where no exercise sees them (at or before the first exercise step), but a
-    bond's last (the maturity's is on every node already)."""
-    candidates = np.flatnonzero(flows.step <= EDGE_STEPS)
-    owner, step = flows.owner[candidates], flows.step[candidates]
-    early = candidates[(step <= first_exercise[owner]) & (step < flows.last_step[owner])]
-    if early.size == 0:
-        return
-    owner = flows.owner[early]  # ascending: each bond's early flows are adjacent
-    new = np.ones(owner.size, dtype=bool)
-    np.not_equal(owner[1:], owner[:-1], out=new[1:])
-    bonds, which = owner[new], np.cumsum(new) - 1
-    shares = _edge_shares(a[bonds], sigma[bonds], spy[bonds])
-    missed = shares[which, flows.step[early] - 1]
-    flows.repayment[early] += (flows.coupon[early] + flows.repayment[early]) * (missed / (1.0 - missed))
-
-
-def _edge_shares(a: np.ndarray, sigma: np.ndarray, steps_per_year: np.ndarray) -> np.ndarray:
-    """Per bond, the share of a cash flow at step ``s = 1 .. EDGE_STEPS`` (column ``s - 1``) that the tree does not
-    pay (docs/paper-instrument.md §6.3, Q1).
-
-    The tree adds a flow of step ``s`` to the nodes of step ``s - 1``'s width, so while it grows (``s <= jmax``) the
-    two outermost nodes of step ``s`` miss it: their share of the step's state prices. A node's state price is the
-    product of the branchings and node discounts of its paths times factors common to the step (the curve's
-    ``exp(-alpha dt)``, the spread's), so the share does not depend on the curve or the spread; the outermost
-    nodes have one path each, ``prod_k pu_k x_(+-k)`` (``pu_k`` the interior up-branching of node ``k``,
-    ``x_(+-k) = exp(-+k dr dt)``), and the step's total is ``1 + (dr dt)^2 (s-1) s (2s-1) / 36`` to second order
-    (its rounding is below 1e-11 of the flow even at one step a year). 0 from step ``jmax + 1``. NumPy's ``exp``:
-    the tree's constants to rounding, and so the share."""
-    dt = 1.0 / steps_per_year.astype(np.float64)  # docs/paper-instrument.md §2 with a term unit of 365 days
-    M = np.expm1(-a * dt)
-    jmax = np.trunc(JMAX_FACTOR / M) + 1
-    d = (np.sqrt(3.0 * (sigma * sigma) * -np.expm1(-2.0 * a * dt) / (2.0 * a)) * dt)[:, None]
-    k = np.arange(EDGE_STEPS, dtype=np.float64)[None, :]
-    M = M[:, None]
-    pu = 1.0 / 6.0 + ((k * k) * M * M + k * M) * 0.5
-    outer = np.cumprod(pu * np.exp(-d * k), axis=1) + np.cumprod(pu * np.exp(d * k), axis=1)
-    s = k + 1.0
-    total = 1.0 + d * d * ((s - 1.0) * s * (2.0 * s - 1.0) / 36.0)
-    return np.where(s <= jmax[:, None], outer / total, 0.0)
-
-
 def _expanded(found: Sequence[Problem], inverse: np.ndarray, rows: np.ndarray) -> list[Problem]:
     """Problems found on a column's distinct values (numbered by value) as the problems of the rows that hold those
     values (``rows[k]`` holds value ``inverse[k]``), in row order."""
@@ -1731,22 +956,6 @@ def _rows_problems(problems: Sequence[Problem], rows: np.ndarray, size: int) -> 
     return tuple(sorted(found, key=lambda problem: problem[0]))
 
 
-def _segment_search(values: np.ndarray, start: np.ndarray, stop: np.ndarray, target: np.ndarray,
-                    side: str = "left") -> np.ndarray:
-    """Per segment ``values[start[k]:stop[k]]`` (ascending), the index in ``values`` where ``target[k]`` would go
-    (:func:`numpy.searchsorted`'s ``side``): a binary search of every segment at once."""
-    lo, hi = start.copy(), stop.copy()
-    last = max(values.size - 1, 0)
-    while True:
-        open_ = lo < hi
-        if not open_.any():
-            return lo
-        mid = (lo + hi) // 2
-        value = values[np.minimum(mid, last)]
-        right = open_ & ((value < target) if side == "left" else (value <= target))
-        lo = np.where(right, mid + 1, lo)
-        hi = np.where(open_ & ~right, mid, hi)
-
 
 def _date_text(value: object) -> object:
     """A cell as what :func:`trinom.conventions.to_days` reads (dates and timestamps as ISO text)."""
@@ -1754,10 +963,6 @@ def _date_text(value: object) -> object:
         text = value.isoformat()
         return text[:10] if len(text) > 10 and text[10:].strip("T0:") == "" else text
     return str(value)
-
-
-def _day(day: int | np.integer) -> str:
-    return str(np.datetime64(int(day), "D"))
 
 
 def read_trades(path: str | Path, *, as_of: Any, schedule: Any = None, notionals: Any = None) -> Trades:
@@ -1837,3 +1042,9 @@ def lowered(trades: Trades, curves: Any) -> tuple[list[tuple[int, Portfolio | Bo
 def _take_caps(specs: CapSpecs, positions: np.ndarray) -> CapSpecs:
     """The caps at ``positions`` of ``specs``."""
     return replace(specs, **{f.name: getattr(specs, f.name)[positions] for f in fields(specs) if f.name != "as_of"})
+
+
+__all__ = ["BOND_DEFAULTS", "DEFAULT_STEPS_PER_YEAR", "EDGE_STEPS", "EXERCISES", "MAX_NOTICE_DAYS", "MAX_STEPS_PER_YEAR",
+           "NO_EXERCISE_PRICE", "SIDE_COLUMNS", "TRADE_COLUMNS", "TYPES", "YEAR_DAYS", "Amortization", "DatedBonds",
+           "ExerciseDates", "ExerciseWindows", "LoweredBonds", "Trades", "date_of_step", "lower_dated_bonds", "lowered",
+           "read_side_table", "read_trades", "single_instrument", "step_of", "trade_curves"]
