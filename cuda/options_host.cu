@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -418,22 +419,34 @@ void price_chunk(Run &run, const trinom_portfolio &pf, const OptionCurves &curve
         }
     }
     if (entries >= 0) {
+        // On the host threads, by options: an option's entries lie inside the chunk's (checked first), so the
+        // parts write apart; the first bad option in row order is the one reported (the pool rethrows the
+        // lowest part's exception, and a part stops at its first).
         int *ent_begin = reinterpret_cast<int *>(staged(cb.ent_begin));
         int *ent_curve = reinterpret_cast<int *>(staged(cb.ent_curve));
-        for (int i = 0; i < count; ++i) {
-            if (pf.entry_offset[i + 1] < pf.entry_offset[i])
-                throw CudaFailure(TRINOM_ERR_ARGUMENT, "entry_offset must not decrease", first_row + i, "entry_offset");
-            ent_begin[i] = static_cast<int>(pf.entry_offset[i] - ent0);
-            for (long long k = pf.entry_offset[i]; k < pf.entry_offset[i + 1]; ++k) {
-                if (pf.entry_curve[k] < 0 || pf.entry_curve[k] >= curves.curves())
-                    throw CudaFailure(TRINOM_ERR_ARGUMENT,
-                                      "scenario entry " + std::to_string(k) + ": curve " +
-                                          std::to_string(pf.entry_curve[k]) + " is not one of the " +
-                                          std::to_string(curves.curves()) + " option curves",
-                                      first_row + i, "entry_curve");
-                ent_curve[k - ent0] = static_cast<int>(pf.entry_curve[k]);
+        const long long ent_end = ent0 + ent_count;
+        const int n_curves = curves.curves();
+        ctx.pool->parallel_for(count, kStagingGrain, [&](int, long long lo, long long hi) {
+            for (long long i = lo; i < hi; ++i) {
+                const long long begin = pf.entry_offset[i], end = pf.entry_offset[i + 1];
+                if (end < begin)
+                    throw CudaFailure(TRINOM_ERR_ARGUMENT, "entry_offset must not decrease", first_row + i,
+                                      "entry_offset");
+                if (begin < ent0 || end > ent_end)
+                    throw CudaFailure(TRINOM_ERR_ARGUMENT, "entry_offset must lie between its first and its last value",
+                                      first_row + i, "entry_offset");
+                ent_begin[i] = static_cast<int>(begin - ent0);
+                for (long long k = begin; k < end; ++k) {
+                    const int64_t c = pf.entry_curve[k];
+                    if (c < 0 || c >= n_curves)
+                        throw CudaFailure(TRINOM_ERR_ARGUMENT,
+                                          "scenario entry " + std::to_string(k) + ": curve " + std::to_string(c) +
+                                              " is not one of the " + std::to_string(n_curves) + " option curves",
+                                          first_row + i, "entry_curve");
+                    ent_curve[k - ent0] = static_cast<int>(c);
+                }
             }
-        }
+        });
         ent_begin[count] = entries;
     }
     Inputs<real> inputs{};
@@ -485,6 +498,7 @@ void price_chunk(Run &run, const trinom_portfolio &pf, const OptionCurves &curve
         if (first_bad != 0x7f7f7f7f) refuse_option(pf, first_bad, first_row + first_bad);
     };
     std::vector<int> widths, heights;
+    std::vector<int> skipped;  // options too wide for the fast kernel, skipped with opt.skip_wide (entries only)
     auto download_shapes = [&]() {
         std::vector<int> jmax(count);
         heights.resize(count);
@@ -526,19 +540,23 @@ void price_chunk(Run &run, const trinom_portfolio &pf, const OptionCurves &curve
         TRINOM_CHECK(cudaEventRecord(ev.second, ctx.stream));
         run.kernels.push_back(ev);
         ++run.timing.chunks;
-        if (size[kFastClasses] > 0) {  // trees wider than 512: cuda-option with warp padding
-            run.timing.fallback += size[kFastClasses];
-            download_shapes();
+        if (size[kFastClasses] > 0) {  // trees wider than 512: cuda-option with warp padding (entries: none)
             std::vector<int> wide(size[kFastClasses]);
             TRINOM_CHECK(cudaMemcpy(wide.data(), cb.perm + begin[kFastClasses], wide.size() * sizeof(int),
                                     cudaMemcpyDeviceToHost));
-            if (entries >= 0)
-                throw CudaFailure(TRINOM_ERR_ARGUMENT,
-                                  "the option's tree is wider than 512 nodes: scenario entries take the fast kernel's "
-                                  "trees only (price it with curve_index)",
-                                  first_row + *std::min_element(wide.begin(), wide.end()), "entry_offset");
-            run_option_pieces<real>(run, cb, curve, cb.perm + begin[kFastClasses], wide, widths, heights,
-                                    TRINOM_PAD_WARP, 128);
+            if (entries >= 0) {
+                if (!opt.skip_wide)
+                    throw CudaFailure(TRINOM_ERR_ARGUMENT,
+                                      "the option's tree is wider than 512 nodes: scenario entries take the fast "
+                                      "kernel's trees only (price it with curve_index)",
+                                      first_row + *std::min_element(wide.begin(), wide.end()), "entry_offset");
+                skipped = std::move(wide);  // their entries' prices become NaN after the download
+            } else {
+                run.timing.fallback += size[kFastClasses];
+                download_shapes();
+                run_option_pieces<real>(run, cb, curve, cb.perm + begin[kFastClasses], wide, widths, heights,
+                                        TRINOM_PAD_WARP, 128);
+            }
         }
     } else {
         TRINOM_CHECK(cudaMemcpyAsync(info, cb.info + kFirstBad, sizeof(int), cudaMemcpyDeviceToHost, ctx.stream));
@@ -572,6 +590,11 @@ void price_chunk(Run &run, const trinom_portfolio &pf, const OptionCurves &curve
                                  ctx.stream));
     TRINOM_CHECK(cudaEventRecord(ev_end, ctx.stream));
     TRINOM_CHECK(cudaStreamSynchronize(ctx.stream));
+    if (!skipped.empty()) {  // never priced: NaN, not what the device memory held
+        const int *ent_begin = reinterpret_cast<const int *>(staged(cb.ent_begin));
+        for (int o : skipped)
+            std::fill(prices + ent_begin[o], prices + ent_begin[o + 1], std::numeric_limits<real>::quiet_NaN());
+    }
     for (auto &k : run.kernels) run.timing.kernel_ms += elapsed_ms(k.first, k.second);
     run.timing.device_ms += elapsed_ms(ev_start, ev_end);
     run.kernels.clear();

@@ -70,7 +70,8 @@ typedef struct trinom_portfolio {
      * curve enters the reformulated tree through two level discounts only, so the forward pass and the
      * backward steps down to the expiry run once per option and each entry prices the steps below the
      * expiry: the same bits as the option priced alone on that curve. The fast variant only, and trees of
-     * width <= 512 only (a wider one is refused with its row: price it with curve_index). */
+     * width <= 512 only (a wider one is refused with its row, or skipped with options->skip_wide: price it
+     * with curve_index). */
     const int64_t *entry_offset;
     const int64_t *entry_curve;
 } trinom_portfolio;
@@ -189,7 +190,9 @@ typedef struct trinom_run_options {
     int32_t no_sort;         /* 1: keep input order (options: no sorting by width / height; bonds: group by width only) */
     int32_t bond_block_size; /* bonds: threads per block of the warp-segment kernel, 32..128; 0: 128 */
     int32_t bond_wide_only;  /* bonds: 1 = price every bond with the wide-tree kernel (one bond per block) */
-    int32_t reserved;
+    int32_t skip_wide;       /* options with scenario entries: 1 = an option wider than the fast kernel's 512
+                              * nodes is skipped, its entries' prices NaN (the caller prices it otherwise);
+                              * 0: refused with its row */
     int64_t chunk_size;      /* options: most options priced per chunk; 0: automatic */
     int64_t bond_chunk_size; /* bonds: most bonds priced per chunk; 0: automatic */
     int64_t memory_limit;    /* bytes of GPU memory a chunk's buffers may use (options: its inputs and

@@ -348,9 +348,12 @@ def test_an_option_books_scenarios_are_one_library_call(name, precision, monkeyp
 
 
 def test_option_entries_with_trees_too_wide_for_the_fast_kernel(monkeypatch):
-    """Trees wider than the fast kernel take one tree per entry (curve_index) beside the entries' call."""
+    """Trees wider than the fast kernel take one tree per entry (curve_index) beside the entries' call (which skips
+    them); those at its edge (509 and 511 nodes, past the engine's margin) are priced by the entries' call."""
     narrow, wide = trinom.generator.generate("random", 30, seed=8), wide_portfolio()
-    fields = {k: np.concatenate([v, wide.as_dict()[k]]) for k, v in narrow.as_dict().items()}
+    fields = {k: np.concatenate([v, v[-2:], wide.as_dict()[k]]) for k, v in narrow.as_dict().items()}
+    fields["a"][30:32] = trinom.generator.reversion_rate_for_width([509, 511])
+    fields["maturity"][30:32] = 40.0
     options = trinom.Portfolio(**fields)
     scenarios = option_scenarios()
     calls = counted_calls(monkeypatch)
@@ -380,6 +383,15 @@ def test_option_entries_are_checked(thesis_curve):
         _cuda_lib.price_book(wide, curves, None, (), "f64",
                              option_entries=(np.arange(len(wide) + 1), np.zeros(len(wide), dtype=np.int64)))
     assert caught.value.field == "entry_offset" and caught.value.row >= 0
+    # skip_wide: the wide trees' entries NaN, the others' their prices (two entries each)
+    narrow = trinom.generator.generate("uniform", 5, seed=1)
+    both = trinom.Portfolio(**{k: np.concatenate([v, wide.as_dict()[k]]) for k, v in narrow.as_dict().items()})
+    offset = 2 * np.arange(len(both) + 1)
+    prices, _ = _cuda_lib.price_book(both, curves, None, (), "f64", skip_wide=True,
+                                     option_entries=(offset, np.tile([0, 1], len(both))))
+    assert np.isnan(prices[2 * len(narrow):]).all()
+    np.testing.assert_array_equal(prices[0:2 * len(narrow):2], _cuda_lib.price(narrow, thesis_curve, "f64"))
+    np.testing.assert_array_equal(prices[1:2 * len(narrow):2], _cuda_lib.price(narrow, curves[1], "f64"))
 
 
 def test_options_on_several_curves_in_one_call(thesis_curve):

@@ -381,6 +381,8 @@ def price_book(
     search: SpreadSearch | None = None,
     curve_index: np.ndarray | None = None,
     option_entries: tuple[np.ndarray, np.ndarray] | None = None,
+    option_out: np.ndarray | None = None,
+    skip_wide: bool = False,
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
     """Option prices and dirty bond prices (per 100 face) of a book in one library call, on GPU ``device``.
 
@@ -399,8 +401,11 @@ def price_book(
     ``(checkpoint_step, entry_resume)`` (trinom_cuda.h), entries that start from their bond's first entry's
     level at that step. ``option_entries``: the options' scenario entries ``(entry_offset, entry_curve)``
     (trinom_cuda.h; ``curve`` is then the sequence of curves they index, the variant ``"fast"``): the option prices
-    are then one per entry, in entry order. ``search``: a :class:`SpreadSearch` per bond instead (bonds alone, no
-    entries): the bond prices are then the model's at the spreads found, and ``search`` is filled.
+    are then one per entry, in entry order. ``option_out``: the array the option prices are written to and returned
+    as (C-contiguous, of the precision's dtype and the prices' length; default a new one). ``skip_wide``: with
+    ``option_entries``, an option too wide for the fast kernel (over 512 nodes) is skipped, its entries' prices NaN,
+    instead of refused. ``search``: a :class:`SpreadSearch` per bond instead (bonds alone, no entries): the bond
+    prices are then the model's at the spreads found, and ``search`` is filled.
 
     Raises :class:`BackendUnavailable` ("no CUDA device: ...") where the library or a GPU is
     missing, :class:`CudaError` (with ``row``, ``section``, ``field``, ``stage``) where the library
@@ -434,6 +439,12 @@ def price_book(
         bond_count = int(entries[0][-1])
     option_count = None if portfolio is None else len(portfolio) if option_entries is None else int(option_entries[0][-1])
     option_prices = None if option_count is None else np.empty(option_count, dtype=dtype)
+    if option_out is not None:
+        if option_count is None or option_out.shape != (option_count,) or option_out.dtype != dtype \
+                or not option_out.flags.c_contiguous or not option_out.flags.writeable:
+            raise ValueError(f"option_out must be a writable C-contiguous {np.dtype(dtype).name} array of "
+                             f"{option_count} prices")
+        option_prices = option_out
     bond_prices = None if bond_count is None else np.empty(bond_count, dtype=dtype)
     opt = ffi.new("trinom_run_options *")
     opt.precision = code
@@ -441,6 +452,7 @@ def price_book(
     opt.block_size = int(block_size or 0)
     opt.padding = PADDINGS[padding]
     opt.no_sort = 0 if sort else 1
+    opt.skip_wide = 1 if skip_wide else 0
     opt.bond_block_size = int(bond_block_size or 0)
     opt.bond_wide_only = 1 if wide_only else 0
     opt.chunk_size = int(chunk_size or 0)

@@ -209,9 +209,9 @@ class KernelEngine(Engine):
               device: int = 0, **tuning: Any) -> np.ndarray:
         self.check_call(book, precision, target, tuning)
         if len(market) > 1 or market.moves_trees:
-            from .scenario_batch import batch
+            from .scenario_batch import planned
 
-            plan = batch(book, market)
+            plan = planned(book, market)
             return plan.gather(self.price_entries(plan, precision, target, device, tuning))
         kinds = book.instruments()
         if len(kinds) == 1:  # the common case: one instrument, no copies
@@ -328,9 +328,11 @@ class CudaEngine(KernelEngine):
     OPTION_ENTRY_KNOBS: ClassVar[dict[str, str]] = {
         "block_size": "block_size", "chunk_size": "chunk_size", "sort": "sort", "memory_limit": "memory_limit",
         "timing": "timing"}
-    #: Option trees at most this wide (float64 geometry) take the library's option entries; the fast kernel
-    #: holds 512 nodes, and float32's geometry may differ from float64's by a node or two.
-    OPTION_ENTRY_WIDTH = 500
+    #: Option trees whose fast-kernel window (``2 min(jmax, n) + 1`` nodes, in the call's precision) is at most this
+    #: wide are priced by the library's option entries. The kernel holds 511 (jmax 255); the device's exp may differ
+    #: from NumPy's by an ulp, which moves a jmax at an integer's edge by one: one jmax of margin. Wider trees are
+    #: priced one tree per entry, where the library did not price them (it skips, NaN, what it finds too wide).
+    OPTION_ENTRY_WIDTH = 509
 
     def price_entries(self, plan: ScenarioBatch, precision: str, target: str | None, device: int,
                       tuning: Mapping[str, Any]) -> np.ndarray:
@@ -373,28 +375,57 @@ class CudaEngine(KernelEngine):
 
     def _option_entries(self, plan: ScenarioBatch, trees: np.ndarray, out: np.ndarray, precision: str,
                         target: str | None, device: int, tuning: Mapping[str, Any]) -> None:
-        """The entries of the option trees ``trees`` (of ``plan.trees``) into ``out``."""
+        """The entries of the option trees ``trees`` (of ``plan.trees``, ascending) into ``out``: the narrow trees'
+        in one library call, the wide ones one tree per entry. Where ``trees`` are every tree of the batch, the
+        library takes the batch's arrays as they are and writes into ``out`` (no index arrays over the entries),
+        skipping the trees too wide for its fast kernel (NaN): only those are priced one tree per entry."""
         from . import _cuda_lib, lift
-        from .bond_arrays import entries_of
 
         counts = np.diff(plan.entry_offset)
-        part = plan.trees if trees.size == len(plan.trees) else plan.trees.take(trees)
-        n, jmax = part.shape()
-        narrow = 2 * np.minimum(n, jmax) + 1 <= self.OPTION_ENTRY_WIDTH
+        whole = trees.size == len(plan.trees)  # ascending and distinct: every tree of the batch
+        part = plan.trees if whole else plan.trees.take(trees)
+        narrow = self._narrow(part, precision)
+        has = counts[trees] > 0
         knobs = {self.OPTION_ENTRY_KNOBS[k]: v for k, v in tuning.items() if k in self.OPTION_ENTRY_KNOBS}
-        fits = np.flatnonzero(narrow & (counts[trees] > 0))
-        if fits.size:
-            where = entries_of(plan.entry_offset, trees[fits])
-            portfolio = lift.options(part if fits.size == len(part) else part.take(fits))
+        fits = narrow & has
+        wide = np.flatnonzero(~narrow & has)
+        if not fits.any():
+            pass
+        elif whole and has.all():  # the common case
+            _cuda_lib.price_book(lift.options(part), plan.curves, None, (), precision, device=device, target=target,
+                                 option_entries=(plan.entry_offset, plan.entry_curve), option_out=out,
+                                 skip_wide=True, **knobs)
+            # Of the trees past the margin, those the library found too wide for its kernel (their entries NaN): a
+            # tree it priced has its prices (a NaN price priced again gives the same NaN).
+            wide = wide[np.isnan(out[plan.entry_offset[trees[wide]]])]
+        else:
+            chosen = np.zeros(len(plan.trees), dtype=bool)
+            chosen[trees[fits]] = True
+            mask = np.repeat(chosen, counts)  # their entries, in entry order (trees ascending)
+            rows = np.flatnonzero(fits)
             offset = np.concatenate(([0], np.cumsum(counts[trees[fits]])))
-            prices, _ = _cuda_lib.price_book(portfolio, plan.curves, None, (), precision, device=device, target=target,
-                                             option_entries=(offset, plan.entry_curve[where]), **knobs)
-            out[where] = prices
-        wide = np.flatnonzero(~narrow & (counts[trees] > 0))
+            prices, _ = _cuda_lib.price_book(lift.options(part.take(rows)), plan.curves, None, (), precision,
+                                             device=device, target=target,
+                                             option_entries=(offset, plan.entry_curve[mask]), **knobs)
+            out[mask] = prices
         if wide.size:  # a book of one tree per entry, each on its entry's curve (curve_index): one call
             batch, where = plan.part(trees[wide])
             option_knobs = {k: v for k, v in tuning.items() if k in self.OPTION_ENTRY_KNOBS}
+            timing = option_knobs.get("timing")
+            if timing is not None:  # its own times, added to the entries' call's
+                option_knobs["timing"] = {}
             out[where] = super().price_entries(batch, precision, target, device, option_knobs)
+            if timing is not None:
+                for key, value in option_knobs["timing"].items():
+                    if isinstance(value, (int, float)):
+                        timing[key] = timing.get(key, 0) + value
+
+    def _narrow(self, trees: Book, precision: str) -> np.ndarray:
+        """Which option trees the library's option entries take (:data:`OPTION_ENTRY_WIDTH`; kept on the book)."""
+        def compute() -> np.ndarray:
+            n, jmax = trees.shape(np.float32 if precision == "f32" else np.float64)
+            return 2 * np.minimum(n, jmax) + 1 <= self.OPTION_ENTRY_WIDTH
+        return trees.cached(("cuda-entry-narrow", precision, self.OPTION_ENTRY_WIDTH), compute)
 
     def solves_spreads(self, book: Book) -> bool:
         """A book of bonds: the library searches every bond's spread in one call (trinom_spread_search)."""
