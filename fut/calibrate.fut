@@ -26,66 +26,92 @@
 -- computed once per evaluation into a per-thread row and shared by the Newton iterations and the
 -- price.
 --
+-- The cash flows come per trade, not per quote: a trade's co-terminal swaptions share their fixed
+-- leg's dates (quote k's leg is the `len` flows of its trade's table from `first`), so that the
+-- table is one schedule for a trade whose exercise dates lie on it and the input grows with the
+-- trade's periods rather than with quotes times periods.  A quote's cash flows are made here as
+-- NumPy makes them (K tau_i N, the notional added to the last).
+--
 -- Entry point `calibrate64` (python/trinom/model/calibration_kernel.py is its caller):
 --   max_iterations tolerance x_scale damping
 --   x0 lower upper ([n][2] f64: a, sigma; bounds may be -inf/inf) free ([n][2] i8: 1 = free)
 --   per quote ([n][q]): valid (i8), expiry T, start t0, discount_start P(0, t0), notional N,
---     payer (i8), market price, scale (the residual's: 1 / market for relative_price, 1 for price)
---   per cash flow ([n][q][c]): pay time t_i, amount c_i (0: padding or nothing paid), P(0, t_i)
--- It returns [n][10 + q] f64: a, sigma, cost, code, reason (0 none, 1 gradient, 2 step, 3 cost,
--- 4 stalled), iterations, at_lower (a, sigma), at_upper (a, sigma), then the q residuals at the end.
+--     payer (i8), market price, scale (the residual's: 1 / market for relative_price, 1 for price),
+--     fixed rate K, first (i64: its leg's first flow in the trade's table), len (i64: the leg's flows)
+--   per trade cash flow ([n][f]): pay time t_i, accrual fraction tau_i, P(0, t_i)
+-- It returns [n][11 + 2q] f64: a, sigma, cost, code, reason (0 none, 1 gradient, 2 step, 3 cost,
+-- 4 stalled), iterations, at_lower (a, sigma), at_upper (a, sigma), moving (1 where a free
+-- parameter moves some quote's residual at the end: 0 is a flat objective), then the q residuals
+-- and the q model prices at the end (0 in empty slots).
 --
 -- The test below: two trades whose quotes are Hull-White prices (an exact fit): three payer
 -- swaptions at a = 0.04, sigma = 0.011 (a free from 0.05), and one receiver at sigma = 0.009 with
--- a fixed at 0.02 (one empty slot); tolerance 1e-10.  The expected values are NumPy's
--- (levenberg_marquardt on Swaptions.price): the same iterations and stops, parameters within
--- 1e-11.  futhark test compares reals only to 0.002 of the largest expected value (here the
--- iteration count), so this checks codes, stops and iterations; tests/test_calibration_kernel.py
--- checks thousands of baskets against NumPy to the last digits that can agree.
+-- a fixed at 0.02 (one empty slot); tolerance 1e-10; each quote's leg its own segment of its
+-- trade's table (its cash flows as accruals at a rate of 1).  NumPy's levenberg_marquardt on
+-- Swaptions.price takes the same iterations and stops to the same parameters (within 1e-11).
+-- futhark test compares reals only to 0.002 of the largest expected value (here the iteration
+-- count), so this checks codes, stops, iterations and the flat-objective flag;
+-- tests/test_calibration_kernel.py checks thousands of baskets against NumPy to the last digits
+-- that can agree.
 -- ==
 -- entry: calibrate64
 -- input {
---   200i32 1e-10f64 1e-12f64 1e-3f64
+--   200i32
+--   1e-10f64
+--   1e-12f64
+--   0.001f64
 --   [[0.05f64, 0.01f64], [0.02f64, 0.01f64]]
 --   [[1e-08f64, 1e-08f64], [-f64.inf, 1e-08f64]]
 --   [[5.0f64, 1.0f64], [f64.inf, 1.0f64]]
 --   [[1i8, 1i8], [0i8, 1i8]]
 --   [[1i8, 1i8, 1i8], [1i8, 0i8, 0i8]]
---   [[1.0f64, 2.0054794520547947f64, 3.0027397260273974f64], [2.0054794520547947f64, 0.0f64, 0.0f64]]
---   [[1.0f64, 2.0054794520547947f64, 3.0027397260273974f64], [2.0054794520547947f64, 0.0f64, 0.0f64]]
---   [[0.9753099120283326f64, 0.9510991280247174f64, 0.927679944430264f64], [0.9510991280247174f64, 1.0f64,
---   1.0f64]]
+--   [[1.0f64, 2.0054794520547947f64, 3.0027397260273974f64], [2.0054794520547947f64, 0.0f64,
+--   0.0f64]]
+--   [[1.0f64, 2.0054794520547947f64, 3.0027397260273974f64], [2.0054794520547947f64, 0.0f64,
+--   0.0f64]]
+--   [[0.9753099120283326f64, 0.9510991280247174f64, 0.927679944430264f64], [0.9510991280247174f64,
+--   1.0f64, 1.0f64]]
 --   [[1.0f64, 1.0f64, 1.0f64], [1.0f64, 1.0f64, 1.0f64]]
 --   [[1i8, 1i8, 1i8], [0i8, 0i8, 0i8]]
---   [[0.018078123433871662f64, 0.02017901383265014f64, 0.018298233174839806f64], [0.01337402123960657f64,
+--   [[0.018078123433871662f64, 0.02017901383265014f64, 0.018298233174839806f64],
+--   [0.01337402123960657f64, 1.0f64, 1.0f64]]
+--   [[55.31547583785012f64, 49.556435626302786f64, 54.65008508990948f64], [74.77182681888857f64,
 --   1.0f64, 1.0f64]]
---   [[55.31547583785012f64, 49.556435626302786f64, 54.65008508990948f64], [74.77182681888857f64, 1.0f64,
---   1.0f64]]
---   [[[2.0f64, 3.0f64, 4.002739726027397f64, 5.002739726027397f64, 6.002739726027397f64, 0.0f64],
---   [3.0054794520547947f64, 4.008219178082192f64, 5.008219178082192f64, 6.002739726027397f64,
---   6.002739726027397f64, 0.0f64], [4.005479452054795f64, 5.005479452054795f64, 6.002739726027397f64,
---   6.002739726027397f64, 6.002739726027397f64, 0.0f64]], [[2.5013698630136987f64, 3.0054794520547947f64,
---   3.504109589041096f64, 4.008219178082192f64, 4.504109589041096f64, 5.002739726027397f64], [0.0f64,
---   0.0f64, 0.0f64, 0.0f64, 0.0f64, 0.0f64], [0.0f64, 0.0f64, 0.0f64, 0.0f64, 0.0f64, 0.0f64]]]
---   [[[0.027143228977125594f64, 0.027143228977125594f64, 0.027143228977125594f64, 0.027143228977125594f64,
---   1.0271432289771256f64, 0.0f64], [0.027634056038444457f64, 0.027634056038444457f64,
---   0.027634056038444457f64, 1.0274805335048975f64, 0.0f64, 0.0f64], [0.028447433706399086f64,
---   0.028447433706399086f64, 1.0283684130572146f64, 0.0f64, 0.0f64, 0.0f64]], [[0.012589620921941649f64,
---   0.012589620921941649f64, 0.012589620921941649f64, 0.012589620921941649f64, 0.012589620921941649f64,
---   1.012449736245031f64], [0.0f64, 0.0f64, 0.0f64, 0.0f64, 0.0f64, 0.0f64], [0.0f64, 0.0f64, 0.0f64,
---   0.0f64, 0.0f64, 0.0f64]]]
---   [[[0.951229424500714f64, 0.9277434863285529f64, 0.9047754449927293f64, 0.8824364596612544f64,
---   0.8526540344148185f64, 1.0f64], [0.927616406884011f64, 0.9046515116397291f64, 0.8822704664573685f64,
---   0.8526540344148185f64, 1.0f64, 1.0f64], [0.9047134761940828f64, 0.8823534591558667f64,
---   0.8526540344148185f64, 1.0f64, 1.0f64, 1.0f64]], [[0.9393808916841211f64, 0.927616406884011f64,
---   0.9161247444104094f64, 0.9046515116397291f64, 0.893505543877895f64, 0.8824364596612544f64], [1.0f64,
---   1.0f64, 1.0f64, 1.0f64, 1.0f64, 1.0f64], [1.0f64, 1.0f64, 1.0f64, 1.0f64, 1.0f64, 1.0f64]]]
+--   [[1.0f64, 1.0f64, 1.0f64], [1.0f64, 1.0f64, 1.0f64]]
+--   [[0i64, 6i64, 12i64], [0i64, 6i64, 12i64]]
+--   [[5i64, 4i64, 3i64], [6i64, 0i64, 0i64]]
+--   [[2.0f64, 3.0f64, 4.002739726027397f64, 5.002739726027397f64, 6.002739726027397f64, 0.0f64,
+--   3.0054794520547947f64, 4.008219178082192f64, 5.008219178082192f64, 6.002739726027397f64,
+--   6.002739726027397f64, 0.0f64, 4.005479452054795f64, 5.005479452054795f64, 6.002739726027397f64,
+--   6.002739726027397f64, 6.002739726027397f64, 0.0f64], [2.5013698630136987f64,
+--   3.0054794520547947f64, 3.504109589041096f64, 4.008219178082192f64, 4.504109589041096f64,
+--   5.002739726027397f64, 0.0f64, 0.0f64, 0.0f64, 0.0f64, 0.0f64, 0.0f64, 0.0f64, 0.0f64, 0.0f64,
+--   0.0f64, 0.0f64, 0.0f64]]
+--   [[0.027143228977125594f64, 0.027143228977125594f64, 0.027143228977125594f64,
+--   0.027143228977125594f64, 0.027143228977125622f64, 0.0f64, 0.027634056038444457f64,
+--   0.027634056038444457f64, 0.027634056038444457f64, 0.027480533504897542f64, 0.0f64, 0.0f64,
+--   0.028447433706399086f64, 0.028447433706399086f64, 0.028368413057214603f64, 0.0f64, 0.0f64,
+--   0.0f64], [0.012589620921941649f64, 0.012589620921941649f64, 0.012589620921941649f64,
+--   0.012589620921941649f64, 0.012589620921941649f64, 0.012449736245031096f64, 0.0f64, 0.0f64,
+--   0.0f64, 0.0f64, 0.0f64, 0.0f64, 0.0f64, 0.0f64, 0.0f64, 0.0f64, 0.0f64, 0.0f64]]
+--   [[0.951229424500714f64, 0.9277434863285529f64, 0.9047754449927293f64, 0.8824364596612544f64,
+--   0.8526540344148185f64, 1.0f64, 0.927616406884011f64, 0.9046515116397291f64,
+--   0.8822704664573685f64, 0.8526540344148185f64, 1.0f64, 1.0f64, 0.9047134761940828f64,
+--   0.8823534591558667f64, 0.8526540344148185f64, 1.0f64, 1.0f64, 1.0f64], [0.9393808916841211f64,
+--   0.927616406884011f64, 0.9161247444104094f64, 0.9046515116397291f64, 0.893505543877895f64,
+--   0.8824364596612544f64, 1.0f64, 1.0f64, 1.0f64, 1.0f64, 1.0f64, 1.0f64, 1.0f64, 1.0f64, 1.0f64,
+--   1.0f64, 1.0f64, 1.0f64]]
 -- }
 -- output {
---   [[0.03999999999998739f64, 0.010999999999999554f64, 2.3459119821283754e-29f64, 0.0f64, 1.0f64, 12.0f64,
---   0.0f64, 0.0f64, 0.0f64, 0.0f64, -6.141251489327773e-15f64, 0.0f64, 3.0336891382270737e-15f64], [0.02f64,
---   0.009000000000036186f64, 8.104942236519929e-24f64, 0.0f64, 1.0f64, 3.0f64, 0.0f64, 0.0f64, 0.0f64,
---   0.0f64, 4.026150080789321e-12f64, 0.0f64, 0.0f64]]
+--   [[0.040000000000094f64, 0.011000000000003f64, 0.000000000000000f64, 0.000000000000000f64,
+--   1.000000000000000f64, 12.000000000000000f64, 0.000000000000000f64, 0.000000000000000f64,
+--   0.000000000000000f64, 0.000000000000000f64, 1.000000000000000f64, 0.000000000000000f64,
+--   0.000000000000000f64, 0.000000000000003f64, 0.018078123433872f64, 0.020179013832650f64,
+--   0.018298233174840f64], [0.020000000000000f64, 0.009000000000036f64, 0.000000000000000f64,
+--   0.000000000000000f64, 1.000000000000000f64, 3.000000000000000f64, 0.000000000000000f64,
+--   0.000000000000000f64, 0.000000000000000f64, 0.000000000000000f64, 1.000000000000000f64,
+--   0.000000000004030f64, 0.000000000000000f64, 0.000000000000000f64, 0.013374021239660f64,
+--   0.000000000000000f64, 0.000000000000000f64]]
 -- }
 
 -- | Solver outcomes (python/trinom/model/calibration.py).
@@ -152,25 +178,30 @@ def dlog_bond_factor (a: f64) (tau: f64) : f64 =
 def normal_cdf (x: f64) : f64 = 0.5 * f64.erfc (-x / f64.sqrt 2)
 def normal_pdf (x: f64) : f64 = f64.exp (-0.5 * x * x) / f64.sqrt (2 * f64.pi)
 
--- | One swaption's price and its derivatives in a and sigma (Jamshidian, the exact root): the cash
--- flows j < len are the leg (an amount of 0 pays nothing).
-def swaption [c] (a: f64) (sigma: f64) (T: f64) (t0: f64) (P0: f64) (N: f64) (payer: bool) (len: i64)
-                 (t: [c]f64) (cf: [c]f64) (P: [c]f64) : (f64, f64, f64) =
+-- | One swaption's price and its derivatives in a and sigma (Jamshidian, the exact root): its fixed
+-- leg is the `len` flows of the trade's table from `first`, the flow j paying K tau_j N (the last
+-- also N; a flow of 0 pays nothing); `c` (at least every leg's length) sizes the per-thread row of
+-- bond factors.
+def swaption [f] (c: i64) (a: f64) (sigma: f64) (T: f64) (t0: f64) (P0: f64) (N: f64) (payer: bool) (K: f64)
+                 (first: i64) (len: i64) (t: [f]f64) (tau: [f]f64) (P: [f]f64) : (f64, f64, f64) =
+  -- the cash flow j of the leg, as NumPy's Swaptions.amounts makes it: K tau N, the notional added to the last
+  let amount (j: i64) : f64 = let cf = K * tau[first + j] * N in if j == len - 1 then cf + N else cf
   let V = sigma * sigma * bond_factor (2 * a) T
   let root_v = f64.sqrt V
   let B0 = bond_factor a (t0 - T)
-  let Bs = tabulate c (\j -> if j < len && cf[j] != 0 then bond_factor a (t[j] - T) else 0)
+  let Bs = tabulate c (\j -> if j < len && amount j != 0 then bond_factor a (t[first + j] - T) else 0)
   -- the root: Newton from 0
   let (x, _, converged) =
     loop (x, i, done) = (0f64, 0i32, false) while !done && i < MAX_ROOT_ITERATIONS do
       let (total, slope) =
         loop (total, slope) = (0f64, 0f64) for j < len do
-          if cf[j] == 0 then (total, slope)
-          else let Bi = Bs[j]
-               let beta = Bi - B0
-               let gamma = 0.5 * beta * (Bi + B0) * V
-               let term = cf[j] * P[j] / P0 * f64.exp (-beta * x - gamma)
-               in (total + term, slope + term * beta)
+          let cf = amount j
+          in if cf == 0 then (total, slope)
+             else let Bi = Bs[j]
+                  let beta = Bi - B0
+                  let gamma = 0.5 * beta * (Bi + B0) * V
+                  let term = cf * P[first + j] / P0 * f64.exp (-beta * x - gamma)
+                  in (total + term, slope + term * beta)
       let h = total - N
       let raw = -h / -slope
       let step = if finite64 raw then f64.max (-1) (f64.min 1 raw) else 0
@@ -186,34 +217,44 @@ def swaption [c] (a: f64) (sigma: f64) (T: f64) (t0: f64) (P0: f64) (N: f64) (pa
   let dlog_t = dlog_bond_factor (2 * a) T
   let (sum_cdf, sum_sigma, sum_a) =
     loop (sum_cdf, sum_sigma, sum_a) = (0f64, 0f64, 0f64) for j < len do
-      if cf[j] == 0 then (sum_cdf, sum_sigma, sum_a)
-      else let Bi = Bs[j]
-           let cp = cf[j] * P[j]
-           let di = if root_v > 0 then x / safe + Bi * root_v else inf_side
-           let vega = cp * normal_pdf di
-           let v = root_v * (Bi - B0)
-           let dlog_v = dlog_bond_factor a (t[j] - t0) - tau0 + dlog_t
-           in (sum_cdf + cp * normal_cdf (sign * di), sum_sigma + vega * v, sum_a + vega * v * dlog_v)
+      let cf = amount j
+      in if cf == 0 then (sum_cdf, sum_sigma, sum_a)
+         else let Bi = Bs[j]
+              let cp = cf * P[first + j]
+              let di = if root_v > 0 then x / safe + Bi * root_v else inf_side
+              let vega = cp * normal_pdf di
+              let v = root_v * (Bi - B0)
+              let dlog_v = dlog_bond_factor a (t[first + j] - t0) - tau0 + dlog_t
+              in (sum_cdf + cp * normal_cdf (sign * di), sum_sigma + vega * v, sum_a + vega * v * dlog_v)
   let price = nan_max (sign * (sum_cdf - N * P0 * normal_cdf (sign * d0))) 0
   in (price, sum_a, sum_sigma / sigma)
 
--- | A trade's quotes as the solver sees them.
-type quotes [q][c] = {valid: [q]bool, expiry: [q]f64, start: [q]f64, discount_start: [q]f64, notional: [q]f64,
-                      payer: [q]bool, market: [q]f64, scale: [q]f64, len: [q]i64,
-                      pay_time: [q][c]f64, amount: [q][c]f64, discount_pay: [q][c]f64}
+-- | A trade's quotes as the solver sees them: per quote its swaption and market price, its leg `len`
+-- flows of the trade's table (pay times, accrual fractions, discount factors) from `first`; `c` is
+-- the longest leg of all trades.
+type quotes [q][f] = {c: i64, valid: [q]bool, expiry: [q]f64, start: [q]f64, discount_start: [q]f64,
+                      notional: [q]f64, payer: [q]bool, market: [q]f64, scale: [q]f64, rate: [q]f64,
+                      first: [q]i64, len: [q]i64, pay_time: [f]f64, accrual: [f]f64, discount_pay: [f]f64}
 
 -- | The LM's view of the residuals at (a, sigma): cost 0.5 sum r^2, g = J'r, H = J'J (h00, h01, h11),
 -- and whether every derivative is finite.
 type view = {cost: f64, g0: f64, g1: f64, h00: f64, h01: f64, h11: f64, finite: bool}
 
-def residual [q][c] (d: quotes [q][c]) (a: f64) (sigma: f64) (k: i64) : (f64, f64, f64) =
-  if !d.valid[k] then (0, 0, 0)
-  else let (price, d_a, d_s) = swaption a sigma d.expiry[k] d.start[k] d.discount_start[k] d.notional[k]
-                                        d.payer[k] d.len[k] d.pay_time[k] d.amount[k] d.discount_pay[k]
+-- | Quote k at (a, sigma): its model price, residual and the residual's derivatives in a and sigma
+-- (all 0 in an empty slot).
+def quote [q][f] (d: quotes [q][f]) (a: f64) (sigma: f64) (k: i64) : (f64, f64, f64, f64) =
+  if !d.valid[k] then (0, 0, 0, 0)
+  else let (price, d_a, d_s) = swaption d.c a sigma d.expiry[k] d.start[k] d.discount_start[k] d.notional[k]
+                                        d.payer[k] d.rate[k] d.first[k] d.len[k] d.pay_time d.accrual
+                                        d.discount_pay
        let s = d.scale[k]
-       in ((price - d.market[k]) * s, d_a * s, d_s * s)
+       in (price, (price - d.market[k]) * s, d_a * s, d_s * s)
 
-def evaluate [q][c] (d: quotes [q][c]) (a: f64) (sigma: f64) : view =
+def residual [q][f] (d: quotes [q][f]) (a: f64) (sigma: f64) (k: i64) : (f64, f64, f64) =
+  let (_, r, j0, j1) = quote d a sigma k
+  in (r, j0, j1)
+
+def evaluate [q][f] (d: quotes [q][f]) (a: f64) (sigma: f64) : view =
   let (rr, g0, g1, h00, h01, h11, finite) =
     loop (rr, g0, g1, h00, h01, h11, finite) = (0f64, 0f64, 0f64, 0f64, 0f64, 0f64, true) for k < q do
       let (r, j0, j1) = residual d a sigma k
@@ -272,8 +313,8 @@ type state = {x0: f64, x1: f64, v: view, mu: f64, nu: f64, code: f64, reason: f6
 
 -- | One trade's fit: [a, sigma, cost, code, reason, iterations, at_lower a, at_lower sigma, at_upper a,
 -- at_upper sigma].
-def fit [q][c] (max_iterations: i32) (tolerance: f64) (x_scale: f64) (damping: f64)
-               (x0: [2]f64) (lo: [2]f64) (hi: [2]f64) (free: [2]bool) (d: quotes [q][c]) : [10]f64 =
+def fit [q][f] (max_iterations: i32) (tolerance: f64) (x_scale: f64) (damping: f64)
+               (x0: [2]f64) (lo: [2]f64) (hi: [2]f64) (free: [2]bool) (d: quotes [q][f]) : [10]f64 =
   let x0' = clip x0[0] lo[0] hi[0]
   let x1' = clip x0[1] lo[1] hi[1]
   let v = evaluate d x0' x1'
@@ -347,24 +388,27 @@ def fit [q][c] (max_iterations: i32) (tolerance: f64) (x_scale: f64) (damping: f
   in [s.x0, s.x1, v.cost, s.code, s.reason, f64.i32 s.iterations, f64.bool at_lower0, f64.bool at_lower1,
       f64.bool at_upper0, f64.bool at_upper1]
 
--- | The length of a leg: one past its last cash flow that is not 0.
-def leg_length [c] (amount: [c]f64) : i64 =
-  loop len = 0 for j < c do if amount[j] != 0 then j + 1 else len
-
-entry calibrate64 [n][q][c] (max_iterations: i32) (tolerance: f64) (x_scale: f64) (damping: f64)
+entry calibrate64 [n][q][f] (max_iterations: i32) (tolerance: f64) (x_scale: f64) (damping: f64)
                             (x0: [n][2]f64) (lower: [n][2]f64) (upper: [n][2]f64) (free: [n][2]i8)
                             (valid: [n][q]i8) (expiry: [n][q]f64) (start: [n][q]f64)
                             (discount_start: [n][q]f64) (notional: [n][q]f64) (payer: [n][q]i8)
-                            (market: [n][q]f64) (scale: [n][q]f64)
-                            (pay_time: [n][q][c]f64) (amount: [n][q][c]f64) (discount_pay: [n][q][c]f64)
+                            (market: [n][q]f64) (scale: [n][q]f64) (rate: [n][q]f64) (first: [n][q]i64)
+                            (len: [n][q]i64) (pay_time: [n][f]f64) (accrual: [n][f]f64)
+                            (discount_pay: [n][f]f64)
                             : [n][]f64 =
-  map (\k ->
-         let d : quotes [q][c] =
-           {valid = map (!= 0) valid[k], expiry = expiry[k], start = start[k],
-            discount_start = discount_start[k], notional = notional[k], payer = map (!= 0) payer[k],
-            market = market[k], scale = scale[k], len = map leg_length amount[k], pay_time = pay_time[k],
-            amount = amount[k], discount_pay = discount_pay[k]}
-         let out = fit max_iterations tolerance x_scale damping x0[k] lower[k] upper[k] (map (!= 0) free[k]) d
-         let r = tabulate q (\j -> (residual d out[0] out[1] j).0)
-         in out ++ r :> [10 + q]f64)
-      (iota n)
+  let c = i64.maximum (map (\k -> if valid[k / q][k % q] != 0 then len[k / q][k % q] else 0) (iota (n * q)))
+  in map (\k ->
+            let d : quotes [q][f] =
+              {c, valid = map (!= 0) valid[k], expiry = expiry[k], start = start[k],
+               discount_start = discount_start[k], notional = notional[k], payer = map (!= 0) payer[k],
+               market = market[k], scale = scale[k], rate = rate[k], first = first[k], len = len[k],
+               pay_time = pay_time[k], accrual = accrual[k], discount_pay = discount_pay[k]}
+            let free' = map (!= 0) free[k]
+            let out = fit max_iterations tolerance x_scale damping x0[k] lower[k] upper[k] free' d
+            let (prices, residuals, j0s, j1s) = unzip4 (map (quote d out[0] out[1]) (iota q))
+            let moving = any (\(j0, j1) -> (free'[0] && f64.abs j0 > 0) || (free'[1] && f64.abs j1 > 0))
+                             (zip j0s j1s)
+            -- one tabulate (not ++: the multicore backend of Futhark 0.25 emits C that does not compile for it)
+            in tabulate (11 + q + q) (\i -> if i < 10 then out[i] else if i == 10 then f64.bool moving
+                                            else if i < 11 + q then residuals[i - 11] else prices[i - 11 - q]))
+         (iota n)

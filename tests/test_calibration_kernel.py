@@ -21,7 +21,7 @@ from trinom.backends import BackendUnavailable
 from trinom.model import DatedCurve
 from trinom.model.baskets import calibrate_baskets, trade_baskets
 from trinom.model.calibration import CONVERGED, MAX_ITERATIONS, NOT_RUN, LMResult, levenberg_marquardt
-from trinom.model.calibration_kernel import available, levenberg_marquardt_kernel
+from trinom.model.calibration_kernel import available, levenberg_marquardt_kernel, per_quote_flows
 from trinom.model.hull_white import Swaptions
 from trinom.model.quotes import VolQuotes, VolSurface
 
@@ -86,8 +86,10 @@ class Problem:
         self.arrays = dict(x0=self.x0, lower=self.lower, upper=self.upper, free=self.free, valid=self.valid,
                            expiry=slots(s.exercise), start=slots(s.start), discount_start=slots(s.discount_start),
                            notional=slots(s.notional), payer=slots(s.payer), market=slots(market),
-                           scale=slots(self.scale), pay_time=s.pay_time[:, :legs][index],
-                           amount=s.amounts[:, :legs][index], discount_pay=s.discount_pay[:, :legs][index])
+                           scale=slots(self.scale), rate=slots(s.fixed_rate),
+                           **per_quote_flows(valid=self.valid, pay_time=s.pay_time[:, :legs][index],
+                                             accrual=s.accrual[:, :legs][index],
+                                             discount_pay=s.discount_pay[:, :legs][index], count=slots(s.count)))
 
     def residuals(self, x: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         here = self.valid[rows]
@@ -164,8 +166,16 @@ def test_converged_fits_agree_with_numpy(curve, target, error):
     assert (apart <= 10 * floor).all(), (apart / floor).max()
     assert np.median(relative(got.x, ref.x)) <= 1e-9
     # the residuals the kernel returns are NumPy's at its parameters: the prices to 1e-14 (per unit notional)
-    r_at, _j = problem.residuals(got.x, np.arange(len(got.x)))
+    r_at, j_at = problem.residuals(got.x, np.arange(len(got.x)))
     assert (np.abs(got.residuals - r_at) <= 1e-14 * problem.arrays["scale"]).all()
+    # and so are its model prices at them, and its flag of a flat objective (some free parameter moves some price)
+    price = problem.swaptions.take(problem.index[problem.valid]).price(
+        a=np.repeat(got.x[:, 0], problem.valid.sum(axis=1)), sigma=np.repeat(got.x[:, 1], problem.valid.sum(axis=1)),
+        root="exact")
+    assert np.abs(got.model[problem.valid] - price).max() <= 1e-14
+    assert (got.model[~problem.valid] == 0).all()
+    moving = (np.abs(j_at) * problem.free[:, None, :] > 0).any(axis=(1, 2))
+    assert (got.moving == moving).all()
 
 
 @pytest.mark.parametrize("target", CPU_TARGETS)
@@ -219,7 +229,9 @@ def random_baskets(n: int, rng: np.random.Generator) -> object:
 def test_calibrate_baskets_on_a_futhark_target(curve, target):
     """300 random baskets, a fixed and free, relative_price and price, at the money and at the deal's rate: the
     same statuses as NumPy's, sigma with a fixed to 1e-7 (a deal-struck quote deep in the money tells sigma a
-    thousand times less sharply than its price), and the same vol rmse per trade to 1e-6 relative."""
+    thousand times less sharply than its price), and the same vol rmse per trade to 1e-6 relative or 1e-7 (0.001 bp):
+    the model prices are the kernel's, and a quote so deep in the money that its vega is 1e-8 of its price turns the
+    last bit of its price into 2e-8 of implied vol."""
     need(target)
     baskets = random_baskets(300, np.random.default_rng(2))
     surface = matrix()
@@ -231,7 +243,7 @@ def test_calibrate_baskets_on_a_futhark_target(curve, target):
                 case = (a, error, strike)
                 assert got.status.tolist() == ref.status.tolist(), case
                 fit = ref.status != "no fit"
-                assert (got.rmse[fit] == pytest.approx(ref.rmse[fit], rel=1e-6, abs=1e-12)), case
+                assert (got.rmse[fit] == pytest.approx(ref.rmse[fit], rel=1e-6, abs=1e-7)), case
                 if a is not None:
                     assert relative(got.sigma[fit], ref.sigma[fit]).max() <= 1e-7, case
                 else:

@@ -9,10 +9,11 @@ says how the model is fitted:
 
 * ``per="trade"`` (default, ORE's for Bermudans and callable bonds): each Bermudan swaption and callable or
   puttable bond to its own co-terminal European swaptions (:func:`trinom.model.baskets.book_baskets`,
-  :func:`~trinom.model.baskets.calibrate_baskets`), every trade in every scenario in one batched call. A bond
-  without a call or put keeps its own ``a`` and ``sigma`` (its price does not depend on them beyond the tree's
-  discretisation); any other trade without a basket (a cap, a floor, a bond option) has no fit: its measures are
-  NaN with the reason (calibrate those per curve).
+  :func:`~trinom.model.baskets.calibrate_prepared`), the baskets prepared once and every scenario fitted in one
+  batched call, each trade starting from its fit in the first scenario. A bond without a call or put keeps its own
+  ``a`` and ``sigma`` (its price does not depend on them beyond the tree's discretisation); any other trade without
+  a basket (a cap, a floor, a bond option) has no fit: its measures are NaN with the reason (calibrate those per
+  curve).
 * ``per="curve"``: one ``(a, sigma)`` per curve to its swaption matrix or cap strip
   (:func:`trinom.model.calibration.calibrate`), every scenario's curves in one batched call; every trade on a curve
   takes its parameters.
@@ -110,33 +111,36 @@ class Fits:
 
 
 def fitted_parameters(trades: Any, states: Sequence[MarketState], how: Recalibration) -> Fits:
-    """The model of every trade of ``trades`` (:class:`~trinom.instruments.Trades`) in every state, in one batched
-    calibration (see the module)."""
+    """The model of every trade of ``trades`` (:class:`~trinom.instruments.Trades`) in every state (see the module).
+
+    Per trade: the baskets are prepared once (:func:`~trinom.model.baskets.prepare_baskets`: their quotes' dates,
+    legs and volatilities do not move between states), the first state is fitted, and every other state in one
+    batched call (:func:`~trinom.model.baskets.calibrate_prepared`) that starts each trade from its fit in the first
+    state (a warm start: a scenario moves the fit a little)."""
     names = tuple(states[0].curves)
     n, count = len(trades), len(states)
     trade_curve = _trade_curves(trades, names)
     if how.per == "curve":
         return _per_curve(trades, states, how, names, trade_curve)
-    from ..model.baskets import book_baskets, calibrate_baskets
+    from ..model.baskets import book_baskets, calibrate_prepared, prepare_baskets
 
     baskets = book_baskets(trades, list(names))
     surface = _surface(how.vols, trades.as_of)
-    missing = sorted({c for c in trade_curve.tolist() if c and not surface.has(c)})
-    curves = {_tagged(name, s): state.curves[name] for s, state in enumerate(states) for name in names}
-    grids = {_tagged(name, s): replace(surface.grids[name], vol=surface.grids[name].vol + state.vol_shift)
-             for s, state in enumerate(states) for name in names if name not in missing}
-    big = _repeated(baskets, [np.array([_tagged(c, s) for c in trade_curve.tolist()], dtype=object)
-                              for s in range(count)])
-    kwargs: dict[str, Any] = {} if how.backend == "numpy" else {"backend": how.backend}
-    fit = calibrate_baskets(curves=curves, vols=type(surface)(as_of=surface.as_of, grids=grids), as_of=trades.as_of,
-                            baskets=big, a=how.a, strike=how.strike, error=how.error, **kwargs)
-    status = np.asarray(fit.status, dtype=object).reshape(count, n)
-    message = np.asarray(fit.message, dtype=object).reshape(count, n)
+    prepared = prepare_baskets(baskets, surface, trades.as_of, curves=names, strike=how.strike)
+    options: dict[str, Any] = {"a": how.a, "error": how.error, "backend": how.backend, "details": False}
+    first = calibrate_prepared(prepared, [(states[0].curves, states[0].vol_shift)], **options)[0]
+    fits = [first]
+    if count > 1:
+        start = np.stack([first.a, first.sigma], axis=1)  # NaN where the first state has no fit: the default start
+        fits += calibrate_prepared(prepared, [(state.curves, state.vol_shift) for state in states[1:]], x0=start,
+                                   **options)
+    status = np.stack([np.asarray(f.status, dtype=object) for f in fits])
+    message = np.stack([np.asarray(f.message, dtype=object) for f in fits])
     kind = _column_text(trades, "type")
     kept = (kind == "bond") & (_column_text(trades, "option") == "")
     ok = np.isin(status, _FITTED)
-    a = np.where(ok, fit.a.reshape(count, n), np.nan)
-    sigma = np.where(ok, fit.sigma.reshape(count, n), np.nan)
+    a = np.where(ok, np.stack([f.a for f in fits]), np.nan)
+    sigma = np.where(ok, np.stack([f.sigma for f in fits]), np.nan)
     why = np.full((count, n), "", dtype=object)
     for s, k in zip(*np.nonzero(~ok & ~kept[None, :]), strict=True):
         why[s, k] = f"recalibration{_in(states[s])}: {status[s, k]}: {message[s, k]}"
@@ -430,18 +434,6 @@ def _tagged(name: str, state: int) -> str:
 
 def _in(state: MarketState) -> str:
     return "" if state.label == "base" else f" in scenario {state.label}"
-
-
-def _repeated(baskets: Any, curves: list[np.ndarray]) -> Any:
-    """``baskets`` once per entry of ``curves`` (each copy's curve names), as one :class:`Baskets`."""
-    count = len(curves)
-    counts = np.tile(baskets.counts, count)
-    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(baskets.offsets.dtype)
-    return replace(baskets, id=np.tile(baskets.id, count), curve=np.concatenate(curves), offsets=offsets,
-                   exercise=np.tile(baskets.exercise, count), end=np.tile(baskets.end, count),
-                   rate=np.tile(baskets.rate, count), frequency=np.tile(baskets.frequency, count),
-                   day_count=np.tile(baskets.day_count, count), payer=np.tile(baskets.payer, count),
-                   note=np.tile(baskets.note, count), where=tuple(baskets.where) * count)
 
 
 __all__ = ["PER", "Fits", "MarketState", "Recalibration", "dated_curves", "dated_states", "engine_scenarios",

@@ -5,7 +5,15 @@
 [0.970446]
 """
 
-from .baskets import bond_baskets, book_baskets, calibrate_baskets, trade_baskets
+from .baskets import (
+    PreparedBaskets,
+    bond_baskets,
+    book_baskets,
+    calibrate_baskets,
+    calibrate_prepared,
+    prepare_baskets,
+    trade_baskets,
+)
 from .calibration import CalibrationResult, LMResult, calibrate, levenberg_marquardt
 from .dated_curve import INTERPOLATIONS, DatedCurve, read_dated_curves
 from .hull_white import (
@@ -35,6 +43,7 @@ __all__ = [
     "Caps",
     "DatedCurve",
     "LMResult",
+    "PreparedBaskets",
     "QuoteInstruments",
     "Swaptions",
     "VolQuotes",
@@ -52,11 +61,13 @@ __all__ = [
     "book_baskets",
     "calibrate",
     "calibrate_baskets",
+    "calibrate_prepared",
     "caplet",
     "fixed_leg",
     "jamshidian_swaption",
     "levenberg_marquardt",
     "parse_periods",
+    "prepare_baskets",
     "quote_instruments",
     "read_dated_curves",
     "read_vol_quotes",

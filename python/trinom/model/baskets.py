@@ -30,6 +30,15 @@ with all trades as one batch (masks for baskets of different sizes) and the anal
   curve, no positive market price, a trade without an option), a model price that is not finite, or no convergence
   in ``max_iterations``; ``a`` and ``sigma`` are NaN and the message says why.
 
+**Scenarios** (a risk run's recalibration: the same baskets on moved curves and volatilities).
+:func:`prepare_baskets` does once what no scenario moves: the quotes, their fixed legs' dates and accrual
+fractions (one schedule per trade whose exercise dates lie on it, each quote's leg a tail of it, exactly the leg
+generated from its own date; the other quotes' legs on their own), expiries, tenors and the surface's
+volatilities. :meth:`PreparedBaskets.quotes` prices them on a scenario's curves (discount factors once per
+schedule date, forward swap rates, annuities, strikes, market prices), and :func:`calibrate_prepared` fits many
+scenarios in one batched call, each trade from a start of its own (``x0``: a warm start, such as its fit in the
+base scenario); :func:`calibrate_baskets` takes prepared baskets too.
+
 A basket of **one quote with** ``a`` **free** cannot determine both parameters: ``a`` is held at its guess
 (``a_guess``) and ``sigma`` fitted, exactly; the status is ``converged`` and the message says ``a`` was held.
 
@@ -49,7 +58,8 @@ A basket of **one quote with** ``a`` **free** cannot determine both parameters: 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Final
 
@@ -57,12 +67,14 @@ import numpy as np
 import numpy.typing as npt
 
 from ..conventions.dates import as_dates, to_days
-from ..conventions.day_counts import DAY_COUNTS, parse_day_counts
+from ..conventions.day_counts import ACT_ACT_ICMA, DAY_COUNTS, parse_day_counts
 from ..conventions.frequencies import parse_frequencies
 from ..conventions.names import Problem
 from ..errors import InputError
 from .calibration import CONVERGED, DEFAULT_BOUNDS, ERRORS, MAX_ITERATIONS, NOT_FINITE, bound_hits, levenberg_marquardt
+from .dated_curve import DAYS_PER_YEAR
 from .hull_white import ROOTS, Swaptions
+from .periods import fixed_leg
 from .quotes import VolQuotes, VolSurface, resolve_curves
 from .volatility import (
     bachelier_implied_vol,
@@ -545,22 +557,322 @@ class BasketCalibration:
                              "price_residual": self.price_residual, "error": self.error})
 
 
-def calibrate_baskets(*, curves: Any, vols: VolSurface | VolQuotes | str | Path | Any, as_of: object,
-                      baskets: Baskets, a: float | npt.ArrayLike | None = None, strike: str = "atm",
-                      error: str = "relative_price", bounds: Mapping[str, tuple[float, float]] | None = None,
-                      a_guess: float = 0.05, sigma_guess: float | None = None, max_iterations: int = 500,
-                      tolerance: float = 1e-12, root: str = "exact", backend: str = "numpy") -> BasketCalibration:
+# --- preparation: what every scenario shares --------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class _CurveLegs:
+    """The fixed legs of one curve's quotes as per-trade tables of flows that a trade's quotes share.
+
+    A trade's table starts with the schedule generated forward from its first quoted exercise date to its end
+    (:func:`~trinom.model.periods.fixed_leg`); a quote whose exercise date lies on that schedule, on the same day of
+    the month, has as its leg the schedule's periods from its exercise date on: the very leg that generating forward
+    from that date gives (its dates are the schedule's, and so are its accrual fractions). Any other quote's leg (an
+    exercise date off the schedule, or an ACT/ACT-ICMA leg of one period, whose reference period differs) is
+    generated on its own and appended to its trade's table.
+
+    Attributes:
+      name: the curve; rows: its quotes (indices into the prepared quotes, trade by trade).
+      trades: its trades (indices), in order; local: per quote of ``rows``, its trade's row of the tables.
+      time, accrual: ``(trades, f)``: each flow's payment date in ACT/365F years from the as-of date (padding: the
+        trade's end) and accrual fraction (padding: 0).
+      schedule: per trade, how many of its flows are its schedule's (the rest: quotes' own legs, then padding).
+    """
+
+    name: str
+    rows: np.ndarray
+    trades: np.ndarray
+    local: np.ndarray
+    time: np.ndarray
+    accrual: np.ndarray
+    schedule: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class PreparedBaskets:
+    """The part of a per-trade calibration that no scenario moves (:func:`prepare_baskets`): the baskets' quotes,
+    their fixed legs' dates and accrual fractions, their expiries and tenors and the surface's volatilities at them.
+    :meth:`quotes` prices them on curves (discount factors, forward swap rates, annuities, strikes and market prices);
+    :func:`calibrate_baskets` and :func:`calibrate_prepared` take it in place of :class:`Baskets`.
+
+    Attributes:
+      baskets, as_of, surface, strike: as given; curve_names: the curves the trades may name.
+      curve: per trade, its curve (a trade naming none: the only curve); usable: per trade, whether that curve is
+        among ``curve_names`` and has volatilities; notes: per trade, what its message says before any pricing.
+      trade, exercise, end, expiry, tenor, payer, kind, shift, market_vol: per quote (each exercise date after the
+        as-of date of a usable trade, trade by trade): as :class:`BasketCalibration` names them (``market_vol``: the
+        surface's, before any move).
+      exercise_time: per quote, ``expiry`` in the curves' ACT/365F years; first, count: its fixed leg is ``count``
+        flows of its trade's table (:class:`_CurveLegs`) from ``first``.
+      legs: per curve with quotes, its tables.
+    """
+
+    baskets: Baskets
+    as_of: np.datetime64
+    surface: VolSurface
+    strike: str
+    curve_names: tuple[str, ...]
+    curve: np.ndarray
+    usable: np.ndarray
+    notes: tuple[str, ...]
+    trade: np.ndarray
+    exercise: np.ndarray
+    end: np.ndarray
+    expiry: np.ndarray
+    tenor: np.ndarray
+    payer: np.ndarray
+    kind: np.ndarray
+    shift: np.ndarray
+    market_vol: np.ndarray
+    exercise_time: np.ndarray
+    first: np.ndarray
+    count: np.ndarray
+    kinds: dict[str, str]
+    legs: tuple[_CurveLegs, ...]
+
+    def __len__(self) -> int:
+        return len(self.baskets)
+
+    def quotes(self, curves: Any, vol_shift: float = 0.0, *, quantlib_forward: bool = False) -> _QuoteSet:
+        """The quotes priced on ``curves`` (``{name: DatedCurve}`` or one curve, as of :attr:`as_of`, every name of
+        :attr:`curve_names` among them) with every volatility moved by ``vol_shift``: discount factors once per
+        flow of each trade's table, then per quote its annuity, forward swap rate, strike and market price
+        (``quantlib_forward``: also the curve's forward rate at each expiry, for ``root="quantlib"``)."""
+        table = _checked_curves(curves, self.as_of, self.curve_names)
+        nq = self.trade.size
+        discount_start = np.empty(nq)
+        annuity = np.empty(nq)
+        last = np.empty(nq)
+        forward_exercise = np.zeros(nq)
+        discounts = []
+        for legs in self.legs:
+            curve = table[legs.name]
+            rows = legs.rows
+            df = curve.discount(legs.time.reshape(-1)).reshape(legs.time.shape)
+            discounts.append(df)
+            discount_start[rows] = curve.discount(self.exercise_time[rows])
+            if quantlib_forward:
+                from .hull_white import quantlib_forward_rate
+
+                forward_exercise[rows] = quantlib_forward_rate(curve.discount, self.exercise_time[rows])
+            annuity[rows] = _leg_sums(legs, legs.local, self.first[rows], self.count[rows], legs.accrual * df)
+            last[rows] = df[legs.local, self.first[rows] + self.count[rows] - 1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            forward = (discount_start - last) / annuity
+        rate = forward if self.strike == "atm" else self.baskets.rate[self.trade]
+        market_vol = self.market_vol + vol_shift if vol_shift else self.market_vol
+        quotes = _QuoteSet(trade=self.trade, exercise=self.exercise, end=self.end, expiry=self.expiry,
+                           tenor=self.tenor, strike=np.array(rate, dtype=np.float64), forward=forward, annuity=annuity,
+                           payer=self.payer, kind=self.kind, shift=self.shift, market_vol=market_vol,
+                           market_price=np.zeros(nq), kinds=self.kinds, exercise_time=self.exercise_time,
+                           discount_start=discount_start, first=self.first, count=self.count, legs=self.legs,
+                           discounts=tuple(discounts), forward_exercise=forward_exercise)
+        quotes.market_price[:] = quotes.price_at(market_vol, np.arange(nq))
+        return quotes
+
+
+def _leg_sums(legs: _CurveLegs, local: np.ndarray, first: np.ndarray, count: np.ndarray,
+              values: np.ndarray) -> np.ndarray:
+    """Per quote (its trade's row ``local`` of the tables, its leg ``count`` flows from ``first``), the sum of
+    ``values`` (``(trades, f)``) over its leg's flows: a tail of its trade's schedule from the reverse cumulative
+    sums of the schedules, a leg of its own as one segment."""
+    out = np.empty(first.size)
+    columns = np.arange(values.shape[1])[None, :]
+    own = first >= legs.schedule[local]
+    if (~own).any():
+        tails = np.cumsum(np.where(columns < legs.schedule[:, None], values, 0.0)[:, ::-1], axis=1)[:, ::-1]
+        out[~own] = tails[local[~own], first[~own]]
+    if own.any():
+        start = local[own] * values.shape[1] + first[own]
+        bounds = np.stack([start, start + count[own]], axis=1).reshape(-1)
+        flat = np.concatenate([values.reshape(-1), [0.0]])
+        out[own] = np.add.reduceat(flat, bounds)[::2]
+    return out
+
+
+def _curve_names(curves: Any) -> tuple[str, ...]:
+    """The names of ``curves``: a mapping's keys, one DatedCurve's name, or a sequence of names."""
+    if isinstance(curves, (list, tuple)) and all(isinstance(c, str) for c in curves):
+        return tuple(curves)
+    return tuple(resolve_curves(curves))
+
+
+def _checked_curves(curves: Any, today: np.datetime64, names: Sequence[str]) -> dict[str, Any]:
+    """``curves`` as ``{name: DatedCurve}``, each as of ``today`` and every one of ``names`` among them."""
+    table = resolve_curves(curves)
+    wrong = [(None, "as_of", f"curve {name!r} is as of {c.as_of}, not {today}") for name, c in table.items()
+             if c.as_of != today]
+    wrong += [(None, "curves", f"curve {name!r} (named when the baskets were prepared) is not among the curves "
+               f"({', '.join(map(repr, table)) or 'none'})") for name in names if name not in table]
+    if wrong:
+        raise InputError(wrong)
+    return table
+
+
+def prepare_baskets(baskets: Baskets, vols: VolSurface | VolQuotes | str | Path | Any, as_of: object, *,
+                    curves: Any, strike: str = "atm") -> PreparedBaskets:
+    """What a per-trade calibration of ``baskets`` needs before any curve: the quotes (each exercise date after
+    ``as_of`` of a trade whose curve is known and has volatilities), their fixed legs' dates and accruals (one
+    schedule per trade where its exercise dates lie on it, :class:`_CurveLegs`), expiries, tenors and volatilities,
+    and each trade's notes. Scenarios that move the curves and the volatilities share it:
+    :meth:`PreparedBaskets.quotes` prices it on each scenario's curves, :func:`calibrate_prepared` fits them all.
+
+    Args:
+      baskets: :class:`Baskets`.
+      vols: a :class:`~trinom.model.quotes.VolSurface` or the quotes it is built from.
+      as_of: the valuation date.
+      curves: the curves the trades name: their names, or ``{name: DatedCurve}`` / one DatedCurve (only the names are
+        taken here; a trade naming no curve takes the only one).
+      strike: ``atm`` or ``deal``, as :func:`calibrate_baskets`.
+
+    An :class:`~trinom.InputError` for bad input, as :func:`calibrate_baskets`.
+    """
+    from ..conventions.dates import day_of_month, month_index
+
+    if strike not in STRIKES:
+        raise InputError([(None, "strike", f"strike must be one of {', '.join(STRIKES)}, got {strike!r}")])
+    day, problems = to_days([as_of], field="as_of")
+    if problems:
+        raise InputError([(None, "as_of", f"the as-of date {as_of!r} is not a date (YYYY-MM-DD)")])
+    today = as_dates(day)[0]
+    surface = vols if isinstance(vols, VolSurface) else VolSurface.from_quotes(vols, as_of=today)
+    if surface.as_of != today:
+        raise InputError([(None, "vols", f"the volatility surface is as of {surface.as_of}, not {today}")])
+    names = _curve_names(curves)
+    n = len(baskets)
+    curve = np.array([c if c or len(names) != 1 else names[0] for c in baskets.curve.tolist()], dtype=object)
+    messages = [str(v) for v in baskets.note.tolist()]
+    distinct = dict.fromkeys(curve.tolist())
+    known_of = {c: c in names for c in distinct}
+    vols_of = {c: surface.has(c) for c in distinct}
+    known = np.array([known_of[c] for c in curve.tolist()], dtype=bool)
+    has_vols = np.array([vols_of[c] for c in curve.tolist()], dtype=bool)
+    for k in np.flatnonzero(~known):
+        messages[k] = (f"curve {curve[k]!r} is not among the curves ({', '.join(map(repr, names)) or 'none'})"
+                       if curve[k] else f"the trade names no curve and there are {len(names)} ({', '.join(names)})")
+    for k in np.flatnonzero(known & ~has_vols):
+        messages[k] = (f"no volatility matrix for curve {curve[k]!r} (the vols have "
+                       f"{', '.join(map(repr, surface.curve_names))})")
+    if strike == "deal":
+        missing = np.flatnonzero(np.isnan(baskets.rate) & (baskets.counts > 0))
+        if missing.size:
+            raise InputError([(int(k), "rate", f"{baskets.where[k]}: strike='deal' needs the deal's fixed rate")
+                              for k in missing])
+    # the quotes: every exercise date after the as-of date, on a known curve with volatilities
+    owner_all = np.repeat(np.arange(n), baskets.counts)
+    past = baskets.exercise <= today
+    usable = known & has_vols
+    take = ~past & usable[owner_all]
+    past_count = np.bincount(owner_all[past], minlength=n)
+    some = np.bincount(owner_all[take], minlength=n) > 0
+    for k in np.flatnonzero(~some & usable & (baskets.counts > 0) & (past_count == baskets.counts)):
+        messages[k] = f"no exercise date after the as-of date {today} ({past_count[k]} on or before it)"
+    for k in np.flatnonzero(~some & usable & (baskets.counts == 0) & ~np.array([bool(m) for m in messages],
+                                                                                 dtype=bool)):
+        messages[k] = "no exercise date: nothing to calibrate"
+    trade = owner_all[take]
+    exercise = baskets.exercise[take]
+    end = baskets.end[trade]
+    nq = trade.size
+    today_day = int(today.astype(np.int64))
+    exercise_days = exercise.astype(np.int64)
+    end_days = end.astype(np.int64)
+    exercise_time = (exercise_days - today_day) / DAYS_PER_YEAR
+    expiry = (exercise - today).astype(np.int64) / 365.0
+    tenor = (end - exercise).astype(np.int64) / 365.0
+    kind = np.empty(nq, dtype=object)
+    shift = np.zeros(nq)
+    market_vol = np.zeros(nq)
+    first = np.zeros(nq, dtype=np.int64)
+    count = np.zeros(nq, dtype=np.int64)
+    kinds: dict[str, str] = {}
+    legs: list[_CurveLegs] = []
+    # the curves with quotes, in the order of their first quote; each quote's curve as a number
+    quoted = np.flatnonzero(np.bincount(trade, minlength=n) > 0)
+    groups = {name: k for k, name in enumerate(dict.fromkeys(curve[quoted].tolist()))}
+    group_of_trade = np.full(n, -1, dtype=np.int64)
+    group_of_trade[quoted] = [groups[c] for c in curve[quoted].tolist()]
+    group = group_of_trade[trade]
+    codes = parse_day_counts(baskets.day_count)[0].astype(np.int64)
+    months_of = 12 // baskets.frequency
+    for name, number in groups.items():
+        rows = np.flatnonzero(group == number)
+        grid = surface.grids[name] if name in surface.grids else surface.grids[next(iter(surface.grids))]
+        kinds[name] = surface.kind(name)
+        kind[rows] = kinds[name]
+        shift[rows] = surface.shift(name)
+        market_vol[rows] = grid.lookup(expiry[rows], tenor[rows])
+        owner = trade[rows]
+        e = exercise_days[rows]
+        begins = np.concatenate([[True], owner[1:] != owner[:-1]])
+        local = np.cumsum(begins) - 1
+        trades = owner[begins]
+        anchor = e[begins][local]
+        months = months_of[owner]
+        moved = month_index(e) - month_index(anchor)
+        on = (moved % months == 0) & (day_of_month(e) == day_of_month(anchor))
+        # each trade's schedule from its first quoted exercise date
+        schedule = fixed_leg(start=anchor[begins], end=end_days[rows][begins], frequency=baskets.frequency[trades],
+                             day_count=baskets.day_count[trades])
+        periods = schedule.count
+        offset = np.where(on, moved // months, 0)
+        length = periods[local] - offset
+        # an ACT/ACT-ICMA leg of one period takes another reference period than the schedule's last: its own leg
+        on &= ~((codes[owner] == ACT_ACT_ICMA) & (length == 1) & (offset > 0)) & (length >= 1)
+        own = np.flatnonzero(~on)
+        extra = np.zeros(trades.size, dtype=np.int64)
+        if own.size:
+            leg = fixed_leg(start=e[own], end=end_days[rows][own], frequency=baskets.frequency[owner[own]],
+                            day_count=baskets.day_count[owner[own]])
+            np.add.at(extra, local[own], leg.count)
+            before = np.cumsum(leg.count) - leg.count  # each own leg's place after its trade's schedule
+            group_start = np.concatenate([[True], local[own][1:] != local[own][:-1]])
+            base = np.maximum.accumulate(np.where(group_start, before, 0))
+            offset[own] = periods[local[own]] + before - base
+            length[own] = leg.count
+        width = int((periods + extra).max())
+        pay = np.repeat(end_days[rows][begins][:, None], width, axis=1)
+        accrual = np.zeros((trades.size, width))
+        columns = np.arange(schedule.pay_days.shape[1])[None, :]
+        inside = columns < periods[:, None]
+        pay[:, :inside.shape[1]][inside] = schedule.pay_days[inside]
+        accrual[:, :inside.shape[1]][inside] = schedule.accrual[inside]
+        if own.size:
+            live = np.arange(leg.pay_days.shape[1])[None, :] < leg.count[:, None]
+            at_row = np.broadcast_to(local[own][:, None], live.shape)[live]
+            at_column = (offset[own][:, None] + np.arange(leg.pay_days.shape[1])[None, :])[live]
+            pay[at_row, at_column] = leg.pay_days[live]
+            accrual[at_row, at_column] = leg.accrual[live]
+        first[rows] = offset
+        count[rows] = length
+        legs.append(_CurveLegs(name=name, rows=rows, trades=trades, local=local,
+                               time=(pay - today_day) / DAYS_PER_YEAR, accrual=accrual, schedule=periods))
+    return PreparedBaskets(baskets=baskets, as_of=today, surface=surface, strike=strike, curve_names=names,
+                           curve=curve, usable=usable, notes=tuple(messages), trade=trade, exercise=exercise, end=end,
+                           expiry=expiry, tenor=tenor, payer=baskets.payer[trade], kind=kind, shift=shift,
+                           market_vol=market_vol, exercise_time=exercise_time, first=first, count=count, kinds=kinds,
+                           legs=tuple(legs))
+
+
+def calibrate_baskets(*, curves: Any, vols: VolSurface | VolQuotes | str | Path | Any = None, as_of: object = None,
+                      baskets: Baskets | PreparedBaskets, a: float | npt.ArrayLike | None = None,
+                      strike: str | None = None, error: str = "relative_price",
+                      bounds: Mapping[str, tuple[float, float]] | None = None, a_guess: float = 0.05,
+                      sigma_guess: float | None = None, max_iterations: int = 500, tolerance: float = 1e-12,
+                      root: str = "exact", backend: str = "numpy", x0: npt.ArrayLike | None = None,
+                      vol_shift: float = 0.0) -> BasketCalibration:
     """Fit one Hull-White ``(a, sigma)`` per trade to its basket's swaptions, all trades at once (see the module's
     documentation).
 
     Args:
       curves: ``{name: DatedCurve}`` or one :class:`~trinom.model.DatedCurve`, as of ``as_of``.
       vols: a :class:`~trinom.model.quotes.VolSurface`, or quotes it is built from (:class:`VolQuotes`, a
-        ``vols.csv`` / Parquet path, a DataFrame).
-      as_of: the valuation date.
-      baskets: :class:`Baskets` (:func:`trade_baskets`, :func:`bond_baskets`).
+        ``vols.csv`` / Parquet path, a DataFrame); not needed with prepared baskets.
+      as_of: the valuation date (prepared baskets: theirs).
+      baskets: :class:`Baskets` (:func:`trade_baskets`, :func:`bond_baskets`), or :class:`PreparedBaskets`
+        (:func:`prepare_baskets`: the same fit, its state-independent part done once for many calls).
       a: ``None``: free; a number: fixed for every trade; an array: per trade (NaN: free).
-      strike: ``atm`` (each swaption's forward swap rate) or ``deal`` (the trade's rate).
+      strike: ``atm`` (default; each swaption's forward swap rate) or ``deal`` (the trade's rate); prepared baskets
+        have theirs.
       error: ``relative_price`` (default), ``price`` or ``vol``, as :func:`~trinom.model.calibration.calibrate`.
       bounds, a_guess, sigma_guess, max_iterations, tolerance: as :func:`~trinom.model.calibration.calibrate`
         (``sigma_guess`` default: per trade, the median over its quotes of the ``sigma`` that gives each quote's
@@ -573,45 +885,82 @@ def calibrate_baskets(*, curves: Any, vols: VolSurface | VolQuotes | str | Path 
         ``root="exact"``: the same statuses, sigma with ``a`` fixed to about 1e-10 relative, and with ``a`` free
         the same cost to 1e-10, the parameters apart only along a flat valley in ``a`` where NumPy's own result
         moves as much with its rounding), or ``auto``: ``cuda`` where built and a GPU is here, else ``multicore``
-        where built, else (and for ``error="vol"`` or ``root="quantlib"``) NumPy. The quotes, statuses and model
-        prices are NumPy's on every backend.
+        where built, else (and for ``error="vol"`` or ``root="quantlib"``) NumPy. The quotes, statuses and
+        messages are NumPy's on every backend; a Futhark target also returns the model prices at the fit and
+        whether any quote's price moves there (a flat objective: ``no fit``), to the last digits NumPy's agree.
+      x0: ``(trades, 2)``: per trade a start ``(a, sigma)`` (a warm start, such as another scenario's fit; NaN:
+        the default start); ``a`` starts there only where it is free and fitted.
+      vol_shift: every quoted volatility moved by this much (in the surface's units) before the fit.
 
     Returns:
       :class:`BasketCalibration`; raises :class:`~trinom.InputError` only for bad input (never for a trade that
       does not fit), :class:`~trinom.backends.BackendUnavailable` where a Futhark target is not built or usable.
     """
-    from .calibration_kernel import TARGETS as KERNEL_TARGETS
-    from .calibration_kernel import auto_target, levenberg_marquardt_kernel
+    _check_options(error, root, backend)
+    if isinstance(baskets, PreparedBaskets):
+        prepared = baskets
+        if strike is not None and strike != prepared.strike:
+            raise InputError([(None, "strike", f"the baskets were prepared with strike={prepared.strike!r}, not "
+                               f"{strike!r}")])
+        if as_of is not None:
+            day, problems = to_days([as_of], field="as_of")
+            if problems or as_dates(day)[0] != prepared.as_of:
+                raise InputError([(None, "as_of", f"the baskets were prepared as of {prepared.as_of}, not {as_of}")])
+    else:
+        if strike is not None and strike not in STRIKES:
+            raise InputError([(None, "strike", f"strike must be one of {', '.join(STRIKES)}, got {strike!r}")])
+        if vols is None:
+            raise InputError([(None, "vols", "give the volatilities (vols=)")])
+        prepared = prepare_baskets(baskets, vols, as_of, curves=curves, strike=strike or "atm")
+    return calibrate_prepared(prepared, [(curves, vol_shift)], x0=None if x0 is None else [x0], a=a, error=error,
+                              bounds=bounds, a_guess=a_guess, sigma_guess=sigma_guess, max_iterations=max_iterations,
+                              tolerance=tolerance, root=root, backend=backend)[0]
 
-    for name, value, choices in (("error", error, ERRORS), ("strike", strike, STRIKES), ("root", root, ROOTS),
+
+def _check_options(error: str, root: str, backend: str) -> str:
+    """The options' errors as :func:`calibrate_baskets` raises them; returns where the solver runs (``numpy`` or a
+    Futhark target)."""
+    from .calibration_kernel import TARGETS as KERNEL_TARGETS
+    from .calibration_kernel import auto_target
+
+    for name, value, choices in (("error", error, ERRORS), ("root", root, ROOTS),
                                  ("backend", backend, ("numpy", "auto", *KERNEL_TARGETS))):
         if value not in choices:
             raise InputError([(None, name, f"{name} must be one of {', '.join(choices)}, got {value!r}")])
     if backend in KERNEL_TARGETS and (error == "vol" or root != "exact"):
         raise InputError([(None, "backend", f"backend {backend!r} fits error='relative_price' or 'price' with "
                            f"root='exact' (got error={error!r}, root={root!r}); use backend='numpy'")])
-    engine = backend
     if backend == "auto":
-        engine = (auto_target() if error != "vol" and root == "exact" else None) or "numpy"
-    elif backend in KERNEL_TARGETS:
+        return (auto_target() if error != "vol" and root == "exact" else None) or "numpy"
+    if backend in KERNEL_TARGETS:
         from ..backends import BackendUnavailable
         from .calibration_kernel import available
 
         usable, why = available(backend)
         if not usable:
             raise BackendUnavailable(f"calibration backend {backend!r}: {why}")
-    table = resolve_curves(curves)
-    day, problems = to_days([as_of], field="as_of")
-    if problems:
-        raise InputError([(None, "as_of", f"the as-of date {as_of!r} is not a date (YYYY-MM-DD)")])
-    today = as_dates(day)[0]
-    wrong = [(None, "as_of", f"curve {name!r} is as of {c.as_of}, not {today}") for name, c in table.items()
-             if c.as_of != today]
-    if wrong:
-        raise InputError(wrong)
-    surface = vols if isinstance(vols, VolSurface) else VolSurface.from_quotes(vols, as_of=today)
-    if surface.as_of != today:
-        raise InputError([(None, "vols", f"the volatility surface is as of {surface.as_of}, not {today}")])
+    return backend
+
+
+#: Padded quote slots (trades times slots, plus the trades' flows) per call of the kernel: scenarios beyond it are
+#: fitted in further calls, so that the padded arrays (and the scenarios' quotes held for them) stay a few hundred
+#: megabytes.
+_KERNEL_CELLS: Final[int] = 20_000_000
+
+
+def calibrate_prepared(prepared: PreparedBaskets, states: Sequence[tuple[Any, float]], *,
+                       x0: Sequence[npt.ArrayLike | None] | npt.ArrayLike | None = None,
+                       a: float | npt.ArrayLike | None = None, error: str = "relative_price",
+                       bounds: Mapping[str, tuple[float, float]] | None = None, a_guess: float = 0.05,
+                       sigma_guess: float | None = None, max_iterations: int = 500, tolerance: float = 1e-12,
+                       root: str = "exact", backend: str = "numpy", details: bool = True) -> list[BasketCalibration]:
+    """:func:`calibrate_baskets` of prepared baskets in several scenarios at once: ``states`` is a sequence of
+    ``(curves, vol_shift)``, each fitted as :func:`calibrate_baskets` fits it, on a Futhark target in one batched call
+    of the kernel (every scenario's trades together). ``x0``: one ``(trades, 2)`` start for every scenario, or one per
+    scenario (None: the default start). ``details=False`` leaves out what a refit in many scenarios does not read:
+    the per-quote model volatilities, vol residuals and rmse (NaN), and the messages of trades with a fit (their
+    notes). The other arguments are :func:`calibrate_baskets`'s; one :class:`BasketCalibration` per scenario."""
+    engine = _check_options(error, root, backend)
     limits = dict(DEFAULT_BOUNDS)
     limits.update(bounds or {})
     problems = [(None, name, f"bounds[{name!r}] must be 0 < lo <= hi, got {limits[name]}") for name in ("a", "sigma")
@@ -619,19 +968,8 @@ def calibrate_baskets(*, curves: Any, vols: VolSurface | VolQuotes | str | Path 
     problems += [(None, name, f"unknown bound {name!r} (a, sigma)") for name in limits if name not in ("a", "sigma")]
     if problems:
         raise InputError(problems)
+    baskets = prepared.baskets
     n = len(baskets)
-    names = tuple(table)
-    curve = np.array([c if c or len(names) != 1 else names[0] for c in baskets.curve.tolist()], dtype=object)
-    messages = [str(v) for v in baskets.note.tolist()]
-    known = np.array([c in table for c in curve.tolist()], dtype=bool)
-    has_vols = np.array([surface.has(c) for c in curve.tolist()], dtype=bool)
-    for k in np.flatnonzero(~known):
-        messages[k] = (f"curve {curve[k]!r} is not among the curves ({', '.join(map(repr, names)) or 'none'})"
-                       if curve[k] else f"the trade names no curve and there are {len(names)} ({', '.join(names)})")
-    for k in np.flatnonzero(known & ~has_vols):
-        messages[k] = (f"no volatility matrix for curve {curve[k]!r} (the vols have "
-                       f"{', '.join(map(repr, surface.curve_names))})")
-    # a: fixed or free per trade
     a_given = np.full(n, np.nan)
     if a is not None:
         a_given = np.broadcast_to(np.asarray(a, dtype=np.float64), (n,)).copy() if np.ndim(a) == 0 else \
@@ -642,147 +980,318 @@ def calibrate_baskets(*, curves: Any, vols: VolSurface | VolQuotes | str | Path 
         if bad.size:
             raise InputError([(int(k), "a", f"{baskets.where[k]}: a must be a finite number > 0 (NaN: free), got "
                                f"{a_given[k]}") for k in bad])
-    if strike == "deal":
-        missing = np.flatnonzero(np.isnan(baskets.rate) & (baskets.counts > 0))
-        if missing.size:
-            raise InputError([(int(k), "rate", f"{baskets.where[k]}: strike='deal' needs the deal's fixed rate")
-                              for k in missing])
+    starts = _starts(x0, len(states), n)
+    results: list[BasketCalibration] = []
+    group: list[tuple[_Setup, dict[str, np.ndarray]]] = []  # scenarios waiting for one call of the kernel
+    cells = 0
+    for (curves, vol_shift), start in zip(states, starts, strict=True):
+        setup = _Setup.of(prepared, prepared.quotes(curves, vol_shift, quantlib_forward=root == "quantlib"), a_given,
+                          limits, a_guess, sigma_guess, start)
+        if engine == "numpy":
+            results.append(setup.finish(setup.solve_numpy(error, root, max_iterations, tolerance), engine, error, root,
+                                        limits, max_iterations, a_guess, details))
+            continue
+        arrays = setup.kernel_arrays(error)
+        size = arrays["valid"].size + arrays["pay_time"].size
+        if group and cells + size > _KERNEL_CELLS:
+            results += _kernel_group(group, engine, error, root, limits, max_iterations, tolerance, a_guess, details)
+            group, cells = [], 0
+        group.append((setup, arrays))
+        cells += size
+    if group:
+        results += _kernel_group(group, engine, error, root, limits, max_iterations, tolerance, a_guess, details)
+    return results
 
-    # the quotes: every exercise date after the as-of date, on a known curve with volatilities
-    owner_all = np.repeat(np.arange(n), baskets.counts)
-    past = baskets.exercise <= today
-    usable_trade = known & has_vols
-    take = ~past & usable_trade[owner_all]
-    past_count = np.bincount(owner_all[past], minlength=n)
-    quotes = _QuoteSet.build(table, surface, baskets, curve, owner_all[take], baskets.exercise[take], today, strike)
-    owner = quotes.trade
-    nq = owner.size
-    market = quotes.market_price
-    intrinsic = quotes.annuity * np.maximum(np.where(quotes.payer, 1.0, -1.0) * (quotes.forward - quotes.strike), 0.0)
-    positive = np.isfinite(market) & (market > 0)
-    with np.errstate(invalid="ignore"):
-        timeless = positive & (market - intrinsic <= _NO_TIME_VALUE * market)
-    priced = positive & ~timeless
-    for bad, what in ((~positive, "without a positive market price"),
-                      (timeless, "without time value (deep in the money: the price is the intrinsic value)")):
-        left = np.bincount(owner[bad], minlength=n)
-        for k in np.flatnonzero(left):
-            first = np.flatnonzero((owner == k) & bad)[0]
-            note = (f"{left[k]} quote(s) {what} left out (e.g. exercise {quotes.exercise[first]}: forward "
-                    f"{quotes.forward[first]:.6g}, strike {quotes.strike[first]:.6g}, {quotes.kind[first]} vol "
-                    f"{quotes.market_vol[first]:.6g}, shift {quotes.shift[first]:g})")
-            messages[k] = f"{messages[k]}; {note}" if messages[k] else note
-    count = np.bincount(owner[priced], minlength=n)
-    for k in np.flatnonzero((count == 0) & usable_trade & (baskets.counts > 0) & (past_count == baskets.counts)):
-        messages[k] = (f"no exercise date after the as-of date {today} ({past_count[k]} on or before it)")
-    for k in np.flatnonzero((count == 0) & usable_trade & (baskets.counts == 0) & ~np.array([bool(m) for m in
-                                                                                               messages])):
-        messages[k] = "no exercise date: nothing to calibrate"
 
-    # padded slots: slot[t, j] is a priced quote of trade t (or -1)
-    good = np.flatnonzero(priced)
-    width = max(int(count.max()) if n else 0, 1)
-    slot = np.full((n, width), -1, dtype=np.int64)
-    starts = np.concatenate([[0], np.cumsum(count)[:-1]]) if n else np.zeros(0, np.int64)
-    position = np.arange(good.size) - np.repeat(starts, count)
-    slot[owner[good], position] = good  # quotes come trade by trade
-    valid = slot >= 0
-    fill = np.where(valid, slot, 0)
+def _starts(x0: Any, states: int, n: int) -> list[np.ndarray | None]:
+    """Per scenario, the start ``(n, 2)`` or None."""
+    if x0 is None:
+        return [None] * states
+    if not isinstance(x0, (list, tuple)):  # one start for every scenario
+        x0 = [x0] * states
+    if len(x0) != states:
+        raise InputError([(None, "x0", f"x0 has {len(x0)} starts for {states} scenarios")])
+    out: list[np.ndarray | None] = []
+    for start in x0:
+        if start is None:
+            out.append(None)
+            continue
+        array = np.asarray(start, dtype=np.float64)
+        if array.shape != (n, 2):
+            raise InputError([(None, "x0", f"x0 must be (trades, 2) = ({n}, 2) per scenario, got {array.shape}")])
+        out.append(array)
+    return out
 
-    a_fixed = ~np.isnan(a_given)
-    a_start = np.where(a_fixed, a_given, float(a_guess))
-    held = ~a_fixed & (count == 1)  # one quote cannot fix both: a held at its guess
-    free = np.stack([~a_fixed & ~held, np.ones(n, dtype=bool)], axis=1)
-    if sigma_guess is None:  # per quote the sigma that gives its normal volatility (to first order), their median
-        each = quotes.matching_sigma(a_start[owner]) if nq else np.full(1, np.nan)
+
+@dataclass(eq=False)
+class _Setup:
+    """One scenario's fit before the solver: its quotes, messages and the solver's padded slots."""
+
+    prepared: PreparedBaskets
+    quotes: _QuoteSet
+    messages: list[str]
+    count: np.ndarray
+    priced: np.ndarray
+    good: np.ndarray
+    slot: np.ndarray
+    valid: np.ndarray
+    fill: np.ndarray
+    a_fixed: np.ndarray
+    held: np.ndarray
+    free: np.ndarray
+    x0: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+
+    @classmethod
+    def of(cls, prepared: PreparedBaskets, quotes: _QuoteSet, a_given: np.ndarray,
+           limits: Mapping[str, tuple[float, float]], a_guess: float, sigma_guess: float | None,
+           start: np.ndarray | None) -> _Setup:
+        n = len(prepared)
+        messages = list(prepared.notes)
+        owner = quotes.trade
+        nq = owner.size
+        market = quotes.market_price
+        intrinsic = quotes.annuity * np.maximum(np.where(quotes.payer, 1.0, -1.0) * (quotes.forward - quotes.strike),
+                                                0.0)
+        positive = np.isfinite(market) & (market > 0)
+        with np.errstate(invalid="ignore"):
+            timeless = positive & (market - intrinsic <= _NO_TIME_VALUE * market)
+        priced = positive & ~timeless
+        for bad, what in ((~positive, "without a positive market price"),
+                          (timeless, "without time value (deep in the money: the price is the intrinsic value)")):
+            where = np.flatnonzero(bad)
+            if not where.size:
+                continue
+            left = np.bincount(owner[where], minlength=n)
+            trades, at = np.unique(owner[where], return_index=True)
+            for k, first in zip(trades.tolist(), where[at].tolist(), strict=True):
+                note = (f"{left[k]} quote(s) {what} left out (e.g. exercise {quotes.exercise[first]}: forward "
+                        f"{quotes.forward[first]:.6g}, strike {quotes.strike[first]:.6g}, {quotes.kind[first]} vol "
+                        f"{quotes.market_vol[first]:.6g}, shift {quotes.shift[first]:g})")
+                messages[k] = f"{messages[k]}; {note}" if messages[k] else note
+        count = np.bincount(owner[priced], minlength=n)
+        # padded slots: slot[t, j] is a priced quote of trade t (or -1)
+        good = np.flatnonzero(priced)
+        width = max(int(count.max()) if n else 0, 1)
+        slot = np.full((n, width), -1, dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(count)[:-1]]) if n else np.zeros(0, np.int64)
+        position = np.arange(good.size) - np.repeat(starts, count)
+        slot[owner[good], position] = good  # quotes come trade by trade
+        valid = slot >= 0
+        fill = np.where(valid, slot, 0)
+        a_fixed = ~np.isnan(a_given)
+        a_start = np.where(a_fixed, a_given, float(a_guess))
+        held = ~a_fixed & (count == 1)  # one quote cannot fix both: a held at its guess
+        free = np.stack([~a_fixed & ~held, np.ones(n, dtype=bool)], axis=1)
         sigma0 = np.full(n, np.nan)
-        some = (valid & np.isfinite(each[fill])).any(axis=1)
-        if some.any():
-            sigma0[some] = np.nanmedian(np.where(valid, each[fill], np.nan)[some], axis=1)
-        sigma0 = np.clip(np.where(np.isfinite(sigma0) & (sigma0 > 0), sigma0, 0.01), limits["sigma"][0],
-                         limits["sigma"][1])
-    else:
-        sigma0 = np.full(n, float(sigma_guess))
+        if start is not None:  # a warm start: a where it is fitted, sigma where given
+            a_start = np.where(free[:, 0] & np.isfinite(start[:, 0]), start[:, 0], a_start)
+            sigma0 = np.where(np.isfinite(start[:, 1]), start[:, 1], np.nan)
+        cold = np.isnan(sigma0)
+        if cold.any():
+            if sigma_guess is None:  # per quote the sigma that gives its normal volatility (to first order), their median
+                rows = np.arange(nq) if cold.all() else np.flatnonzero(cold[owner])
+                each = np.full(max(nq, 1), np.nan)
+                if rows.size:
+                    each[rows] = quotes.matching_sigma(a_start[owner[rows]], rows)
+                median = np.full(n, np.nan)
+                some = cold & (valid & np.isfinite(each[fill])).any(axis=1)
+                if some.any():
+                    median[some] = np.nanmedian(np.where(valid, each[fill], np.nan)[some], axis=1)
+                guess = np.clip(np.where(np.isfinite(median) & (median > 0), median, 0.01), limits["sigma"][0],
+                                limits["sigma"][1])
+            else:
+                guess = np.full(n, float(sigma_guess))
+            sigma0 = np.where(cold, guess, sigma0)
+        lower = np.array([limits["a"][0], limits["sigma"][0]])
+        upper = np.array([limits["a"][1], limits["sigma"][1]])
+        return cls(prepared=prepared, quotes=quotes, messages=messages, count=count, priced=priced, good=good,
+                   slot=slot, valid=valid, fill=fill, a_fixed=a_fixed, held=held, free=free,
+                   x0=np.stack([a_start, sigma0], axis=1), lower=np.where(free, lower, -np.inf),
+                   upper=np.where(free, upper, np.inf))
 
-    def residuals(x: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        here = valid[rows]
-        flat = fill[rows][here]
-        who = np.broadcast_to(np.arange(rows.size)[:, None], here.shape)[here]
-        part = quotes.swaptions if flat.size == nq and np.array_equal(flat, np.arange(nq)) else \
-            quotes.swaptions.take(flat)
-        price, d_a, d_s = part.price(a=x[who, 0], sigma=x[who, 1], gradient=True, root=root)
-        if error == "relative_price":
-            scale = 1.0 / market[flat]
-            e = (price - market[flat]) * scale
-        elif error == "price":
-            scale = np.ones(flat.size)
-            e = price - market[flat]
-        else:
-            vol = quotes.implied_vol(price, flat)
-            scale = 1.0 / quotes.vega(np.where(np.isfinite(vol), vol, quotes.market_vol[flat]), flat)
-            e = vol - quotes.market_vol[flat]
-        r = np.zeros(here.shape)
-        jac = np.zeros((*here.shape, 2))
-        r[here] = e
-        jac[here] = np.stack([d_a * scale, d_s * scale], axis=1)
-        return r, jac
+    def residuals(self, error: str, root: str) -> Any:
+        """The NumPy solver's residual function (rows of trades at their parameters)."""
+        quotes, valid, fill = self.quotes, self.valid, self.fill
+        market = quotes.market_price
+        nq = quotes.trade.size
 
-    x0 = np.stack([a_start, sigma0], axis=1)
-    lower = np.array([limits["a"][0], limits["sigma"][0]])
-    upper = np.array([limits["a"][1], limits["sigma"][1]])
-    lower_b = np.where(free, lower, -np.inf)
-    upper_b = np.where(free, upper, np.inf)
-    if engine == "numpy" or good.size == 0:
+        def residuals(x: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            here = valid[rows]
+            flat = fill[rows][here]
+            who = np.broadcast_to(np.arange(rows.size)[:, None], here.shape)[here]
+            part = quotes.swaptions if flat.size == nq and np.array_equal(flat, np.arange(nq)) else \
+                quotes.swaptions.take(flat)
+            price, d_a, d_s = part.price(a=x[who, 0], sigma=x[who, 1], gradient=True, root=root)
+            if error == "relative_price":
+                scale = 1.0 / market[flat]
+                e = (price - market[flat]) * scale
+            elif error == "price":
+                scale = np.ones(flat.size)
+                e = price - market[flat]
+            else:
+                vol = quotes.implied_vol(price, flat)
+                scale = 1.0 / quotes.vega(np.where(np.isfinite(vol), vol, quotes.market_vol[flat]), flat)
+                e = vol - quotes.market_vol[flat]
+            r = np.zeros(here.shape)
+            jac = np.zeros((*here.shape, 2))
+            r[here] = e
+            jac[here] = np.stack([d_a * scale, d_s * scale], axis=1)
+            return r, jac
+
+        return residuals
+
+    def solve_numpy(self, error: str, root: str, max_iterations: int, tolerance: float) -> Any:
         with np.errstate(over="ignore", under="ignore"):
-            fit = levenberg_marquardt(residuals, x0, lower=lower_b, upper=upper_b, free=free, mask=valid,
-                                      max_iterations=max_iterations, tolerance=tolerance)
-    else:  # the same solver in Futhark: the slots' swaptions as padded arrays
-        s = quotes.swaptions
-        legs = int(s.count[good].max())
-        slot_market = np.where(valid, market[fill], 1.0)
-        fit = levenberg_marquardt_kernel(
-            x0=x0, lower=lower_b, upper=upper_b, free=free, valid=valid, expiry=s.exercise[fill],
-            start=s.start[fill], discount_start=s.discount_start[fill], notional=s.notional[fill], payer=s.payer[fill],
-            market=slot_market, scale=1.0 / slot_market if error == "relative_price" else np.ones(valid.shape),
-            pay_time=s.pay_time[:, :legs][fill], amount=s.amounts[:, :legs][fill],
-            discount_pay=s.discount_pay[:, :legs][fill], target=engine, max_iterations=max_iterations,
-            tolerance=tolerance)
-    # a fit that stopped on a flat objective (no quote's price moves with the free parameters, its residuals not 0)
-    # found nothing: no fit, not converged
-    check = np.flatnonzero((fit.code == CONVERGED) & (fit.cost > 0))
-    if check.size:
-        _r, jac = residuals(fit.x[check], check)
-        moving = (np.abs(jac) * free[check][:, None, :] > 0).any(axis=(1, 2))
-        fit.code[check[~moving]] = _FLAT
-    a_out, sigma_out = fit.x[:, 0].copy(), fit.x[:, 1].copy()
-    failed = fit.code != CONVERGED
-    model = np.full(nq, np.nan)
-    if good.size:
-        model[good] = quotes.swaptions.take(good).price(a=a_out[owner[good]], sigma=sigma_out[owner[good]], root=root)
-    model[failed[owner]] = np.nan
-    model_vol = quotes.implied_vol(model, np.arange(nq))
-    residual = model_vol - quotes.market_vol
-    price_residual = model - market
-    err = (price_residual / market if error == "relative_price" else price_residual if error == "price"
-           else residual)
-    used = priced & ~failed[owner]
-    squares = np.bincount(owner[used], weights=residual[used] ** 2, minlength=n)
-    rmse = np.where(count > 0, np.sqrt(squares / np.maximum(count, 1)), np.nan)
-    rmse[failed] = np.nan
-    status = np.empty(n, dtype=object)
-    for k in range(n):
+            return levenberg_marquardt(self.residuals(error, root), self.x0, lower=self.lower, upper=self.upper,
+                                       free=self.free, mask=self.valid, max_iterations=max_iterations,
+                                       tolerance=tolerance)
+
+    def kernel_arrays(self, error: str) -> dict[str, np.ndarray]:
+        """The kernel's per-quote and per-trade arrays of this scenario (:func:`levenberg_marquardt_kernel`)."""
+        quotes, valid, fill = self.quotes, self.valid, self.fill
+        slot_market = np.where(valid, quotes.market_price[fill], 1.0)
+        pay_time, accrual, discount = quotes.tables(len(self.prepared))
+        expiry = quotes.exercise_time[fill]
+        return {"valid": valid, "expiry": expiry, "start": expiry, "discount_start": quotes.discount_start[fill],
+                "notional": np.ones(valid.shape), "payer": quotes.payer[fill], "market": slot_market,
+                "scale": 1.0 / slot_market if error == "relative_price" else np.ones(valid.shape),
+                "rate": quotes.strike[fill], "first": np.where(valid, quotes.first[fill], 0),
+                "count": np.where(valid, quotes.count[fill], 0), "pay_time": pay_time, "accrual": accrual,
+                "discount_pay": discount}
+
+    def finish(self, fit: Any, engine: str, error: str, root: str, limits: Mapping[str, tuple[float, float]],
+               max_iterations: int, a_guess: float, details: bool) -> BasketCalibration:
+        """The scenario's outcome from the solver's ``fit``."""
+        prepared, quotes, valid, fill = self.prepared, self.quotes, self.valid, self.fill
+        n = len(prepared)
+        owner = quotes.trade
+        nq = owner.size
+        market = quotes.market_price
+        code = fit.code.copy()
+        # a fit that stopped on a flat objective (no quote's price moves with the free parameters, its residuals not
+        # 0) found nothing: no fit, not converged
+        check = np.flatnonzero((code == CONVERGED) & (fit.cost > 0))
+        if engine == "numpy":
+            if check.size:
+                _r, jac = self.residuals(error, root)(fit.x[check], check)
+                moving = (np.abs(jac) * self.free[check][:, None, :] > 0).any(axis=(1, 2))
+                code[check[~moving]] = _FLAT
+        else:
+            code[check[~fit.moving[check]]] = _FLAT
+        fit = replace(fit, code=code)
+        a_out, sigma_out = fit.x[:, 0].copy(), fit.x[:, 1].copy()
+        failed = code != CONVERGED
+        model = np.full(nq, np.nan)
+        if engine == "numpy":
+            if self.good.size:
+                good = self.good
+                model[good] = quotes.swaptions.take(good).price(a=a_out[owner[good]], sigma=sigma_out[owner[good]],
+                                                                root=root)
+        else:
+            model[fill[valid]] = fit.model[valid]
+        model[failed[owner]] = np.nan
+        price_residual = model - market
+        if details:
+            model_vol = quotes.implied_vol(model, np.arange(nq))
+            residual = model_vol - quotes.market_vol
+            used = self.priced & ~failed[owner]
+            squares = np.bincount(owner[used], weights=residual[used] ** 2, minlength=n)
+            rmse = np.where(self.count > 0, np.sqrt(squares / np.maximum(self.count, 1)), np.nan)
+            rmse[failed] = np.nan
+        else:
+            model_vol = residual = np.full(nq, np.nan)
+            rmse = np.full(n, np.nan)
+        err = (price_residual / market if error == "relative_price" else price_residual if error == "price"
+               else residual)
+        unit = {"normal": " (normal, rate units)", "lognormal": " (lognormal)"}
+        units = np.array([unit.get(quotes.kind_of(c), "") if ok else "" for c, ok in
+                          zip(prepared.curve.tolist(), prepared.usable.tolist(), strict=True)], dtype=object)
+        kinds = np.array([quotes.kind_of(c) if ok else "" for c, ok in
+                          zip(prepared.curve.tolist(), prepared.usable.tolist(), strict=True)], dtype=object)
+        status, messages = _statuses(fit, self.count, self.held, self.a_fixed, limits, max_iterations, rmse,
+                                     self.messages, float(a_guess), units, kinds, details)
+        a_out[failed], sigma_out[failed] = np.nan, np.nan
+        return BasketCalibration(
+            id=prepared.baskets.id.copy(), curve=prepared.curve, a=a_out, sigma=sigma_out,
+            a_fixed=self.a_fixed | self.held, status=status, message=np.array(messages, dtype=object), rmse=rmse,
+            iterations=fit.iterations, quote_count=self.count, error_type=error, trade=owner, exercise=quotes.exercise,
+            end=quotes.end, expiry=quotes.expiry, tenor=quotes.tenor, strike=quotes.strike, forward=quotes.forward,
+            annuity=quotes.annuity, payer=quotes.payer, kind=quotes.kind, shift=quotes.shift,
+            market_vol=quotes.market_vol, market_price=market, model_price=model, model_vol=model_vol,
+            residual=residual, price_residual=price_residual, error=err)
+
+
+def _kernel_group(group: list[tuple[_Setup, dict[str, np.ndarray]]], target: str, error: str, root: str,
+                  limits: Mapping[str, tuple[float, float]], max_iterations: int, tolerance: float, a_guess: float,
+                  details: bool) -> list[BasketCalibration]:
+    """Scenarios fitted in one call of the kernel on ``target``, their trades stacked (each scenario's slots and
+    tables padded to the widest), then each one's outcome."""
+    from .calibration_kernel import levenberg_marquardt_kernel
+
+    options = {"target": target, "max_iterations": max_iterations, "tolerance": tolerance}
+    if len(group) == 1:
+        setup, arrays = group[0]
+        fits = [levenberg_marquardt_kernel(x0=setup.x0, lower=setup.lower, upper=setup.upper, free=setup.free,
+                                           **arrays, **options)]
+    else:
+        width = max(arrays["valid"].shape[1] for _s, arrays in group)
+        flows = max(arrays["pay_time"].shape[1] for _s, arrays in group)
+        trades = sum(arrays["valid"].shape[0] for _s, arrays in group)
+        fills = {"valid": False, "market": 1.0, "scale": 1.0, "notional": 1.0, "discount_pay": 1.0}
+        stacked = {}
+        for name, first in group[0][1].items():
+            columns = flows if name in ("pay_time", "accrual", "discount_pay") else width
+            whole = np.full((trades, columns), fills.get(name, 0), dtype=first.dtype)
+            row = 0
+            for _s, arrays in group:
+                part = arrays[name]
+                whole[row:row + part.shape[0], :part.shape[1]] = part
+                row += part.shape[0]
+            stacked[name] = whole
+        fit = levenberg_marquardt_kernel(x0=np.concatenate([s.x0 for s, _a in group]),
+                                         lower=np.concatenate([s.lower for s, _a in group]),
+                                         upper=np.concatenate([s.upper for s, _a in group]),
+                                         free=np.concatenate([s.free for s, _a in group]), **stacked, **options)
+        fits, row = [], 0
+        for _s, arrays in group:
+            n, q = arrays["valid"].shape
+            part = slice(row, row + n)
+            fits.append(replace(fit, x=fit.x[part], cost=fit.cost[part], residuals=fit.residuals[part, :q],
+                                code=fit.code[part], reason=fit.reason[part], iterations=fit.iterations[part],
+                                at_lower=fit.at_lower[part], at_upper=fit.at_upper[part], model=fit.model[part, :q],
+                                moving=fit.moving[part]))
+            row += n
+    return [setup.finish(fit, target, error, root, limits, max_iterations, a_guess, details)
+            for (setup, _a), fit in zip(group, fits, strict=True)]
+
+
+def _statuses(fit: Any, count: np.ndarray, held: np.ndarray, a_fixed: np.ndarray,
+              limits: Mapping[str, tuple[float, float]], max_iterations: int, rmse: np.ndarray, notes: list[str],
+              a_guess: float, units: np.ndarray, kinds: np.ndarray, details: bool) -> tuple[np.ndarray, list[str]]:
+    """Per trade its status and message (:func:`_status`), the common case (converged, no bound hit) formatted in
+    one pass; ``details=False``: only the trades without a fit get their message."""
+    n = count.size
+    status = np.full(n, "no fit", dtype=object)
+    messages = list(notes)
+    fitted = (count > 0) & (fit.code == CONVERGED) & np.isfinite(fit.cost)
+    hits = fitted & (fit.at_lower.any(axis=1) | fit.at_upper.any(axis=1))
+    status[fitted] = "converged"
+    status[hits] = "bound"
+    plain = np.flatnonzero(fitted & ~hits)
+    if details and plain.size:
+        how = np.where(held, f", a held at its guess {a_guess:g} (one quote cannot determine both a and sigma)",
+                       np.where(a_fixed, ", a fixed", ""))
+        for k, reason, steps, held_text, quotes, error, unit in zip(
+                plain.tolist(), fit.reason[plain].tolist(), fit.iterations[plain].tolist(), how[plain].tolist(),
+                count[plain].tolist(), rmse[plain].tolist(), units[plain].tolist(), strict=True):
+            text = f"converged ({reason}) in {steps} iterations{held_text}; {quotes} quote(s), vol rmse {error:.3g}{unit}"
+            messages[k] = f"{text}; {messages[k]}" if messages[k] else text
+    for k in np.flatnonzero(~fitted | (hits if details else False)):
         status[k], messages[k] = _status(fit, k, int(count[k]), bool(held[k]), bool(a_fixed[k]), limits,
-                                         max_iterations, float(rmse[k]), messages[k], float(a_guess),
-                                         str(quotes.kind_of(curve[k])) if usable_trade[k] else "")
-    a_out[failed], sigma_out[failed] = np.nan, np.nan
-    return BasketCalibration(
-        id=baskets.id.copy(), curve=curve, a=a_out, sigma=sigma_out, a_fixed=a_fixed | held,
-        status=status, message=np.array(messages, dtype=object), rmse=rmse, iterations=fit.iterations,
-        quote_count=count, error_type=error, trade=owner, exercise=quotes.exercise, end=quotes.end,
-        expiry=quotes.expiry, tenor=quotes.tenor, strike=quotes.strike, forward=quotes.forward,
-        annuity=quotes.annuity, payer=quotes.payer, kind=quotes.kind, shift=quotes.shift,
-        market_vol=quotes.market_vol, market_price=market, model_price=model, model_vol=model_vol,
-        residual=residual, price_residual=price_residual, error=err)
+                                         max_iterations, float(rmse[k]), notes[k], a_guess, str(kinds[k]))
+    return status, messages
 
 
 def _status(fit: Any, k: int, quotes: int, held: bool, a_fixed: bool, limits: Mapping[str, tuple[float, float]],
@@ -816,7 +1325,9 @@ def _status(fit: Any, k: int, quotes: int, held: bool, a_fixed: bool, limits: Ma
 
 @dataclass(frozen=True, eq=False)
 class _QuoteSet:
-    """The baskets' swaptions (one per kept exercise date, trade by trade), their market data and formulas."""
+    """The baskets' swaptions priced on curves (:meth:`PreparedBaskets.quotes`; one per kept exercise date, trade by
+    trade): their market data and formulas, their legs as the trades' tables of flows (``legs``, with the discount
+    factors ``discounts`` on them) and, built when first asked for, as :class:`~trinom.model.hull_white.Swaptions`."""
 
     trade: np.ndarray
     exercise: np.ndarray
@@ -831,63 +1342,92 @@ class _QuoteSet:
     shift: np.ndarray
     market_vol: np.ndarray
     market_price: np.ndarray
-    swaptions: Swaptions
     kinds: dict[str, str]
+    exercise_time: np.ndarray
+    discount_start: np.ndarray
+    first: np.ndarray
+    count: np.ndarray
+    legs: tuple[_CurveLegs, ...]
+    discounts: tuple[np.ndarray, ...]
+    forward_exercise: np.ndarray
 
     def kind_of(self, curve: str) -> str:
         return self.kinds.get(curve, "")
 
-    @classmethod
-    def build(cls, table: Mapping[str, Any], surface: VolSurface, baskets: Baskets, curve: np.ndarray,
-              trade: np.ndarray, exercise: np.ndarray, today: np.datetime64, strike: str) -> _QuoteSet:
-        n = trade.size
-        end = baskets.end[trade]
+    @cached_property
+    def swaptions(self) -> Swaptions:
+        """Every quote as a swaption, legs padded per curve to its longest (then to the longest of all)."""
+        return self.swaptions_of(np.arange(self.trade.size))
+
+    def swaptions_of(self, rows: np.ndarray) -> Swaptions:
+        """The quotes ``rows`` (ascending) as swaptions, in that order."""
+        nq = self.trade.size
+        position = np.full(nq, -1, dtype=np.int64)
+        position[rows] = np.arange(rows.size)
         parts: list[Swaptions] = []
         order: list[np.ndarray] = []
-        for name in dict.fromkeys(curve[trade].tolist()):
-            rows = np.flatnonzero(curve[trade] == name)
-            owners = trade[rows]
-            s = Swaptions.on_curve(table[name], exercise=exercise[rows], end=end[rows],
-                                   frequency=baskets.frequency[owners], day_count=baskets.day_count[owners],
-                                   payer=baskets.payer[owners])
-            rate = s.forward_rate if strike == "atm" else baskets.rate[owners]
-            parts.append(s.replace_rates(rate))
-            order.append(rows)
-        if parts:
-            inverse = np.empty(n, dtype=np.int64)
-            inverse[np.concatenate(order)] = np.arange(n)
-            swaptions = Swaptions.concatenate(parts).take(inverse)
-        else:
-            swaptions = _no_swaptions()
-        names = curve[trade]
-        kinds = {str(c): surface.kind(str(c)) for c in dict.fromkeys(names.tolist())}
-        kind = np.array([kinds[str(c)] for c in names.tolist()], dtype=object)
-        shift = np.array([surface.shift(str(c)) for c in names.tolist()], dtype=np.float64)
-        expiry = (exercise - today).astype(np.int64) / 365.0
-        tenor = (end - exercise).astype(np.int64) / 365.0
-        market_vol = surface.vol(curve=names, expiry=expiry, tenor=tenor) if n else np.zeros(0)
-        forward = swaptions.forward_rate
-        annuity = swaptions.annuity
-        quotes = cls(trade=trade, exercise=exercise, end=end, expiry=expiry, tenor=tenor,
-                     strike=swaptions.fixed_rate.copy(), forward=forward, annuity=annuity,
-                     payer=swaptions.payer.copy(), kind=kind, shift=shift, market_vol=market_vol,
-                     market_price=np.zeros(n), swaptions=swaptions, kinds=kinds)
-        quotes.market_price[:] = quotes.price_at(market_vol, np.arange(n))
-        return quotes
+        for legs, df in zip(self.legs, self.discounts, strict=True):
+            pick = np.flatnonzero(position[legs.rows] >= 0)
+            if not pick.size:
+                continue
+            q, local = legs.rows[pick], legs.local[pick]
+            count = self.count[q]
+            columns = np.arange(max(int(count.max()), 1))[None, :]
+            live = columns < count[:, None]
+            # flat positions in the tables: each leg's flows, its last repeated as padding (the end's time)
+            at = (local * legs.time.shape[1] + self.first[q])[:, None] + np.minimum(columns, count[:, None] - 1)
+            parts.append(Swaptions(exercise=self.exercise_time[q], start=self.exercise_time[q],
+                                   pay_time=legs.time.reshape(-1)[at],
+                                   accrual=np.where(live, legs.accrual.reshape(-1)[at], 0.0),
+                                   discount_start=self.discount_start[q],
+                                   discount_pay=np.where(live, df.reshape(-1)[at], 1.0), fixed_rate=self.strike[q],
+                                   notional=np.ones(q.size), payer=self.payer[q], count=count,
+                                   forward_exercise=self.forward_exercise[q]))
+            order.append(position[q])
+        if not parts:
+            return _no_swaptions()
+        together = np.concatenate(order)
+        if len(parts) == 1 and np.array_equal(together, np.arange(together.size)):
+            return parts[0]
+        inverse = np.empty(together.size, dtype=np.int64)
+        inverse[together] = np.arange(together.size)
+        return Swaptions.concatenate(parts).take(inverse)
+
+    def tables(self, trades: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The trades' tables of flows as ``(trades, f)`` arrays: payment times, accrual fractions and discount factors
+        (a trade without quotes: empty)."""
+        width = max([legs.time.shape[1] for legs in self.legs] + [1])
+        pay_time = np.zeros((trades, width))
+        accrual = np.zeros((trades, width))
+        discount = np.ones((trades, width))
+        for legs, df in zip(self.legs, self.discounts, strict=True):
+            w = legs.time.shape[1]
+            pay_time[legs.trades, :w] = legs.time
+            accrual[legs.trades, :w] = legs.accrual
+            discount[legs.trades, :w] = df
+        return pay_time, accrual, discount
 
     def _args(self, rows: np.ndarray) -> dict[str, np.ndarray]:
-        return {"forward": self.forward[rows], "strike": self.strike[rows], "expiry": self.swaptions.exercise[rows],
+        return {"forward": self.forward[rows], "strike": self.strike[rows], "expiry": self.exercise_time[rows],
                 "annuity": self.annuity[rows]}
 
     def price_at(self, vol: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """The formula's price of quotes ``rows`` at ``vol``."""
-        args = self._args(rows)
+        """The formula's price of quotes ``rows`` at ``vol`` (each kind's formula on its quotes only)."""
+        out = np.full(rows.size, np.nan)
         normal = self.kind[rows] == "normal"
-        with np.errstate(all="ignore"):
-            bach = bachelier_price(**args, vol=vol, is_call=self.payer[rows])
-            black = black_price(**args, vol=vol, shift=self.shift[rows], is_call=self.payer[rows])
-            bad = ~normal & ((self.forward[rows] + self.shift[rows] <= 0) | (self.strike[rows] + self.shift[rows] <= 0))
-        return np.where(normal, bach, np.where(bad, np.nan, black))
+        vol = np.broadcast_to(np.asarray(vol, dtype=np.float64), rows.shape)
+        for mask, lognormal in ((normal, False), (~normal, True)):
+            if not mask.any():
+                continue
+            r = rows[mask]
+            with np.errstate(all="ignore"):
+                if lognormal:
+                    black = black_price(**self._args(r), vol=vol[mask], shift=self.shift[r], is_call=self.payer[r])
+                    bad = (self.forward[r] + self.shift[r] <= 0) | (self.strike[r] + self.shift[r] <= 0)
+                    out[mask] = np.where(bad, np.nan, black)
+                else:
+                    out[mask] = bachelier_price(**self._args(r), vol=vol[mask], is_call=self.payer[r])
+        return out
 
     def vega(self, vol: np.ndarray, rows: np.ndarray) -> np.ndarray:
         args = self._args(rows)
@@ -910,36 +1450,61 @@ class _QuoteSet:
                              else bachelier_implied_vol(**args))
         return out
 
-    def normal_vol(self) -> np.ndarray:
-        """Each quote's market price as a Bachelier volatility (at the money, a lognormal one times ``F + shift``
-        where the price has no time value to invert)."""
-        with np.errstate(all="ignore"):
-            implied = bachelier_implied_vol(price=self.market_price, forward=self.forward, strike=self.strike,
-                                            expiry=self.swaptions.exercise, annuity=self.annuity, is_call=self.payer)
-        fallback = np.where(self.kind == "normal", self.market_vol, self.market_vol * (self.forward + self.shift))
-        return np.where(np.isfinite(implied) & (implied > 0), implied, fallback)
+    def normal_vol(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """Each quote's (of ``rows``; None: all) market price as a Bachelier volatility: a normal quote's own (its
+        market price is the Bachelier price at it); a lognormal quote's price inverted (at the money, its volatility
+        times ``F + shift`` where the price has no time value to invert)."""
+        r = np.arange(self.trade.size) if rows is None else rows
+        out = self.market_vol[r].copy()
+        lognormal = np.flatnonzero(self.kind[r] != "normal")
+        if lognormal.size:
+            q = r[lognormal]
+            with np.errstate(all="ignore"):
+                implied = bachelier_implied_vol(price=self.market_price[q], **self._args(q), is_call=self.payer[q])
+            fallback = self.market_vol[q] * (self.forward[q] + self.shift[q])
+            out[lognormal] = np.where(np.isfinite(implied) & (implied > 0), implied, fallback)
+        return out
 
-    def matching_sigma(self, a: np.ndarray) -> np.ndarray:
-        """Per quote, the Hull-White ``sigma`` (with mean reversion ``a``) whose swap rate has the quote's normal
-        volatility to first order: ``vol sqrt(T) / (dS/dx sqrt(B(2a, T)))``, with ``dS/dx = (B_n P_n - B_0 P_0 + S
-        sum tau_i B_i P_i) / A`` the swap rate's move with the state (``B_i = B(a, t_i - T)``). A start for the
-        solver that knows how mean reversion damps a long swap's volatility."""
+    def matching_sigma(self, a: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """Per quote (of ``rows``, ascending; None: all), the Hull-White ``sigma`` (with mean reversion ``a``, one per
+        trade) whose swap rate has the quote's normal volatility to first order: ``vol sqrt(T) / (dS/dx sqrt(B(2a,
+        T)))``, with ``dS/dx = (B_n P_n - B_0 P_0 + S sum tau_i B_i P_i) / A`` the swap rate's move with the state
+        (``B_i = B(a, t_i - T) = (1 - exp(-a (t_i - T))) / a``: ``sum tau_i B_i P_i = (A - exp(a T) sum tau_i P_i
+        exp(-a t_i)) / a``, the sum over a leg from its trade's table). A start for the solver that knows how mean
+        reversion damps a long swap's volatility."""
         from .hull_white import bond_factor
 
-        s = self.swaptions
-        T = s.exercise
-        live = s.accrual > 0
-        Bi = np.where(live, bond_factor(a=a[:, None], tau=s.pay_time - T[:, None]), 0.0)
-        B0 = bond_factor(a=a, tau=s.start - T)
-        rows = np.arange(len(s))
-        last = np.maximum(s.count - 1, 0)
-        annuity = np.sum(s.accrual * s.discount_pay, axis=1)
+        nq = self.trade.size
+        r = np.arange(nq) if rows is None else rows
+        a_of = np.zeros(int(self.trade.max()) + 1 if nq else 0)
+        a_of[self.trade[r]] = a
+        position = np.full(nq, -1, dtype=np.int64)
+        position[r] = np.arange(r.size)
+        weighted = np.empty(r.size)
+        last_factor = np.empty(r.size)
+        last_discount = np.empty(r.size)
+        T = self.exercise_time[r]
+        for legs, df in zip(self.legs, self.discounts, strict=True):
+            pick = np.flatnonzero(position[legs.rows] >= 0)
+            if not pick.size:
+                continue
+            q, local, at = legs.rows[pick], legs.local[pick], position[legs.rows[pick]]
+            a_trade = a_of[legs.trades][:, None]
+            with np.errstate(over="ignore", invalid="ignore"):
+                sums = _leg_sums(legs, local, self.first[q], self.count[q],
+                                 legs.accrual * df * np.exp(-a_trade * legs.time))
+            end = local * legs.time.shape[1] + self.first[q] + self.count[q] - 1
+            a_q = a_of[self.trade[q]]
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                weighted[at] = (self.annuity[q] - np.exp(a_q * T[at]) * sums) / a_q
+            last_factor[at] = bond_factor(a=a_q, tau=legs.time.reshape(-1)[end] - T[at])
+            last_discount[at] = df.reshape(-1)[end]
+        B0 = bond_factor(a=a, tau=np.zeros(r.size))  # the swap starts at the exercise
         with np.errstate(all="ignore"):
-            rate = (s.discount_start - s.discount_pay[rows, last]) / annuity
-            slope = (Bi[rows, last] * s.discount_pay[rows, last] - B0 * s.discount_start
-                     + rate * np.sum(s.accrual * Bi * s.discount_pay, axis=1)) / annuity
+            slope = (last_factor * last_discount - B0 * self.discount_start[r]
+                     + self.forward[r] * weighted) / self.annuity[r]
             spread = np.sqrt(np.maximum(bond_factor(a=2.0 * a, tau=T), 0.0))
-            return self.normal_vol() * np.sqrt(np.maximum(T, 0.0)) / (slope * spread)
+            return self.normal_vol(None if rows is None else rows) * np.sqrt(np.maximum(T, 0.0)) / (slope * spread)
 
 
 def _no_swaptions() -> Swaptions:

@@ -11,14 +11,21 @@ follow NumPy's to about 1e-12 while the cost is above its rounding, and the fits
 hits and cost (to 1e-10); where the objective is flat along ``a`` the two stop at different points of the valley,
 as NumPy's own result moves when its rounding changes (tests/test_calibration_kernel.py).
 
-The inputs are padded per trade: ``q`` quote slots per trade (``valid`` says which hold a quote) and ``c`` cash
-flows per quote (an amount of 0 pays nothing: padding). The libraries are built by ``make lib`` as
+The inputs are padded per trade: ``q`` quote slots per trade (``valid`` says which hold a quote) and a table of ``f``
+cash flows per trade (pay time, accrual fraction, discount factor) that the trade's quotes share: quote ``k``'s fixed
+leg is ``count[k]`` flows of its trade's table from ``first[k]``, its cash flows ``K tau_i N`` (the notional added to
+the last) made in the program as :attr:`~trinom.model.hull_white.Swaptions.amounts` makes them. A trade whose
+exercise dates lie on one schedule passes that schedule once (its co-terminal swaptions' legs are its tails);
+:func:`per_quote_flows` lays out legs given per quote. Besides the fit the program returns, at the fitted
+parameters, each quote's model price and whether a free parameter moves any quote's price (a flat objective where
+not): :class:`KernelFit`. The libraries are built by ``make lib`` as
 ``trinom._lib._futhark_calibrate_<target>``; a target that is not built (or has no device here) raises
 :class:`~trinom.backends.BackendUnavailable` saying why.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
@@ -32,8 +39,18 @@ PROGRAM: Final[str] = "calibrate"
 ENTRY: Final[str] = "calibrate64"
 #: The program's reason codes, as :attr:`LMResult.reason` spells them.
 REASONS: Final[tuple[str, ...]] = ("", "gradient", "step", "cost", "stalled")
-#: Columns of the program's result before the residuals.
-_FIXED_COLUMNS: Final[int] = 10
+#: Columns of the program's result before the residuals (the fit's ten, then the flat-objective flag).
+_FIXED_COLUMNS: Final[int] = 11
+
+
+@dataclass(frozen=True, eq=False)
+class KernelFit(LMResult):
+    """:class:`~trinom.model.calibration.LMResult` and, at the fitted parameters, ``model``: ``(n, q)`` each slot's
+    model price (0 in empty slots), ``moving``: ``(n,)`` whether some free parameter moves some quote's residual
+    (``False``: a flat objective)."""
+
+    model: np.ndarray
+    moving: np.ndarray
 
 
 def available(target: str) -> tuple[bool, str]:
@@ -69,9 +86,10 @@ def levenberg_marquardt_kernel(*, x0: npt.ArrayLike, lower: npt.ArrayLike, upper
                                free: npt.ArrayLike, valid: npt.ArrayLike, expiry: npt.ArrayLike,
                                start: npt.ArrayLike, discount_start: npt.ArrayLike, notional: npt.ArrayLike,
                                payer: npt.ArrayLike, market: npt.ArrayLike, scale: npt.ArrayLike,
-                               pay_time: npt.ArrayLike, amount: npt.ArrayLike, discount_pay: npt.ArrayLike,
+                               rate: npt.ArrayLike, first: npt.ArrayLike, count: npt.ArrayLike,
+                               pay_time: npt.ArrayLike, accrual: npt.ArrayLike, discount_pay: npt.ArrayLike,
                                target: str = "multicore", max_iterations: int = 200, tolerance: float = 1e-12,
-                               x_scale: float = 1e-12, damping: float = 1e-3, **options: Any) -> LMResult:
+                               x_scale: float = 1e-12, damping: float = 1e-3, **options: Any) -> KernelFit:
     """Fit ``(a, sigma)`` per trade on a Futhark target; the arguments of
     :func:`~trinom.model.calibration.levenberg_marquardt` with the residual function's data spelt out.
 
@@ -84,14 +102,17 @@ def levenberg_marquardt_kernel(*, x0: npt.ArrayLike, lower: npt.ArrayLike, upper
         start ``t0``, ``P(0, t0)``, notional and side (payer: True).
       market: ``(n, q)``: market prices; scale: ``(n, q)``: the residual is ``(model - market) * scale``
         (``1 / market`` for ``error="relative_price"``, 1 for ``"price"``).
-      pay_time, amount, discount_pay: ``(n, q, c)``: the fixed legs' payment times, cash flows (``K tau_i N``, the
-        last plus ``N``; 0: padding) and ``P(0, t_i)``.
+      rate: ``(n, q)``: each swaption's fixed rate ``K``; first, count: ``(n, q)`` integers: its fixed leg is
+        ``count`` flows of its trade's table from ``first`` (within ``f``).
+      pay_time, accrual, discount_pay: ``(n, f)``: each trade's table of fixed-leg flows: payment times, accrual
+        fractions and ``P(0, t_i)``; a quote's cash flows are ``K tau_i N``, the last plus ``N`` (one of 0 pays
+        nothing).
       target: ``c``, ``multicore``, ``opencl`` or ``cuda``.
       max_iterations, tolerance, x_scale, damping: the solver's, as :func:`levenberg_marquardt`.
       options: context options (``num_threads``, ``device``, ``platform``, ``build_options``).
 
     Returns:
-      :class:`LMResult` (``residuals``: ``(n, q)``, 0 in empty slots).
+      :class:`KernelFit` (``residuals`` and ``model``: ``(n, q)``, 0 in empty slots).
     """
     from ..backends import BackendUnavailable, _futhark
 
@@ -102,29 +123,51 @@ def levenberg_marquardt_kernel(*, x0: npt.ArrayLike, lower: npt.ArrayLike, upper
     n = x.shape[0]
     use = _flags(valid).reshape(n, -1)
     q = use.shape[1]
-    flows = _reals(amount).reshape(n, q, -1)
+    times = _reals(pay_time).reshape(n, -1)
     lo = np.ascontiguousarray(np.broadcast_to(_reals(lower), (n, 2)))
     hi = np.ascontiguousarray(np.broadcast_to(_reals(upper), (n, 2)))
-    if n == 0 or q == 0 or flows.shape[2] == 0:  # no quote anywhere: every trade NOT_RUN, as NumPy's solver says
+    if n == 0 or q == 0 or times.shape[1] == 0:  # no quote anywhere: every trade NOT_RUN, as NumPy's solver says
         return _not_run(np.clip(x, lo, hi), q)
-    per_quote = [_reals(v).reshape(n, q) for v in (expiry, start, discount_start, notional)]
+    legs = [np.ascontiguousarray(np.broadcast_to(np.asarray(v, dtype=np.int64), (n, q))) for v in (first, count)]
+    ends = np.where(use != 0, legs[0] + legs[1], 0)
+    if (legs[0][use != 0] < 0).any() or (ends > times.shape[1]).any():
+        raise ValueError("a quote's leg (first, count) reaches outside its trade's table of flows")
+    per_quote = [np.ascontiguousarray(np.broadcast_to(_reals(v), (n, q))) for v in (expiry, start, discount_start,
+                                                                                      notional)]
     arguments = [np.int32(max_iterations), np.float64(tolerance), np.float64(x_scale), np.float64(damping), x, lo, hi,
                  np.ascontiguousarray(np.broadcast_to(_flags(free), (n, 2))), use, *per_quote,
-                 _flags(payer).reshape(n, q), _reals(market).reshape(n, q), _reals(scale).reshape(n, q),
-                 _reals(pay_time).reshape(flows.shape), flows, _reals(discount_pay).reshape(flows.shape)]
+                 np.ascontiguousarray(np.broadcast_to(_flags(payer), (n, q))), _reals(market).reshape(n, q),
+                 np.ascontiguousarray(np.broadcast_to(_reals(scale), (n, q))),
+                 np.ascontiguousarray(np.broadcast_to(_reals(rate), (n, q))), *legs, times,
+                 _reals(accrual).reshape(times.shape), _reals(discount_pay).reshape(times.shape)]
     library = _futhark.usable_context(PROGRAM, target, context_options)
-    out = np.asarray(library.call(ENTRY, *arguments), dtype=np.float64).reshape(n, _FIXED_COLUMNS + q)
+    out = np.asarray(library.call(ENTRY, *arguments), dtype=np.float64).reshape(n, _FIXED_COLUMNS + 2 * q)
     code = out[:, 3].astype(np.int64)
     reason = np.array(REASONS, dtype=object)[out[:, 4].astype(np.int64)]
-    return LMResult(x=out[:, :2].copy(), cost=out[:, 2].copy(), residuals=out[:, _FIXED_COLUMNS:].copy(), code=code,
-                    reason=reason, iterations=out[:, 5].astype(np.int64), at_lower=out[:, 6:8] != 0,
-                    at_upper=out[:, 8:10] != 0)
+    return KernelFit(x=out[:, :2].copy(), cost=out[:, 2].copy(), residuals=out[:, _FIXED_COLUMNS:_FIXED_COLUMNS + q],
+                     code=code, reason=reason, iterations=out[:, 5].astype(np.int64), at_lower=out[:, 6:8] != 0,
+                     at_upper=out[:, 8:10] != 0, model=out[:, _FIXED_COLUMNS + q:], moving=out[:, 10] != 0)
 
 
-def _not_run(x: np.ndarray, q: int) -> LMResult:
+def per_quote_flows(*, valid: npt.ArrayLike, pay_time: npt.ArrayLike, accrual: npt.ArrayLike,
+                    discount_pay: npt.ArrayLike, count: npt.ArrayLike) -> dict[str, np.ndarray]:
+    """Legs given per quote slot (``(n, q, c)`` arrays, ``count`` ``(n, q)`` flows each) as the program's per-trade
+    tables: each slot's leg its own segment (``first = k c``). The arguments ``first``, ``count``, ``pay_time``,
+    ``accrual``, ``discount_pay`` of :func:`levenberg_marquardt_kernel`."""
+    t = _reals(pay_time)
+    n, q, c = t.shape
+    used = np.asarray(valid, dtype=bool).reshape(n, q)
+    return {"first": np.broadcast_to(np.arange(q, dtype=np.int64) * c, (n, q)).copy(),
+            "count": np.where(used, np.asarray(count, dtype=np.int64).reshape(n, q), 0),
+            "pay_time": t.reshape(n, q * c), "accrual": _reals(accrual).reshape(n, q * c),
+            "discount_pay": _reals(discount_pay).reshape(n, q * c)}
+
+
+def _not_run(x: np.ndarray, q: int) -> KernelFit:
     from .calibration import NOT_RUN
 
     n = x.shape[0]
-    return LMResult(x=x.copy(), cost=np.zeros(n), residuals=np.zeros((n, q)), code=np.full(n, NOT_RUN, np.int64),
-                    reason=np.full(n, "", dtype=object), iterations=np.zeros(n, np.int64),
-                    at_lower=np.zeros((n, 2), bool), at_upper=np.zeros((n, 2), bool))
+    return KernelFit(x=x.copy(), cost=np.zeros(n), residuals=np.zeros((n, q)), code=np.full(n, NOT_RUN, np.int64),
+                     reason=np.full(n, "", dtype=object), iterations=np.zeros(n, np.int64),
+                     at_lower=np.zeros((n, 2), bool), at_upper=np.zeros((n, 2), bool), model=np.zeros((n, q)),
+                     moving=np.zeros(n, dtype=bool))
