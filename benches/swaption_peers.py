@@ -101,14 +101,15 @@ def quantlib_prices(columns: dict[str, object], rows: np.ndarray, steps_per_year
     return prices, elapsed
 
 
-def timed(rounds: int, call) -> float:
-    call()  # warm-up: lowering caches, engine start
+def timed(rounds: int, call) -> tuple[float, object]:
+    """The median seconds of ``rounds`` calls after a warm-up (lowering caches, engine start), and the last result."""
+    out = call()
     times = []
     for _ in range(rounds):
         start = time.perf_counter()
-        call()
+        out = call()
         times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return statistics.median(times), out
 
 
 def main() -> None:
@@ -129,7 +130,7 @@ def main() -> None:
     run = dict(backend=args.backend, target=args.target)
     result = trinom.price(book, curves, **run)
     bad = int((result.error != "").sum())
-    seconds = timed(args.rounds, lambda: trinom.price(book, curves, **run))
+    seconds, _ = timed(args.rounds, lambda: trinom.price(book, curves, **run))
     ours = seconds / args.swaptions
     sample = np.linspace(0, args.swaptions - 1, min(args.quantlib_sample, args.swaptions)).astype(np.int64)
     if args.quantlib_seconds is None:
@@ -147,9 +148,8 @@ def main() -> None:
 
         how = Recalibration(vols=vols(), a=A, backend=args.calibration_backend)
         measures = ("dv01", "duration", "krd", "vega")
-        risk_seconds = timed(max(1, args.rounds // 2),
-                             lambda: trinom.risk(book, curves, measures=measures, recalibrate=how, errors="mask", **run))
-        table = trinom.risk(book, curves, measures=measures, recalibrate=how, errors="mask", **run)
+        risk_seconds, table = timed(max(1, args.rounds // 2), lambda: trinom.risk(
+            book, curves, measures=measures, recalibrate=how, errors="mask", **run))
         failed = int(table.loc[table.error != "", "id"].nunique())
         print(f"risk with recalibration ({', '.join(measures)}; {table.factor.nunique()} factors, "
               f"{args.calibration_backend} calibration): {risk_seconds:.3f} s = {risk_seconds / seconds:.1f} pricings "
