@@ -34,8 +34,9 @@ from trinom.model import DatedCurve
 from trinom.model.quotes import VolQuotes
 
 AS_OF, A, SIGMA = "2026-11-25", 0.05, 0.01
-PILLARS = ["2027-11-25", "2028-11-25", "2031-11-25", "2036-11-25", "2046-11-25", "2056-11-25", "2066-11-25"]
-ZEROS = [0.025, 0.028, 0.032, 0.036, 0.038, 0.039, 0.0395]
+PILLARS = ["2027-11-25", "2028-11-25", "2031-11-25", "2036-11-25", "2046-11-25", "2056-11-25", "2066-11-25",
+           "2087-11-25"]
+ZEROS = [0.025, 0.028, 0.032, 0.036, 0.038, 0.039, 0.0395, 0.0395]  # to the 30Y x 30Y quote's end
 GRID = ["1Y", "2Y", "5Y", "10Y", "20Y", "30Y"]
 
 
@@ -124,6 +125,9 @@ def main() -> None:
     parser.add_argument("--target", default=None)
     parser.add_argument("--risk", action="store_true", help="also a risk run with recalibration against one pricing")
     parser.add_argument("--calibration-backend", default="numpy")
+    parser.add_argument("--per", choices=("trade", "curve"), default="trade", help="the recalibration: per trade to "
+                        "its co-terminal swaptions, or per curve to the whole matrix")
+    parser.add_argument("--profile", action="store_true", help="print where the risk run's time goes (cProfile)")
     args = parser.parse_args()
     columns = book_columns(args.swaptions, args.steps_per_year)
     book, curves = Trades(as_of=AS_OF, **columns), {"EUR": curve()}
@@ -146,14 +150,21 @@ def main() -> None:
     if args.risk:
         from trinom.analytics import Recalibration
 
-        how = Recalibration(vols=vols(), a=A, backend=args.calibration_backend)
+        how = Recalibration(vols=vols(), a=A, backend=args.calibration_backend, per=args.per)
         measures = ("dv01", "duration", "krd", "vega")
         risk_seconds, table = timed(max(1, args.rounds // 2), lambda: trinom.risk(
             book, curves, measures=measures, recalibrate=how, errors="mask", **run))
         failed = int(table.loc[table.error != "", "id"].nunique())
-        print(f"risk with recalibration ({', '.join(measures)}; {table.factor.nunique()} factors, "
+        print(f"risk with recalibration per {args.per} ({', '.join(measures)}; {table.factor.nunique()} factors, "
               f"{args.calibration_backend} calibration): {risk_seconds:.3f} s = {risk_seconds / seconds:.1f} pricings "
               f"({failed} trades with errors)", flush=True)
+        if args.profile:
+            import cProfile
+            import pstats
+
+            with cProfile.Profile() as profile:
+                trinom.risk(book, curves, measures=measures, recalibrate=how, errors="mask", **run)
+            pstats.Stats(profile).sort_stats("tottime").print_stats(18)
 
 
 if __name__ == "__main__":
