@@ -76,7 +76,8 @@ def add_calibrate_parser(subparsers: Any) -> argparse.ArgumentParser:
     cmd.add_argument("--curve", type=Path, required=True, help="the dated curves: curve,date,discount or "
                      "curve,date,zero (CSV or Parquet)")
     cmd.add_argument("--vols", type=Path, required=True, help="the volatility quotes: curve,expiry,tenor,vol,kind[,shift,"
-                     "strike,frequency,day_count,weight,instrument] (CSV or Parquet); per trade, each curve's "
+                     "strike,frequency,day_count,weight,instrument,tenor_from,atm_frequency,atm_day_count] (CSV or Parquet); "
+                     "per trade, each curve's "
                      "at-the-money swaption matrix (one kind per curve, a full grid)")
     cmd.add_argument("--as-of", dest="as_of", required=True, help="the valuation date, YYYY-MM-DD")
     cmd.add_argument("--out", type=Path, required=True, help=".csv or .parquet: curve,a,sigma,status,rmse,... (global) or "
