@@ -4,8 +4,8 @@ Prices a book once in this process and once with ``trinom.price(..., client=...)
 ``--workers`` worker processes (one thread each), and splits the cluster run's wall time with Dask's own task
 stream (``distributed.get_task_stream``):
 
-* ``prepare``: from the call to the first task's start (validation, work estimates, sharding, the shards'
-  serialisation and sending, the scheduler's dispatch);
+* ``prepare``: from the call to the first task's start (the call's checks, the market's sending, the
+  scheduler's dispatch; the book is placed on the workers by the warm-up call and not sent again, issue 27);
 * ``pricing``: the tasks' ``compute`` time, per worker (the busiest worker's sum; the mean in brackets);
 * ``transfer``: the tasks' ``transfer`` and ``deserialize`` time on the workers;
 * ``collect``: from the last task's end to the call's return (the results' gathering, input order, the
@@ -58,7 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--target", default="c", help="one thread per worker: c (multicore for one process); "
                         "cuda for the cuda engine (each worker on device 0)")
     parser.add_argument("--scenarios", type=int, default=0, help="a grid of this many parallel shifts (0: none)")
-    parser.add_argument("--shards", type=int, help="tasks (default: trinom.distributed's, a few per worker)")
+    parser.add_argument("--shards", type=int, help="shards the book is placed in (default: trinom.distributed's, "
+                        "one per worker thread)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out")
     args = parser.parse_args(argv)
@@ -83,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True) as cluster, \
             Client(cluster) as client:
         sharding = {"shards": args.shards} if args.shards else {}
-        trinom.price(book, **engine, client=client, **sharding)  # warm: each worker loads its library
+        trinom.price(book, **engine, client=client, **sharding)  # warm: places the book, loads each worker's library
         for _ in range(args.rounds):
             with get_task_stream(client) as stream:
                 start = time.time()

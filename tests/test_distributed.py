@@ -64,9 +64,13 @@ def test_bonds_and_scenarios_on_workers(client):
     scenarios = [None, CurveShift(1e-4), SigmaShift(1e-4)]
     here = trinom.price(bonds, curves, scenarios=scenarios, **CPU)
     there = trinom.price(bonds, curves, scenarios=scenarios, client=client, shards=4, **CPU)
-    assert "(4 tasks)" in there.engine  # two scenario parts (one per worker) x two row shards
+    # one bond is 84% of the book's work: the grid is split by scenarios, one part per worker
+    assert "(2 tasks by scenarios)" in there.engine
     np.testing.assert_array_equal(there.price, here.price)
     np.testing.assert_array_equal(there.clean, here.clean)
+    by_trees = trinom.price(bonds, curves, scenarios=scenarios, client=client, shards=4, split="trees", **CPU)
+    assert "(4 tasks by trees)" in by_trees.engine
+    np.testing.assert_array_equal(by_trees.price, here.price)
 
 
 def test_bad_rows_keep_their_place_and_their_message(client):

@@ -14,6 +14,7 @@ from .bonds import BondPortfolio, BondPrices, price_bonds
 from .book import Book
 from .constants import CALL, PUT
 from .curve import YieldCurve
+from .distributed import DistributedBook, distribute
 from .errors import InputError
 from .instruments.option import FIELDS, Portfolio
 from .instruments.trades import Trades, read_trades
@@ -33,6 +34,7 @@ __all__ = [
            "BondPrices",
            "Book",
            "DatedCurve",
+           "DistributedBook",
            "InputError",
            "Market",
            "OASResult",
@@ -43,6 +45,7 @@ __all__ = [
            "__version__",
            "calibrate",
            "closed_form",
+           "distribute",
            "generator",
            "oas",
            "price",

@@ -74,8 +74,10 @@ def price(
     :class:`~trinom.scenarios.CurveSet`, :class:`~trinom.scenarios.SigmaShift`,
     :class:`~trinom.scenarios.SpreadShift`; None: the market as given), priced in one engine call; the
     prices then have shape ``(len(scenarios), rows)``, a list of one scenario included. ``client``: a Dask
-    ``distributed.Client``: the book is sharded by work over its workers (:func:`trinom.distributed.price_on`),
-    rows back in input order. An argument of the wrong type or value (``max_steps=None``, ``progress="yes"``,
+    ``distributed.Client``: the book is placed on its workers once, in shards of about equal work, and priced
+    there (:func:`trinom.distributed.price_on`; the placement is kept on ``instruments`` for the next call), rows
+    back in input order; ``instruments`` may also be a book placed already (:func:`trinom.distributed.distribute`).
+    An argument of the wrong type or value (``max_steps=None``, ``progress="yes"``,
     ``client="tcp://..."``) is a ``TypeError`` or ``ValueError`` naming it, raised before any work.
     Dated trades (:class:`~trinom.instruments.Trades`) on dated curves take a ``CurveShift``'s ``pillar`` as a dated
     curve's pillar, and mappings of names to dated curves as scenarios; ``recalibrate``
@@ -92,6 +94,10 @@ def price(
     """
     check_price_arguments(backend=backend, precision=precision, target=target, device=device, errors=errors,
                           max_width=max_width, max_steps=max_steps, progress=progress)
+    if getattr(instruments, "is_distributed_book", False):  # a book placed on Dask workers (trinom.distribute)
+        if client is not None and client is not instruments.client:  # type: ignore[union-attr]
+            raise ValueError("this DistributedBook is placed through another client: pass client=None or its own")
+        client = instruments.client  # type: ignore[union-attr]
     if recalibrate is not None and not isinstance(instruments, Trades):
         raise TypeError("recalibrate needs dated trades (trinom.instruments.Trades) on dated curves: the model is "
                         "fitted to quotes on dates")

@@ -1,18 +1,32 @@
-"""Pricing beyond one process: a stateless chunk function, and a book sharded by work over Dask (issue 15).
+"""Pricing beyond one process: a stateless chunk function, and a book placed on Dask workers (issues 15, 27).
 
 :func:`price_chunk` prices one slice of a book from its columns and returns plain columns: it keeps no state
 between calls and needs nothing but its arguments, so it is what a distributed path calls on a worker, and
 what a user hands to Spark's ``mapInArrow``, Ray's ``map_batches`` or a grid scheduler.
 
-:func:`price_on` (``trinom.price(..., client=client)``) runs trinom's one execution path with the run step
-on the cluster: it validates the book once in the calling process and lowers it to one book of trees,
-estimates every tree's work (node updates, :meth:`trinom.book.Book.work`), cuts the trees into shards of
-about equal work (runs of consecutive trees where every tree is small against a shard: views, nothing
-copied; else dealt largest first, in snake order, so a few large trees balance), sends each shard *as lowered
-trees* to one Dask task (:func:`price_trees`: the engine and nothing else; no row is read or validated
-twice) and puts the results back in input order, every row with its price or its error. A scenario grid is
-cut along the scenario axis too (up to one part per worker). A task whose worker dies is run again
-elsewhere (Dask's own retries); nothing is scheduled by trinom.
+:func:`distribute` (and ``trinom.price(..., client=client)``, which uses it) places a book on the workers
+*once*: trinom validates the book in the calling process, lowers it to trees, estimates every tree's work
+(node updates, :meth:`trinom.book.Book.work`), cuts the trees into shards of about equal work (one per
+worker thread by default: runs of consecutive trees where every tree is small against a shard, else dealt
+largest first in snake order) and scatters each shard, lowered, straight to one worker
+(``client.scatter(..., direct=True)``: the book never passes through the scheduler nor travels in a task
+graph). The :class:`DistributedBook` keeps the shards' futures, and is kept on the instruments object: a
+second price, a risk run, an OAS search or a scenario grid on the same book sends only its market (curves
+and scenario moves) and, where some rows are invalid in that call only, the shards' tree indices to keep.
+Each task (:func:`price_placed`) prices one placed shard in one engine call, the engine's prepared call kept
+on the worker for the next call with the same market; results come back straight from the workers as NumPy
+arrays, put in input order.
+
+A scenario grid is split along one axis: by trees (each worker prices its shards in every scenario: the
+engine shares a tree's forward pass across scenarios), or by scenarios (each worker holds the whole book,
+placed on it once, and prices its contiguous share of the scenarios in one engine call) where that balances
+better (``split="auto"``: a book of few large trees, or fewer trees than workers; see :func:`choose_split`).
+
+A worker that dies loses nothing: a task running there is run again (Dask's own retries), and a placed
+shard that died with it is scattered again, from the caller's lowered copy, to a live worker
+(:attr:`DistributedBook.scatters` counts every placement). Any number of workers: the shards follow the
+workers' threads at placement (:meth:`DistributedBook.release` and a new call place the book again after
+the cluster grows).
 
 >>> import trinom
 >>> p = trinom.Portfolio(strike=[63.0], maturity=[9.0], expiry=[3.0], term_unit=[365], term_steps=[12],
@@ -24,27 +38,46 @@ elsewhere (Dask's own retries); nothing is scheduled by trinom.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from .api import prepare, price, resolve, run
-from .api_arguments import check_client
+from .api import Job, prepare, price, resolve, run
+from .api_arguments import check_choice, check_client
+from .backends.engine import SEARCH_OUTCOMES, SearchLimits, SpreadSolution
+from .backends.scenario_batch import ScenarioBatch
 from .book import Book
+from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
 from .errors import InputError, check_error_mode
 from .instruments.bond import BondPortfolio
 from .instruments.option import Portfolio
 from .market import CurvesLike, Market
 from .result import Prices
 from .scenarios import Scenario, scenario_market
+from .spreads import SpreadPricer
 
-#: Shards per worker when the caller does not say (a few per worker keeps them all busy to the end).
-SHARDS_PER_WORKER = 4
+#: Shards per worker thread when the caller does not say (one: a worker prices its share in one engine call).
+SHARDS_PER_THREAD = 1
 #: A book is cut into runs of consecutive trees when its largest tree is at most this share of a shard's work.
 SPAN_SHARE = 0.02
+#: How a scenario grid is split over the workers (see :func:`choose_split`).
+SPLITS = ("auto", "trees", "scenarios")
+#: ``split="auto"`` splits by scenarios only where that makes the busiest worker's work at most this share of
+#: the split by trees' (it prices every tree's forward pass on every worker, and places the whole book on each).
+SCENARIO_SPLIT_GAIN = 0.8
+#: A task's argument array larger than this (bytes) is sent straight to its worker, not in the task graph.
+SMALL_ARGUMENT = 64 * 1024
+#: Prepared engine calls a worker keeps per placed shard (for repeated calls in the same market).
+PLANS_KEPT = 4
+#: The key under which an instruments object keeps its :class:`DistributedBook` per client.
+_CACHE_KEY = "dask-placement"
+#: Books scattered by this process (:func:`scatter_count`).
+_SENT = [0]
 
 
 def price_chunk(columns: Mapping[str, npt.ArrayLike] | Any, curves: CurvesLike = None, *, first_row: int = 0,
@@ -77,64 +110,620 @@ def shards_by_work(work: np.ndarray, shards: int) -> list[np.ndarray]:
     return [g for g in groups if g.size]
 
 
-def price_on(client: Any, instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
-             backend: str = "auto", precision: str = "f64", target: str | None = None, device: int = 0,
-             errors: str = "raise", scenarios: Sequence[Scenario] | None = None, shards: int | None = None,
-             retries: int = 3, **options: Any) -> Prices:
-    """``instruments`` priced on the Dask cluster of ``client`` (see the module); what :func:`trinom.price`
-    returns, rows in input order. ``shards``: the number of tasks (default: a few per worker); ``retries``:
-    how often a task may be run again after its worker fails."""
-    check_error_mode(errors)
+def choose_split(loads: npt.ArrayLike, scenarios: int) -> str:
+    """``"scenarios"`` or ``"trees"``: how to split a grid of ``scenarios`` scenarios over workers whose shards
+    of the book carry ``loads`` (node updates, one entry per worker). By trees the busiest worker prices its
+    load in every scenario; by scenarios each worker prices the whole book in its share of the scenarios (at
+    most ``ceil(scenarios / workers)``). Scenarios only where that is at most :data:`SCENARIO_SPLIT_GAIN` of
+    the split by trees (a few large trees, or fewer trees than workers).
+
+    >>> choose_split([10.0, 10.0], 20), choose_split([18.0, 2.0], 20), choose_split([18.0, 2.0], 1)
+    ('trees', 'scenarios', 'trees')
+    """
+    loads = np.asarray(loads, dtype=np.float64)
+    if scenarios < 2 or loads.size < 2 or not loads.sum() > 0:
+        return "trees"
+    by_trees = scenarios * loads.max()
+    by_scenarios = loads.sum() * math.ceil(scenarios / loads.size)
+    return "scenarios" if by_scenarios <= SCENARIO_SPLIT_GAIN * by_trees else "trees"
+
+
+@dataclass
+class _Shard:
+    """Trees of a placement on one worker: their indices in the placement's book, and the worker's copy."""
+
+    trees: np.ndarray  #: ascending indices into the placement's book
+    span: tuple[int, int] | None  #: ``(start, stop)`` where the trees are consecutive (a view of the book)
+    work: float  #: node updates
+    worker: str
+    future: Any = None  #: the placed trees (a Dask future of a :class:`~trinom.book.Book`)
+
+    def book(self, whole: Book) -> Book:
+        """The shard's trees as a book of their own (nothing cached on it yet: a fresh copy to send)."""
+        return whole.span(*self.span) if self.span is not None else whole.take(self.trees)
+
+
+@dataclass
+class _Placement:
+    """One lowered book on the workers: its shards, and (for scenario splits) whole copies per worker."""
+
+    book: Book  #: the lowered trees, in input order; kept by the caller to place a lost shard again
+    rows: np.ndarray | None  #: the input row of each tree (None: tree k is row k)
+    shards: list[_Shard]
+    whole: dict[str, Any] = field(default_factory=dict)  #: worker -> future of the whole book
+
+    def futures(self) -> list[Any]:
+        return [s.future for s in self.shards] + list(self.whole.values())
+
+
+@dataclass(frozen=True)
+class _Task:
+    """One engine call on a worker: a placed book (a shard, or the whole book on ``worker``), the trees of it to
+    price (None: all), the scenarios (None: all) and where its prices go in the call's book."""
+
+    shard: int | None  #: index of the placed shard; None: the whole book on ``worker``
+    worker: str | None
+    keep: np.ndarray | None  #: trees of the placed book to price (None: every one)
+    columns: np.ndarray | slice  #: their columns in the call's book
+    scenarios: slice  #: the scenarios priced
+
+
+class _Placements(dict):
+    """A dict of placements that pickles empty: futures belong to one client and never travel with a portfolio."""
+
+    def __reduce__(self) -> tuple[type, tuple[()]]:
+        return (type(self), ())
+
+
+class DistributedBook:
+    """A book placed on the workers of a Dask ``client`` (see the module): price it with ``trinom.price(book,
+    curves, ...)``, ``trinom.risk(book, ...)`` or ``trinom.oas(book, ...)`` as the instruments themselves.
+
+    ``instruments``: one :class:`~trinom.Portfolio` or :class:`~trinom.BondPortfolio`; ``shards``: how many
+    shards a placement cuts the book into (default: one per worker thread); ``retries``: how often a task may
+    run again after its worker fails. Made by :func:`distribute`; kept on the instruments per client, so
+    ``trinom.price(instruments, client=client)`` finds it too. :attr:`scatters` counts the shards and whole
+    books sent to workers, :attr:`bytes_sent` their bytes (a repeated call sends none)."""
+
+    is_distributed_book = True
+
+    def __init__(self, client: Any, instruments: Portfolio | BondPortfolio, *, shards: int | None = None,
+                 retries: int = 3):
+        check_client(client)
+        if not isinstance(instruments, (Portfolio, BondPortfolio)):
+            raise InputError([(None, "instruments", "a Dask run takes one trinom.Portfolio or trinom.BondPortfolio, "
+                               f"got {type(instruments).__name__}")])
+        self.client = client
+        self.instruments = instruments
+        self.shard_count = shards
+        self.retries = retries
+        self.placements: dict[tuple[str, ...], _Placement] = _Placements()
+        self.scatters = 0
+        self.bytes_sent = 0
+
+    def __len__(self) -> int:
+        return len(self.instruments)
+
+    def __repr__(self) -> str:
+        shards = sum(len(p.shards) for p in self.placements.values())
+        return (f"DistributedBook({len(self)} rows of {type(self.instruments).__name__}; {shards} shards on "
+                f"{len({s.worker for p in self.placements.values() for s in p.shards})} workers)")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        raise TypeError("a DistributedBook holds one client's futures: send its instruments, not the placed book")
+
+    # --- placement -----------------------------------------------------------------------------------------
+    def place(self, curves: CurvesLike = None, *, max_width: int = DEFAULT_MAX_WIDTH,
+              max_steps: int = DEFAULT_MAX_STEPS) -> DistributedBook:
+        """Validate and lower the book for ``curves`` (their names; bonds are checked against them) and place its
+        good rows on the workers, unless they are placed already; ``self``."""
+        limits = {"max_width": max_width, "max_steps": max_steps}
+        self._placement(prepare(self.instruments, Market.of(curves), **limits), Market.of(curves), limits)
+        return self
+
+    def release(self) -> None:
+        """Forget every placement (the workers drop the shards; the next call places the book again)."""
+        for key in list(self.placements):
+            self.release_placement(key)
+
+    def _placement(self, job: Job, market: Market, limits: Mapping[str, int],
+                   rows: np.ndarray | None = None) -> tuple[_Placement, np.ndarray | None]:
+        """The placement holding every tree of ``job``'s book, and per placed tree its column in the call's book
+        (-1: not in this call; None: the same trees, in order). ``rows``: the instruments' rows that ``job``'s
+        input is (None: all of them). Placed where needed: the rows good in ``market``'s base scenario (a move of
+        sigma or of the spread only takes rows out of a call, which then prices a subset of the placed trees)."""
+        key = tuple(job.book.curve_names)
+        placement = self.placements.get(key)
+        if placement is not None and not self._alive():
+            placement = None
+        if placement is not None and rows is None and (job.book is placement.book
+                                                       or (job.rows is None and placement.rows is None)):
+            return placement, None
+        wanted = job.rows if job.rows is not None else np.arange(len(job.book))
+        if rows is not None:
+            wanted = np.asarray(rows, dtype=np.int64)[wanted]
+        if placement is not None:
+            column = _columns_of(placement, wanted)
+            if column is not None:
+                return placement, column
+            self.release_placement(key)
+        base = job
+        if rows is not None or market.moves_trees or len(market) > 1:  # the base scenario's good rows: a superset
+            found = prepare(self.instruments, Market(market.names, market.scenarios[:1]), **limits)
+            base = found if tuple(found.book.curve_names) == key else job
+        if rows is not None and base is job:  # job's rows are a part's: the instruments' own rows are placed
+            base = prepare(self.instruments, market, **limits)
+        placement = self.placements[key] = self._place(base.book, base.rows)
+        if rows is None and (base is job or (job.rows is None and base.rows is None)):
+            return placement, None
+        column = _columns_of(placement, wanted)
+        if column is None:
+            raise InputError([(None, "instruments", "the rows of this call are not among the rows placed")])
+        return placement, column
+
+    def release_placement(self, key: tuple[str, ...]) -> None:
+        placement = self.placements.pop(key, None)
+        if placement is not None:
+            self.client.cancel([f for f in placement.futures() if f is not None])
+
+    def _alive(self) -> bool:
+        return getattr(self.client, "status", "running") == "running"
+
+    def _workers(self) -> dict[str, int]:
+        """The live workers and their threads, by address."""
+        threads = self.client.nthreads()
+        if not threads:
+            self.client.wait_for_workers(1)
+            threads = self.client.nthreads()
+        return {address: max(1, int(n)) for address, n in sorted(threads.items())}
+
+    def _place(self, book: Book, rows: np.ndarray | None) -> _Placement:
+        """``book`` cut into shards of about equal work, each scattered to one worker (most work to most threads)."""
+        workers = self._workers()
+        count = self.shard_count or SHARDS_PER_THREAD * sum(workers.values())
+        work = np.maximum(book.work(), 1.0) if len(book) else np.zeros(0)
+        load = dict.fromkeys(workers, 0.0)
+        shards = []
+        for trees, span in sorted(_cuts(work, count), key=lambda cut: -float(work[cut[0]].sum())):
+            worker = min(load, key=lambda w: (load[w] / workers[w], w))
+            shards.append(_Shard(trees, span, float(work[trees].sum()), worker))
+            load[worker] += shards[-1].work
+        shards.sort(key=lambda s: int(s.trees[0]))
+        placement = _Placement(book=book, rows=rows, shards=shards)
+        for worker in workers:
+            mine = [s for s in shards if s.worker == worker]
+            if mine:
+                futures = self._scatter([s.book(book) for s in mine], worker)
+                for shard, future in zip(mine, futures, strict=True):
+                    shard.future = future
+        return placement
+
+    def _scatter(self, books: list[Book], worker: str) -> list[Any]:
+        """``books`` sent straight to ``worker`` (not through the scheduler), one future each."""
+        futures = self.client.scatter(books, workers=[worker], direct=True, hash=False)
+        self.scatters += len(books)
+        self.bytes_sent += sum(_nbytes(b) for b in books)
+        _SENT[0] += len(books)
+        return futures
+
+    def _replace_lost(self, placement: _Placement) -> None:
+        """Scatter again, to the least loaded live worker, every shard whose worker died; forget whole copies that
+        died (placed again where a task needs them)."""
+        workers = self._workers()
+        for worker in [w for w, f in placement.whole.items() if f.status != "finished"]:
+            del placement.whole[worker]
+        load = dict.fromkeys(workers, 0.0)
+        for shard in placement.shards:
+            if shard.future.status == "finished" and shard.worker in load:
+                load[shard.worker] += shard.work
+        for shard in placement.shards:
+            if shard.future.status != "finished":
+                shard.worker = min(load, key=lambda w: (load[w] / workers[w], w))
+                shard.future = self._scatter([shard.book(placement.book)], shard.worker)[0]
+                load[shard.worker] += shard.work
+
+    def _whole(self, placement: _Placement, worker: str) -> Any:
+        """The whole placed book on ``worker`` (scattered there on first use)."""
+        future = placement.whole.get(worker)
+        if future is None or future.status != "finished":
+            live = self._workers()
+            if worker not in live:
+                worker = min(live, key=lambda w: (w in placement.whole, w))
+            future = placement.whole[worker] = self._scatter([placement.book.span(0, len(placement.book))],
+                                                            worker)[0]
+        return future
+
+    # --- pricing -------------------------------------------------------------------------------------------
+    def run(self, job: Job, market: Market, *, engine: Mapping[str, Any], split: str = "auto",
+            retries: int | None = None, limits: Mapping[str, int] | None = None,
+            rows: np.ndarray | None = None) -> tuple[np.ndarray, str]:
+        """The engine's prices of ``job``'s book in ``market`` (shape ``(len(market), len(job.book))``, book
+        order), priced on the placed shards; and a description of the run. ``limits``: ``max_width`` and
+        ``max_steps`` (for a placement made here); ``rows``: the instruments' rows ``job`` prices (None: all)."""
+        check_choice("split", split, SPLITS)
+        dtype = np.float32 if engine.get("precision") == "f32" else np.float64
+        lead = len(market)
+        values = np.empty((lead, len(job.book)), dtype=dtype)
+        if not len(job.book):
+            return values, "0 tasks"
+        placement, column = self._placement(job, market, limits or {}, rows)
+        workers: list[str] = []
+        if lead > 1 and split != "trees":  # a grid: the live workers (a single scenario asks the scheduler nothing)
+            workers = list(self._workers())
+            loads = dict.fromkeys(workers, 0.0)
+            for shard in placement.shards:
+                loads[shard.worker] = loads.get(shard.worker, 0.0) + shard.work
+            if split == "auto":
+                split = choose_split([loads[w] for w in workers], lead)
+        if split == "scenarios" and lead > 1:
+            tasks = self._by_scenarios(placement, column, lead, workers, len(job.book))
+        else:
+            split = "trees"
+            tasks = self._by_trees(placement, column, lead)
+        markets: dict[tuple[int, int], Market] = {}
+        for task in tasks:
+            cut = (task.scenarios.start, task.scenarios.stop)
+            if cut not in markets:
+                markets[cut] = _scenarios_of(market, np.arange(*cut))
+        calls = [(task.shard, task.worker, price_placed,
+                  (markets[(task.scenarios.start, task.scenarios.stop)], task.keep, dict(engine))) for task in tasks]
+        parts = self._execute(placement, calls, self.retries if retries is None else retries)
+        for task, part in zip(tasks, parts, strict=True):
+            values[task.scenarios, task.columns] = part
+        return values, f"{len(tasks)} tasks by {split}"
+
+    def _by_trees(self, placement: _Placement, column: np.ndarray | None, lead: int) -> list[_Task]:
+        tasks = []
+        for k, shard in enumerate(placement.shards):
+            if column is None:
+                tasks.append(_Task(k, None, None, slice(*shard.span) if shard.span else shard.trees, slice(0, lead)))
+                continue
+            mine = column[shard.trees]
+            keep = np.flatnonzero(mine >= 0)
+            if keep.size:
+                tasks.append(_Task(k, None, None if keep.size == mine.size else keep, mine[keep], slice(0, lead)))
+        return tasks
+
+    def _by_scenarios(self, placement: _Placement, column: np.ndarray | None, lead: int, workers: list[str],
+                      size: int) -> list[_Task]:
+        keep = None if column is None else np.flatnonzero(column >= 0)
+        columns = slice(0, size) if column is None else column[keep]
+        cuts = np.array_split(np.arange(lead), min(lead, len(workers)))
+        return [_Task(None, worker, keep, columns, slice(int(cut[0]), int(cut[-1]) + 1))
+                for worker, cut in zip(workers, cuts, strict=False)]
+
+    def _execute(self, placement: _Placement, calls: Sequence[tuple[int | None, str | None, Callable[..., Any],
+                                                                    tuple[Any, ...]]], retries: int) -> list[Any]:
+        """Every call ``(shard, worker, function, arguments)``'s ``function(placed book, *arguments)`` on the worker
+        holding the placed book (shard ``shard``, or the whole book on ``worker`` where ``shard`` is None), gathered
+        straight from the workers. An argument array larger than :data:`SMALL_ARGUMENT` bytes is sent straight to
+        that worker too. Calls that lost their placed book with a dead worker run again once it is placed again
+        (up to ``retries + 1`` rounds)."""
+        from distributed import CancelledError, wait
+
+        results: dict[int, Any] = {}
+        for attempt in range(retries + 2):
+            if len(results) == len(calls):
+                break
+            if attempt:
+                self._replace_lost(placement)
+            pending = {}
+            for k, (index, where, function, arguments) in enumerate(calls):
+                if k in results:
+                    continue
+                try:
+                    if index is not None:
+                        shard = placement.shards[index]
+                        data, worker = shard.future, shard.worker
+                    else:
+                        data = self._whole(placement, where)  # type: ignore[arg-type]
+                        worker = next(w for w, f in placement.whole.items() if f is data)
+                    sent = tuple(self.client.scatter(a, workers=[worker], direct=True, hash=False)
+                                 if isinstance(a, np.ndarray) and a.nbytes > SMALL_ARGUMENT else a for a in arguments)
+                    pending[k] = self.client.submit(function, data, *sent, workers=[worker], allow_other_workers=True,
+                                                    retries=retries, pure=False)
+                except (CancelledError, OSError):  # its placed book or its worker just died: the next round
+                    continue
+            if not pending:
+                continue
+            try:
+                wait(list(pending.values()))
+            except CancelledError:  # some lost their placed book with a dead worker: placed again below
+                pass
+            for future in pending.values():
+                if future.status == "error":
+                    future.result()  # the task's own error (bad input, a missing engine): raised here
+            done = {k: f for k, f in pending.items() if f.status == "finished"}
+            try:
+                results.update(zip(done, self.client.gather(list(done.values()), direct=True), strict=True))
+            except Exception:  # a result lost with its worker after it finished: the others one at a time
+                for k, future in done.items():
+                    if future.status == "finished":
+                        try:
+                            results[k] = self.client.gather(future, direct=True)
+                        except Exception:
+                            if future.status == "finished":
+                                raise
+        if len(results) < len(calls):
+            raise RuntimeError(f"{len(calls) - len(results)} of {len(calls)} Dask tasks lost their placed book "
+                               f"{retries + 2} times: the workers keep dying")
+        return [results[k] for k in range(len(calls))]
+
+
+def scatter_count() -> int:
+    """Shards and whole books scattered to workers by every :class:`DistributedBook` of this process so far."""
+    return _SENT[0]
+
+
+def distribute(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *, client: Any,
+               shards: int | None = None, max_width: int = DEFAULT_MAX_WIDTH,
+               max_steps: int = DEFAULT_MAX_STEPS) -> DistributedBook:
+    """``instruments`` validated, lowered for ``curves`` (their names) and placed on the workers of ``client``
+    (see the module); the :class:`DistributedBook` kept on the instruments for this client (placed once: a
+    second call returns it as it is). ``shards``: how many shards (default one per worker thread).
+
+    ``trinom.price(book, curves, ...)``, ``trinom.risk(book, ...)`` and ``trinom.oas(book, ...)`` then price on
+    the placed shards, and so does ``trinom.price(instruments, client=client)``."""
+    book = placed_book(client, instruments, shards=shards)
+    return book.place(curves, max_width=max_width, max_steps=max_steps)
+
+
+def placed_book(client: Any, instruments: Any, *, shards: int | None = None) -> DistributedBook:
+    """The :class:`DistributedBook` of ``instruments`` on ``client`` (a new one, not yet placed, on first use);
+    ``instruments`` may be a DistributedBook itself (of this client)."""
     check_client(client)
+    if isinstance(instruments, DistributedBook):
+        if instruments.client is not client:
+            raise ValueError("this DistributedBook is placed through another client: pass client=None or its own")
+        return instruments
     if not isinstance(instruments, (Portfolio, BondPortfolio)):
         raise InputError([(None, "instruments", "a Dask run takes one trinom.Portfolio or trinom.BondPortfolio, got "
                            f"{type(instruments).__name__}")])
+    books: dict[str, DistributedBook] = instruments.cached(_CACHE_KEY, _Placements)
+    key = str(getattr(client, "id", id(client)))
+    book = books.get(key)
+    if book is None or not book._alive():
+        book = books[key] = DistributedBook(client, instruments, shards=shards)
+    elif shards is not None and shards != book.shard_count:  # another cut asked for: placed again
+        book.release()
+        book.shard_count = shards
+    return book
+
+
+def price_on(client: Any, instruments: Portfolio | BondPortfolio | DistributedBook, curves: CurvesLike = None, *,
+             backend: str = "auto", precision: str = "f64", target: str | None = None, device: int = 0,
+             errors: str = "raise", scenarios: Sequence[Scenario] | None = None, shards: int | None = None,
+             split: str = "auto", retries: int = 3, rows: npt.ArrayLike | None = None, **options: Any) -> Prices:
+    """``instruments`` priced on the Dask cluster of ``client`` (see the module); what :func:`trinom.price`
+    returns, rows in input order. ``shards``: how many shards the book is placed in (default: one per worker
+    thread); ``split``: ``"auto"``, ``"trees"`` or ``"scenarios"`` (a scenario grid's axis, see
+    :func:`choose_split`); ``retries``: how often a task may be run again after its worker fails; ``rows``: price
+    only these rows of ``instruments`` (ascending; what ``instruments[rows]`` gives), from its placed shards."""
+    check_error_mode(errors)
+    check_choice("split", split, SPLITS)
+    book = placed_book(client, instruments, shards=shards)
     market = scenario_market(curves, scenarios) if scenarios is not None else Market.of(curves)
-    job = prepare(instruments, market, **{k: options[k] for k in ("max_width", "max_steps") if k in options})
+    limits = {"max_width": options.pop("max_width", DEFAULT_MAX_WIDTH),
+              "max_steps": options.pop("max_steps", DEFAULT_MAX_STEPS)}
+    if rows is not None:
+        rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+    job = prepare(book.instruments if rows is None else book.instruments[rows], market, **limits)
     if job.problems and errors == "raise":
         raise InputError(job.problems)
-    book = job.book
-    workers = max(1, len(client.scheduler_info().get("workers", {})))
-    if shards is None:
-        shards = SHARDS_PER_WORKER * workers
-    tuning = {k: v for k, v in options.items() if k not in ("max_width", "max_steps")}
-    # A scenario grid is cut along both axes: up to one scenario part per worker, the trees in the rest.
-    lead = len(market)
-    cuts = np.array_split(np.arange(lead), min(lead, workers, shards))
-    groups = _shards(book, max(1, shards // len(cuts)))
-    tasks = {(g, c): client.submit(price_trees, part, _scenarios_of(market, cut), backend=backend,
-                                   precision=precision, target=target, device=device, retries=retries, pure=False,
-                                   **tuning)
-             for g, (_trees, part) in enumerate(groups) for c, cut in enumerate(cuts)}
-    parts = dict(zip(tasks, client.gather(list(tasks.values())), strict=True))
-    dtype = np.float32 if precision == "f32" else np.float64
-    values = np.empty((lead, len(book)), dtype=dtype)
-    for (g, c), part in parts.items():
-        values[np.ix_(cuts[c], groups[g][0])] = part
-    return job.result(values, f"{backend} on dask ({len(tasks)} tasks)", errors, keep_axis=scenarios is not None)
+    engine = dict(backend=backend, precision=precision, target=target, device=device, **options)
+    values, how = book.run(job, market, engine=engine, split=split, retries=retries, limits=limits, rows=rows)
+    return job.result(values, f"{backend} on dask ({how})", errors, keep_axis=scenarios is not None)
+
+
+class PlacedSpreadPricer(SpreadPricer):
+    """:class:`trinom.spreads.SpreadPricer` on a book of bonds placed on Dask workers (``trinom.oas(...,
+    client=client)`` or ``trinom.oas(placed_book, ...)``): every pricing of an OAS search, and the engine's own
+    search, runs on the placed shards, one task per shard; only the rows' spreads and goals travel."""
+
+    def __init__(self, client: Any, bonds: BondPortfolio | DistributedBook, curves: CurvesLike, *,
+                 backend: str = "auto", precision: str = "f64", target: str | None = None, device: int = 0,
+                 max_width: int = DEFAULT_MAX_WIDTH, max_steps: int = DEFAULT_MAX_STEPS, retries: int = 3,
+                 **tuning: Any):
+        self.placed = placed_book(client, bonds)
+        bonds = self.placed.instruments  # type: ignore[assignment]
+        self.market = Market.of(curves)
+        limits = {"max_width": max_width, "max_steps": max_steps}
+        self.job = prepare(bonds, self.market, **limits)
+        self.precision, self.device, self.tuning, self.retries = precision, device, tuning, retries
+        book = self.job.book
+        self.tree = np.full(len(bonds), -1, dtype=np.int64)  # input row -> tree of the book (-1: a bad row)
+        self.tree[np.arange(len(book)) if self.job.rows is None else self.job.rows] = np.arange(len(book))
+        self.accrued = bonds.accrued().astype(np.float64)
+        self.error = np.full(len(bonds), "", dtype=object)
+        for row, _field, message in self.job.problems:
+            for r in range(len(bonds)) if row is None else (row,):
+                self.error[r] = f"{self.error[r]}; {message}" if self.error[r] else message
+        self.owner = np.full(len(book), -1, dtype=np.int64)  # tree -> placed shard, and its place in the shard
+        self.local = np.full(len(book), -1, dtype=np.int64)
+        self._solves = False
+        self.engine_settings = {"backend": backend, "precision": precision, "target": target, "device": device,
+                                **tuning}
+        self.label = backend
+        self.placement = _Placement(book=book, rows=None, shards=[])  # no tree: nothing placed, nothing to run
+        if not len(book):
+            return
+        self.placement, column = self.placed._placement(self.job, self.market, limits)
+        for k, shard in enumerate(self.placement.shards):
+            trees = shard.trees if column is None else column[shard.trees]
+            mine = np.flatnonzero(trees >= 0)
+            self.owner[trees[mine]], self.local[trees[mine]] = k, mine
+        # the engine is chosen where the tasks run (a worker may have a GPU the caller lacks), once for all shards
+        name, chosen, self._solves = self.placed._execute(
+            self.placement, [(0, None, engine_of, (backend, precision, target))], retries)[0]
+        self.engine_settings.update(backend=name, target=chosen)
+        self.label = f"{name}{'/' + chosen if chosen else ''} on dask"
+
+    @property
+    def solves(self) -> bool:
+        return self._solves
+
+    def dirty(self, rows: npt.ArrayLike, spreads: npt.ArrayLike) -> np.ndarray:
+        rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+        spreads = np.asarray(spreads, dtype=np.float64).reshape(-1)
+        if rows.size != spreads.size:
+            raise ValueError(f"rows and spreads must have one entry each, got {rows.size} and {spreads.size}")
+        out = np.full(rows.size, np.nan)
+        good = np.flatnonzero(self.tree[rows] >= 0)
+        if not good.size:
+            return out
+        trees = self.tree[rows[good]]
+        order = np.lexsort((self.local[trees], self.owner[trees]))  # entries by shard, then by tree in the shard
+        owner = self.owner[trees][order]
+        bounds = np.flatnonzero(np.diff(owner)) + 1
+        calls, places = [], []
+        for part in np.split(np.arange(order.size), bounds):
+            entries = order[part]
+            places.append(good[entries])
+            calls.append((int(owner[part[0]]), None, price_spreads_placed,
+                          (self.market, self.local[trees[entries]], spreads[good][entries], self.engine_settings)))
+        for place, values in zip(places, self.placed._execute(self.placement, calls, self.retries), strict=True):
+            out[place] = values
+        return out
+
+    def solve(self, goal: npt.ArrayLike, limits: SearchLimits) -> SpreadSolution:
+        goal = np.asarray(goal, dtype=np.float64).reshape(-1)
+        good = np.flatnonzero(self.tree >= 0)
+        per_tree = np.full(len(self.job.book), np.nan)
+        per_tree[self.tree[good]] = goal[good]
+        calls, places = [], []
+        for k, shard in enumerate(self.placement.shards):
+            mine = np.flatnonzero(self.owner == k)
+            local = np.full(shard.trees.size, np.nan)
+            local[self.local[mine]] = per_tree[mine]
+            calls.append((k, None, solve_spreads_placed, (self.market, local, limits, self.engine_settings)))
+            places.append(mine)
+        found = [np.full(len(self.job.book), np.nan), np.full(len(self.job.book), np.nan),
+                 np.zeros(len(self.job.book), dtype=np.int64),
+                 np.full(len(self.job.book), SEARCH_OUTCOMES.index("skipped"), dtype=np.int64)]
+        for mine, part in zip(places, self.placed._execute(self.placement, calls, self.retries), strict=True):
+            for whole, values in zip(found, part, strict=True):
+                whole[mine] = values[self.local[mine]]
+        rows = len(self.tree)
+        out = SpreadSolution(np.full(rows, np.nan), np.full(rows, np.nan), np.zeros(rows, dtype=np.int64),
+                             np.full(rows, SEARCH_OUTCOMES.index("skipped"), dtype=np.int64))
+        for mine, theirs in zip(out, found, strict=True):
+            mine[good] = theirs[self.tree[good]]
+        return out
+
+
+def engine_of(book: Book, backend: str, precision: str, target: str | None) -> tuple[str, str | None, bool]:
+    """A task: the engine ``backend`` resolves to on this worker for ``book``, its target, and whether it searches
+    spreads itself."""
+    engine, chosen = resolve(backend, book, precision, target)
+    return engine.name, chosen, engine.solves_spreads(book)
+
+
+def price_spreads_placed(book: Book, market: Market, trees: np.ndarray, spreads: np.ndarray,
+                         engine: Mapping[str, Any]) -> np.ndarray:
+    """A task: the dirty prices of the placed bonds' trees ``trees`` (grouped by tree, in book order; a tree may
+    repeat) at ``spreads`` in ``market``'s first scenario, one engine call (what :meth:`SpreadPricer.dirty` does)."""
+    settings = dict(engine)
+    backend, precision, target, device = (settings.pop(k) for k in ("backend", "precision", "target", "device"))
+    chosen_engine, chosen = resolve(backend, book, precision, target)
+    offset = np.zeros(len(book) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(trees, minlength=len(book)), out=offset[1:])
+    names = np.array([market.index(name) for name in book.curve_names], dtype=np.int64)
+    plan = ScenarioBatch(book=book, sigma_moves=np.zeros(1), curves=market.curves, entry_offset=offset,
+                         entry_curve=names[book.curve][trees], entry_spread=spreads,
+                         source=np.zeros((0, 0), dtype=np.int64))
+    return chosen_engine.price_entries(plan, precision, chosen, device, settings)
+
+
+def solve_spreads_placed(book: Book, market: Market, goal: np.ndarray, limits: SearchLimits,
+                         engine: Mapping[str, Any]) -> SpreadSolution:
+    """A task: the engine's own spread search on the placed bonds (``goal`` per tree, NaN: skip it)."""
+    settings = dict(engine)
+    backend, precision, target = (settings.pop(k) for k in ("backend", "precision", "target"))
+    chosen_engine, chosen = resolve(backend, book, precision, target)
+    return chosen_engine.solve_spreads(book, market, goal, limits, precision=precision, target=chosen, **settings)
+
+
+def _columns_of(placement: _Placement, wanted: np.ndarray) -> np.ndarray | None:
+    """Per tree of ``placement``, the position of its input row in ``wanted`` (ascending input rows; -1: not
+    wanted); None where some wanted row is not placed."""
+    placed = placement.rows if placement.rows is not None else np.arange(len(placement.book))
+    if wanted.size and not placed.size:
+        return None
+    where = np.minimum(np.searchsorted(placed, wanted), max(placed.size - 1, 0))
+    if wanted.size and not np.array_equal(placed[where], wanted):
+        return None
+    column = np.full(placed.size, -1, dtype=np.int64)
+    column[where] = np.arange(wanted.size)
+    return column
+
+
+def _cuts(work: np.ndarray, count: int) -> list[tuple[np.ndarray, tuple[int, int] | None]]:
+    """``count`` groups of trees of about equal ``work``, as (tree indices, span or None): runs of consecutive
+    trees where every tree is a small part of a group (at most :data:`SPAN_SHARE` of one), else the trees dealt
+    by :func:`shards_by_work` (a few large trees balance only that way)."""
+    if not work.size:
+        return []
+    count = max(1, min(int(count), work.size))
+    if work.max() * count <= SPAN_SHARE * work.sum():
+        total = np.cumsum(work)
+        bounds = [0, *np.searchsorted(total, total[-1] * np.arange(1, count) / count).tolist(), work.size]
+        return [(np.arange(a, b), (a, b)) for a, b in pairwise(bounds) if b > a]
+    return [(trees, None) for trees in shards_by_work(work, count)]
 
 
 def _shards(book: Book, count: int) -> list[tuple[np.ndarray, Book]]:
-    """``count`` shards of ``book`` of about equal work, as (tree indices, trees). Where every tree is a small
-    part of a shard (at most :data:`SPAN_SHARE` of one), runs of consecutive trees of equal work: views, no
-    copies; else the trees dealt by :func:`shards_by_work` (a few large trees balance only that way)."""
-    if not len(book):
-        return []
-    work = np.maximum(book.work(), 1.0)
-    if work.max() * count <= SPAN_SHARE * work.sum():
-        total = np.cumsum(work)
-        bounds = [0, *np.searchsorted(total, total[-1] * np.arange(1, count) / count).tolist(), len(book)]
-        return [(np.arange(a, b), book.span(a, b)) for a, b in pairwise(bounds) if b > a]
-    return [(trees, book.take(trees)) for trees in shards_by_work(work, count)]
+    """``count`` shards of ``book`` of about equal work, as (tree indices, trees): views of the book for runs of
+    consecutive trees (see :func:`_cuts`)."""
+    work = np.maximum(book.work(), 1.0) if len(book) else np.zeros(0)
+    return [(trees, book.span(*span) if span else book.take(trees)) for trees, span in _cuts(work, count)]
+
+
+def price_placed(book: Book, market: Market, keep: np.ndarray | None, engine: Mapping[str, Any]) -> np.ndarray:
+    """A task on a worker: the engine's prices of the placed ``book`` (its trees ``keep``; None: all) in
+    ``market``, shape ``(len(market), trees)``. The engine's prepared call for the whole placed book is kept on
+    it (up to :data:`PLANS_KEPT` markets), so a repeated call in the same market only runs the engine."""
+    settings = dict(engine)
+    if keep is not None:
+        return price_trees(book.take(keep), market, **settings)
+    key = _plan_key(market, settings)
+    if key is None:
+        return price_trees(book, market, **settings)
+    plans: dict[tuple, Any] = book.cached("dask-plans", dict)
+    call = plans.get(key)
+    if call is None:
+        backend, precision, target = settings.pop("backend"), settings.pop("precision"), settings.pop("target")
+        chosen_engine, chosen = resolve(backend, book, precision, target)
+        call = chosen_engine.runner(book, market, precision=precision, target=chosen, **settings)
+        if len(plans) >= PLANS_KEPT:
+            plans.pop(next(iter(plans)))
+        plans[key] = call
+    return call()
 
 
 def price_trees(book: Book, market: Market, *, backend: str = "auto", precision: str = "f64",
                 target: str | None = None, device: int = 0, **tuning: Any) -> np.ndarray:
-    """The engine's prices of a lowered, already validated ``book`` (a shard of :func:`price_on`), shape
-    ``(len(market), len(book))``: the run step of :func:`trinom.price` alone (``auto`` chooses the engine
-    where the task runs, which may have a GPU the caller lacks)."""
+    """The engine's prices of a lowered, already validated ``book`` (a shard), shape ``(len(market), len(book))``:
+    the run step of :func:`trinom.price` alone (``auto`` chooses the engine where the task runs, which may have a
+    GPU the caller lacks)."""
     engine, chosen = resolve(backend, book, precision, target)
     return run(engine, book, market, precision=precision, target=chosen, device=device, **tuning)
+
+
+def _plan_key(market: Market, engine: Mapping[str, Any]) -> tuple | None:
+    """A market's and an engine's settings by content (a market arrives as a new object in every task); None where
+    a setting is not hashable."""
+    curves = tuple((c.days.tobytes(), c.rates.tobytes()) for scenario in market.scenarios for c in scenario)
+    key = (market.names, curves, market.sigma_shifts, market.spread_shifts, tuple(sorted(engine.items())))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _nbytes(book: Book) -> int:
+    """The bytes of a book's arrays."""
+    return sum(v.nbytes for v in vars(book).values() if isinstance(v, np.ndarray))
 
 
 def _scenarios_of(market: Market, cut: np.ndarray) -> Market:
@@ -146,4 +735,6 @@ def _scenarios_of(market: Market, cut: np.ndarray) -> Market:
                   spread_shifts=market.spread_shifts[pick])
 
 
-__all__ = ["SHARDS_PER_WORKER", "price_chunk", "price_on", "price_trees", "shards_by_work"]
+__all__ = ["SHARDS_PER_THREAD", "DistributedBook", "PlacedSpreadPricer", "choose_split", "distribute", "engine_of",
+           "placed_book", "price_chunk", "price_on", "price_placed", "price_spreads_placed", "price_trees",
+           "scatter_count", "shards_by_work", "solve_spreads_placed"]

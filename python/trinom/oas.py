@@ -126,10 +126,20 @@ def oas(bonds: BondPortfolio, curves: CurvesLike, market_prices: npt.ArrayLike, 
     or a market price that is not a positive number raises :class:`trinom.InputError` naming the row and the
     field, before any pricing) or ``"mask"`` (NaN, and the message in ``result.error``); ``progress(done,
     total)``: called after every batched pricing with the bonds done (converged or given up); ``options`` go to
-    :func:`trinom.price`. An argument of the wrong type or value is a ``TypeError`` or ``ValueError`` naming it."""
+    :func:`trinom.price`; with ``client`` (a Dask client), or ``bonds`` placed by :func:`trinom.distribute`, every
+    pricing of the search runs on the bonds' shards placed on the workers (trinom.distributed.PlacedSpreadPricer).
+    An argument of the wrong type or value is a ``TypeError`` or ``ValueError`` naming it."""
     check_price_arguments(backend=backend, precision=precision, target=target, device=options.get("device", 0),
                           errors=errors, max_width=options.get("max_width", DEFAULT_MAX_WIDTH),
                           max_steps=options.get("max_steps", DEFAULT_MAX_STEPS), progress=progress)
+    client = options.pop("client", None)
+    if getattr(bonds, "is_distributed_book", False):  # placed on Dask workers: searched there, nothing resent
+        if client not in (None, bonds.client):  # type: ignore[union-attr]
+            raise ValueError("this DistributedBook is placed through another client: pass client=None or its own")
+        client = bonds.client  # type: ignore[union-attr]
+        bonds = bonds.instruments  # type: ignore[union-attr]
+    if client is not None:
+        options["client"] = client
     if isinstance(bonds, Trades):  # dated bonds: their spreads as decimals, the trades' unit
         block, market_curves, legs = single_instrument(bonds, curves)
         if not legs.is_identity():
@@ -171,7 +181,14 @@ def oas(bonds: BondPortfolio, curves: CurvesLike, market_prices: npt.ArrayLike, 
     iterations = np.zeros(n, dtype=np.int64)
     pricings = 0
 
-    pricer = SpreadPricer(bonds, curves, backend=backend, precision=precision, target=target, **options)
+    if options.get("client") is not None:  # the bonds placed on the workers once; every pricing runs there
+        from .distributed import PlacedSpreadPricer
+
+        pricer: SpreadPricer = PlacedSpreadPricer(options.pop("client"), bonds, curves, backend=backend,
+                                                  precision=precision, target=target, **options)
+    else:
+        options.pop("client", None)
+        pricer = SpreadPricer(bonds, curves, backend=backend, precision=precision, target=target, **options)
 
     def model_price(rows: np.ndarray, *spreads: np.ndarray) -> list[np.ndarray]:
         """The model prices of ``rows`` at each of ``spreads`` (one engine call for all)."""

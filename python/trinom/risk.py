@@ -87,8 +87,9 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
          ids: Sequence[Any] | None = None, backend: str = "auto", precision: str = "f64", target: str | None = None,
          errors: str = "raise", progress: Callable[[float, float], None] | None = None,
          recalibrate: Recalibration | None = None, **options: Any) -> Any:
-    """The ``measures`` of every row of ``instruments`` (options or bonds: one portfolio, or a table of one) as
-    a pandas table (see the module).
+    """The ``measures`` of every row of ``instruments`` (options or bonds: one portfolio, or a table of one, or
+    a book placed on Dask workers by :func:`trinom.distribute`: priced there, nothing sent again) as a pandas
+    table (see the module).
 
     ``measures``: names from :data:`MEASURES` (None: every measure that applies to the book and the precision;
     an unknown or repeated one, none at all, ``spread_duration`` on options or ``convexity`` in float32 is a
@@ -111,6 +112,11 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
                           max_steps=options.get("max_steps", DEFAULT_MAX_STEPS), progress=progress)
     if "scenarios" in options:
         raise TypeError("risk builds its own scenarios: price a scenario grid with trinom.price(..., scenarios=)")
+    if getattr(instruments, "is_distributed_book", False):  # placed on Dask workers: priced there, nothing resent
+        if options.get("client") not in (None, instruments.client):  # type: ignore[union-attr]
+            raise ValueError("this DistributedBook is placed through another client: pass client=None or its own")
+        options["client"] = instruments.client  # type: ignore[union-attr]
+        instruments = instruments.instruments  # type: ignore[union-attr]
     legs: Legs | None = None
     trades: Trades | None = None
     dated: dict[str, Any] | None = None
@@ -445,8 +451,19 @@ def _reprice_without(block: Portfolio | BondPortfolio, market: Market, scenarios
         groups.setdefault(frozenset(moves), []).append(row)
     for moves, rows in groups.items():
         keep = [s for s in range(len(scenarios)) if s not in moves]
-        grid.replace(rows, keep, price(block[rows], scenario_market(market, [scenarios[s] for s in keep]), **run))
+        grid.replace(rows, keep, _price_rows(block, rows, scenario_market(market, [scenarios[s] for s in keep]), run))
         grid.values[np.ix_(sorted(moves), rows)] = np.nan
+
+
+def _price_rows(block: Portfolio | BondPortfolio, rows: list[int], market: Market, run: dict[str, Any]) -> Any:
+    """``block[rows]`` priced in ``market``: with a Dask ``client`` in ``run``, from the block's shards placed on the
+    workers (trinom.distributed: the rows are not sent again)."""
+    if run.get("client") is None:
+        return price(block[rows], market, **run)
+    from .distributed import price_on
+
+    rest = {k: v for k, v in run.items() if k != "client"}
+    return price_on(run["client"], block, market, rows=rows, **rest)
 
 
 def _isolate_moves(block: Portfolio | BondPortfolio, market: Market, scenarios: list[Scenario], moves: list[int],
@@ -455,13 +472,13 @@ def _isolate_moves(block: Portfolio | BondPortfolio, market: Market, scenarios: 
     under the curve scenarios alone, and where those price, under each move alone, so that a move that leaves the
     range fails only the measure that needs it (its reason goes to ``failures``)."""
     curve_scenarios = list(range(moves[0]))
-    grid.replace(rows, curve_scenarios, price(block[rows], scenario_market(market, scenarios[:moves[0]]), **run))
+    grid.replace(rows, curve_scenarios, _price_rows(block, rows, scenario_market(market, scenarios[:moves[0]]), run))
     good = [row for row in rows if grid.row_error[row] == ""]
     for s in moves:
         take = [row for row in good if row not in failures.get(s, {})]
         if not take:
             continue
-        part = price(block[take], scenario_market(market, [scenarios[s]]), **run)
+        part = _price_rows(block, take, scenario_market(market, [scenarios[s]]), run)
         grid.values[s, take] = np.asarray(part.price, dtype=np.float64).reshape(-1)
         for row, field, message in part.problems:
             for hit in take if row is None else [take[row]]:

@@ -1,0 +1,248 @@
+"""A book placed on Dask workers once (issue 27): a real local cluster of two worker processes.
+
+The placed book gives one process's bits; a repeated call, a scenario grid, a risk run and an OAS search on it
+send no book (no scatter, no large task graph); a grid split by scenarios gives the same bits as one split by
+trees; a worker killed mid-run loses nothing (its shards are placed again from the caller's copy).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import threading
+import time
+import warnings
+
+import numpy as np
+import pytest
+import trinom
+from trinom import distributed as placement
+from trinom.bonds.generator import generate_bonds
+from trinom.scenarios import CurveShift, SigmaShift
+
+distributed = pytest.importorskip("distributed")
+dask = pytest.importorskip("dask")
+CPU = {"backend": "futhark", "target": "c"}
+#: Task graphs above this size warn ("Sending large graph"); a placed book's calls stay far below it.
+SMALL_GRAPH = "64kB"
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                       silence_logs=40)
+    with distributed.Client(cluster) as client:
+        yield client
+    cluster.close()
+
+
+def placed_keys(client) -> list[str]:
+    """The placed books held by the workers (scattered keys are named Book-...)."""
+    held = client.run(lambda dask_worker: sorted(k for k in dask_worker.data if str(k).startswith("Book-")))
+    return sorted(k for keys in held.values() for k in keys)
+
+
+def no_large_graph():
+    """A context in which a task graph above SMALL_GRAPH is an error (Dask's own warning)."""
+    config = dask.config.set({"distributed.admin.large-graph-warning-threshold": SMALL_GRAPH})
+    record = warnings.catch_warnings()
+
+    class Both:
+        def __enter__(self):
+            config.__enter__()
+            record.__enter__()
+            warnings.filterwarnings("error", message="Sending large graph")
+
+        def __exit__(self, *exc):
+            record.__exit__(*exc)
+            config.__exit__(*exc)
+
+    return Both()
+
+
+def test_a_placed_book_gives_one_process_bits_and_is_sent_once(client):
+    book = trinom.generator.generate("4_SKEWED", 4000, skew_percent=5.0, seed=11)
+    here = trinom.price(book, **CPU)
+    assert len(pickle.dumps(book.lower())) > 8 * 64_000  # the book would be a large graph
+    with no_large_graph():
+        placed = trinom.distribute(book, client=client)
+        sent, keys = placed.scatters, placed_keys(client)
+        assert sent == 2 and placed.bytes_sent > 0  # one shard per worker thread
+        first = trinom.price(placed, **CPU)
+        again = trinom.price(book, client=client, **CPU)  # the instruments find their placement
+        grid = trinom.price(placed, scenarios=[CurveShift(-1e-4), None, CurveShift(1e-4)], **CPU)
+    np.testing.assert_array_equal(first.price, here.price)
+    np.testing.assert_array_equal(again.price, here.price)
+    np.testing.assert_array_equal(grid.price[1], here.price)
+    np.testing.assert_array_equal(grid.price, trinom.price(book, scenarios=[CurveShift(-1e-4), None,
+                                                                           CurveShift(1e-4)], **CPU).price)
+    assert "on dask (2 tasks by trees)" in first.engine
+    assert placed.scatters == sent and placed_keys(client) == keys  # nothing sent again, nothing dropped
+    assert placement.placed_book(client, book) is placed
+
+
+def test_the_shards_are_balanced_over_the_workers(client):
+    book = trinom.generator.generate("4_SKEWED", 2000, skew_percent=5.0, seed=3)
+    placed = trinom.distribute(book, client=client, shards=8)
+    shards = next(iter(placed.placements.values())).shards
+    assert len(shards) == 8 and len({s.worker for s in shards}) == 2
+    loads = {}
+    for s in shards:
+        loads[s.worker] = loads.get(s.worker, 0.0) + s.work
+    assert max(loads.values()) <= 1.05 * min(loads.values())
+    trees = np.sort(np.concatenate([s.trees for s in shards]))
+    assert trees.tolist() == list(range(2000))
+    np.testing.assert_array_equal(trinom.price(placed, **CPU).price, trinom.price(book, **CPU).price)
+
+
+def test_a_grid_split_by_scenarios_gives_the_bits_of_one_split_by_trees(client):
+    bonds, curves = generate_bonds("R1", 30, seed=2)
+    scenarios = [CurveShift(1e-4 * k) for k in range(-3, 4)] + [SigmaShift(1e-3)]
+    here = trinom.price(bonds, curves, scenarios=scenarios, **CPU)
+    placed = trinom.distribute(bonds, curves, client=client)
+    sent = placed.scatters
+    by_trees = trinom.price(placed, curves, scenarios=scenarios, split="trees", **CPU)
+    by_scenarios = trinom.price(placed, curves, scenarios=scenarios, split="scenarios", **CPU)
+    assert "by trees" in by_trees.engine and "(2 tasks by scenarios)" in by_scenarios.engine
+    np.testing.assert_array_equal(by_trees.price, here.price)
+    np.testing.assert_array_equal(by_scenarios.price, here.price)
+    np.testing.assert_array_equal(by_scenarios.clean, here.clean)
+    assert placed.scatters == sent + 2  # the whole book, once on each worker
+    trinom.price(placed, curves, scenarios=scenarios, split="scenarios", **CPU)
+    assert placed.scatters == sent + 2  # and kept there
+
+
+def test_auto_splits_a_book_of_few_large_trees_by_scenarios(client):
+    book = trinom.generator.generate("4_SKEWED", 3, skew_percent=34.0, seed=5)  # one large tree, two small
+    scenarios = [CurveShift(1e-4 * k) for k in range(6)]
+    out = trinom.price(book, client=client, scenarios=scenarios, **CPU)
+    assert "by scenarios" in out.engine
+    np.testing.assert_array_equal(out.price, trinom.price(book, scenarios=scenarios, **CPU).price)
+    assert placement.choose_split([5.0, 5.0], 6) == "trees"
+
+
+def test_risk_on_the_placed_book_sends_nothing_again(client):
+    """A row that vega's sigma move cannot take is priced from the placed shards without it (the tasks get
+    the trees to keep), as in one process; nothing is scattered after the placement."""
+    book = trinom.generator.generate("uniform", 12, seed=3)
+    fields = book.as_dict()
+    fields["sigma"] = fields["sigma"].copy()
+    fields["sigma"][2] = 5e-5  # below the vega move: its vega is one-sided
+    book = trinom.Portfolio(**fields)
+    here = trinom.risk(book, measures=("dv01", "vega", "krd"), **CPU)
+    placed = trinom.distribute(book, client=client)
+    before = placement.scatter_count()
+    with no_large_graph():
+        there = trinom.risk(placed, measures=("dv01", "vega", "krd"), **CPU)
+        again = trinom.risk(book, measures=("dv01", "vega", "krd"), client=client, **CPU)
+    assert (there.error == "").all()
+    np.testing.assert_array_equal(there.value.to_numpy(), here.value.to_numpy())
+    np.testing.assert_array_equal(again.value.to_numpy(), here.value.to_numpy())
+    assert placement.scatter_count() == before  # the row repriced without vega's down move too: from its shard
+
+
+def test_bad_rows_and_a_new_curve_name(client):
+    fields = trinom.generator.generate("4_SKEWED", 40, skew_percent=5.0, seed=9).as_dict()
+    fields["sigma"] = fields["sigma"].copy()
+    fields["sigma"][[3, 17]] = -1.0
+    book = trinom.Portfolio(**fields)
+    there = trinom.price(book, client=client, errors="mask", **CPU)
+    here = trinom.price(book, errors="mask", **CPU)
+    np.testing.assert_array_equal(there.price, here.price)
+    assert there.error.tolist() == here.error.tolist()
+    placed = placement.placed_book(client, book)
+    sent = placed.scatters
+    with pytest.raises(trinom.InputError, match="row 3"):
+        trinom.price(placed, **CPU)
+    assert placed.scatters == sent
+    named = {"EUR": trinom.YieldCurve.thesis()}  # another curve name: the trees are lowered for it and placed anew
+    np.testing.assert_array_equal(trinom.price(placed, named, errors="mask", **CPU).price, here.price)
+    assert placed.scatters > sent
+
+
+def test_a_placed_portfolio_still_pickles_and_another_client_is_refused(client):
+    book = trinom.generator.generate("1_RAND", 6, seed=2)
+    placed = trinom.distribute(book, client=client)
+    copy = pickle.loads(pickle.dumps(book))
+    np.testing.assert_array_equal(trinom.price(copy, **CPU).price, trinom.price(placed, **CPU).price)
+    with pytest.raises(TypeError, match="futures"):
+        pickle.dumps(placed)
+    with pytest.raises(ValueError, match="another client"):
+        trinom.price(placed, client=object(), **CPU)
+    placed.release()
+    assert not placed.placements
+    np.testing.assert_array_equal(trinom.price(placed, **CPU).price, trinom.price(book, **CPU).price)
+
+
+def test_a_worker_killed_mid_run_loses_nothing(client):
+    """The killed worker's shards are scattered again from the caller's lowered copy; every row comes back."""
+    book = trinom.generator.generate("1_RAND", 60, seed=5)
+    want = trinom.price(book, backend="reference")
+    placed = trinom.distribute(book, client=client, shards=12)
+    sent = placed.scatters
+    pids = client.run(os.getpid)  # worker address -> process id
+    out: dict = {}
+    run = threading.Thread(target=lambda: out.update(result=trinom.price(placed, backend="reference")))
+    run.start()
+    deadline = time.time() + 60
+    busy: list[str] = []
+    while not busy and time.time() < deadline:
+        busy = [address for address, keys in client.processing().items() if keys]
+        time.sleep(0.02)
+    os.kill(pids[busy[0]], signal.SIGKILL)  # a worker with a task running; the nanny starts a new one
+    run.join(timeout=300)
+    assert "result" in out and (out["result"].error == "").all()
+    # the NumPy reference rounds its last bits by batch (it vectorises over a shard's options): 1e-12
+    np.testing.assert_allclose(out["result"].price, want.price, rtol=0, atol=1e-12)
+    assert placed.scatters > sent  # the lost shards, placed again
+    client.wait_for_workers(2)
+    np.testing.assert_allclose(trinom.price(placed, backend="reference").price, want.price, rtol=0, atol=1e-12)
+
+
+def test_an_oas_search_on_the_placed_bonds(client):
+    """Every pricing of the batched search runs on the placed shards: one process's spreads, nothing resent."""
+    bonds, curves = generate_bonds("S1", 24, seed=7)
+    market = trinom.price(bonds, curves, **CPU).clean + np.linspace(-2.0, 2.0, 24)
+    here = trinom.oas(bonds, curves, market, **CPU)
+    placed = trinom.distribute(bonds, curves, client=client, shards=3)
+    before = placement.scatter_count()
+    with no_large_graph():
+        there = trinom.oas(placed, curves, market, **CPU)
+        again = trinom.oas(bonds, curves, market, client=client, **CPU)
+    assert placement.scatter_count() == before
+    assert (there.status == "converged").all()
+    np.testing.assert_array_equal(there.oas, here.oas)
+    np.testing.assert_array_equal(there.iterations, here.iterations)
+    np.testing.assert_array_equal(again.oas, here.oas)
+
+
+def test_the_engine_search_on_the_placed_shards(monkeypatch):
+    """An engine that searches spreads itself (cuda) searches each placed shard in one task; the rows get their
+    own solutions back. Checked on a threaded cluster with the reference engine given a stand-in search."""
+    from trinom import backends
+    from trinom.backends.engine import SEARCH_OUTCOMES, SpreadSolution
+
+    engine = type(backends.get("reference"))
+
+    def solve_spreads(self, book, market, goal, limits, **settings):  # a stand-in: a function of each tree alone
+        done = np.isfinite(goal)
+        return SpreadSolution(np.where(done, goal / 100.0 + book.a, np.nan), np.where(done, goal, np.nan),
+                              np.where(done, book.term_steps, 0).astype(np.int64),
+                              np.where(done, SEARCH_OUTCOMES.index("converged"), SEARCH_OUTCOMES.index("skipped")))
+
+    monkeypatch.setattr(engine, "solves_spreads", lambda self, book: True)
+    monkeypatch.setattr(engine, "solve_spreads", solve_spreads)
+    fields_bonds, curves = generate_bonds("S1", 30, seed=3)
+    fields = fields_bonds.as_dict()
+    fields["sigma"] = np.asarray(fields["sigma"], dtype=np.float64).copy()
+    fields["sigma"][[4, 21]] = -1.0  # bad rows: skipped, their messages kept
+    bonds = trinom.BondPortfolio(**fields)
+    market = np.linspace(80.0, 120.0, 30)
+    here = trinom.oas(bonds, curves, market, backend="reference", errors="mask", search="engine")
+    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=False, dashboard_address=":0",
+                                  silence_logs=40) as cluster, distributed.Client(cluster) as threads:
+        there = trinom.oas(bonds, curves, market, backend="reference", errors="mask", search="engine", client=threads)
+    np.testing.assert_array_equal(there.oas, here.oas)
+    np.testing.assert_array_equal(there.iterations, here.iterations)
+    assert there.status.tolist() == here.status.tolist() and "sigma" in there.status[21]
