@@ -171,16 +171,7 @@ def read_scenarios(path: str | Path, curves: CurvesLike) -> tuple[list[str], Mar
     """
     path = Path(path)
     base = Market.of(curves)
-    from .parquet import is_parquet, read_text_rows
-
-    if not path.exists():
-        raise InputError([(None, "--scenarios", f"{path}: no such file")])
-    if is_parquet(path):  # the same columns, as a Parquet table
-        rows = read_text_rows(path)
-        places = ["header", *(f"row {k}" for k in range(len(rows) - 1))]
-    else:
-        rows, ends = read_rows(path, "--scenarios")
-        places = [f"line {line}" for line in ends]
+    rows, places = _scenario_rows(path)
     forms = "scenario,curve,days,shift or scenario,curve,days,rate"
     if not rows:
         raise InputError([(None, "--scenarios", f"{path}: empty file (a header {forms} is needed)")])
@@ -256,17 +247,9 @@ def read_dated_scenarios(path: str | Path, curves: Mapping[str, Any]) -> tuple[l
     rows add up. A bad cell is an :class:`InputError` naming the file, the line and the column.
     """
     from .conventions.dates import to_days
-    from .parquet import is_parquet, read_text_rows
 
     path = Path(path)
-    if not path.exists():
-        raise InputError([(None, "--scenarios", f"{path}: no such file")])
-    if is_parquet(path):
-        rows = read_text_rows(path)
-        places = ["header", *(f"row {k}" for k in range(len(rows) - 1))]
-    else:
-        rows, ends = read_rows(path, "--scenarios")
-        places = [f"line {line}" for line in ends]
+    rows, places = _scenario_rows(path)
     header = [cell.strip().lstrip("\ufeff").strip().lower() for cell in rows[0]] if rows else []
     if header != ["scenario", "curve", "date", "shift"]:
         got = ",".join(cell.strip() for cell in rows[0]) if rows else ""
@@ -310,6 +293,19 @@ def read_dated_scenarios(path: str | Path, curves: Mapping[str, Any]) -> tuple[l
                                          interpolation=base.interpolation, name=base.name)
         out.append(scenario)
     return list(shifts), out
+
+
+def _scenario_rows(path: Path) -> tuple[list[list[str]], list[str]]:
+    """A scenario file's rows of text (its header first) and where each is (``line 3``, a Parquet file's ``row 2``)."""
+    from .parquet import is_parquet, read_text_rows
+
+    if not path.exists():
+        raise InputError([(None, "--scenarios", f"{path}: no such file")])
+    if is_parquet(path):  # the same columns, as a Parquet table
+        rows = read_text_rows(path)
+        return rows, ["header", *(f"row {k}" for k in range(len(rows) - 1))]
+    rows, ends = read_rows(path, "--scenarios")
+    return rows, [f"line {line}" for line in ends]
 
 
 def _cell_problems(where: str, column: str, name: str, curve: str, days: str, value: str, names: Sequence[str],
