@@ -23,9 +23,10 @@ fails in a scenario gets NaN there, and its message (the calibration's status an
 
 >>> from trinom.model import DatedCurve
 >>> curve = DatedCurve(as_of="2025-01-02", dates=["2045-01-02"], zero_rates=[0.03], name="EUR")
->>> states = [MarketState({"EUR": curve}), MarketState({"EUR": curve.bumped(1e-4)})]
->>> [s.label for s in states]
-['base', 'base']
+>>> from trinom.scenarios import CurveShift
+>>> states = dated_states({"EUR": curve}, [None, CurveShift(1e-4, pillar=0)], recalibrating=True)
+>>> [round(float(state.curves["EUR"].zero_rates[0]), 6) for state in states]
+[0.03, 0.0301]
 """
 
 from __future__ import annotations
