@@ -253,6 +253,12 @@ def reparameterised_prices(blocks: list[Any], markets: Sequence[Any], a: Sequenc
     label = engine.name + (f"/{target}" if target else "")
     tuning = {k: v for k, v in run.items() if k not in ("backend", "precision", "target", "errors", "max_width",
                                                          "max_steps", "device")}
+    from ..backends import lift
+    from ..book import BOND
+
+    # a book of bonds: engines that run the bond kernels lift it to its bond arrays once; each state's book shares
+    # them, its a and sigma aside (BondPortfolio.with_parameters)
+    lifted = lift.bonds(job.book) if len(job.book) and job.book.instruments() == [BOND] else None
     out = []
     for market, a_k, sigma_k in zip(markets, a, sigma, strict=True):
         a_rows, sigma_rows = a_k[rows], sigma_k[rows]
@@ -266,6 +272,8 @@ def reparameterised_prices(blocks: list[Any], markets: Sequence[Any], a: Sequenc
         part = Job(blocks=job.blocks, starts=job.starts, problems=sorted(problems, key=lambda p: -1 if p[0] is None
                                                                          else p[0]),
                    book=book if not wide.size else book.take(good), rows=None if not problems else rows[good])
+        if lifted is not None and not wide.size:
+            part.book.cached("lift-bonds", lambda book=part.book: lifted.with_parameters(a=book.a, sigma=book.sigma))
         values = run_engine(engine, part.book, market, precision=str(run.get("precision", "f64")), target=target,
                             device=int(run.get("device", 0)), **tuning)
         out.append(part.result(values, label, "mask"))

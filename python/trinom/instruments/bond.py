@@ -183,6 +183,30 @@ class BondPortfolio:
         """From a mapping of field name to array (extra keys are an error)."""
         return cls(**dict(arrays))
 
+    def with_parameters(self, *, a: npt.ArrayLike, sigma: npt.ArrayLike) -> BondPortfolio:
+        """This portfolio with other ``a`` and ``sigma`` (one each per bond), sharing every other (read-only) array:
+        nothing else is read or checked again (a recalibrated model on the same bonds; :meth:`validate` checks the
+        new values as usual).
+
+        >>> p = BondPortfolio(term_unit=[365], term_steps=[12], a=[0.1], sigma=[0.01], maturity=[2.0],
+        ...                   cashflow_count=[1], cashflow_step=[24], repayment=[100.0], coupon=[5.0], spread=[0.0],
+        ...                   option_type=[0], strike=[100.0], first_exercise=[1], last_exercise=[0],
+        ...                   exercise_frequency=[1], curve_index=[0])
+        >>> p.with_parameters(a=[0.05], sigma=[0.02]).a.tolist(), p.cashflow_step is p.with_parameters(a=[0.05],
+        ...                                                                                     sigma=[0.02]).cashflow_step
+        ([0.05], True)
+        """
+        copy = object.__new__(BondPortfolio)
+        copy.__dict__.update(self.__dict__)
+        for name, values in (("a", a), ("sigma", sigma)):
+            array = np.array(values, dtype=np.float64).reshape(-1)
+            if array.size != len(self):
+                raise InputError([(None, name, f"{name} has {array.size} values, expected one per bond ({len(self)})")])
+            array.setflags(write=False)
+            object.__setattr__(copy, name, array)
+        object.__setattr__(copy, "_cache", {})
+        return copy
+
     def __len__(self) -> int:
         return int(self.strike.size)
 
