@@ -474,4 +474,3 @@ def _messages(count: int, problems: list[tuple[int | None, str, str]]) -> np.nda
         for r in range(count) if row is None else (row,):
             text[r] = f"{text[r]}; {message}" if text[r] else message
     return text.astype(str)
-

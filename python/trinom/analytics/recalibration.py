@@ -382,15 +382,11 @@ def engine_scenarios(curves: Mapping[str, Any], scenarios: Sequence[Any]) -> lis
     for scenario, state in zip(scenarios, states, strict=True):
         if scenario is None or isinstance(scenario, (SigmaShift, SpreadShift, CurveSet)):
             out.append(scenario)
+        elif state.vol_shift or state.spread_shift:  # a MarketState of more than curves: the engine moves one thing
+            raise InputError([(None, "scenarios", f"scenario {state.label} moves the volatility quotes or the "
+                               "spread besides the curves: price it with recalibrate=")])
         else:
-            if state.vol_shift:
-                raise InputError([(None, "scenarios", f"scenario {state.label} moves the volatility quotes: price it "
-                                   "with recalibrate=")])
-            moved = CurveSet({name: c.to_yield_curve() for name, c in state.curves.items()})
-            out.append(moved if not state.spread_shift else [moved, SpreadShift(state.spread_shift)])
-    if any(isinstance(x, list) for x in out):
-        raise InputError([(None, "scenarios", "a market state that moves curves and the spread at once is priced with "
-                           "recalibrate=")])
+            out.append(CurveSet({name: c.to_yield_curve() for name, c in state.curves.items()}))
     return out
 
 
