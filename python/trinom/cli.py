@@ -32,7 +32,7 @@ from .generator import generate
 from .instruments.bond import _STEP_LIMIT as BOND_STEP_LIMIT
 from .lattice import work
 from .oas import oas
-from .result_files import write_price_file, write_table_file
+from .result_files import write_price_file, write_scenario_grid, write_table_file
 from .risk import MEASURES as RISK_MEASURES
 from .risk import risk
 from .row_ids import row_numbers
@@ -222,16 +222,7 @@ def cmd_price(args: argparse.Namespace) -> int:
                        progress=None if client is not None else bar, client=client)
     elapsed = time.perf_counter() - start
     if scenario_names:
-        import pandas as pd  # here, not at start-up: only the scenario grid needs it
-
-        grid = np.atleast_2d(result.price)
-        table = pd.DataFrame({"id": np.tile(np.asarray(book.ids, dtype=object), len(scenario_names)),
-                              "scenario": np.repeat(scenario_names, len(book.ids)),
-                              "price": grid.reshape(-1), "error": np.tile(result.error, len(scenario_names))})
-        if args.out:
-            write_table_file(args.out, table)
-        else:
-            table.to_csv(sys.stdout, index=False, float_format="%.17g")
+        write_scenario_grid(args.out, result, book.ids, scenario_names)
     elif args.out:
         write_price_file(args.out, result, book.ids)
     else:

@@ -74,4 +74,21 @@ def write_table_file(path: str | Path, table: Any, what: str = "--out") -> None:
             pq.write_table(pa.Table.from_pandas(table, preserve_index=False), temporary)
 
 
-__all__ = ["write_bond_prices", "write_price_file", "write_table_file"]
+def write_scenario_grid(path: str | Path | None, result: Prices, ids: Sequence[str], scenarios: Sequence[str]) -> None:
+    """A scenario grid's prices (``(scenarios, rows)``) as the table ``id,scenario,price,error``, scenario by scenario,
+    to ``path`` (.csv or .parquet, written whole or not at all) or, with ``path`` None, to stdout."""
+    import sys
+
+    import pandas as pd  # here, not at start-up: only a scenario grid needs it
+
+    grid = np.atleast_2d(result.price)
+    table = pd.DataFrame({"id": np.tile(np.asarray(ids, dtype=object), len(scenarios)),
+                          "scenario": np.repeat(list(scenarios), len(ids)), "price": grid.reshape(-1),
+                          "error": np.tile(result.error, len(scenarios))})
+    if path is None:
+        table.to_csv(sys.stdout, index=False, float_format="%.17g")
+    else:
+        write_table_file(path, table)
+
+
+__all__ = ["write_bond_prices", "write_price_file", "write_scenario_grid", "write_table_file"]

@@ -26,7 +26,7 @@ from .errors import InputError
 from .files import PRICE_FORMATS, TABLE_FORMATS, check_outputs, output_format
 from .instruments.trades import TYPES, Trades, read_trades
 from .result import Prices
-from .result_files import write_table_file
+from .result_files import write_scenario_grid, write_table_file
 
 
 def is_trades_file(path: str | Path) -> bool:
@@ -128,16 +128,7 @@ def cmd_price_trades(args: argparse.Namespace) -> int:
                    scenarios=scenarios, recalibrate=recalibration)
     elapsed = time.perf_counter() - start
     if scenarios is not None:
-        import pandas as pd
-
-        grid = np.atleast_2d(result.price)
-        table = pd.DataFrame({"id": np.tile(np.asarray(trades.ids, dtype=object), len(names)),
-                              "scenario": np.repeat(names, len(trades)), "price": grid.reshape(-1),
-                              "error": np.tile(result.error, len(names))})
-        if args.out:
-            write_table_file(args.out, table)
-        else:
-            table.to_csv(sys.stdout, index=False, float_format="%.17g")
+        write_scenario_grid(args.out, result, trades.ids, names)
     else:
         write_prices(args.out, result, trades.ids)
     bad = int((result.error != "").sum())
