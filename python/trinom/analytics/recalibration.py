@@ -32,7 +32,7 @@ fails in a scenario gets NaN there, and its message (the calibration's status an
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -189,23 +189,6 @@ def _per_curve(trades: Any, states: Sequence[MarketState], how: Recalibration, n
     return Fits(a=a, sigma=sigma, message=why, kept=np.zeros(n, dtype=bool))
 
 
-def tree_parameters(blocks: Sequence[Any], legs: Any, fits: Fits, state: int) -> tuple[list[Any], np.ndarray]:
-    """``blocks`` (the trades' trees, numbered across the blocks) with the parameters of ``state``, and per tree its
-    trade's recalibration message (``""``: fitted). A tree of a trade without a fit keeps its own parameters (it is
-    priced, then masked)."""
-    trees = sum(len(b) for b in blocks)
-    owner = np.arange(trees) if legs is None else legs.owner
-    a, sigma = fits.a[state][owner], fits.sigma[state][owner]
-    keep = fits.kept[owner] | ~np.isfinite(a) | ~np.isfinite(sigma)
-    moved, first = [], 0
-    for block in blocks:
-        part = slice(first, first + len(block))
-        moved.append(replace(block, a=np.where(keep[part], block.a, a[part]),
-                             sigma=np.where(keep[part], block.sigma, sigma[part])))
-        first += len(block)
-    return moved, fits.message[state][owner]
-
-
 def recalibrated_grid(trades: Any, blocks: Sequence[Any], legs: Any, names: Sequence[str],
                       states: Sequence[MarketState], how: Recalibration, run: Mapping[str, Any]
                       ) -> tuple[np.ndarray, np.ndarray, list[Any]]:
@@ -256,9 +239,7 @@ def reparameterised_prices(blocks: list[Any], markets: Sequence[Any], a: Sequenc
     from ..backends import lift
     from ..book import BOND
 
-    # a book of bonds: engines that run the bond kernels lift it to its bond arrays once; each state's book shares
-    # them, its a and sigma aside (BondPortfolio.with_parameters)
-    lifted = lift.bonds(job.book) if len(job.book) and job.book.instruments() == [BOND] else None
+    bonds_only = bool(len(job.book)) and job.book.instruments() == [BOND]
     out = []
     for market, a_k, sigma_k in zip(markets, a, sigma, strict=True):
         a_rows, sigma_rows = a_k[rows], sigma_k[rows]
@@ -272,8 +253,8 @@ def reparameterised_prices(blocks: list[Any], markets: Sequence[Any], a: Sequenc
         part = Job(blocks=job.blocks, starts=job.starts, problems=sorted(problems, key=lambda p: -1 if p[0] is None
                                                                          else p[0]),
                    book=book if not wide.size else book.take(good), rows=None if not problems else rows[good])
-        if lifted is not None and not wide.size:
-            part.book.cached("lift-bonds", lambda book=part.book: lifted.with_parameters(a=book.a, sigma=book.sigma))
+        if bonds_only and not wide.size:  # the bond kernels' arrays lifted once, shared by every state's book
+            lift.share_bonds(part.book, job.book)
         values = run_engine(engine, part.book, market, precision=str(run.get("precision", "f64")), target=target,
                             device=int(run.get("device", 0)), **tuning)
         out.append(part.result(values, label, "mask"))
@@ -442,4 +423,4 @@ def _in(state: MarketState) -> str:
 
 
 __all__ = ["PER", "Fits", "MarketState", "Recalibration", "dated_curves", "dated_states", "engine_scenarios",
-           "fitted_parameters", "is_dated", "price_recalibrated", "recalibrated_grid", "tree_parameters"]
+           "fitted_parameters", "is_dated", "price_recalibrated", "recalibrated_grid"]

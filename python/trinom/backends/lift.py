@@ -40,6 +40,16 @@ def bonds(book: Book) -> BondPortfolio:
     return book.cached("lift-bonds", lambda: _bonds(book))
 
 
+def share_bonds(book: Book, source: Book) -> None:
+    """Give ``book`` (``source.with_trees(a=..., sigma=...)``: the same trees and events, other ``a`` and ``sigma``)
+    the bonds lifted from ``source``, sharing every array but ``a`` and ``sigma``
+    (:meth:`BondPortfolio.with_parameters`), so that a book repriced under many parameter sets is lifted once."""
+    if len(book) != len(source) or book.event_offset is not source.event_offset:
+        raise ValueError("share_bonds needs a book made from its source by with_trees (the same events)")
+    lifted = bonds(source)
+    book.cached("lift-bonds", lambda: lifted.with_parameters(a=book.a, sigma=book.sigma))
+
+
 def _bonds(book: Book) -> BondPortfolio:
     _require(book, BOND)
     owner = np.repeat(np.arange(len(book)), np.diff(book.event_offset))
