@@ -246,3 +246,47 @@ def test_the_engine_search_on_the_placed_shards(monkeypatch):
     np.testing.assert_array_equal(there.oas, here.oas)
     np.testing.assert_array_equal(there.iterations, here.iterations)
     assert there.status.tolist() == here.status.tolist() and "sigma" in there.status[21]
+
+
+def test_a_large_result_comes_back_through_shared_memory(client, monkeypatch):
+    """Workers on the caller's host write their parts of a large result straight into it (trinom.shared_results):
+    the same bits as one process, for a single pricing and for a grid split either way, no file left behind."""
+    from trinom import shared_results
+
+    if shared_results.shared_result((1, 1), np.float64, minimum=0) is None:
+        pytest.skip("no shared memory (/dev/shm) on this machine")
+    monkeypatch.setattr(shared_results, "SHARED_RESULT_BYTES", 0)  # every result, however small
+    book = trinom.generator.generate("4_SKEWED", 600, skew_percent=5.0, seed=13)
+    scenarios = [CurveShift(1e-4 * k) for k in range(-2, 3)]
+    placed = trinom.distribute(book, client=client)
+    before = set(os.listdir(shared_results.SHARED_MEMORY_DIR))
+    single = trinom.price(placed, **CPU)
+    grid = trinom.price(placed, scenarios=scenarios, **CPU)
+    by_scenarios = trinom.price(placed, scenarios=scenarios, split="scenarios", **CPU)
+    # Shards dealt by work (a skewed book): a single pricing sends its prices back (their columns, an index array,
+    # would be as large), the grids' two tasks each write theirs
+    assert placed.shared_parts == 4
+    uniform = trinom.generator.generate("uniform", 200, seed=2)  # runs of equal trees: every call writes
+    spans = trinom.distribute(uniform, client=client)
+    np.testing.assert_array_equal(trinom.price(spans, **CPU).price, trinom.price(uniform, **CPU).price)
+    assert spans.shared_parts == 2
+    np.testing.assert_array_equal(single.price, trinom.price(book, **CPU).price)
+    np.testing.assert_array_equal(grid.price, trinom.price(book, scenarios=scenarios, **CPU).price)
+    np.testing.assert_array_equal(by_scenarios.price, grid.price)
+    assert set(os.listdir(shared_results.SHARED_MEMORY_DIR)) <= before  # the files are removed
+
+
+def test_a_worker_without_the_shared_file_sends_its_part_back(tmp_path):
+    """A worker on another host does not find the file: its part travels back (write_part returns it)."""
+    from trinom import shared_results
+
+    out = shared_results.shared_result((2, 4), np.float64, minimum=0, directory=str(tmp_path))
+    assert out is not None
+    part = np.arange(4.0).reshape(2, 2)
+    elsewhere = shared_results.Destination(str(tmp_path / "missing"), (2, 4), "<f8", (0, 2), (0, 2))
+    assert shared_results.write_part(elsewhere, part) is part
+    assert shared_results.write_part(out.destination(slice(0, 2), slice(2, 4)), part) is None
+    assert shared_results.write_part(None, part) is part
+    np.testing.assert_array_equal(out.close(), [[0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 2.0, 3.0]])
+    assert not list(tmp_path.iterdir())
+    assert shared_results.shared_result((2, 4), np.float64, directory=str(tmp_path)) is None  # too small to pay

@@ -15,7 +15,8 @@ second price, a risk run, an OAS search or a scenario grid on the same book send
 and scenario moves) and, where some rows are invalid in that call only, the shards' tree indices to keep.
 Each task (:func:`price_placed`) prices one placed shard in one engine call, the engine's prepared call kept
 on the worker for the next call with the same market; results come back straight from the workers as NumPy
-arrays, put in input order.
+arrays, put in input order (a large result from workers on the caller's host is written by them straight into
+the call's result array in shared memory: :mod:`trinom.shared_results`).
 
 A scenario grid is split along one axis: by trees (each worker prices its shards in every scenario: the
 engine shares a tree's forward pass across scenarios), or by scenarios (each worker holds the whole book,
@@ -59,6 +60,7 @@ from .instruments.option import Portfolio
 from .market import CurvesLike, Market
 from .result import Prices
 from .scenarios import Scenario, scenario_market
+from .shared_results import Destination, SharedResult, opened_part, shared_result, write_part
 from .spreads import SpreadPricer
 
 #: Shards per worker thread when the caller does not say (one: a worker prices its share in one engine call).
@@ -183,7 +185,8 @@ class DistributedBook:
     shards a placement cuts the book into (default: one per worker thread); ``retries``: how often a task may
     run again after its worker fails. Made by :func:`distribute`; kept on the instruments per client, so
     ``trinom.price(instruments, client=client)`` finds it too. :attr:`scatters` counts the shards and whole
-    books sent to workers, :attr:`bytes_sent` their bytes (a repeated call sends none)."""
+    books sent to workers, :attr:`bytes_sent` their bytes (a repeated call sends none), :attr:`shared_parts` the
+    tasks whose prices came back through shared memory (:mod:`trinom.shared_results`), not through Dask."""
 
     is_distributed_book = True
 
@@ -200,6 +203,7 @@ class DistributedBook:
         self.placements: dict[tuple[str, ...], _Placement] = _Placements()
         self.scatters = 0
         self.bytes_sent = 0
+        self.shared_parts = 0
 
     def __len__(self) -> int:
         return len(self.instruments)
@@ -365,11 +369,22 @@ class DistributedBook:
             cut = (task.scenarios.start, task.scenarios.stop)
             if cut not in markets:
                 markets[cut] = _scenarios_of(market, np.arange(*cut))
+        shared = shared_result(values.shape, dtype)  # workers on this host write their parts straight into it
+        if shared is not None:
+            values = shared.array
         calls = [(task.shard, task.worker, price_placed,
-                  (markets[(task.scenarios.start, task.scenarios.stop)], task.keep, dict(engine))) for task in tasks]
-        parts = self._execute(placement, calls, self.retries if retries is None else retries)
+                  (markets[(task.scenarios.start, task.scenarios.stop)], task.keep, dict(engine),
+                   *_destination(shared, task))) for task in tasks]
+        try:
+            parts = self._execute(placement, calls, self.retries if retries is None else retries)
+        finally:
+            if shared is not None:
+                shared.close()
         for task, part in zip(tasks, parts, strict=True):
-            values[task.scenarios, task.columns] = part
+            if part is None:
+                self.shared_parts += 1
+            else:
+                values[task.scenarios, task.columns] = part
         return values, f"{len(tasks)} tasks by {split}"
 
     def _by_trees(self, placement: _Placement, column: np.ndarray | None, lead: int) -> list[_Task]:
@@ -678,10 +693,25 @@ def _shards(book: Book, count: int) -> list[tuple[np.ndarray, Book]]:
     return [(trees, book.span(*span) if span else book.take(trees)) for trees, span in _cuts(work, count)]
 
 
-def price_placed(book: Book, market: Market, keep: np.ndarray | None, engine: Mapping[str, Any]) -> np.ndarray:
+def price_placed(book: Book, market: Market, keep: np.ndarray | None, engine: Mapping[str, Any],
+                 destination: Destination | None = None, columns: np.ndarray | None = None) -> np.ndarray | None:
     """A task on a worker: the engine's prices of the placed ``book`` (its trees ``keep``; None: all) in
-    ``market``, shape ``(len(market), trees)``. The engine's prepared call for the whole placed book is kept on
-    it (up to :data:`PLANS_KEPT` markets), so a repeated call in the same market only runs the engine."""
+    ``market``, shape ``(len(market), trees)``; None where they were written into ``destination``, the call's
+    result in shared memory on this host (:mod:`trinom.shared_results`; at the destination's columns, or at
+    ``columns`` where it names none). The engine's prepared call for the whole placed book is kept on it (up to
+    :data:`PLANS_KEPT` markets), so a repeated call in the same market only runs the engine."""
+    if destination is not None and destination.columns is not None and keep is None:  # straight into the result
+        with opened_part(destination) as view:
+            if view is not None:
+                settings = dict(engine)
+                backend, precision, target = settings.pop("backend"), settings.pop("precision"), settings.pop("target")
+                chosen_engine, chosen = resolve(backend, book, precision, target)
+                chosen_engine.price_into(book, market, view, precision=precision, target=chosen, **settings)
+                return None
+    return write_part(destination, _placed_prices(book, market, keep, engine), columns)
+
+
+def _placed_prices(book: Book, market: Market, keep: np.ndarray | None, engine: Mapping[str, Any]) -> np.ndarray:
     settings = dict(engine)
     if keep is not None:
         return price_trees(book.take(keep), market, **settings)
@@ -719,6 +749,18 @@ def _plan_key(market: Market, engine: Mapping[str, Any]) -> tuple | None:
     except TypeError:
         return None
     return key
+
+
+def _destination(shared: SharedResult | None, task: _Task) -> tuple[Destination | None, np.ndarray | None]:
+    """Where ``task`` writes its prices in ``shared`` (None: it sends them back), and its columns where they are
+    not a run (an index array: sent along only in a grid, where it is a small part of the prices)."""
+    if shared is None:
+        return None, None
+    if isinstance(task.columns, slice):
+        return shared.destination(task.scenarios, task.columns), None
+    if task.scenarios.stop - task.scenarios.start < 2:
+        return None, None
+    return shared.destination(task.scenarios, None), np.asarray(task.columns, dtype=np.int64)
 
 
 def _nbytes(book: Book) -> int:

@@ -98,9 +98,11 @@ class Engine:
         raise NotImplementedError
 
     def price_entries(self, plan: ScenarioBatch, precision: str, target: str | None, device: int,
-                      tuning: Mapping[str, Any]) -> np.ndarray:
+                      tuning: Mapping[str, Any], scratch: bool = False) -> np.ndarray:
         """The price of every entry of ``plan`` (its curve and spread, its tree's sigma move): by
-        default a book of one tree per entry, in a market of one scenario, priced in one :meth:`price` call."""
+        default a book of one tree per entry, in a market of one scenario, priced in one :meth:`price` call.
+        ``scratch``: the caller only reads the entries before its next call on ``plan`` (an engine may then write
+        them into a buffer the plan keeps, :meth:`ScenarioBatch.scratch`)."""
         from .scenario_batch import expanded
 
         flat, market = expanded(plan)
@@ -124,6 +126,13 @@ class Engine:
         """A call that prices ``book`` in ``market`` (what :meth:`price` returns) each time it is made: the
         checks and the set-up are done once, here. :func:`trinom.price` keeps it for repeated calls."""
         return lambda: self.price(book, market, precision=precision, target=target, device=device, **tuning)
+
+    def price_into(self, book: Book, market: Market, out: np.ndarray, *, precision: str = "f64",
+                   target: str | None = None, device: int = 0, **tuning: Any) -> None:
+        """:meth:`price`'s prices written into ``out`` (shape ``(len(market), len(book))``, a view of a larger
+        array maybe: a Dask call's result in shared memory). Engines that gather a grid from its entries gather
+        straight into ``out``, through buffers kept for the next call (no new large array)."""
+        out[...] = self.price(book, market, precision=precision, target=target, device=device, **tuning)
 
     def throughput(self, target: str | None = None) -> float:
         """A rough, low estimate of the node updates a second it prices on ``target`` (to plan progress slices)."""
@@ -220,6 +229,19 @@ class KernelEngine(Engine):
         for kind in kinds:
             out[0, book.rows_of(kind)] = self._run(kind, book.part(kind), market, 0, precision, target, device, tuning)
         return out
+
+    def price_into(self, book: Book, market: Market, out: np.ndarray, *, precision: str = "f64",
+                   target: str | None = None, device: int = 0, **tuning: Any) -> None:
+        if not (len(market) > 1 or market.moves_trees):
+            return super().price_into(book, market, out, precision=precision, target=target, device=device, **tuning)
+        from .scenario_batch import planned
+
+        self.check_call(book, precision, target, tuning)
+        plan = planned(book, market)
+        entries = self.price_entries(plan, precision, target, device, tuning, scratch=True)
+        plan.gather(entries, out=out)
+        plan.keep_scratch(entries)
+        return None
 
     def throughput(self, target: str | None = None) -> float:
         return self.target_rates.get(target or "", self.rate)
@@ -335,7 +357,7 @@ class CudaEngine(KernelEngine):
     OPTION_ENTRY_WIDTH = 509
 
     def price_entries(self, plan: ScenarioBatch, precision: str, target: str | None, device: int,
-                      tuning: Mapping[str, Any]) -> np.ndarray:
+                      tuning: Mapping[str, Any], scratch: bool = False) -> np.ndarray:
         """Bond entries in one library call (one forward pass per bond and sigma move, one backward pass per
         entry); option entries in another (per option the forward pass and the backward steps down to its
         expiry once, the steps below per entry); option trees too wide for the fast kernel one tree per entry,
@@ -349,7 +371,8 @@ class CudaEngine(KernelEngine):
         if set(tuning) - (set(self.ENTRY_KNOBS) if bonds.size else set()) - (
                 set(self.OPTION_ENTRY_KNOBS) if options.size else set()):
             return super().price_entries(plan, precision, target, device, tuning)
-        out = np.empty(plan.entries, dtype=np.float32 if precision == "f32" else np.float64)
+        dtype = np.dtype(np.float32 if precision == "f32" else np.float64)
+        out = plan.scratch(dtype) if scratch else np.empty(plan.entries, dtype=dtype)
         counts = np.diff(plan.entry_offset)
         blocks = np.arange(plan.sigma_moves.size)[:, None] * len(book)
         if options.size:

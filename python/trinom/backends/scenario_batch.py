@@ -74,16 +74,29 @@ class ScenarioBatch:
             return blocks[0] if len(blocks) == 1 else Book.concatenate(blocks)
         return self.book.cached(("scenario-trees", self.sigma_moves.tobytes()), build)
 
-    def gather(self, entry_prices: np.ndarray) -> np.ndarray:
-        """``(scenarios, len(book))`` prices from the entries' prices (``entry_prices[source]``), a block of trees at a
-        time: a block's entries stay in the cache while every scenario takes its own (3x faster than one gather on
-        a million trees)."""
+    def gather(self, entry_prices: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """``(scenarios, len(book))`` prices from the entries' prices (``entry_prices[source]``; into ``out`` where
+        given), a block of trees at a time: a block's entries stay in the cache while every scenario takes its own
+        (3x faster than one gather on a million trees)."""
         scenarios, count = self.source.shape
-        out = np.empty((scenarios, count), dtype=entry_prices.dtype)
+        if out is None:
+            out = np.empty((scenarios, count), dtype=entry_prices.dtype)
         step = max(1024, GATHER_BLOCK // max(scenarios, 1))
         for first in range(0, count, step):
-            np.take(entry_prices, self.source[:, first:first + step], out=out[:, first:first + step])
+            np.take(entry_prices, self.source[:, first:first + step], out=out[:, first:first + step], mode="clip")
         return out
+
+    def scratch(self, dtype: np.dtype) -> np.ndarray:
+        """An array for every entry's price, of ``dtype``: the one :meth:`keep_scratch` kept last, else a new one
+        (a worker pricing the same grid again writes its entries into the same memory: no new pages to fault)."""
+        held: dict = self.book.cached("scenario-scratch", dict)
+        buffer = held.pop(np.dtype(dtype).str, None)  # taken: a second thread on this plan gets a new one
+        return buffer if buffer is not None and buffer.shape == (self.entries,) else np.empty(self.entries, dtype)
+
+    def keep_scratch(self, buffer: np.ndarray) -> None:
+        """Keep ``buffer`` (entries read for the last time) for the next :meth:`scratch`."""
+        if buffer.shape == (self.entries,):
+            self.book.cached("scenario-scratch", dict)[buffer.dtype.str] = buffer
 
     def part(self, trees: np.ndarray) -> tuple[ScenarioBatch, np.ndarray]:
         """The entries of ``trees`` (indices into :attr:`trees`) as a batch of their own (its book: those trees,
