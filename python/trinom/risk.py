@@ -179,11 +179,15 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
     no_message = np.full(n, "", dtype=object)
     parts: list[tuple[np.ndarray, str, str, float, np.ndarray, np.ndarray]] = []
 
+    row_failed = row_error != ""
+    clean_rows = not row_failed.any()  # the common case: no row's message to carry into every measure
+
     def add(measure: str, factor: str, size: float, value: np.ndarray, rows: np.ndarray = every_row,
             message: np.ndarray = no_message) -> None:
-        error = np.where(row_error != "", row_error, message)
-        unsaid = ~np.isfinite(value) & (error == "")
-        if unsaid.any():  # a measure the prices cannot give: NaN and why, never a bare NaN
+        error = row_error if clean_rows and message is no_message else np.where(row_failed, row_error, message)
+        finite = np.isfinite(value)
+        unsaid = None if finite.all() else ~finite & (error == "")
+        if unsaid is not None and unsaid.any():  # a measure the prices cannot give: NaN and why, never a bare NaN
             error = error.copy()
             error[unsaid] = np.where(p0[unsaid] == 0, f"{measure} is undefined for a base price of 0 (it divides by the "
                                      "price)", f"{measure} is not a finite number: the difference of prices over the shift "
@@ -228,7 +232,7 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
     def text(column: np.ndarray) -> Any:
         return pd.Series(column, dtype=object, copy=False)
 
-    return pd.DataFrame({
+    columns = {
         "id": text(np.asarray(names, dtype=object)[rows]),
         "measure": text(np.repeat(np.array([part[1] for part in parts], dtype=object), sizes)),
         "factor": text(np.repeat(np.array([part[2] for part in parts], dtype=object), sizes)),
@@ -236,7 +240,12 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
         "base": p0[rows],
         "value": np.concatenate([part[4] for part in parts]) if parts else np.zeros(0),
         "error": text(np.concatenate([part[5] for part in parts]) if parts else np.zeros(0, dtype=object)),
-    }, columns=COLUMNS)
+    }
+    # Column by column: a column a block, nothing consolidated (consolidating copies millions of object pointers)
+    table = pd.DataFrame({"id": columns["id"]}, copy=False)
+    for name in COLUMNS[1:]:
+        table[name] = columns[name]
+    return table
 
 
 @dataclass(frozen=True)
