@@ -290,3 +290,17 @@ def test_a_worker_without_the_shared_file_sends_its_part_back(tmp_path):
     np.testing.assert_array_equal(out.close(), [[0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 2.0, 3.0]])
     assert not list(tmp_path.iterdir())
     assert shared_results.shared_result((2, 4), np.float64, directory=str(tmp_path)) is None  # too small to pay
+
+
+def test_the_workers_are_set_up_for_pricing_once(client):
+    """Dask's nanny starts workers with MALLOC_TRIM_THRESHOLD_ and OMP_NUM_THREADS=1; a placement sets malloc's
+    thresholds (glibc) and pyarrow's threads on every worker (trinom.worker_tuning), once a process."""
+    from trinom import worker_tuning
+
+    trinom.distribute(trinom.generator.generate("uniform", 20, seed=4), client=client)
+    done = worker_tuning.tune_workers(client)
+    assert sorted(done) == sorted(client.nthreads())
+    for state in done.values():
+        assert state["malloc"] is True  # Linux with glibc, as CI and the GPU machines are
+        assert isinstance(state["arrow_threads"], int) and state["arrow_threads"] >= 1
+    assert set(worker_tuning.workers_per_host(client).values()) == {2}  # both workers on this host

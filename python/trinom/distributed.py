@@ -62,6 +62,7 @@ from .result import Prices
 from .scenarios import Scenario, scenario_market
 from .shared_results import Destination, SharedResult, opened_part, shared_result, write_part
 from .spreads import SpreadPricer
+from .worker_tuning import tune_workers
 
 #: Shards per worker thread when the caller does not say (one: a worker prices its share in one engine call).
 SHARDS_PER_THREAD = 1
@@ -282,8 +283,10 @@ class DistributedBook:
         return {address: max(1, int(n)) for address, n in sorted(threads.items())}
 
     def _place(self, book: Book, rows: np.ndarray | None) -> _Placement:
-        """``book`` cut into shards of about equal work, each scattered to one worker (most work to most threads)."""
+        """``book`` cut into shards of about equal work, each scattered to one worker (most work to most threads);
+        the workers set up for pricing first (:mod:`trinom.worker_tuning`, once a process)."""
         workers = self._workers()
+        tune_workers(self.client)
         count = self.shard_count or SHARDS_PER_THREAD * sum(workers.values())
         work = np.maximum(book.work(), 1.0) if len(book) else np.zeros(0)
         load = dict.fromkeys(workers, 0.0)
