@@ -77,16 +77,21 @@ def bermudans(count: int, seed: int = 1, dates: str = "schedule") -> Baskets:
                          side=rng.choice(["payer", "receiver"], count))
 
 
-#: The phases of a per-trade calibration and the functions (of trinom.model.baskets) each is timed in.
-PHASES: dict[str, tuple[str, ...]] = {"quotes": ("prepare_baskets", "PreparedBaskets.quotes"),
-                                      "solver": ("levenberg_marquardt",), "after": ("_Setup.finish",)}
+#: The phases of a per-trade calibration and the functions (of trinom.model.baskets) each is timed in (a revision
+#: that prices its quotes in ``PreparedBaskets._priced`` and ``_quote_set`` has ``quotes`` call them, not nest them).
+PHASES: dict[str, tuple[str, ...]] = {"quotes": ("prepare_baskets", "PreparedBaskets._priced", "PreparedBaskets._quote_set")
+                                      if hasattr(baskets_module.PreparedBaskets, "_priced")
+                                      else ("prepare_baskets", "PreparedBaskets.quotes"),
+                                      "solver": ("levenberg_marquardt",),
+                                      "after": ("_Setup.finish", "_KernelScenario.finish")}
 
 
 class PhaseClock:
-    """Times the phases inside ``calibrate_baskets``: the quotes (``prepare_baskets`` and ``PreparedBaskets.quotes``),
-    the solver (NumPy's ``levenberg_marquardt`` as baskets.py calls it, the kernel's ``levenberg_marquardt_kernel``
-    as it imports it on each call) and what follows it (``_Setup.finish``). Phases a revision does not have are not
-    timed (NaN)."""
+    """Times the phases inside ``calibrate_baskets``: the quotes (``prepare_baskets`` and the pricing of the
+    prepared quotes), the solver (NumPy's ``levenberg_marquardt`` as baskets.py calls it, the kernel's
+    ``levenberg_marquardt_kernel`` or ``levenberg_marquardt_scenarios`` as it imports them on each call) and what
+    follows it (``_Setup.finish``, ``_KernelScenario.finish``). Phases a revision does not have are not timed
+    (NaN)."""
 
     def __init__(self) -> None:
         self.seconds = {phase: 0.0 for phase in PHASES}
@@ -117,6 +122,7 @@ class PhaseClock:
                 if owner is not None:
                     self._wrap(owner, attribute, phase)
         self._wrap(calibration_kernel, "levenberg_marquardt_kernel", "solver")
+        self._wrap(calibration_kernel, "levenberg_marquardt_scenarios", "solver")
         return self
 
     def __exit__(self, *exc: object) -> None:

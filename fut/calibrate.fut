@@ -44,6 +44,19 @@
 -- parameter moves some quote's residual at the end: 0 is a flat objective), then the q residuals
 -- and the q model prices at the end (0 in empty slots).
 --
+-- Entry point `calibrate_scenarios64`: the same fits of many scenarios of the same trades (a risk
+-- run's recalibration), without restaging what the scenarios share.  Rows are (scenario, trade)
+-- pairs; per trade, once: its q slots' quotes (`quote`, an index into the per-quote arrays, -1 for
+-- an empty slot; quotes that are alike may share one index), their legs (first, len) and the
+-- trade's table of flows (pay time, accrual fraction, and `date`: the flow's index into each
+-- scenario's discount factors); per quote, once: expiry T (= start t0), notional N, payer; per
+-- scenario and quote ([S][v]): valid, market price, scale, fixed rate K, P(0, t0); per scenario
+-- ([S][u]): the discount factors the tables' dates index; per row ([S][n][2]): x0, lower, upper,
+-- free.  It returns [S][n][11] (with_model: [S][n][11 + q], the model prices per slot after the
+-- eleven): the fit of calibrate64 on the same quotes.  A slot whose quote is not valid in a
+-- scenario adds exact zeros to the sums, as calibrate64's empty slots do, so the fits are the bits
+-- calibrate64 gives for the same quotes compacted.
+--
 -- The test below: two trades whose quotes are Hull-White prices (an exact fit): three payer
 -- swaptions at a = 0.04, sigma = 0.011 (a free from 0.05), and one receiver at sigma = 0.009 with
 -- a fixed at 0.02 (one empty slot); tolerance 1e-10; each quote's leg its own segment of its
@@ -180,10 +193,11 @@ def normal_pdf (x: f64) : f64 = f64.exp (-0.5 * x * x) / f64.sqrt (2 * f64.pi)
 
 -- | One swaption's price and its derivatives in a and sigma (Jamshidian, the exact root): its fixed
 -- leg is the `len` flows of the trade's table from `first`, the flow j paying K tau_j N (the last
--- also N; a flow of 0 pays nothing); `c` (at least every leg's length) sizes the per-thread row of
--- bond factors.
-def swaption [f] (c: i64) (a: f64) (sigma: f64) (T: f64) (t0: f64) (P0: f64) (N: f64) (payer: bool) (K: f64)
-                 (first: i64) (len: i64) (t: [f]f64) (tau: [f]f64) (P: [f]f64) : (f64, f64, f64) =
+-- also N; a flow of 0 pays nothing) at t_j, discounted by P[date_j]; `c` (at least every leg's
+-- length) sizes the per-thread row of bond factors.
+def swaption [f][u] (c: i64) (a: f64) (sigma: f64) (T: f64) (t0: f64) (P0: f64) (N: f64) (payer: bool) (K: f64)
+                    (first: i64) (len: i64) (t: [f]f64) (tau: [f]f64) (date: [f]i64) (P: [u]f64)
+                    : (f64, f64, f64) =
   -- the cash flow j of the leg, as NumPy's Swaptions.amounts makes it: K tau N, the notional added to the last
   let amount (j: i64) : f64 = let cf = K * tau[first + j] * N in if j == len - 1 then cf + N else cf
   let V = sigma * sigma * bond_factor (2 * a) T
@@ -200,7 +214,7 @@ def swaption [f] (c: i64) (a: f64) (sigma: f64) (T: f64) (t0: f64) (P0: f64) (N:
              else let Bi = Bs[j]
                   let beta = Bi - B0
                   let gamma = 0.5 * beta * (Bi + B0) * V
-                  let term = cf * P[first + j] / P0 * f64.exp (-beta * x - gamma)
+                  let term = cf * P[date[first + j]] / P0 * f64.exp (-beta * x - gamma)
                   in (total + term, slope + term * beta)
       let h = total - N
       let raw = -h / -slope
@@ -220,7 +234,7 @@ def swaption [f] (c: i64) (a: f64) (sigma: f64) (T: f64) (t0: f64) (P0: f64) (N:
       let cf = amount j
       in if cf == 0 then (sum_cdf, sum_sigma, sum_a)
          else let Bi = Bs[j]
-              let cp = cf * P[first + j]
+              let cp = cf * P[date[first + j]]
               let di = if root_v > 0 then x / safe + Bi * root_v else inf_side
               let vega = cp * normal_pdf di
               let v = root_v * (Bi - B0)
@@ -229,12 +243,15 @@ def swaption [f] (c: i64) (a: f64) (sigma: f64) (T: f64) (t0: f64) (P0: f64) (N:
   let price = nan_max (sign * (sum_cdf - N * P0 * normal_cdf (sign * d0))) 0
   in (price, sum_a, sum_sigma / sigma)
 
--- | A trade's quotes as the solver sees them: per quote its swaption and market price, its leg `len`
--- flows of the trade's table (pay times, accrual fractions, discount factors) from `first`; `c` is
--- the longest leg of all trades.
-type quotes [q][f] = {c: i64, valid: [q]bool, expiry: [q]f64, start: [q]f64, discount_start: [q]f64,
-                      notional: [q]f64, payer: [q]bool, market: [q]f64, scale: [q]f64, rate: [q]f64,
-                      first: [q]i64, len: [q]i64, pay_time: [f]f64, accrual: [f]f64, discount_pay: [f]f64}
+-- | A trade's quotes as the solver sees them: slot k holds the quote `quote[k]` (-1: none) of the
+-- per-quote arrays ([v]: valid, its swaption, market price, the residual's scale), its leg the
+-- `len[k]` flows of the trade's table from `first[k]` (pay times, accrual fractions, and each flow's
+-- discount factor discount[date[i]]); `c` is the longest leg of all trades.  The per-quote arrays
+-- and the discount factors are slices of the caller's (no copy per thread).
+type quotes [q][v][f][u] = {c: i64, quote: [q]i64, first: [q]i64, len: [q]i64,
+                            valid: [v]i8, expiry: [v]f64, start: [v]f64, discount_start: [v]f64,
+                            notional: [v]f64, payer: [v]i8, market: [v]f64, scale: [v]f64, rate: [v]f64,
+                            pay_time: [f]f64, accrual: [f]f64, date: [f]i64, discount: [u]f64}
 
 -- | The LM's view of the residuals at (a, sigma): cost 0.5 sum r^2, g = J'r, H = J'J (h00, h01, h11),
 -- and whether every derivative is finite.
@@ -242,19 +259,24 @@ type view = {cost: f64, g0: f64, g1: f64, h00: f64, h01: f64, h11: f64, finite: 
 
 -- | Quote k at (a, sigma): its model price, residual and the residual's derivatives in a and sigma
 -- (all 0 in an empty slot).
-def quote [q][f] (d: quotes [q][f]) (a: f64) (sigma: f64) (k: i64) : (f64, f64, f64, f64) =
-  if !d.valid[k] then (0, 0, 0, 0)
-  else let (price, d_a, d_s) = swaption d.c a sigma d.expiry[k] d.start[k] d.discount_start[k] d.notional[k]
-                                        d.payer[k] d.rate[k] d.first[k] d.len[k] d.pay_time d.accrual
-                                        d.discount_pay
-       let s = d.scale[k]
-       in (price, (price - d.market[k]) * s, d_a * s, d_s * s)
+def used_slot [q][v][f][u] (d: quotes [q][v][f][u]) (k: i64) : bool =
+  let j = d.quote[k]
+  in if j < 0 then false else d.valid[j] != 0
 
-def residual [q][f] (d: quotes [q][f]) (a: f64) (sigma: f64) (k: i64) : (f64, f64, f64) =
+def quote [q][v][f][u] (d: quotes [q][v][f][u]) (a: f64) (sigma: f64) (k: i64) : (f64, f64, f64, f64) =
+  if !(used_slot d k) then (0, 0, 0, 0)
+  else let j = d.quote[k]
+       let (price, d_a, d_s) = swaption d.c a sigma d.expiry[j] d.start[j] d.discount_start[j] d.notional[j]
+                                        (d.payer[j] != 0) d.rate[j] d.first[k] d.len[k] d.pay_time d.accrual
+                                        d.date d.discount
+       let s = d.scale[j]
+       in (price, (price - d.market[j]) * s, d_a * s, d_s * s)
+
+def residual [q][v][f][u] (d: quotes [q][v][f][u]) (a: f64) (sigma: f64) (k: i64) : (f64, f64, f64) =
   let (_, r, j0, j1) = quote d a sigma k
   in (r, j0, j1)
 
-def evaluate [q][f] (d: quotes [q][f]) (a: f64) (sigma: f64) : view =
+def evaluate [q][v][f][u] (d: quotes [q][v][f][u]) (a: f64) (sigma: f64) : view =
   let (rr, g0, g1, h00, h01, h11, finite) =
     loop (rr, g0, g1, h00, h01, h11, finite) = (0f64, 0f64, 0f64, 0f64, 0f64, 0f64, true) for k < q do
       let (r, j0, j1) = residual d a sigma k
@@ -313,12 +335,12 @@ type state = {x0: f64, x1: f64, v: view, mu: f64, nu: f64, code: f64, reason: f6
 
 -- | One trade's fit: [a, sigma, cost, code, reason, iterations, at_lower a, at_lower sigma, at_upper a,
 -- at_upper sigma].
-def fit [q][f] (max_iterations: i32) (tolerance: f64) (x_scale: f64) (damping: f64)
-               (x0: [2]f64) (lo: [2]f64) (hi: [2]f64) (free: [2]bool) (d: quotes [q][f]) : [10]f64 =
+def fit [q][v][f][u] (max_iterations: i32) (tolerance: f64) (x_scale: f64) (damping: f64)
+                     (x0: [2]f64) (lo: [2]f64) (hi: [2]f64) (free: [2]bool) (d: quotes [q][v][f][u]) : [10]f64 =
   let x0' = clip x0[0] lo[0] hi[0]
   let x1' = clip x0[1] lo[1] hi[1]
   let v = evaluate d x0' x1'
-  let used = i64.sum (map i64.bool d.valid)
+  let used = loop used = 0i64 for k < q do used + i64.bool (used_slot d k)
   let moving = i64.bool free[0] + i64.bool free[1]
   let not_run = used < moving || used == 0
   let bad = !not_run && !(finite64 v.cost && v.finite)
@@ -388,6 +410,20 @@ def fit [q][f] (max_iterations: i32) (tolerance: f64) (x_scale: f64) (damping: f
   in [s.x0, s.x1, v.cost, s.code, s.reason, f64.i32 s.iterations, f64.bool at_lower0, f64.bool at_lower1,
       f64.bool at_upper0, f64.bool at_upper1]
 
+-- | One trade's outcome, `w` values: the fit's ten, the flat-objective flag (whether a free parameter
+-- moves some quote's residual at the fit), then `w - 11` values per slot: (w = 11 + 2q) each slot's
+-- residual, then its model price at the fit; (w = 11 + q) its model price; (w = 11) none.
+def outcome [q][v][f][u] (max_iterations: i32) (tolerance: f64) (x_scale: f64) (damping: f64) (w: i64)
+                         (x0: [2]f64) (lo: [2]f64) (hi: [2]f64) (free: [2]i8) (d: quotes [q][v][f][u]) : [w]f64 =
+  let free' = map (!= 0) free
+  let out = fit max_iterations tolerance x_scale damping x0 lo hi free' d
+  let (prices, rs, j0s, j1s) = unzip4 (map (quote d out[0] out[1]) (iota q))
+  let moving = any (\(j0, j1) -> (free'[0] && f64.abs j0 > 0) || (free'[1] && f64.abs j1 > 0)) (zip j0s j1s)
+  let r = if w == 11 + 2 * q then q else 0
+  -- one tabulate (not ++: the multicore backend of Futhark 0.25 emits C that does not compile for it)
+  in tabulate w (\i -> if i < 10 then out[i] else if i == 10 then f64.bool moving
+                       else if i < 11 + r then rs[i - 11] else prices[i - 11 - r])
+
 entry calibrate64 [n][q][f] (max_iterations: i32) (tolerance: f64) (x_scale: f64) (damping: f64)
                             (x0: [n][2]f64) (lower: [n][2]f64) (upper: [n][2]f64) (free: [n][2]i8)
                             (valid: [n][q]i8) (expiry: [n][q]f64) (start: [n][q]f64)
@@ -398,17 +434,35 @@ entry calibrate64 [n][q][f] (max_iterations: i32) (tolerance: f64) (x_scale: f64
                             : [n][]f64 =
   let c = i64.maximum (map (\k -> if valid[k / q][k % q] != 0 then len[k / q][k % q] else 0) (iota (n * q)))
   in map (\k ->
-            let d : quotes [q][f] =
-              {c, valid = map (!= 0) valid[k], expiry = expiry[k], start = start[k],
-               discount_start = discount_start[k], notional = notional[k], payer = map (!= 0) payer[k],
-               market = market[k], scale = scale[k], rate = rate[k], first = first[k], len = len[k],
-               pay_time = pay_time[k], accrual = accrual[k], discount_pay = discount_pay[k]}
-            let free' = map (!= 0) free[k]
-            let out = fit max_iterations tolerance x_scale damping x0[k] lower[k] upper[k] free' d
-            let (prices, residuals, j0s, j1s) = unzip4 (map (quote d out[0] out[1]) (iota q))
-            let moving = any (\(j0, j1) -> (free'[0] && f64.abs j0 > 0) || (free'[1] && f64.abs j1 > 0))
-                             (zip j0s j1s)
-            -- one tabulate (not ++: the multicore backend of Futhark 0.25 emits C that does not compile for it)
-            in tabulate (11 + q + q) (\i -> if i < 10 then out[i] else if i == 10 then f64.bool moving
-                                            else if i < 11 + q then residuals[i - 11] else prices[i - 11 - q]))
+            let d : quotes [q][q][f][f] =
+              {c, quote = iota q, first = first[k], len = len[k], valid = valid[k], expiry = expiry[k],
+               start = start[k], discount_start = discount_start[k], notional = notional[k], payer = payer[k],
+               market = market[k], scale = scale[k], rate = rate[k], pay_time = pay_time[k],
+               accrual = accrual[k], date = iota f, discount = discount_pay[k]}
+            in outcome max_iterations tolerance x_scale damping (11 + 2 * q) x0[k] lower[k] upper[k] free[k] d)
          (iota n)
+
+entry calibrate_scenarios64 [S][n][q][v][f][u]
+    (max_iterations: i32) (tolerance: f64) (x_scale: f64) (damping: f64) (with_model: bool)
+    (x0: [S][n][2]f64) (lower: [S][n][2]f64) (upper: [S][n][2]f64) (free: [S][n][2]i8)
+    (quote: [n][q]i64) (first: [n][q]i64) (len: [n][q]i64)
+    (pay_time: [n][f]f64) (accrual: [n][f]f64) (date: [n][f]i64)
+    (expiry: [v]f64) (notional: [v]f64) (payer: [v]i8)
+    (valid: [S][v]i8) (market: [S][v]f64) (scale: [S][v]f64) (rate: [S][v]f64) (discount_start: [S][v]f64)
+    (discount: [S][u]f64)
+    : [S][n][]f64 =
+  let c = i64.maximum (map (\k -> if quote[k / q][k % q] >= 0 then len[k / q][k % q] else 0) (iota (n * q)))
+  let w = if with_model then 11 + q else 11
+  -- one flat map over the (scenario, trade) rows: every target spreads them all (a nested map may be
+  -- parallel over the scenarios alone on a CPU)
+  in unflatten (map (\i ->
+                       let s = i / n
+                       let k = i % n
+                       let d : quotes [q][v][f][u] =
+                         {c, quote = quote[k], first = first[k], len = len[k], valid = valid[s], expiry,
+                          start = expiry, discount_start = discount_start[s], notional, payer, market = market[s],
+                          scale = scale[s], rate = rate[s], pay_time = pay_time[k], accrual = accrual[k],
+                          date = date[k], discount = discount[s]}
+                       in outcome max_iterations tolerance x_scale damping w x0[s, k] lower[s, k] upper[s, k]
+                                  free[s, k] d)
+                    (iota (S * n)))

@@ -21,7 +21,12 @@ from trinom.backends import BackendUnavailable
 from trinom.model import DatedCurve
 from trinom.model.baskets import calibrate_baskets, trade_baskets
 from trinom.model.calibration import CONVERGED, MAX_ITERATIONS, NOT_RUN, LMResult, levenberg_marquardt
-from trinom.model.calibration_kernel import available, levenberg_marquardt_kernel, per_quote_flows
+from trinom.model.calibration_kernel import (
+    available,
+    levenberg_marquardt_kernel,
+    levenberg_marquardt_scenarios,
+    per_quote_flows,
+)
 from trinom.model.hull_white import Swaptions
 from trinom.model.quotes import VolQuotes, VolSurface
 
@@ -194,6 +199,53 @@ def test_exact_fits_stop_as_numpy_does(curve, target):
     ref, got = problem.numpy(max_iterations=2), problem.kernel(target, max_iterations=2)
     assert (got.code[:5] == NOT_RUN).all() and (got.code == ref.code).all()
     assert (got.code[5:] != CONVERGED).any() and set(got.code[5:].tolist()) <= {CONVERGED, MAX_ITERATIONS}
+
+
+@pytest.mark.parametrize("target", CPU_TARGETS)
+def test_scenarios_in_one_call_are_each_scenario_alone(curve, target):
+    """levenberg_marquardt_scenarios: three scenarios of the same 300 trades in one call (the market prices moved,
+    a fifth of the quotes not valid in one, the discount factors moved, other starts), what they share passed once:
+    each is the fit levenberg_marquardt_kernel gives it alone, to the bit (parameters, costs, codes, reasons,
+    iterations, bounds hit, the flat-objective flag, model prices and residuals); a slot whose quote is not valid
+    adds nothing, as an empty slot does. Without the model prices, the same fits."""
+    need(target)
+    problem = Problem(curve, np.random.default_rng(31), 300)
+    arrays = problem.arrays
+    n, q = arrays["valid"].shape
+    flows = arrays["pay_time"].shape[1]
+    assert np.array_equal(arrays["start"], arrays["expiry"])  # the swaps start at the exercise
+    rng = np.random.default_rng(5)
+    scenarios = []
+    for k in range(3):
+        market = arrays["market"] * (1.0 + 0.02 * k * rng.standard_normal((n, q)))
+        valid = arrays["valid"] & (rng.random((n, q)) < 0.8) if k == 1 else arrays["valid"]
+        scenarios.append({**arrays, "market": market, "scale": 1.0 / market, "valid": valid,
+                          "discount_pay": arrays["discount_pay"] ** (1.0 + 0.01 * k),
+                          "discount_start": arrays["discount_start"] ** (1.0 + 0.01 * k),
+                          "x0": arrays["x0"] * (1.0 + 0.1 * k)})
+    shared = dict(quote=np.where(arrays["valid"], np.arange(n * q).reshape(n, q), -1), first=arrays["first"],
+                  count=arrays["count"], pay_time=arrays["pay_time"], accrual=arrays["accrual"],
+                  date=np.arange(n * flows).reshape(n, flows), expiry=arrays["expiry"].ravel(),
+                  notional=arrays["notional"].ravel(), payer=arrays["payer"].ravel())
+    per_scenario = {name: np.stack([s[name] for s in scenarios]) for name in ("x0", "lower", "upper", "free")}
+    per_scenario.update({name: np.stack([s[name].ravel() for s in scenarios])
+                         for name in ("valid", "market", "scale", "rate", "discount_start")})
+    per_scenario["discount"] = np.stack([s["discount_pay"].ravel() for s in scenarios])
+    together = levenberg_marquardt_scenarios(**shared, **per_scenario, target=target, with_model=True)
+    light = levenberg_marquardt_scenarios(**shared, **per_scenario, target=target)
+    assert len(together) == len(light) == 3
+    for scenario, fit, fast in zip(scenarios, together, light, strict=True):
+        alone = levenberg_marquardt_kernel(**scenario, target=target)
+        for name in ("x", "cost", "code", "reason", "iterations", "at_lower", "at_upper", "moving"):
+            assert np.array_equal(getattr(fit, name), getattr(alone, name)), name
+            assert np.array_equal(getattr(fast, name), getattr(alone, name)), name
+        used = scenario["valid"]
+        assert np.array_equal(fit.model[used], alone.model[used])
+        assert np.array_equal(fit.residuals[used], alone.residuals[used])
+        assert (fit.residuals[~used] == 0).all() and fast.model.shape == fast.residuals.shape == (n, 0)
+    assert (together[1].code != together[0].code).any()  # the scenarios differ
+    with pytest.raises(ValueError, match="outside the discount factors"):
+        levenberg_marquardt_scenarios(**{**shared, "date": shared["date"] + 1}, **per_scenario, target=target)
 
 
 # --- calibrate_baskets(backend=...) ----------------------------------------------------------------------------

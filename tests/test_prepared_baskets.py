@@ -1,8 +1,10 @@
-"""Prepared per-trade calibration (trinom.model.baskets.prepare_baskets, calibrate_prepared; issue 26): the quotes
-built once per trade's schedule are the quotes built one by one (Swaptions.on_curve per exercise date: the same leg
-dates, accruals, times and discount factors to the bit, the same forward swap rates, annuities and market prices to
-their rounding), on random baskets of swaptions and bonds with exercise dates on and off their schedules; a prepared
-fit is the plain fit, in any scenario; and warm starts land where cold ones do, in fewer steps.
+"""Prepared per-trade calibration (trinom.model.baskets.prepare_baskets, calibrate_prepared, calibrate_scenarios;
+issue 26): the quotes built once per trade's schedule are the quotes built one by one (Swaptions.on_curve per
+exercise date: the same leg dates, accruals, times and discount factors to the bit, the same forward swap rates,
+annuities and market prices to their rounding), on random baskets of swaptions and bonds with exercise dates on and
+off their schedules; a prepared fit is the plain fit, in any scenario; many scenarios fitted together (the quotes
+that are alike priced once, the kernel's shared arrays passed once) are each scenario fitted alone, to the bit; and
+warm starts land where cold ones do, in fewer steps.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from trinom.model.baskets import (
     PreparedBaskets,
     calibrate_baskets,
     calibrate_prepared,
+    calibrate_scenarios,
     prepare_baskets,
     trade_baskets,
 )
@@ -220,3 +223,90 @@ def test_warm_starts_land_where_cold_starts_do(curves, surface, backend):
         calibrate_prepared(prepared, states[:1], x0=np.zeros((3, 2)), backend=backend)
     with pytest.raises(trinom.InputError, match="x0 has 2 starts for 1 scenarios"):
         calibrate_prepared(prepared, states[:1], x0=[None, None], backend=backend)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "multicore"])
+@pytest.mark.parametrize("strike", ["atm", "deal"])
+def test_scenarios_together_are_each_scenario_alone(curves, surface, backend, strike):
+    """Four scenarios (the curves moved, the vols moved down so far that some quotes lose their market price, all of
+    a normal curve's in one, deal rates far from the money: quotes without time value) fitted together by
+    calibrate_scenarios, a warm start for two trades in three: each scenario's a, sigma, statuses, iterations and
+    (for trades without a fit) messages are those of calibrate_baskets on that scenario alone (the baskets prepared
+    afresh: nothing shared), to the bit, and calibrate_prepared (details=False) says the same of the trades; quotes
+    left out and trades without a fit occur. Quotes alike (the same co-terminal swaptions of two trades) are priced
+    once: the copies' prices are the originals'."""
+    if backend != "numpy" and not available(backend)[0]:
+        pytest.skip(f"calibration kernel on {backend}: {available(backend)[1]}")
+    rng = np.random.default_rng(4)
+    original = random_baskets(120 if backend == "numpy" else 400, 11)
+    size = len(original)
+    twice = np.concatenate([np.arange(size), np.arange(0, size, 4)])  # every fourth trade again: quotes alike
+    exercise = [original.exercise_dates(k) for k in twice.tolist()]
+    deal = np.where(rng.random(size) < 0.5, rng.uniform(-0.02, 0.0, size), rng.uniform(0.06, 0.2, size))
+    baskets = trade_baskets(id=[f"T{k}" for k in range(twice.size)], curve=original.curve[twice], exercise=exercise,
+                            end=original.end[twice], rate=deal[twice], frequency=original.frequency[twice],
+                            day_count=original.day_count[twice], side=original.payer[twice])
+    states = [(curves, 0.0), ({name: c.bumped(5e-4) for name, c in curves.items()}, -0.0066), (curves, -0.02),
+              ({name: c.bumped(-2e-4, 3) for name, c in curves.items()}, 0.01)]
+    prepared = prepare_baskets(baskets, surface, AS_OF, curves=curves, strike=strike)
+    quotes = prepared.quotes(curves)
+    copies = prepared.trade >= size
+    originals = np.flatnonzero(np.isin(prepared.trade, twice[size:]))
+    assert np.array_equal(quotes.market_price[copies], quotes.market_price[originals], equal_nan=True)
+    assert prepared._plan.first.size <= np.count_nonzero(~copies)  # the copies' quotes priced with the originals'
+    for a in (0.03, None):
+        base = calibrate_baskets(curves=curves, vols=surface, as_of=AS_OF, baskets=baskets, a=a, strike=strike,
+                                 backend=backend)
+        start = np.stack([base.a, base.sigma], axis=1)
+        start[::3] = np.nan
+        together = calibrate_scenarios(prepared, states, x0=start, a=a, backend=backend)
+        full = calibrate_prepared(prepared, states, x0=start, a=a, backend=backend, details=False)
+        assert len(together) == len(full) == len(states)
+        for k, (moved, vol_shift) in enumerate(states):
+            alone = calibrate_baskets(curves=moved, vols=surface, as_of=AS_OF, baskets=replace(baskets), a=a,
+                                      strike=strike, backend=backend, x0=start, vol_shift=vol_shift)
+            for name in ("a", "sigma", "iterations"):
+                assert np.array_equal(getattr(together, name)[k], getattr(alone, name), equal_nan=True), (a, k, name)
+                assert np.array_equal(getattr(full[k], name), getattr(alone, name), equal_nan=True), (a, k, name)
+            assert together.status[k].tolist() == alone.status.tolist() == full[k].status.tolist()
+            assert (together.fitted[k] == (alone.status != "no fit")).all()
+            assert together.message[k].tolist() == full[k].message.tolist()
+            none = ~together.fitted[k]
+            assert together.message[k][none].tolist() == alone.message[none].tolist()
+            assert np.array_equal(full[k].model_price, alone.model_price, equal_nan=True)
+        statuses = np.concatenate(list(together.status))
+        assert {"converged", "no fit"} <= set(statuses.tolist())
+        messages = np.concatenate(list(together.message)).tolist()
+        assert any("without a positive market price" in m for m in messages)
+        assert any("without time value" in m for m in messages) == (strike == "deal")
+
+
+def replace(baskets: trinom.model.baskets.Baskets) -> trinom.model.baskets.Baskets:
+    """The same baskets as another object (nothing prepared from them kept)."""
+    from dataclasses import replace as copy
+
+    return copy(baskets)
+
+
+def test_distinct_rows_and_medians_are_numpys():
+    """The helpers the scenarios' sharing rests on: the distinct rows of integer keys (by a hash, every row compared
+    in full: two rows of one hash stay apart) are np.unique's, numbered by first appearance; the rows' medians
+    without NaN are np.nanmedian's, to the bit."""
+    from trinom.model.baskets import _distinct_rows, _nan_medians
+
+    rng = np.random.default_rng(2)
+    keys = rng.integers(0, 4, (5000, 3))
+    first, of = _distinct_rows(keys)
+    assert np.array_equal(keys[first][of], keys) and (np.diff(first) > 0).all()
+    assert first.size == np.unique(keys, axis=0).shape[0] and np.array_equal(np.unique(of, return_index=True)[1],
+                                                                             first)
+    weights = np.random.default_rng(26).integers(1, 2**63, size=2, dtype=np.uint64) | np.uint64(1)
+    colliding = np.array([[0, 0], [int(weights[1]), -int(weights[0])], [0, 0]], dtype=np.int64)
+    assert ((colliding.view(np.uint64) * weights).sum(axis=1, dtype=np.uint64)[:2] == 0).all()  # one hash
+    first, of = _distinct_rows(colliding)
+    assert first.tolist() == [0, 1] and of.tolist() == [0, 1, 0]
+    for width in (1, 2, 5, 59, 700):  # np.nanmedian sorts masked arrays below 600 columns, partitions above
+        values = rng.standard_normal((500, width)) * 10.0 ** rng.uniform(-5, 5, (500, 1))
+        values[rng.random(values.shape) < 0.4] = np.nan
+        values[:, 0] = rng.standard_normal(500)
+        assert np.array_equal(_nan_medians(values), np.nanmedian(values, axis=1))

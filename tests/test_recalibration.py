@@ -101,6 +101,71 @@ def test_recalibrated_risk_is_the_refit_done_by_hand(curve: DatedCurve, quotes: 
         trinom.risk(swaptions([2]), {"EUR": curve}, backend=BACKEND, recalibrate=Recalibration(vols=quotes))
 
 
+def bermudans(count: int, seed: int = 3) -> Trades:
+    """``count`` Bermudan swaptions (annual, exercisable on every fixed-leg start from 2027-11-25 to the last period),
+    ending on one of five dates, so that many share their co-terminal quotes, then a straight bond and a cap."""
+    rng = np.random.default_rng(seed)
+    years = rng.choice([3, 4, 6, 8, 10], count).tolist()
+    ours = {"id": [f"B{k}" for k in range(count)], "type": ["swaption"] * count, "start": ["2027-11-25"] * count,
+            "maturity": [f"{2027 + y}-11-25" for y in years], "rate": np.round(rng.uniform(0.02, 0.05, count), 4).tolist(),
+            "option": rng.choice(["payer", "receiver"], count).tolist(), "exercise": ["bermudan"] * count,
+            "first_exercise": ["2027-11-25"] * count, "last_exercise": [f"{2026 + y}-11-25" for y in years],
+            "frequency": [1] * count, "day_count": ["30/360"] * count, "calendar": ["NONE"] * count,
+            "convention": ["U"] * count, "issue": [None] * count, "coupon": [None] * count}
+    others = columns_of([3, 2])  # the straight bond and the cap
+    columns: dict[str, object] = {name: [*values, *others[name]] for name, values in ours.items()}
+    columns.update(a=0.05, sigma=0.01, curve="EUR", steps_per_year=STEPS)
+    return Trades(as_of=AS_OF, **columns)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "multicore"])
+def test_each_scenario_s_refit_is_the_fit_done_scenario_by_scenario(curve: DatedCurve, quotes: VolQuotes,
+                                                                     backend: str):
+    """A risk run's refits (fitted_parameters: the first state fitted cold, the others together from its fits, each
+    quote that several trades share priced once, the book's baskets kept with it) are, in every state, the fits
+    calibrate_baskets gives that state alone from the same start: a, sigma and messages to the bit; and the
+    recalibrated prices are the book's priced with them."""
+    from dataclasses import replace
+
+    from trinom.analytics.recalibration import MarketState, fitted_parameters
+    from trinom.model.calibration_kernel import available
+
+    if backend != "numpy" and not available(backend)[0]:
+        pytest.skip(f"calibration kernel on {backend}: {available(backend)[1]}")
+    trades = bermudans(30)
+    states = [MarketState({"EUR": curve}), MarketState({"EUR": curve.bumped(1e-4)}, label="up"),
+              MarketState({"EUR": curve.bumped(-1e-4, pillar=2)}, label="pillar 2 down"),
+              MarketState({"EUR": curve}, vol_shift=1e-4, label="vols up"),
+              MarketState({"EUR": curve}, vol_shift=-0.02, label="vols gone")]
+    how = Recalibration(vols=quotes, a=0.05, backend=backend)
+    for _ in range(2):  # again: the book's baskets and their quotes' legs reused
+        fits = fitted_parameters(trades, states, how)
+        baskets = replace(book_baskets(trades))  # the same baskets, nothing prepared from them kept
+        first = calibrate_baskets(curves={"EUR": curve}, vols=quotes, as_of=AS_OF, baskets=baskets, a=0.05,
+                                  backend=backend)
+        start = np.stack([first.a, first.sigma], axis=1)
+        for s, state in enumerate(states):
+            alone = first if s == 0 else calibrate_baskets(curves=state.curves, vols=quotes, as_of=AS_OF,
+                                                           baskets=replace(baskets), a=0.05, backend=backend, x0=start,
+                                                           vol_shift=state.vol_shift)
+            fitted = alone.status != "no fit"
+            assert np.array_equal(fits.a[s], np.where(fitted, alone.a, np.nan), equal_nan=True), s
+            assert np.array_equal(fits.sigma[s], np.where(fitted, alone.sigma, np.nan), equal_nan=True), s
+            for k in np.flatnonzero(~fitted & ~fits.kept):
+                assert alone.message[k] in fits.message[s, k] and alone.status[k] in fits.message[s, k]
+            assert (fits.message[s][fitted | fits.kept] == "").all()
+        assert (first.status[:30] != "no fit").all() and (first.status[30:] == "no fit").all()
+        assert fits.kept.tolist() == [False] * 30 + [True, False]
+        assert np.isnan(fits.sigma[4]).all() and all("positive market price" in m for m in fits.message[4, :30])
+    grid = trinom.price(trades, {"EUR": curve}, backend=BACKEND, errors="mask", recalibrate=how,
+                        scenarios=[None, {"EUR": curve.bumped(1e-4)}])
+    by_hand = trades.with_columns(a=np.where(np.isfinite(fits.a[1]), fits.a[1], 0.05),
+                                  sigma=np.where(np.isfinite(fits.sigma[1]), fits.sigma[1], 0.01))
+    expected = trinom.price(by_hand, {"EUR": curve.bumped(1e-4)}, backend=BACKEND, errors="mask").price
+    np.testing.assert_allclose(grid.price[1, :31], expected[:31], rtol=1e-13)
+    assert np.isnan(grid.price[:, 31]).all() and "cap strip" in grid.error[31]
+
+
 def test_the_calibration_instrument_has_the_market_models_greeks(curve: DatedCurve, quotes: VolQuotes):
     """A European swaption fitted exactly to its own quote (sigma alone) moves with the curve and the vols as the
     Bachelier price with the quoted vol does: the model-consistent dv01 and vega are the market model's (to the

@@ -9,11 +9,11 @@ says how the model is fitted:
 
 * ``per="trade"`` (default, ORE's for Bermudans and callable bonds): each Bermudan swaption and callable or
   puttable bond to its own co-terminal European swaptions (:func:`trinom.model.baskets.book_baskets`,
-  :func:`~trinom.model.baskets.calibrate_prepared`), the baskets prepared once and every scenario fitted in one
-  batched call, each trade starting from its fit in the first scenario. A bond without a call or put keeps its own
-  ``a`` and ``sigma`` (its price does not depend on them beyond the tree's discretisation); any other trade without
-  a basket (a cap, a floor, a bond option) has no fit: its measures are NaN with the reason (calibrate those per
-  curve).
+  :func:`~trinom.model.baskets.calibrate_scenarios`), the baskets prepared once (and kept with the book) and every
+  scenario fitted in batched calls, each trade starting from its fit in the first scenario. A bond without a call
+  or put keeps its own ``a`` and ``sigma`` (its price does not depend on them beyond the tree's discretisation); any
+  other trade without a basket (a cap, a floor, a bond option) has no fit: its measures are NaN with the reason
+  (calibrate those per curve).
 * ``per="curve"``: one ``(a, sigma)`` per curve to its swaption matrix or cap strip
   (:func:`trinom.model.calibration.calibrate`), every scenario's curves in one batched call; every trade on a curve
   takes its parameters.
@@ -115,34 +115,35 @@ def fitted_parameters(trades: Any, states: Sequence[MarketState], how: Recalibra
     """The model of every trade of ``trades`` (:class:`~trinom.instruments.Trades`) in every state (see the module).
 
     Per trade: the baskets are prepared once (:func:`~trinom.model.baskets.prepare_baskets`: their quotes' dates,
-    legs and volatilities do not move between states), the first state is fitted, and every other state in one
-    batched call (:func:`~trinom.model.baskets.calibrate_prepared`) that starts each trade from its fit in the first
-    state (a warm start: a scenario moves the fit a little)."""
+    legs and volatilities do not move between states), the first state is fitted, and every other state in batched
+    calls (:func:`~trinom.model.baskets.calibrate_scenarios`: the trades' fits alone, each distinct quote priced
+    once per state) that start each trade from its fit in the first state (a warm start: a scenario moves the fit a
+    little)."""
     names = tuple(states[0].curves)
     n, count = len(trades), len(states)
     trade_curve = _trade_curves(trades, names)
     if how.per == "curve":
         return _per_curve(trades, states, how, names, trade_curve)
-    from ..model.baskets import book_baskets, calibrate_prepared, prepare_baskets
+    from ..model.baskets import book_baskets, calibrate_scenarios, prepare_baskets
 
     baskets = book_baskets(trades, list(names))
     surface = _surface(how.vols, trades.as_of)
     prepared = prepare_baskets(baskets, surface, trades.as_of, curves=names, strike=how.strike)
-    options: dict[str, Any] = {"a": how.a, "error": how.error, "backend": how.backend, "details": False}
-    first = calibrate_prepared(prepared, [(states[0].curves, states[0].vol_shift)], **options)[0]
+    options: dict[str, Any] = {"a": how.a, "error": how.error, "backend": how.backend}
+    first = calibrate_scenarios(prepared, [(states[0].curves, states[0].vol_shift)], **options)
     fits = [first]
     if count > 1:
-        start = np.stack([first.a, first.sigma], axis=1)  # NaN where the first state has no fit: the default start
-        fits += calibrate_prepared(prepared, [(state.curves, state.vol_shift) for state in states[1:]], x0=start,
-                                   **options)
-    status = np.stack([np.asarray(f.status, dtype=object) for f in fits])
-    message = np.stack([np.asarray(f.message, dtype=object) for f in fits])
+        start = np.stack([first.a[0], first.sigma[0]], axis=1)  # NaN where the first state has no fit: the default
+        fits.append(calibrate_scenarios(prepared, [(state.curves, state.vol_shift) for state in states[1:]],
+                                        x0=start, **options))
+    status = np.concatenate([f.status for f in fits])
+    message = np.concatenate([f.message for f in fits])
     kind = _column_text(trades, "type")
     kept = (kind == "bond") & (_column_text(trades, "option") == "")
-    ok = np.isin(status, _FITTED)
-    a = np.where(ok, np.stack([f.a for f in fits]), np.nan)
-    sigma = np.where(ok, np.stack([f.sigma for f in fits]), np.nan)
-    why = np.full((count, n), "", dtype=object)
+    ok = np.concatenate([f.fitted for f in fits])  # converged or at a bound: a fit that prices
+    a = np.where(ok, np.concatenate([f.a for f in fits]), np.nan)
+    sigma = np.where(ok, np.concatenate([f.sigma for f in fits]), np.nan)
+    why = _blank((count, n))
     for s, k in zip(*np.nonzero(~ok & ~kept[None, :]), strict=True):
         why[s, k] = f"recalibration{_in(states[s])}: {status[s, k]}: {message[s, k]}"
     return Fits(a=a, sigma=sigma, message=why, kept=kept)
@@ -208,7 +209,7 @@ def recalibrated_grid(trades: Any, blocks: Sequence[Any], legs: Any, names: Sequ
         markets.append(Market(tuple(names), (curves,), sigma_shifts=(0.0,), spread_shifts=(state.spread_shift,)))
     owner = np.arange(trees) if legs is None else legs.owner
     values = np.full((len(states), trees), np.nan)
-    errors = np.full((len(states), trees), "", dtype=object)
+    errors = _blank((len(states), trees))
     results = reparameterised_prices(list(blocks), markets, [fits.a[s][owner] for s in range(len(states))],
                                      [fits.sigma[s][owner] for s in range(len(states))], run,
                                      keep=fits.kept[owner])
@@ -249,7 +250,7 @@ def reparameterised_prices(blocks: list[Any], markets: Sequence[Any], a: Sequenc
         wide = np.flatnonzero(width > max_width)
         problems = list(job.problems) + [(int(rows[k]), "a", f"the recalibrated a = {book.a[k]:.6g} gives a tree of "
                                           f"width {int(width[k])}, beyond max_width {max_width}") for k in wide]
-        good = np.setdiff1d(np.arange(len(book)), wide)
+        good = np.setdiff1d(np.arange(len(book)), wide) if wide.size else np.arange(len(book))
         part = Job(blocks=job.blocks, starts=job.starts, problems=sorted(problems, key=lambda p: -1 if p[0] is None
                                                                          else p[0]),
                    book=book if not wide.size else book.take(good), rows=None if not problems else rows[good])
@@ -412,6 +413,13 @@ def _trade_curves(trades: Any, names: tuple[str, ...]) -> np.ndarray:
 def _column_text(trades: Any, name: str, *, lower: bool = True) -> np.ndarray:
     values = ["" if v is None else str(v).strip() for v in trades.column(name).tolist()]
     return np.array([v.lower() for v in values] if lower else values, dtype=object)
+
+
+def _blank(shape: tuple[int, ...]) -> np.ndarray:
+    """An object array of empty texts (``np.full`` of an object is some 30 times slower)."""
+    out = np.empty(shape, dtype=object)
+    out.fill("")
+    return out
 
 
 def _tagged(name: str, state: int) -> str:

@@ -75,7 +75,7 @@ from __future__ import annotations
 import copy
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Final
@@ -370,6 +370,15 @@ class Trades:
             dates[name] = days
         return _Parsed(kind=kind, numbers=numbers, dates=dates, present=present, option=option, exercise=exercise,
                        problems=problems)
+
+    def derived(self, key: Hashable, build: Callable[[], Any]) -> Any:
+        """``build()``, once per ``key`` and book: what is derived from the book's cells alone is kept with it, as its
+        lowering is (a book does not change; :meth:`with_columns` makes another), e.g. a per-trade calibration's
+        baskets (:func:`trinom.model.baskets.book_baskets`)."""
+        key = ("derived", key)
+        if key not in self._memo:
+            self._memo[key] = build()
+        return self._memo[key]
 
     def problems(self, curve_names: Sequence[str] | None = None) -> list[Problem]:
         """Every problem as ``(row, field, message)``, in row order (``curve_names``: the curves a trade may name;

@@ -7,10 +7,12 @@
 
 from .baskets import (
     PreparedBaskets,
+    ScenarioFits,
     bond_baskets,
     book_baskets,
     calibrate_baskets,
     calibrate_prepared,
+    calibrate_scenarios,
     prepare_baskets,
     trade_baskets,
 )
@@ -45,6 +47,7 @@ __all__ = [
     "LMResult",
     "PreparedBaskets",
     "QuoteInstruments",
+    "ScenarioFits",
     "Swaptions",
     "VolQuotes",
     "VolSurface",
@@ -62,6 +65,7 @@ __all__ = [
     "calibrate",
     "calibrate_baskets",
     "calibrate_prepared",
+    "calibrate_scenarios",
     "caplet",
     "fixed_leg",
     "jamshidian_swaption",

@@ -34,10 +34,16 @@ with all trades as one batch (masks for baskets of different sizes) and the anal
 :func:`prepare_baskets` does once what no scenario moves: the quotes, their fixed legs' dates and accrual
 fractions (one schedule per trade whose exercise dates lie on it, each quote's leg a tail of it, exactly the leg
 generated from its own date; the other quotes' legs on their own), expiries, tenors and the surface's
-volatilities. :meth:`PreparedBaskets.quotes` prices them on a scenario's curves (discount factors once per
-schedule date, forward swap rates, annuities, strikes, market prices), and :func:`calibrate_prepared` fits many
-scenarios in one batched call, each trade from a start of its own (``x0``: a warm start, such as its fit in the
-base scenario); :func:`calibrate_baskets` takes prepared baskets too.
+volatilities; what of it depends on the baskets alone is kept with them for the next preparation, and a book's
+baskets with the book (:func:`book_baskets`). Quotes that are alike (the same curve, exercise, leg, side and, for
+``strike="deal"``, rate: in a book, the same co-terminal swaptions of many trades) are priced once per scenario:
+:meth:`PreparedBaskets.quotes` prices them on a scenario's curves (discount factors once per date of the legs,
+forward swap rates, annuities, strikes, market prices: the same numbers as quote by quote).
+:func:`calibrate_prepared` fits many scenarios in batched calls, each trade from a start of its own (``x0``: a warm
+start, such as its fit in the base scenario), a Futhark target taking what the scenarios share once and per
+scenario only its distinct quotes' market data and its discount factors
+(:func:`~trinom.model.calibration_kernel.levenberg_marquardt_scenarios`); :func:`calibrate_scenarios` returns the
+trades' fits alone (no per-quote outcome); :func:`calibrate_baskets` takes prepared baskets too.
 
 A basket of **one quote with** ``a`` **free** cannot determine both parameters: ``a`` is held at its guess
 (``a_guess``) and ``sigma`` fitted, exactly; the status is ``converged`` and the message says ``a`` was held.
@@ -59,6 +65,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from dataclasses import field as dataclass_field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Final
@@ -122,6 +129,8 @@ class Baskets:
     payer: np.ndarray
     note: np.ndarray
     where: tuple[str, ...]
+    #: What is derived from the baskets alone, kept with them (:func:`_quote_structure`).
+    _memo: dict[Any, Any] = dataclass_field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __len__(self) -> int:
         return int(self.id.size)
@@ -200,9 +209,13 @@ def trade_baskets(*, id: Sequence[Any] | np.ndarray, curve: Any = "", exercise: 
     if len(lists) != n:
         raise InputError([(None, "exercise", f"exercise has {len(lists)} lists of dates, expected one per trade ({n})")])
     counts = np.array([len(dates) for dates in lists], dtype=np.int64)
-    flat = [d for dates in lists for d in dates]
     owner = np.repeat(np.arange(n), counts)
-    days, found = to_days(np.array(flat, dtype=object) if flat else np.zeros(0, dtype=object), field="exercise")
+    if all(isinstance(dates, np.ndarray) and dates.dtype.kind == "M" for dates in lists):  # dates as dates: no parsing
+        given = np.concatenate(lists) if lists else np.zeros(0, dtype="datetime64[D]")
+    else:
+        flat = [d for dates in lists for d in dates]
+        given = np.array(flat, dtype=object) if flat else np.zeros(0, dtype=object)
+    days, found = to_days(given, field="exercise")
     for row, field, message in found:
         bad(int(owner[row]), field, message)
     end_days, found = to_days(_per_trade(end, n, "end"), field="end")
@@ -239,16 +252,16 @@ def trade_baskets(*, id: Sequence[Any] | np.ndarray, curve: Any = "", exercise: 
     days = days[order]
     bad_dates = {row for row, field, _m in problems if field in ("exercise", "end")}
     offsets = np.concatenate([[0], np.cumsum(counts)])
-    for k in range(n):
-        if k in bad_dates:
-            continue
+    twice = np.flatnonzero((np.diff(days) == 0) & (owner[1:] == owner[:-1]))  # the first of two equal dates
+    late = days >= end_days[owner]
+    for k in sorted((set(owner[twice].tolist()) | set(owner[late].tolist())) - bad_dates):  # in order, as reported
         mine = days[offsets[k]:offsets[k + 1]]
-        twice = np.flatnonzero(np.diff(mine) == 0)
-        for j in twice:
+        for j in np.flatnonzero(np.diff(mine) == 0):
             bad(k, "exercise", f"exercise date {as_dates(mine[j:j + 1])[0]} is given twice")
-        late = mine[mine >= end_days[k]]
-        if late.size:
-            bad(k, "exercise", f"exercise date {as_dates(late[:1])[0]} is not before the end {as_dates(end_days[k:k + 1])[0]}")
+        after = mine[mine >= end_days[k]]
+        if after.size:
+            bad(k, "exercise", f"exercise date {as_dates(after[:1])[0]} is not before the end "
+                f"{as_dates(end_days[k:k + 1])[0]}")
     if problems:
         raise InputError(sorted(problems, key=lambda p: p[0]))
     return Baskets(id=np.array(ids, dtype=object), curve=np.array(curves, dtype=object), offsets=offsets,
@@ -295,8 +308,15 @@ def book_baskets(trades: Any, curve_names: Sequence[str] | None = None) -> Baske
 
     Exercise dates on or before the as-of date stay in the basket: :func:`calibrate_baskets` leaves them out, as the
     tree does, and names them in the trade's message. The book's bad cells (``a`` and ``sigma`` aside: the
-    calibration finds them) are an :class:`~trinom.InputError` naming the file, line and field.
+    calibration finds them) are an :class:`~trinom.InputError` naming the file, line and field. The baskets are
+    built once per book and curves and kept with the book (:meth:`~trinom.instruments.trades.Trades.derived`).
     """
+    names = None if curve_names is None else tuple(curve_names)
+    return trades.derived(("baskets", names), lambda: _book_baskets(trades, names))
+
+
+def _book_baskets(trades: Any, curve_names: Sequence[str] | None) -> Baskets:
+    """:func:`book_baskets`, built."""
     checked = trades.with_columns(a=_CHECK_A, sigma=_CHECK_SIGMA)
     problems = checked.problems(curve_names)
     if problems:
@@ -309,7 +329,7 @@ def book_baskets(trades: Any, curve_names: Sequence[str] | None = None) -> Baske
     for name, why in _NO_BASKET.items():
         notes[kind == name] = why
     notes[(kind == "bond") & (option == "")] = "a bond without a call or put: nothing to calibrate"
-    exercise: list[list[np.datetime64]] = [[] for _ in range(n)]
+    exercise: list[np.ndarray] = [_NO_DATES] * n
     end = np.full(n, np.datetime64(trades.as_of + 1, "D"), dtype="datetime64[D]")
     rate = np.full(n, np.nan)
     frequency = np.ones(n, dtype=np.int64)
@@ -330,7 +350,9 @@ def book_baskets(trades: Any, curve_names: Sequence[str] | None = None) -> Baske
 bond_baskets = book_baskets
 
 #: Per trade: its exercise dates, end, fixed rate, frequency, day count, side and note (filled in place).
-_Legs = tuple[list[list[np.datetime64]], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+_Legs = tuple[list[np.ndarray], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+#: No exercise dates.
+_NO_DATES: Final[np.ndarray] = np.zeros(0, dtype="datetime64[D]")
 
 
 def _bond_legs(trades: Any, rows: np.ndarray, legs: _Legs) -> None:
@@ -393,7 +415,7 @@ def _bond_legs(trades: Any, rows: np.ndarray, legs: _Legs) -> None:
             notes[row] = "an exercise on the maturity date (no swap left) is left out"
         if not kept:
             notes[row] = "no exercise date before maturity: nothing to calibrate"
-        exercise[row] = list(as_dates(np.array(kept, dtype=np.int64)))
+        exercise[row] = as_dates(np.array(kept, dtype=np.int64))
     end[rows] = as_dates(maturity)
     rate[rows] = np.array([float(v) for v in cells("coupon").tolist()])
     frequency[rows] = per_year
@@ -417,7 +439,7 @@ def _swaption_legs(checked: Any, curve_names: Sequence[str] | None, legs: _Legs)
     counts = np.bincount(periods.owner[periods.in_window], minlength=specs.rows.size)
     starts = periods.begin[periods.in_window]  # swaption by swaption, ascending
     for k, (row, days) in enumerate(zip(specs.rows.tolist(), np.split(starts, np.cumsum(counts)[:-1]), strict=True)):
-        exercise[row] = list(as_dates(days))
+        exercise[row] = as_dates(days)
         if not days.size:
             notes[row] = (f"no fixed-leg start date between first_exercise {_day(specs.first_exercise[k])} and "
                           f"last_exercise {_day(specs.last_exercise[k])}: a swaption is exercised on the start dates "
@@ -576,6 +598,9 @@ class _CurveLegs:
       time, accrual: ``(trades, f)``: each flow's payment date in ACT/365F years from the as-of date (padding: the
         trade's end) and accrual fraction (padding: 0).
       schedule: per trade, how many of its flows are its schedule's (the rest: quotes' own legs, then padding).
+      dates: the distinct dates of the tables' flows and of the quotes' exercises, in ACT/365F years (ascending);
+        at: ``(trades, f)``: each flow's date as an index into ``dates``; start_at: per quote of ``rows``, its
+        exercise date's index. A scenario's discount factors are taken once per date (``dates``) and looked up.
     """
 
     name: str
@@ -585,6 +610,9 @@ class _CurveLegs:
     time: np.ndarray
     accrual: np.ndarray
     schedule: np.ndarray
+    dates: np.ndarray
+    at: np.ndarray
+    start_at: np.ndarray
 
 
 @dataclass(frozen=True, eq=False)
@@ -604,6 +632,8 @@ class PreparedBaskets:
       exercise_time: per quote, ``expiry`` in the curves' ACT/365F years; first, count: its fixed leg is ``count``
         flows of its trade's table (:class:`_CurveLegs`) from ``first``.
       legs: per curve with quotes, its tables.
+      structure: what of this depends on the baskets alone (:class:`_QuoteStructure`, shared by every preparation of
+        the same baskets on the same date and curves).
     """
 
     baskets: Baskets
@@ -628,6 +658,7 @@ class PreparedBaskets:
     count: np.ndarray
     kinds: dict[str, str]
     legs: tuple[_CurveLegs, ...]
+    structure: _QuoteStructure
 
     def __len__(self) -> int:
         return len(self.baskets)
@@ -635,51 +666,241 @@ class PreparedBaskets:
     def quotes(self, curves: Any, vol_shift: float = 0.0, *, quantlib_forward: bool = False) -> _QuoteSet:
         """The quotes priced on ``curves`` (``{name: DatedCurve}`` or one curve, as of :attr:`as_of`, every name of
         :attr:`curve_names` among them) with every volatility moved by ``vol_shift``: discount factors once per
-        flow of each trade's table, then per quote its annuity, forward swap rate, strike and market price
-        (``quantlib_forward``: also the curve's forward rate at each expiry, for ``root="quantlib"``)."""
+        date of the trades' tables, then per quote its annuity, forward swap rate, strike and market price
+        (``quantlib_forward``: also the curve's forward rate at each expiry, for ``root="quantlib"``), each worked
+        out once for the quotes that are alike (:meth:`_priced`)."""
+        return self._quote_set(self._priced(curves, vol_shift, quantlib_forward=quantlib_forward), vol_shift)
+
+    @property
+    def _plan(self) -> _QuotePlan:
+        """The distinct quotes and tables of flows (:func:`_quote_plan`)."""
+        return self.structure.plan
+
+    @cached_property
+    def _distinct_market(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per distinct quote its volatility (before any move), its curve's shift, and whether it is normal."""
+        first = self._plan.first
+        return self.market_vol[first], self.shift[first], self.kind[first] == "normal"
+
+    def _priced(self, curves: Any, vol_shift: float = 0.0, *, quantlib_forward: bool = False) -> _Priced:
+        """The distinct quotes (:class:`_QuotePlan`) priced on ``curves``, volatilities moved by ``vol_shift``: each
+        curve's discount factors at its dates, then per distinct quote what :meth:`quotes` gives per quote (the same
+        arithmetic on the same numbers: the same values)."""
         table = _checked_curves(curves, self.as_of, self.curve_names)
-        nq = self.trade.size
-        discount_start = np.empty(nq)
-        annuity = np.empty(nq)
-        last = np.empty(nq)
-        forward_exercise = np.zeros(nq)
+        plan = self._plan
+        v = plan.first.size
+        discount_start = np.empty(v)
+        annuity = np.empty(v)
+        last = np.empty(v)
+        forward_exercise = np.zeros(v)
         discounts = []
-        for legs in self.legs:
+        for legs, part in zip(self.legs, plan.curves, strict=True):
             curve = table[legs.name]
-            rows = legs.rows
-            df = curve.discount(legs.time.reshape(-1)).reshape(legs.time.shape)
+            df = curve.discount(legs.dates)
             discounts.append(df)
-            discount_start[rows] = curve.discount(self.exercise_time[rows])
+            d = part.quotes
+            discount_start[d] = df[part.start_at]
             if quantlib_forward:
                 from .hull_white import quantlib_forward_rate
 
-                forward_exercise[rows] = quantlib_forward_rate(curve.discount, self.exercise_time[rows])
-            annuity[rows] = _leg_sums(legs, legs.local, self.first[rows], self.count[rows], legs.accrual * df)
-            last[rows] = df[legs.local, self.first[rows] + self.count[rows] - 1]
+                forward_exercise[d] = quantlib_forward_rate(curve.discount, plan.exercise_time[d])
+            annuity[d] = _leg_sums(part.schedule, part.table, plan.leg_first[d], plan.leg_count[d],
+                                   part.accrual * df[part.at])
+            last[d] = df[part.last_at]
         with np.errstate(divide="ignore", invalid="ignore"):
             forward = (discount_start - last) / annuity
-        rate = forward if self.strike == "atm" else self.baskets.rate[self.trade]
-        market_vol = self.market_vol + vol_shift if vol_shift else self.market_vol
-        quotes = _QuoteSet(trade=self.trade, exercise=self.exercise, end=self.end, expiry=self.expiry,
-                           tenor=self.tenor, strike=np.array(rate, dtype=np.float64), forward=forward, annuity=annuity,
-                           payer=self.payer, kind=self.kind, shift=self.shift, market_vol=market_vol,
-                           market_price=np.zeros(nq), kinds=self.kinds, exercise_time=self.exercise_time,
-                           discount_start=discount_start, first=self.first, count=self.count, legs=self.legs,
-                           discounts=tuple(discounts), forward_exercise=forward_exercise)
-        quotes.market_price[:] = quotes.price_at(market_vol, np.arange(nq))
-        return quotes
+        strike = forward if self.strike == "atm" else plan.rate
+        vol, shift, normal = self._distinct_market
+        market_vol = vol + vol_shift if vol_shift else vol
+        market_price = _formula_prices(normal, forward=forward, strike=strike, expiry=plan.exercise_time,
+                                       annuity=annuity, vol=market_vol, shift=shift, payer=plan.payer)
+        return _Priced(discounts=tuple(discounts), discount_start=discount_start, annuity=annuity, forward=forward,
+                       strike=np.array(strike, dtype=np.float64), market_vol=market_vol, market_price=market_price,
+                       forward_exercise=forward_exercise)
+
+    def _quote_set(self, priced: _Priced, vol_shift: float) -> _QuoteSet:
+        """Every quote's market data from the distinct quotes' (:meth:`_priced`)."""
+        of = self._plan.of
+        return _QuoteSet(trade=self.trade, exercise=self.exercise, end=self.end, expiry=self.expiry, tenor=self.tenor,
+                         strike=priced.strike[of], forward=priced.forward[of], annuity=priced.annuity[of],
+                         payer=self.payer, kind=self.kind, shift=self.shift,
+                         market_vol=self.market_vol + vol_shift if vol_shift else self.market_vol,
+                         market_price=priced.market_price[of], kinds=self.kinds, exercise_time=self.exercise_time,
+                         discount_start=priced.discount_start[of], first=self.first, count=self.count, legs=self.legs,
+                         curve_discounts=priced.discounts, forward_exercise=priced.forward_exercise[of])
+
+    @cached_property
+    def _kernel_layout(self) -> _KernelLayout:
+        """The slots and tables every scenario's call of the kernel shares (:class:`_KernelLayout`; built per
+        preparation, not kept with the baskets: it is as large as the quotes and quick to build)."""
+        return _KernelLayout.of(self.structure)
+
+    def _distinct_quote_set(self, priced: _Priced) -> _QuoteSet:
+        """The distinct quotes (:class:`_QuotePlan`) as a quote set of their own, each distinct table of flows a
+        trade: what :meth:`_QuoteSet.matching_sigma` takes, with one ``a`` for all, once per distinct quote."""
+        plan = self._plan
+        first = plan.first
+        trade = np.zeros(first.size, dtype=np.int64)
+        legs = []
+        tables = 0
+        for legs_c, part in zip(self.legs, plan.curves, strict=True):
+            size = part.rows.size
+            trade[part.quotes] = tables + part.table
+            legs.append(_CurveLegs(name=legs_c.name, rows=part.quotes, trades=tables + np.arange(size),
+                                   local=part.table, time=legs_c.time[part.rows], accrual=part.accrual,
+                                   schedule=part.schedule, dates=legs_c.dates, at=part.at, start_at=part.start_at))
+            tables += size
+        shift = self._distinct_market[1]
+        return _QuoteSet(trade=trade, exercise=self.exercise[first], end=self.end[first], expiry=self.expiry[first],
+                         tenor=self.tenor[first], strike=priced.strike, forward=priced.forward, annuity=priced.annuity,
+                         payer=plan.payer, kind=self.kind[first], shift=shift, market_vol=priced.market_vol,
+                         market_price=priced.market_price, kinds=self.kinds, exercise_time=plan.exercise_time,
+                         discount_start=priced.discount_start, first=plan.leg_first, count=plan.leg_count,
+                         legs=tuple(legs), curve_discounts=priced.discounts, forward_exercise=priced.forward_exercise)
+
+    @cached_property
+    def _trade_kinds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per trade its curve's volatility kind (``""``: no usable curve) and that kind's unit in messages."""
+        unit = {"normal": " (normal, rate units)", "lognormal": " (lognormal)"}
+        kinds = np.array([self.kinds.get(c, "") if ok else "" for c, ok in
+                          zip(self.curve.tolist(), self.usable.tolist(), strict=True)], dtype=object)
+        return np.array([unit.get(k, "") for k in kinds.tolist()], dtype=object), kinds
 
 
-def _leg_sums(legs: _CurveLegs, local: np.ndarray, first: np.ndarray, count: np.ndarray,
+@dataclass(frozen=True, eq=False)
+class _CurvePlan:
+    """One curve's part of a :class:`_QuotePlan`: its distinct tables of flows (trades whose tables are equal share
+    one) and its distinct quotes' places in them.
+
+    Attributes:
+      rows: per distinct table, the first of the curve's trades' tables that has it (a row of :class:`_CurveLegs`).
+      accrual, at, schedule: per distinct table, as :class:`_CurveLegs` has them per trade.
+      quotes: the distinct quotes on the curve (indices into the plan's arrays); table: per one of them, its
+        trade's distinct table; start_at, last_at: the indices into the curve's dates of its exercise and of its
+        leg's last payment.
+    """
+
+    rows: np.ndarray
+    accrual: np.ndarray
+    at: np.ndarray
+    schedule: np.ndarray
+    quotes: np.ndarray
+    table: np.ndarray
+    start_at: np.ndarray
+    last_at: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class _QuotePlan:
+    """The prepared quotes that are alike, priced once in each scenario: two quotes are alike where their curve,
+    exercise, end, side, deal rate (``strike="deal"``) and leg (the same flows: equal tables of their trades, the
+    same first flow and count) are, so that every number a scenario gives them is the same (their volatility too: it
+    is the curve's at their expiry and tenor).
+
+    Attributes:
+      of: per quote, its distinct quote; first: per distinct quote, the first quote that it stands for.
+      group, exercise_time, payer, rate (the deal's), leg_first, leg_count: per distinct quote, its first quote's
+        (``group``: its curve's number among the prepared legs).
+      curves: per curve of the prepared legs, its :class:`_CurvePlan`.
+    """
+
+    of: np.ndarray
+    first: np.ndarray
+    group: np.ndarray
+    exercise_time: np.ndarray
+    payer: np.ndarray
+    rate: np.ndarray
+    leg_first: np.ndarray
+    leg_count: np.ndarray
+    curves: tuple[_CurvePlan, ...]
+
+
+def _quote_plan(structure: _QuoteStructure) -> _QuotePlan:
+    """The distinct tables of flows per curve and the distinct quotes of ``structure`` (see :class:`_QuotePlan`)."""
+    nq = structure.trade.size
+    payer = structure.baskets.payer[structure.trade]
+    rate = structure.baskets.rate[structure.trade]
+    keys = np.zeros((nq, 8 if structure.strike == "deal" else 7), dtype=np.int64)
+    keys[:, 2] = structure.first
+    keys[:, 3] = structure.count
+    keys[:, 4] = structure.end.astype(np.int64)
+    keys[:, 5] = payer
+    if structure.strike == "deal":
+        keys[:, 7] = rate.view(np.int64)
+    tables = []
+    for number, legs in enumerate(structure.legs):
+        table_keys = np.concatenate([legs.at.astype(np.int64), legs.accrual.view(np.int64), legs.schedule[:, None]],
+                                    axis=1)
+        first, table_of = _distinct_rows(table_keys)
+        tables.append((first, table_of))
+        keys[legs.rows, 0] = number
+        keys[legs.rows, 1] = table_of[legs.local]
+        keys[legs.rows, 6] = legs.start_at
+    first, of = _distinct_rows(keys)
+    group = keys[first, 0]
+    curves = []
+    position = np.empty(nq, dtype=np.int64)
+    for number, (legs, (rows, table_of)) in enumerate(zip(structure.legs, tables, strict=True)):
+        mine = np.flatnonzero(group == number)
+        q = first[mine]  # a quote of each distinct quote on the curve, among legs.rows
+        position[legs.rows] = np.arange(legs.rows.size)
+        table = table_of[legs.local[position[q]]]
+        at = legs.at[rows]
+        curves.append(_CurvePlan(rows=rows, accrual=legs.accrual[rows], at=at, schedule=legs.schedule[rows],
+                                 quotes=mine, table=table, start_at=legs.start_at[position[q]],
+                                 last_at=at[table, structure.first[q] + structure.count[q] - 1]))
+    return _QuotePlan(of=of, first=first, group=group, exercise_time=structure.exercise_time[first],
+                      payer=payer[first], rate=rate[first], leg_first=structure.first[first],
+                      leg_count=structure.count[first], curves=tuple(curves))
+
+
+def _distinct_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of ``keys`` (``(N, K)`` int64): per distinct row the first row that has it (ascending), and
+    per row its distinct row's number. Rows are grouped by a hash of their values and then compared in full, so
+    that two rows share a number only where they are equal."""
+    n = keys.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    weights = np.random.default_rng(26).integers(1, 2**63, size=keys.shape[1], dtype=np.uint64) | np.uint64(1)
+    hashed = (np.ascontiguousarray(keys).view(np.uint64) * weights).sum(axis=1, dtype=np.uint64)  # mod 2**64
+    _values, first, inverse = np.unique(hashed, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    if not np.array_equal(keys, keys[first[inverse]]):  # two rows of one hash: the exact (slower) way
+        _rows, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+        inverse = inverse.reshape(-1)
+    order = np.argsort(first, kind="stable")  # numbered by first appearance
+    number = np.empty(order.size, dtype=np.int64)
+    number[order] = np.arange(order.size)
+    return first[order].astype(np.int64), number[inverse]
+
+
+@dataclass(frozen=True, eq=False)
+class _Priced:
+    """One scenario's prices of a :class:`_QuotePlan`'s distinct quotes: per curve its discount factors at its dates
+    (:attr:`_CurveLegs.dates`), and per distinct quote ``P(0, T)``, annuity, forward swap rate, strike, volatility,
+    market price and (``root="quantlib"``) the curve's forward rate at the expiry."""
+
+    discounts: tuple[np.ndarray, ...]
+    discount_start: np.ndarray
+    annuity: np.ndarray
+    forward: np.ndarray
+    strike: np.ndarray
+    market_vol: np.ndarray
+    market_price: np.ndarray
+    forward_exercise: np.ndarray
+
+
+def _leg_sums(schedule: np.ndarray, local: np.ndarray, first: np.ndarray, count: np.ndarray,
               values: np.ndarray) -> np.ndarray:
-    """Per quote (its trade's row ``local`` of the tables, its leg ``count`` flows from ``first``), the sum of
-    ``values`` (``(trades, f)``) over its leg's flows: a tail of its trade's schedule from the reverse cumulative
-    sums of the schedules, a leg of its own as one segment."""
+    """Per quote (its row ``local`` of the tables, its leg ``count`` flows from ``first``), the sum of ``values``
+    (``(tables, f)``; ``schedule``: per table, how many of its flows are its schedule's) over its leg's flows: a
+    tail of its table's schedule from the reverse cumulative sums of the schedules, a leg of its own as one
+    segment."""
     out = np.empty(first.size)
     columns = np.arange(values.shape[1])[None, :]
-    own = first >= legs.schedule[local]
+    own = first >= schedule[local]
     if (~own).any():
-        tails = np.cumsum(np.where(columns < legs.schedule[:, None], values, 0.0)[:, ::-1], axis=1)[:, ::-1]
+        tails = np.cumsum(np.where(columns < schedule[:, None], values, 0.0)[:, ::-1], axis=1)[:, ::-1]
         out[~own] = tails[local[~own], first[~own]]
     if own.any():
         start = local[own] * values.shape[1] + first[own]
@@ -724,10 +945,10 @@ def prepare_baskets(baskets: Baskets, vols: VolSurface | VolQuotes | str | Path 
         taken here; a trade naming no curve takes the only one).
       strike: ``atm`` or ``deal``, as :func:`calibrate_baskets`.
 
-    An :class:`~trinom.InputError` for bad input, as :func:`calibrate_baskets`.
+    An :class:`~trinom.InputError` for bad input, as :func:`calibrate_baskets`. What depends on the baskets alone
+    (the quotes, their legs, :class:`_QuoteStructure`) is kept with them and reused by the next preparation of the
+    same baskets on the same date and curves.
     """
-    from ..conventions.dates import day_of_month, month_index
-
     if strike not in STRIKES:
         raise InputError([(None, "strike", f"strike must be one of {', '.join(STRIKES)}, got {strike!r}")])
     day, problems = to_days([as_of], field="as_of")
@@ -738,7 +959,6 @@ def prepare_baskets(baskets: Baskets, vols: VolSurface | VolQuotes | str | Path 
     if surface.as_of != today:
         raise InputError([(None, "vols", f"the volatility surface is as of {surface.as_of}, not {today}")])
     names = _curve_names(curves)
-    n = len(baskets)
     curve = np.array([c if c or len(names) != 1 else names[0] for c in baskets.curve.tolist()], dtype=object)
     messages = [str(v) for v in baskets.note.tolist()]
     distinct = dict.fromkeys(curve.tolist())
@@ -757,18 +977,103 @@ def prepare_baskets(baskets: Baskets, vols: VolSurface | VolQuotes | str | Path 
         if missing.size:
             raise InputError([(int(k), "rate", f"{baskets.where[k]}: strike='deal' needs the deal's fixed rate")
                               for k in missing])
-    # the quotes: every exercise date after the as-of date, on a known curve with volatilities
-    owner_all = np.repeat(np.arange(n), baskets.counts)
-    past = baskets.exercise <= today
+    # the quotes (every exercise date after the as-of date, on a known curve with volatilities) and their legs
     usable = known & has_vols
-    take = ~past & usable[owner_all]
-    past_count = np.bincount(owner_all[past], minlength=n)
-    some = np.bincount(owner_all[take], minlength=n) > 0
+    structure = _quote_structure(baskets, today, names, strike, curve, usable)
+    past_count, some = structure.past_count, structure.some
     for k in np.flatnonzero(~some & usable & (baskets.counts > 0) & (past_count == baskets.counts)):
         messages[k] = f"no exercise date after the as-of date {today} ({past_count[k]} on or before it)"
     for k in np.flatnonzero(~some & usable & (baskets.counts == 0) & ~np.array([bool(m) for m in messages],
                                                                                  dtype=bool)):
         messages[k] = "no exercise date: nothing to calibrate"
+    # the market: per distinct quote (its curve, expiry and tenor) its kind, shift and volatility
+    plan = structure.plan
+    v = plan.first.size
+    kind_of = np.empty(v, dtype=object)
+    shift_of = np.zeros(v)
+    vol_of = np.zeros(v)
+    kinds: dict[str, str] = {}
+    for number, legs in enumerate(structure.legs):
+        name = legs.name
+        mine = np.flatnonzero(plan.group == number)
+        grid = surface.grids[name] if name in surface.grids else surface.grids[next(iter(surface.grids))]
+        kinds[name] = surface.kind(name)
+        kind_of[mine] = kinds[name]
+        shift_of[mine] = surface.shift(name)
+        vol_of[mine] = grid.lookup(structure.expiry[plan.first[mine]], structure.tenor[plan.first[mine]])
+    trade, of = structure.trade, plan.of
+    return PreparedBaskets(baskets=baskets, as_of=today, surface=surface, strike=strike, curve_names=names,
+                           curve=curve, usable=usable, notes=tuple(messages), trade=trade,
+                           exercise=structure.exercise, end=structure.end, expiry=structure.expiry,
+                           tenor=structure.tenor, payer=baskets.payer[trade], kind=kind_of[of], shift=shift_of[of],
+                           market_vol=vol_of[of], exercise_time=structure.exercise_time, first=structure.first,
+                           count=structure.count, kinds=kinds, legs=structure.legs, structure=structure)
+
+
+@dataclass(frozen=True, eq=False)
+class _QuoteStructure:
+    """What prepared baskets take from the baskets alone (their exercise dates and legs, the as-of date, the curves'
+    names, the strike and which trades have a usable curve): the quotes, their expiries and tenors, their legs as
+    per-curve tables of flows (:class:`_CurveLegs`), and, built when first asked for, the distinct quotes
+    (:class:`_QuotePlan`). :func:`_quote_structure` keeps it with the baskets: preparing them again (other
+    volatilities, another risk run) reuses it.
+
+    Attributes:
+      baskets, strike: as prepared; curves: the curves with quotes, in the order of their first quote.
+      trade, exercise, end, exercise_time, expiry, tenor, first, count: per quote, as :class:`PreparedBaskets`.
+      legs: per curve of ``curves``, its tables; past_count: per trade, its exercise dates on or before the as-of
+        date; some: per trade, whether it has a quote.
+    """
+
+    baskets: Baskets
+    strike: str
+    curves: tuple[str, ...]
+    trade: np.ndarray
+    exercise: np.ndarray
+    end: np.ndarray
+    exercise_time: np.ndarray
+    expiry: np.ndarray
+    tenor: np.ndarray
+    first: np.ndarray
+    count: np.ndarray
+    legs: tuple[_CurveLegs, ...]
+    past_count: np.ndarray
+    some: np.ndarray
+
+    @cached_property
+    def plan(self) -> _QuotePlan:
+        """The distinct quotes and tables of flows (:func:`_quote_plan`)."""
+        return _quote_plan(self)
+
+
+#: Structures kept per baskets (the latest): a book is prepared on one date, set of curves and strike.
+_KEPT_STRUCTURES: Final[int] = 1
+
+
+def _quote_structure(baskets: Baskets, today: np.datetime64, names: tuple[str, ...], strike: str, curve: np.ndarray,
+                     usable: np.ndarray) -> _QuoteStructure:
+    """The :class:`_QuoteStructure` of ``baskets`` as of ``today`` on the curves ``names`` (``curve``: each trade's,
+    ``usable``: whether it is known and has volatilities), built once and kept with the baskets."""
+    key = (int(today.astype(np.int64)), names, strike, usable.tobytes())
+    memo = baskets._memo
+    if key not in memo:
+        while len(memo) >= _KEPT_STRUCTURES:  # the oldest goes
+            del memo[next(iter(memo))]
+        memo[key] = _build_structure(baskets, today, strike, curve, usable)
+    return memo[key]
+
+
+def _build_structure(baskets: Baskets, today: np.datetime64, strike: str, curve: np.ndarray,
+                     usable: np.ndarray) -> _QuoteStructure:
+    """The quotes of ``baskets`` and their legs (see :class:`_QuoteStructure`, :class:`_CurveLegs`)."""
+    from ..conventions.dates import day_of_month, month_index
+
+    n = len(baskets)
+    owner_all = np.repeat(np.arange(n), baskets.counts)
+    past = baskets.exercise <= today
+    take = ~past & usable[owner_all]
+    past_count = np.bincount(owner_all[past], minlength=n)
+    some = np.bincount(owner_all[take], minlength=n) > 0
     trade = owner_all[take]
     exercise = baskets.exercise[take]
     end = baskets.end[trade]
@@ -779,12 +1084,8 @@ def prepare_baskets(baskets: Baskets, vols: VolSurface | VolQuotes | str | Path 
     exercise_time = (exercise_days - today_day) / DAYS_PER_YEAR
     expiry = (exercise - today).astype(np.int64) / 365.0
     tenor = (end - exercise).astype(np.int64) / 365.0
-    kind = np.empty(nq, dtype=object)
-    shift = np.zeros(nq)
-    market_vol = np.zeros(nq)
     first = np.zeros(nq, dtype=np.int64)
     count = np.zeros(nq, dtype=np.int64)
-    kinds: dict[str, str] = {}
     legs: list[_CurveLegs] = []
     # the curves with quotes, in the order of their first quote; each quote's curve as a number
     quoted = np.flatnonzero(np.bincount(trade, minlength=n) > 0)
@@ -796,11 +1097,6 @@ def prepare_baskets(baskets: Baskets, vols: VolSurface | VolQuotes | str | Path 
     months_of = 12 // baskets.frequency
     for name, number in groups.items():
         rows = np.flatnonzero(group == number)
-        grid = surface.grids[name] if name in surface.grids else surface.grids[next(iter(surface.grids))]
-        kinds[name] = surface.kind(name)
-        kind[rows] = kinds[name]
-        shift[rows] = surface.shift(name)
-        market_vol[rows] = grid.lookup(expiry[rows], tenor[rows])
         owner = trade[rows]
         e = exercise_days[rows]
         begins = np.concatenate([[True], owner[1:] != owner[:-1]])
@@ -811,8 +1107,7 @@ def prepare_baskets(baskets: Baskets, vols: VolSurface | VolQuotes | str | Path 
         moved = month_index(e) - month_index(anchor)
         on = (moved % months == 0) & (day_of_month(e) == day_of_month(anchor))
         # each trade's schedule from its first quoted exercise date
-        schedule = fixed_leg(start=anchor[begins], end=end_days[rows][begins], frequency=baskets.frequency[trades],
-                             day_count=baskets.day_count[trades])
+        schedule = _distinct_legs(anchor[begins], end_days[rows][begins], baskets.frequency[trades], codes[trades])
         periods = schedule.count
         offset = np.where(on, moved // months, 0)
         length = periods[local] - offset
@@ -821,8 +1116,7 @@ def prepare_baskets(baskets: Baskets, vols: VolSurface | VolQuotes | str | Path 
         own = np.flatnonzero(~on)
         extra = np.zeros(trades.size, dtype=np.int64)
         if own.size:
-            leg = fixed_leg(start=e[own], end=end_days[rows][own], frequency=baskets.frequency[owner[own]],
-                            day_count=baskets.day_count[owner[own]])
+            leg = _distinct_legs(e[own], end_days[rows][own], baskets.frequency[owner[own]], codes[owner[own]])
             np.add.at(extra, local[own], leg.count)
             before = np.cumsum(leg.count) - leg.count  # each own leg's place after its trade's schedule
             group_start = np.concatenate([[True], local[own][1:] != local[own][:-1]])
@@ -844,13 +1138,33 @@ def prepare_baskets(baskets: Baskets, vols: VolSurface | VolQuotes | str | Path 
             accrual[at_row, at_column] = leg.accrual[live]
         first[rows] = offset
         count[rows] = length
+        # the distinct dates of the flows and exercises (whole days: a table of days present), each flow's index
+        lowest = int(min(pay.min(), e.min()))
+        present = np.zeros(int(max(pay.max(), e.max())) - lowest + 1, dtype=bool)
+        present[pay.reshape(-1) - lowest] = True
+        present[e - lowest] = True
+        index = np.cumsum(present) - 1
         legs.append(_CurveLegs(name=name, rows=rows, trades=trades, local=local,
-                               time=(pay - today_day) / DAYS_PER_YEAR, accrual=accrual, schedule=periods))
-    return PreparedBaskets(baskets=baskets, as_of=today, surface=surface, strike=strike, curve_names=names,
-                           curve=curve, usable=usable, notes=tuple(messages), trade=trade, exercise=exercise, end=end,
-                           expiry=expiry, tenor=tenor, payer=baskets.payer[trade], kind=kind, shift=shift,
-                           market_vol=market_vol, exercise_time=exercise_time, first=first, count=count, kinds=kinds,
-                           legs=tuple(legs))
+                               time=(pay - today_day) / DAYS_PER_YEAR, accrual=accrual, schedule=periods,
+                               dates=(np.flatnonzero(present) + lowest - today_day) / DAYS_PER_YEAR,
+                               at=index[pay - lowest], start_at=index[e - lowest]))
+    return _QuoteStructure(baskets=baskets, strike=strike, curves=tuple(groups), trade=trade, exercise=exercise, end=end,
+                           exercise_time=exercise_time, expiry=expiry, tenor=tenor, first=first, count=count,
+                           legs=tuple(legs), past_count=past_count, some=some)
+
+
+def _distinct_legs(start: np.ndarray, end: np.ndarray, frequency: np.ndarray, codes: np.ndarray) -> Any:
+    """:func:`~trinom.model.periods.fixed_leg` of each (start, end, frequency, day count code), generated once per
+    distinct one (its rows are its legs': a leg is a function of these alone, and the legs are padded to the
+    longest, which the distinct ones have)."""
+    from .periods import FixedLeg
+
+    keys = np.stack([start, end, frequency, codes], axis=1).astype(np.int64)
+    first, of = _distinct_rows(keys)
+    legs = fixed_leg(start=start[first], end=end[first], frequency=frequency[first],
+                     day_count=[DAY_COUNTS.canonical[c] for c in codes[first].tolist()])
+    return FixedLeg(start_days=legs.start_days[of], pay_days=legs.pay_days[of], accrual=legs.accrual[of],
+                    count=legs.count[of])
 
 
 def calibrate_baskets(*, curves: Any, vols: VolSurface | VolQuotes | str | Path | Any = None, as_of: object = None,
@@ -942,24 +1256,35 @@ def _check_options(error: str, root: str, backend: str) -> str:
     return backend
 
 
-#: Padded quote slots (trades times slots, plus the trades' flows) per call of the kernel: scenarios beyond it are
-#: fitted in further calls, so that the padded arrays (and the scenarios' quotes held for them) stay a few hundred
-#: megabytes.
+#: Cells per call of the kernel (per scenario its trades' outcomes, starts and bounds, and its distinct quotes' and
+#: dates' market data): scenarios beyond it are fitted in further calls, so that what a call holds stays a few
+#: hundred megabytes.
 _KERNEL_CELLS: Final[int] = 20_000_000
+#: The kernel's values per trade before its model prices (calibration_kernel's fixed columns).
+_OUTCOME_COLUMNS: Final[int] = 11
 
 
-def calibrate_prepared(prepared: PreparedBaskets, states: Sequence[tuple[Any, float]], *,
-                       x0: Sequence[npt.ArrayLike | None] | npt.ArrayLike | None = None,
-                       a: float | npt.ArrayLike | None = None, error: str = "relative_price",
-                       bounds: Mapping[str, tuple[float, float]] | None = None, a_guess: float = 0.05,
-                       sigma_guess: float | None = None, max_iterations: int = 500, tolerance: float = 1e-12,
-                       root: str = "exact", backend: str = "numpy", details: bool = True) -> list[BasketCalibration]:
-    """:func:`calibrate_baskets` of prepared baskets in several scenarios at once: ``states`` is a sequence of
-    ``(curves, vol_shift)``, each fitted as :func:`calibrate_baskets` fits it, on a Futhark target in one batched call
-    of the kernel (every scenario's trades together). ``x0``: one ``(trades, 2)`` start for every scenario, or one per
-    scenario (None: the default start). ``details=False`` leaves out what a refit in many scenarios does not read:
-    the per-quote model volatilities, vol residuals and rmse (NaN), and the messages of trades with a fit (their
-    notes). The other arguments are :func:`calibrate_baskets`'s; one :class:`BasketCalibration` per scenario."""
+@dataclass(frozen=True)
+class _Options:
+    """A per-trade calibration's options, checked (:func:`_options`): where the solver runs (``engine``), the bounds
+    (``limits``), per trade the given ``a`` (NaN: free) and per scenario the start (None: the default)."""
+
+    engine: str
+    error: str
+    root: str
+    limits: dict[str, tuple[float, float]]
+    a_given: np.ndarray
+    starts: list[np.ndarray | None]
+    a_guess: float
+    sigma_guess: float | None
+    max_iterations: int
+    tolerance: float
+
+
+def _options(prepared: PreparedBaskets, states: int, *, x0: Any, a: Any, error: str,
+             bounds: Mapping[str, tuple[float, float]] | None, a_guess: float, sigma_guess: float | None,
+             max_iterations: int, tolerance: float, root: str, backend: str) -> _Options:
+    """The arguments of :func:`calibrate_prepared`, checked: an :class:`~trinom.InputError` for bad ones."""
     engine = _check_options(error, root, backend)
     limits = dict(DEFAULT_BOUNDS)
     limits.update(bounds or {})
@@ -980,26 +1305,112 @@ def calibrate_prepared(prepared: PreparedBaskets, states: Sequence[tuple[Any, fl
         if bad.size:
             raise InputError([(int(k), "a", f"{baskets.where[k]}: a must be a finite number > 0 (NaN: free), got "
                                f"{a_given[k]}") for k in bad])
-    starts = _starts(x0, len(states), n)
-    results: list[BasketCalibration] = []
-    group: list[tuple[_Setup, dict[str, np.ndarray]]] = []  # scenarios waiting for one call of the kernel
+    return _Options(engine=engine, error=error, root=root, limits=limits, a_given=a_given,
+                    starts=_starts(x0, states, n), a_guess=float(a_guess), sigma_guess=sigma_guess,
+                    max_iterations=max_iterations, tolerance=tolerance)
+
+
+def calibrate_prepared(prepared: PreparedBaskets, states: Sequence[tuple[Any, float]], *,
+                       x0: Sequence[npt.ArrayLike | None] | npt.ArrayLike | None = None,
+                       a: float | npt.ArrayLike | None = None, error: str = "relative_price",
+                       bounds: Mapping[str, tuple[float, float]] | None = None, a_guess: float = 0.05,
+                       sigma_guess: float | None = None, max_iterations: int = 500, tolerance: float = 1e-12,
+                       root: str = "exact", backend: str = "numpy", details: bool = True) -> list[BasketCalibration]:
+    """:func:`calibrate_baskets` of prepared baskets in several scenarios at once: ``states`` is a sequence of
+    ``(curves, vol_shift)``, each fitted as :func:`calibrate_baskets` fits it, on a Futhark target in batched calls
+    of the kernel (every scenario's trades together, what the scenarios share passed once). ``x0``: one
+    ``(trades, 2)`` start for every scenario, or one per scenario (None: the default start). ``details=False`` leaves
+    out what a refit in many scenarios does not read: the per-quote model volatilities, vol residuals and rmse (NaN),
+    and the messages of trades with a fit (their notes). The other arguments are :func:`calibrate_baskets`'s; one
+    :class:`BasketCalibration` per scenario (:func:`calibrate_scenarios`: the trades' fits alone)."""
+    options = _options(prepared, len(states), x0=x0, a=a, error=error, bounds=bounds, a_guess=a_guess,
+                       sigma_guess=sigma_guess, max_iterations=max_iterations, tolerance=tolerance, root=root,
+                       backend=backend)
+    return [fit for fit in _scenario_fits(prepared, states, options, details=details, quotes=True)
+            if isinstance(fit, BasketCalibration)]
+
+
+@dataclass(frozen=True, eq=False)
+class ScenarioFits:
+    """:func:`calibrate_scenarios`' outcome: per scenario (rows) and trade (columns, in the baskets' order) ``a`` and
+    ``sigma`` (NaN where there is no fit), ``status`` (``converged``, ``bound``, ``no fit``), ``message`` (a trade
+    with a fit: its basket's notes; without: why), ``iterations``, and ``fitted`` (the status is not ``no fit``):
+    what :func:`calibrate_prepared` with ``details=False`` says of the trades; ``id`` per trade."""
+
+    id: np.ndarray
+    a: np.ndarray
+    sigma: np.ndarray
+    status: np.ndarray
+    message: np.ndarray
+    iterations: np.ndarray
+    fitted: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.a.shape[0])
+
+
+def calibrate_scenarios(prepared: PreparedBaskets, states: Sequence[tuple[Any, float]], *,
+                        x0: Sequence[npt.ArrayLike | None] | npt.ArrayLike | None = None,
+                        a: float | npt.ArrayLike | None = None, error: str = "relative_price",
+                        bounds: Mapping[str, tuple[float, float]] | None = None, a_guess: float = 0.05,
+                        sigma_guess: float | None = None, max_iterations: int = 500, tolerance: float = 1e-12,
+                        root: str = "exact", backend: str = "numpy") -> ScenarioFits:
+    """:func:`calibrate_prepared` (``details=False``) of many scenarios, the trades' fits alone (a risk run's
+    recalibration: :class:`ScenarioFits`): the same ``a``, ``sigma``, statuses and messages, without the per-quote
+    market data and model prices, so that a scenario costs its distinct quotes' prices (quotes that are alike,
+    :class:`_QuotePlan`, priced once), the solver and its trades' statuses."""
+    options = _options(prepared, len(states), x0=x0, a=a, error=error, bounds=bounds, a_guess=a_guess,
+                       sigma_guess=sigma_guess, max_iterations=max_iterations, tolerance=tolerance, root=root,
+                       backend=backend)
+    n = len(prepared)
+    fits = [fit for fit in _scenario_fits(prepared, states, options, details=False, quotes=False)
+            if isinstance(fit, _TradeFits)]
+    if not fits:
+        empty = np.zeros((0, n))
+        return ScenarioFits(id=prepared.baskets.id.copy(), a=empty, sigma=empty.copy(),
+                            status=np.zeros((0, n), dtype=object), message=np.zeros((0, n), dtype=object),
+                            iterations=np.zeros((0, n), dtype=np.int64), fitted=np.zeros((0, n), dtype=bool))
+    return ScenarioFits(id=prepared.baskets.id.copy(), a=np.stack([f.a for f in fits]),
+                        sigma=np.stack([f.sigma for f in fits]), status=np.stack([f.status for f in fits]),
+                        message=np.stack([f.message for f in fits]),
+                        iterations=np.stack([f.iterations for f in fits]), fitted=np.stack([f.fitted for f in fits]))
+
+
+@dataclass(frozen=True, eq=False)
+class _TradeFits:
+    """One scenario's fits of the trades alone (:class:`ScenarioFits`' row)."""
+
+    a: np.ndarray
+    sigma: np.ndarray
+    status: np.ndarray
+    message: np.ndarray
+    iterations: np.ndarray
+    fitted: np.ndarray
+
+
+def _scenario_fits(prepared: PreparedBaskets, states: Sequence[tuple[Any, float]], options: _Options, *,
+                   details: bool, quotes: bool) -> list[BasketCalibration | _TradeFits]:
+    """Every scenario of ``states`` fitted: with ``quotes`` a :class:`BasketCalibration` each, else the trades' fits
+    (:class:`_TradeFits`). NumPy fits scenario by scenario; a Futhark target takes the scenarios in as few calls of
+    the kernel as :data:`_KERNEL_CELLS` allows."""
+    results: list[BasketCalibration | _TradeFits] = []
+    group: list[_KernelScenario] = []  # scenarios waiting for one call of the kernel
     cells = 0
-    for (curves, vol_shift), start in zip(states, starts, strict=True):
-        setup = _Setup.of(prepared, prepared.quotes(curves, vol_shift, quantlib_forward=root == "quantlib"), a_given,
-                          limits, a_guess, sigma_guess, start)
-        if engine == "numpy":
-            results.append(setup.finish(setup.solve_numpy(error, root, max_iterations, tolerance), engine, error, root,
-                                        limits, max_iterations, a_guess, details))
+    for (curves, vol_shift), start in zip(states, options.starts, strict=True):
+        if options.engine == "numpy":
+            setup = _Setup.of(prepared, prepared.quotes(curves, vol_shift, quantlib_forward=options.root == "quantlib"),
+                              options, start)
+            results.append(setup.finish(setup.solve_numpy(options), options, details, quotes))
             continue
-        arrays = setup.kernel_arrays(error)
-        size = arrays["valid"].size + arrays["pay_time"].size
+        scenario = _KernelScenario.of(prepared, prepared._priced(curves, vol_shift), vol_shift, options, start)
+        size = scenario.cells(quotes)
         if group and cells + size > _KERNEL_CELLS:
-            results += _kernel_group(group, engine, error, root, limits, max_iterations, tolerance, a_guess, details)
+            results += _kernel_group(prepared, group, options, details, quotes)
             group, cells = [], 0
-        group.append((setup, arrays))
+        group.append(scenario)
         cells += size
     if group:
-        results += _kernel_group(group, engine, error, root, limits, max_iterations, tolerance, a_guess, details)
+        results += _kernel_group(prepared, group, options, details, quotes)
     return results
 
 
@@ -1023,19 +1434,54 @@ def _starts(x0: Any, states: int, n: int) -> list[np.ndarray | None]:
     return out
 
 
-@dataclass(eq=False)
-class _Setup:
-    """One scenario's fit before the solver: its quotes, messages and the solver's padded slots."""
+def _usable_quotes(market: np.ndarray, annuity: np.ndarray, payer: np.ndarray, forward: np.ndarray,
+                   strike: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which quotes have a positive market price, and which of those have no time value (the price is the
+    intrinsic value within :data:`_NO_TIME_VALUE`): the fit leaves both kinds out."""
+    intrinsic = annuity * np.maximum(np.where(payer, 1.0, -1.0) * (forward - strike), 0.0)
+    positive = np.isfinite(market) & (market > 0)
+    with np.errstate(invalid="ignore"):
+        timeless = positive & (market - intrinsic <= _NO_TIME_VALUE * market)
+    return positive, timeless
 
-    prepared: PreparedBaskets
-    quotes: _QuoteSet
-    messages: list[str]
-    count: np.ndarray
-    priced: np.ndarray
-    good: np.ndarray
-    slot: np.ndarray
-    valid: np.ndarray
-    fill: np.ndarray
+
+def _note_left_out(messages: list[str], owner: np.ndarray, positive: np.ndarray, timeless: np.ndarray,
+                   example: Any) -> None:
+    """Per trade with quotes left out (no positive market price, no time value), a note in its message naming how
+    many and the first (``example(quote)``: its exercise, forward, strike, kind, vol and shift)."""
+    n = len(messages)
+    for bad, what in ((~positive, "without a positive market price"),
+                      (timeless, "without time value (deep in the money: the price is the intrinsic value)")):
+        where = np.flatnonzero(bad)
+        if not where.size:
+            continue
+        left = np.bincount(owner[where], minlength=n)
+        trades, at = np.unique(owner[where], return_index=True)
+        for k, first in zip(trades.tolist(), where[at].tolist(), strict=True):
+            exercise, forward, strike, kind, vol, shift = example(first)
+            note = (f"{left[k]} quote(s) {what} left out (e.g. exercise {exercise}: forward {forward:.6g}, strike "
+                    f"{strike:.6g}, {kind} vol {vol:.6g}, shift {shift:g})")
+            messages[k] = f"{messages[k]}; {note}" if messages[k] else note
+
+
+def _packed_slots(owner: np.ndarray, taken: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The quotes ``taken`` (quotes come trade by trade, ``owner`` their trades) in padded slots: per trade its count,
+    and ``slot[t, j]``, the ``j``-th taken quote of trade ``t`` (or -1), at least one slot wide; and ``good``, the
+    taken quotes."""
+    good = np.flatnonzero(taken)
+    count = np.bincount(owner[good], minlength=n)
+    width = max(int(count.max()) if n else 0, 1)
+    slot = np.full((n, width), -1, dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(count)[:-1]]) if n else np.zeros(0, np.int64)
+    slot[owner[good], np.arange(good.size) - np.repeat(starts, count)] = good
+    return count, slot, good
+
+
+@dataclass(frozen=True, eq=False)
+class _Start:
+    """The solver's start and bounds per trade: ``a`` fixed (given) or held (one quote, ``a`` free: held at its guess),
+    which parameters are free, the start ``x0`` and the bounds (free parameters: the limits; others unbounded)."""
+
     a_fixed: np.ndarray
     held: np.ndarray
     free: np.ndarray
@@ -1044,44 +1490,15 @@ class _Setup:
     upper: np.ndarray
 
     @classmethod
-    def of(cls, prepared: PreparedBaskets, quotes: _QuoteSet, a_given: np.ndarray,
-           limits: Mapping[str, tuple[float, float]], a_guess: float, sigma_guess: float | None,
-           start: np.ndarray | None) -> _Setup:
-        n = len(prepared)
-        messages = list(prepared.notes)
-        owner = quotes.trade
-        nq = owner.size
-        market = quotes.market_price
-        intrinsic = quotes.annuity * np.maximum(np.where(quotes.payer, 1.0, -1.0) * (quotes.forward - quotes.strike),
-                                                0.0)
-        positive = np.isfinite(market) & (market > 0)
-        with np.errstate(invalid="ignore"):
-            timeless = positive & (market - intrinsic <= _NO_TIME_VALUE * market)
-        priced = positive & ~timeless
-        for bad, what in ((~positive, "without a positive market price"),
-                          (timeless, "without time value (deep in the money: the price is the intrinsic value)")):
-            where = np.flatnonzero(bad)
-            if not where.size:
-                continue
-            left = np.bincount(owner[where], minlength=n)
-            trades, at = np.unique(owner[where], return_index=True)
-            for k, first in zip(trades.tolist(), where[at].tolist(), strict=True):
-                note = (f"{left[k]} quote(s) {what} left out (e.g. exercise {quotes.exercise[first]}: forward "
-                        f"{quotes.forward[first]:.6g}, strike {quotes.strike[first]:.6g}, {quotes.kind[first]} vol "
-                        f"{quotes.market_vol[first]:.6g}, shift {quotes.shift[first]:g})")
-                messages[k] = f"{messages[k]}; {note}" if messages[k] else note
-        count = np.bincount(owner[priced], minlength=n)
-        # padded slots: slot[t, j] is a priced quote of trade t (or -1)
-        good = np.flatnonzero(priced)
-        width = max(int(count.max()) if n else 0, 1)
-        slot = np.full((n, width), -1, dtype=np.int64)
-        starts = np.concatenate([[0], np.cumsum(count)[:-1]]) if n else np.zeros(0, np.int64)
-        position = np.arange(good.size) - np.repeat(starts, count)
-        slot[owner[good], position] = good  # quotes come trade by trade
-        valid = slot >= 0
-        fill = np.where(valid, slot, 0)
-        a_fixed = ~np.isnan(a_given)
-        a_start = np.where(a_fixed, a_given, float(a_guess))
+    def of(cls, options: _Options, count: np.ndarray, owner: np.ndarray, valid: np.ndarray, fill: np.ndarray,
+           start: np.ndarray | None, matching: Any) -> _Start:
+        """``count`` quotes per trade in slots (``valid``, ``fill``: each slot's quote, 0 where empty); a trade
+        without a start (``start`` None or NaN) starts from the median over its quotes of ``matching(a, rows)`` (the
+        sigma matching each quote's normal volatility, :meth:`_QuoteSet.matching_sigma`) or ``sigma_guess``."""
+        n = count.size
+        limits = options.limits
+        a_fixed = ~np.isnan(options.a_given)
+        a_start = np.where(a_fixed, options.a_given, options.a_guess)
         held = ~a_fixed & (count == 1)  # one quote cannot fix both: a held at its guess
         free = np.stack([~a_fixed & ~held, np.ones(n, dtype=bool)], axis=1)
         sigma0 = np.full(n, np.nan)
@@ -1090,26 +1507,69 @@ class _Setup:
             sigma0 = np.where(np.isfinite(start[:, 1]), start[:, 1], np.nan)
         cold = np.isnan(sigma0)
         if cold.any():
-            if sigma_guess is None:  # per quote the sigma that gives its normal volatility (to first order), their median
+            if options.sigma_guess is None:  # per quote the sigma giving its normal volatility (to first order): median
+                nq = owner.size
                 rows = np.arange(nq) if cold.all() else np.flatnonzero(cold[owner])
                 each = np.full(max(nq, 1), np.nan)
                 if rows.size:
-                    each[rows] = quotes.matching_sigma(a_start[owner[rows]], rows)
+                    each[rows] = matching(a_start[owner[rows]], rows)
                 median = np.full(n, np.nan)
                 some = cold & (valid & np.isfinite(each[fill])).any(axis=1)
                 if some.any():
-                    median[some] = np.nanmedian(np.where(valid, each[fill], np.nan)[some], axis=1)
+                    median[some] = _nan_medians(np.where(valid, each[fill], np.nan)[some])
                 guess = np.clip(np.where(np.isfinite(median) & (median > 0), median, 0.01), limits["sigma"][0],
                                 limits["sigma"][1])
             else:
-                guess = np.full(n, float(sigma_guess))
+                guess = np.full(n, float(options.sigma_guess))
             sigma0 = np.where(cold, guess, sigma0)
         lower = np.array([limits["a"][0], limits["sigma"][0]])
         upper = np.array([limits["a"][1], limits["sigma"][1]])
+        return cls(a_fixed=a_fixed, held=held, free=free, x0=np.stack([a_start, sigma0], axis=1),
+                   lower=np.where(free, lower, -np.inf), upper=np.where(free, upper, np.inf))
+
+
+def _nan_medians(values: np.ndarray) -> np.ndarray:
+    """Each row's median of its numbers (NaN left out; every row has one): ``np.nanmedian(values, axis=1)``, its
+    arithmetic (the mean of the two middle values, of the one twice for an odd count) without its masked arrays."""
+    ordered = np.sort(values, axis=1)  # NaN last
+    count = np.count_nonzero(~np.isnan(values), axis=1)
+    high = count // 2
+    low = np.where(count % 2 == 1, high, high - 1)
+    rows = np.arange(values.shape[0])
+    return (ordered[rows, low] + ordered[rows, high]) / 2.0
+
+
+@dataclass(eq=False)
+class _Setup:
+    """One scenario's fit by NumPy before the solver: its quotes, messages, the solver's padded slots (the priced
+    quotes packed) and its start."""
+
+    prepared: PreparedBaskets
+    quotes: _QuoteSet
+    messages: list[str]
+    count: np.ndarray
+    priced: np.ndarray
+    good: np.ndarray
+    valid: np.ndarray
+    fill: np.ndarray
+    start: _Start
+
+    @classmethod
+    def of(cls, prepared: PreparedBaskets, quotes: _QuoteSet, options: _Options, start: np.ndarray | None) -> _Setup:
+        messages = list(prepared.notes)
+        owner = quotes.trade
+        positive, timeless = _usable_quotes(quotes.market_price, quotes.annuity, quotes.payer, quotes.forward,
+                                            quotes.strike)
+        _note_left_out(messages, owner, positive, timeless,
+                       lambda q: (quotes.exercise[q], quotes.forward[q], quotes.strike[q], quotes.kind[q],
+                                  quotes.market_vol[q], quotes.shift[q]))
+        priced = positive & ~timeless
+        count, slot, good = _packed_slots(owner, priced, len(prepared))
+        valid = slot >= 0
+        fill = np.where(valid, slot, 0)
         return cls(prepared=prepared, quotes=quotes, messages=messages, count=count, priced=priced, good=good,
-                   slot=slot, valid=valid, fill=fill, a_fixed=a_fixed, held=held, free=free,
-                   x0=np.stack([a_start, sigma0], axis=1), lower=np.where(free, lower, -np.inf),
-                   upper=np.where(free, upper, np.inf))
+                   valid=valid, fill=fill, start=_Start.of(options, count, owner, valid, fill, start,
+                                                           quotes.matching_sigma))
 
     def residuals(self, error: str, root: str) -> Any:
         """The NumPy solver's residual function (rows of trades at their parameters)."""
@@ -1142,129 +1602,246 @@ class _Setup:
 
         return residuals
 
-    def solve_numpy(self, error: str, root: str, max_iterations: int, tolerance: float) -> Any:
+    def solve_numpy(self, options: _Options) -> Any:
+        start = self.start
         with np.errstate(over="ignore", under="ignore"):
-            return levenberg_marquardt(self.residuals(error, root), self.x0, lower=self.lower, upper=self.upper,
-                                       free=self.free, mask=self.valid, max_iterations=max_iterations,
-                                       tolerance=tolerance)
+            return levenberg_marquardt(self.residuals(options.error, options.root), start.x0, lower=start.lower,
+                                       upper=start.upper, free=start.free, mask=self.valid,
+                                       max_iterations=options.max_iterations, tolerance=options.tolerance)
 
-    def kernel_arrays(self, error: str) -> dict[str, np.ndarray]:
-        """The kernel's per-quote and per-trade arrays of this scenario (:func:`levenberg_marquardt_kernel`)."""
-        quotes, valid, fill = self.quotes, self.valid, self.fill
-        slot_market = np.where(valid, quotes.market_price[fill], 1.0)
-        pay_time, accrual, discount = quotes.tables(len(self.prepared))
-        expiry = quotes.exercise_time[fill]
-        return {"valid": valid, "expiry": expiry, "start": expiry, "discount_start": quotes.discount_start[fill],
-                "notional": np.ones(valid.shape), "payer": quotes.payer[fill], "market": slot_market,
-                "scale": 1.0 / slot_market if error == "relative_price" else np.ones(valid.shape),
-                "rate": quotes.strike[fill], "first": np.where(valid, quotes.first[fill], 0),
-                "count": np.where(valid, quotes.count[fill], 0), "pay_time": pay_time, "accrual": accrual,
-                "discount_pay": discount}
-
-    def finish(self, fit: Any, engine: str, error: str, root: str, limits: Mapping[str, tuple[float, float]],
-               max_iterations: int, a_guess: float, details: bool) -> BasketCalibration:
-        """The scenario's outcome from the solver's ``fit``."""
-        prepared, quotes, valid, fill = self.prepared, self.quotes, self.valid, self.fill
-        n = len(prepared)
-        owner = quotes.trade
-        nq = owner.size
-        market = quotes.market_price
+    def finish(self, fit: Any, options: _Options, details: bool, with_quotes: bool) -> BasketCalibration | _TradeFits:
+        """The scenario's outcome from the solver's ``fit``: a fit that stopped on a flat objective (no quote's price
+        moves with the free parameters, its residuals not 0) found nothing: no fit, not converged."""
         code = fit.code.copy()
-        # a fit that stopped on a flat objective (no quote's price moves with the free parameters, its residuals not
-        # 0) found nothing: no fit, not converged
         check = np.flatnonzero((code == CONVERGED) & (fit.cost > 0))
-        if engine == "numpy":
-            if check.size:
-                _r, jac = self.residuals(error, root)(fit.x[check], check)
-                moving = (np.abs(jac) * self.free[check][:, None, :] > 0).any(axis=(1, 2))
-                code[check[~moving]] = _FLAT
-        else:
-            code[check[~fit.moving[check]]] = _FLAT
-        fit = replace(fit, code=code)
-        a_out, sigma_out = fit.x[:, 0].copy(), fit.x[:, 1].copy()
-        failed = code != CONVERGED
-        model = np.full(nq, np.nan)
-        if engine == "numpy":
-            if self.good.size:
-                good = self.good
-                model[good] = quotes.swaptions.take(good).price(a=a_out[owner[good]], sigma=sigma_out[owner[good]],
-                                                                root=root)
-        else:
-            model[fill[valid]] = fit.model[valid]
-        model[failed[owner]] = np.nan
-        price_residual = model - market
-        if details:
-            model_vol = quotes.implied_vol(model, np.arange(nq))
-            residual = model_vol - quotes.market_vol
-            used = self.priced & ~failed[owner]
-            squares = np.bincount(owner[used], weights=residual[used] ** 2, minlength=n)
-            rmse = np.where(self.count > 0, np.sqrt(squares / np.maximum(self.count, 1)), np.nan)
-            rmse[failed] = np.nan
-        else:
-            model_vol = residual = np.full(nq, np.nan)
-            rmse = np.full(n, np.nan)
-        err = (price_residual / market if error == "relative_price" else price_residual if error == "price"
-               else residual)
-        unit = {"normal": " (normal, rate units)", "lognormal": " (lognormal)"}
-        units = np.array([unit.get(quotes.kind_of(c), "") if ok else "" for c, ok in
-                          zip(prepared.curve.tolist(), prepared.usable.tolist(), strict=True)], dtype=object)
-        kinds = np.array([quotes.kind_of(c) if ok else "" for c, ok in
-                          zip(prepared.curve.tolist(), prepared.usable.tolist(), strict=True)], dtype=object)
-        status, messages = _statuses(fit, self.count, self.held, self.a_fixed, limits, max_iterations, rmse,
-                                     self.messages, float(a_guess), units, kinds, details)
-        a_out[failed], sigma_out[failed] = np.nan, np.nan
-        return BasketCalibration(
-            id=prepared.baskets.id.copy(), curve=prepared.curve, a=a_out, sigma=sigma_out,
-            a_fixed=self.a_fixed | self.held, status=status, message=np.array(messages, dtype=object), rmse=rmse,
-            iterations=fit.iterations, quote_count=self.count, error_type=error, trade=owner, exercise=quotes.exercise,
-            end=quotes.end, expiry=quotes.expiry, tenor=quotes.tenor, strike=quotes.strike, forward=quotes.forward,
-            annuity=quotes.annuity, payer=quotes.payer, kind=quotes.kind, shift=quotes.shift,
-            market_vol=quotes.market_vol, market_price=market, model_price=model, model_vol=model_vol,
-            residual=residual, price_residual=price_residual, error=err)
+        if check.size:
+            _r, jac = self.residuals(options.error, options.root)(fit.x[check], check)
+            moving = (np.abs(jac) * self.start.free[check][:, None, :] > 0).any(axis=(1, 2))
+            code[check[~moving]] = _FLAT
+        if not with_quotes:
+            return _trade_fits(self.prepared, fit, code, self.count, self.start, self.messages, options)
+        quotes, owner = self.quotes, self.quotes.trade
+        model = np.full(owner.size, np.nan)
+        if self.good.size:
+            fitted = code == CONVERGED
+            good = self.good
+            model[good] = quotes.swaptions.take(good).price(a=fit.x[owner[good], 0], sigma=fit.x[owner[good], 1],
+                                                            root=options.root)
+            model[~fitted[owner]] = np.nan
+        return _calibration(self.prepared, quotes, fit, code, model, self.count, self.priced, self.start,
+                            self.messages, options, details)
 
 
-def _kernel_group(group: list[tuple[_Setup, dict[str, np.ndarray]]], target: str, error: str, root: str,
-                  limits: Mapping[str, tuple[float, float]], max_iterations: int, tolerance: float, a_guess: float,
-                  details: bool) -> list[BasketCalibration]:
-    """Scenarios fitted in one call of the kernel on ``target``, their trades stacked (each scenario's slots and
-    tables padded to the widest), then each one's outcome."""
-    from .calibration_kernel import levenberg_marquardt_kernel
+@dataclass(frozen=True, eq=False)
+class _KernelLayout:
+    """What the kernel takes once for all scenarios of prepared baskets (:func:`levenberg_marquardt_scenarios`): per
+    trade its quotes in slots (all its prepared quotes, in order: ``slot``, -1 where empty; ``quote``, the distinct
+    quote of each), their legs, and its table of flows, each flow's date an index into a scenario's discount factors
+    (the curves' dates one after another, from ``offsets``); per distinct quote its expiry and side."""
 
-    options = {"target": target, "max_iterations": max_iterations, "tolerance": tolerance}
-    if len(group) == 1:
-        setup, arrays = group[0]
-        fits = [levenberg_marquardt_kernel(x0=setup.x0, lower=setup.lower, upper=setup.upper, free=setup.free,
-                                           **arrays, **options)]
+    count: np.ndarray
+    slot: np.ndarray
+    valid: np.ndarray
+    fill: np.ndarray
+    quote: np.ndarray
+    first: np.ndarray
+    length: np.ndarray
+    pay_time: np.ndarray
+    accrual: np.ndarray
+    date: np.ndarray
+    expiry: np.ndarray
+    payer: np.ndarray
+    offsets: tuple[int, ...]
+    dates: int
+
+    @classmethod
+    def of(cls, structure: _QuoteStructure) -> _KernelLayout:
+        plan = structure.plan
+        n = len(structure.baskets)
+        count, slot, _good = _packed_slots(structure.trade, np.ones(structure.trade.size, dtype=bool), n)
+        valid = slot >= 0
+        fill = np.where(valid, slot, 0)
+        only = structure.legs[0] if len(structure.legs) == 1 else None
+        if only is not None and only.trades.size == n:  # one curve, every trade quoted: its tables as they are
+            pay_time, accrual, date = only.time, only.accrual, only.at
+            offsets, offset = [0], only.dates.size
+        else:
+            flows = max([legs.time.shape[1] for legs in structure.legs] + [1])
+            pay_time = np.zeros((n, flows))
+            accrual = np.zeros((n, flows))
+            date = np.zeros((n, flows), dtype=np.int64)
+            offsets = []
+            offset = 0
+            for legs in structure.legs:
+                w = legs.time.shape[1]
+                pay_time[legs.trades, :w] = legs.time
+                accrual[legs.trades, :w] = legs.accrual
+                date[legs.trades, :w] = legs.at + offset
+                offsets.append(offset)
+                offset += legs.dates.size
+        return cls(count=count, slot=slot, valid=valid, fill=fill, quote=np.where(valid, plan.of[fill], -1),
+                   first=np.where(valid, structure.first[fill], 0), length=np.where(valid, structure.count[fill], 0),
+                   pay_time=pay_time, accrual=accrual, date=date, expiry=plan.exercise_time, payer=plan.payer,
+                   offsets=tuple(offsets), dates=offset)
+
+
+@dataclass(eq=False)
+class _KernelScenario:
+    """One scenario's fit on a Futhark target before the solver: its distinct quotes priced (``priced``) and which of
+    them the fit takes (``usable``), per trade its quote count and message, the slots it uses (``valid``, in the
+    layout's slots) and its start."""
+
+    prepared: PreparedBaskets
+    priced: _Priced
+    vol_shift: float
+    usable: np.ndarray
+    count: np.ndarray
+    valid: np.ndarray
+    messages: list[str]
+    start: _Start = dataclass_field(init=False)
+
+    @classmethod
+    def of(cls, prepared: PreparedBaskets, priced: _Priced, vol_shift: float, options: _Options,
+           start: np.ndarray | None) -> _KernelScenario:
+        plan, layout = prepared._plan, prepared._kernel_layout
+        owner = prepared.trade
+        messages = list(prepared.notes)
+        positive, timeless = _usable_quotes(priced.market_price, priced.annuity, plan.payer, priced.forward,
+                                            priced.strike)
+        usable = positive & ~timeless
+        count, valid = layout.count, layout.valid
+        if not usable.all():  # quotes left out: per quote, from its distinct quote's
+            of = plan.of
+            _note_left_out(messages, owner, positive[of], timeless[of],
+                           lambda q: (prepared.exercise[q], priced.forward[of[q]], priced.strike[of[q]],
+                                      prepared.kind[q], priced.market_vol[of[q]], prepared.shift[q]))
+            count = np.bincount(owner[usable[of]], minlength=len(prepared))
+            valid = layout.valid & usable[np.where(layout.valid, layout.quote, 0)]
+        scenario = cls(prepared=prepared, priced=priced, vol_shift=vol_shift, usable=usable, count=count, valid=valid,
+                       messages=messages)
+        scenario.start = _Start.of(options, count, owner, valid, layout.fill, start, scenario.matching_sigma)
+        return scenario
+
+    def matching_sigma(self, a: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """:meth:`_QuoteSet.matching_sigma` of the quotes ``rows`` (``a``: per one, its trade's): where every ``a`` is
+        the same, worked out once per distinct quote (the same numbers: the same values)."""
+        if a.size and (a == a[0]).all():
+            distinct = self.prepared._distinct_quote_set(self.priced)
+            return distinct.matching_sigma(np.full(distinct.trade.size, a[0]))[self.prepared._plan.of[rows]]
+        return self.quotes.matching_sigma(a, rows)
+
+    @cached_property
+    def quotes(self) -> _QuoteSet:
+        """Every quote's market data (for a cold start's sigma and for :class:`BasketCalibration`)."""
+        return self.prepared._quote_set(self.priced, self.vol_shift)
+
+    def cells(self, with_model: bool) -> int:
+        """What the scenario adds to a call of the kernel (:data:`_KERNEL_CELLS`)."""
+        n, q = self.prepared._kernel_layout.slot.shape
+        return n * (_OUTCOME_COLUMNS + 8 + (2 * q if with_model else 0)) + 5 * self.usable.size + \
+            self.prepared._kernel_layout.dates
+
+    def market(self, error: str) -> dict[str, np.ndarray]:
+        """The kernel's arrays of this scenario's distinct quotes and dates."""
+        priced = self.priced
+        market = np.where(self.usable, priced.market_price, 1.0)
+        discount = np.concatenate(priced.discounts) if priced.discounts else np.ones(0)
+        with np.errstate(over="ignore"):  # a tiny price's scale is huge (its residual is relative)
+            scale = 1.0 / market if error == "relative_price" else np.ones(market.size)
+        return {"valid": self.usable, "market": market, "scale": scale, "rate": priced.strike,
+                "discount_start": priced.discount_start, "discount": discount if discount.size else np.ones(1)}
+
+    def finish(self, fit: Any, options: _Options, details: bool, with_quotes: bool) -> BasketCalibration | _TradeFits:
+        """The scenario's outcome from the kernel's ``fit``: a fit that stopped on a flat objective (no quote's price
+        moves with the free parameters, its residuals not 0) found nothing: no fit, not converged."""
+        code = fit.code.copy()
+        check = np.flatnonzero((code == CONVERGED) & (fit.cost > 0))
+        code[check[~fit.moving[check]]] = _FLAT
+        if not with_quotes:
+            return _trade_fits(self.prepared, fit, code, self.count, self.start, self.messages, options)
+        quotes = self.quotes
+        layout = self.prepared._kernel_layout
+        owner = quotes.trade
+        model = np.full(owner.size, np.nan)
+        model[layout.slot[self.valid]] = fit.model[self.valid]
+        model[(code != CONVERGED)[owner]] = np.nan
+        priced = self.usable[self.prepared._plan.of]
+        return _calibration(self.prepared, quotes, fit, code, model, self.count, priced, self.start, self.messages,
+                            options, details)
+
+
+def _kernel_group(prepared: PreparedBaskets, group: list[_KernelScenario], options: _Options, details: bool,
+                  with_quotes: bool) -> list[BasketCalibration | _TradeFits]:
+    """Scenarios fitted in one call of the kernel on ``options.engine``: the layout passed once, per scenario its
+    starts and its distinct quotes' and dates' market data; then each one's outcome."""
+    from .calibration_kernel import levenberg_marquardt_scenarios
+
+    layout = prepared._kernel_layout
+    markets = [scenario.market(options.error) for scenario in group]
+    stacked = {name: np.stack([m[name] for m in markets]) for name in markets[0]}
+    fits = levenberg_marquardt_scenarios(
+        x0=np.stack([s.start.x0 for s in group]), lower=np.stack([s.start.lower for s in group]),
+        upper=np.stack([s.start.upper for s in group]), free=np.stack([s.start.free for s in group]),
+        quote=layout.quote, first=layout.first, count=layout.length, pay_time=layout.pay_time,
+        accrual=layout.accrual, date=layout.date, expiry=layout.expiry, notional=np.ones(layout.expiry.size),
+        payer=layout.payer, **stacked, target=options.engine, max_iterations=options.max_iterations,
+        tolerance=options.tolerance, with_model=with_quotes)
+    return [scenario.finish(fit, options, details, with_quotes) for scenario, fit in zip(group, fits, strict=True)]
+
+
+def _trade_fits(prepared: PreparedBaskets, fit: Any, code: np.ndarray, count: np.ndarray, start: _Start,
+                messages: list[str], options: _Options) -> _TradeFits:
+    """A scenario's fits of the trades alone (statuses and messages as :class:`BasketCalibration` with
+    ``details=False``) from the solver's ``fit`` and its codes ``code`` (a flat objective marked)."""
+    fit = replace(fit, code=code)
+    units, kinds = prepared._trade_kinds
+    status, messages = _statuses(fit, count, start.held, start.a_fixed, options.limits, options.max_iterations,
+                                 np.full(count.size, np.nan), messages, options.a_guess, units, kinds, False)
+    failed = code != CONVERGED
+    a_out, sigma_out = fit.x[:, 0].copy(), fit.x[:, 1].copy()
+    a_out[failed], sigma_out[failed] = np.nan, np.nan
+    return _TradeFits(a=a_out, sigma=sigma_out, status=status, message=np.array(messages, dtype=object),
+                      iterations=fit.iterations, fitted=(count > 0) & ~failed & np.isfinite(fit.cost))
+
+
+def _calibration(prepared: PreparedBaskets, quotes: _QuoteSet, fit: Any, code: np.ndarray, model: np.ndarray,
+                 count: np.ndarray, priced: np.ndarray, start: _Start, messages: list[str], options: _Options,
+                 details: bool) -> BasketCalibration:
+    """A scenario's :class:`BasketCalibration` from the solver's ``fit``, its codes ``code`` (a flat objective
+    marked) and per quote ``model``, the model price at the fit (NaN where the trade has none)."""
+    n = len(prepared)
+    owner = quotes.trade
+    nq = owner.size
+    market = quotes.market_price
+    fit = replace(fit, code=code)
+    a_out, sigma_out = fit.x[:, 0].copy(), fit.x[:, 1].copy()
+    failed = code != CONVERGED
+    price_residual = model - market
+    error = options.error
+    if details:
+        model_vol = quotes.implied_vol(model, np.arange(nq))
+        residual = model_vol - quotes.market_vol
+        used = priced & ~failed[owner]
+        squares = np.bincount(owner[used], weights=residual[used] ** 2, minlength=n)
+        rmse = np.where(count > 0, np.sqrt(squares / np.maximum(count, 1)), np.nan)
+        rmse[failed] = np.nan
     else:
-        width = max(arrays["valid"].shape[1] for _s, arrays in group)
-        flows = max(arrays["pay_time"].shape[1] for _s, arrays in group)
-        trades = sum(arrays["valid"].shape[0] for _s, arrays in group)
-        fills = {"valid": False, "market": 1.0, "scale": 1.0, "notional": 1.0, "discount_pay": 1.0}
-        stacked = {}
-        for name, first in group[0][1].items():
-            columns = flows if name in ("pay_time", "accrual", "discount_pay") else width
-            whole = np.full((trades, columns), fills.get(name, 0), dtype=first.dtype)
-            row = 0
-            for _s, arrays in group:
-                part = arrays[name]
-                whole[row:row + part.shape[0], :part.shape[1]] = part
-                row += part.shape[0]
-            stacked[name] = whole
-        fit = levenberg_marquardt_kernel(x0=np.concatenate([s.x0 for s, _a in group]),
-                                         lower=np.concatenate([s.lower for s, _a in group]),
-                                         upper=np.concatenate([s.upper for s, _a in group]),
-                                         free=np.concatenate([s.free for s, _a in group]), **stacked, **options)
-        fits, row = [], 0
-        for _s, arrays in group:
-            n, q = arrays["valid"].shape
-            part = slice(row, row + n)
-            fits.append(replace(fit, x=fit.x[part], cost=fit.cost[part], residuals=fit.residuals[part, :q],
-                                code=fit.code[part], reason=fit.reason[part], iterations=fit.iterations[part],
-                                at_lower=fit.at_lower[part], at_upper=fit.at_upper[part], model=fit.model[part, :q],
-                                moving=fit.moving[part]))
-            row += n
-    return [setup.finish(fit, target, error, root, limits, max_iterations, a_guess, details)
-            for (setup, _a), fit in zip(group, fits, strict=True)]
+        model_vol = residual = np.full(nq, np.nan)
+        rmse = np.full(n, np.nan)
+    err = (price_residual / market if error == "relative_price" else price_residual if error == "price"
+           else residual)
+    units, kinds = prepared._trade_kinds
+    status, messages = _statuses(fit, count, start.held, start.a_fixed, options.limits, options.max_iterations, rmse,
+                                 messages, options.a_guess, units, kinds, details)
+    a_out[failed], sigma_out[failed] = np.nan, np.nan
+    return BasketCalibration(
+        id=prepared.baskets.id.copy(), curve=prepared.curve, a=a_out, sigma=sigma_out,
+        a_fixed=start.a_fixed | start.held, status=status, message=np.array(messages, dtype=object), rmse=rmse,
+        iterations=fit.iterations, quote_count=count, error_type=error, trade=owner, exercise=quotes.exercise,
+        end=quotes.end, expiry=quotes.expiry, tenor=quotes.tenor, strike=quotes.strike, forward=quotes.forward,
+        annuity=quotes.annuity, payer=quotes.payer, kind=quotes.kind, shift=quotes.shift,
+        market_vol=quotes.market_vol, market_price=market, model_price=model, model_vol=model_vol,
+        residual=residual, price_residual=price_residual, error=err)
 
 
 def _statuses(fit: Any, count: np.ndarray, held: np.ndarray, a_fixed: np.ndarray,
@@ -1273,7 +1850,7 @@ def _statuses(fit: Any, count: np.ndarray, held: np.ndarray, a_fixed: np.ndarray
     """Per trade its status and message (:func:`_status`), the common case (converged, no bound hit) formatted in
     one pass; ``details=False``: only the trades without a fit get their message."""
     n = count.size
-    status = np.full(n, "no fit", dtype=object)
+    status = _texts(n, "no fit")
     messages = list(notes)
     fitted = (count > 0) & (fit.code == CONVERGED) & np.isfinite(fit.cost)
     hits = fitted & (fit.at_lower.any(axis=1) | fit.at_upper.any(axis=1))
@@ -1292,6 +1869,13 @@ def _statuses(fit: Any, count: np.ndarray, held: np.ndarray, a_fixed: np.ndarray
         status[k], messages[k] = _status(fit, k, int(count[k]), bool(held[k]), bool(a_fixed[k]), limits,
                                          max_iterations, float(rmse[k]), notes[k], a_guess, str(kinds[k]))
     return status, messages
+
+
+def _texts(shape: int | tuple[int, ...], text: str) -> np.ndarray:
+    """An object array of ``shape`` holding ``text`` everywhere (``np.full`` of an object is some 30 times slower)."""
+    out = np.empty(shape, dtype=object)
+    out.fill(text)
+    return out
 
 
 def _status(fit: Any, k: int, quotes: int, held: bool, a_fixed: bool, limits: Mapping[str, tuple[float, float]],
@@ -1326,8 +1910,9 @@ def _status(fit: Any, k: int, quotes: int, held: bool, a_fixed: bool, limits: Ma
 @dataclass(frozen=True, eq=False)
 class _QuoteSet:
     """The baskets' swaptions priced on curves (:meth:`PreparedBaskets.quotes`; one per kept exercise date, trade by
-    trade): their market data and formulas, their legs as the trades' tables of flows (``legs``, with the discount
-    factors ``discounts`` on them) and, built when first asked for, as :class:`~trinom.model.hull_white.Swaptions`."""
+    trade): their market data and formulas, their legs as the trades' tables of flows (``legs``, with per curve the
+    discount factors at its dates, ``curve_discounts``, and on the tables, ``discounts``) and, built when first asked
+    for, as :class:`~trinom.model.hull_white.Swaptions`."""
 
     trade: np.ndarray
     exercise: np.ndarray
@@ -1348,11 +1933,16 @@ class _QuoteSet:
     first: np.ndarray
     count: np.ndarray
     legs: tuple[_CurveLegs, ...]
-    discounts: tuple[np.ndarray, ...]
+    curve_discounts: tuple[np.ndarray, ...]
     forward_exercise: np.ndarray
 
     def kind_of(self, curve: str) -> str:
         return self.kinds.get(curve, "")
+
+    @cached_property
+    def discounts(self) -> tuple[np.ndarray, ...]:
+        """Per curve the discount factors of its trades' tables of flows (``(trades, f)``)."""
+        return tuple(df[legs.at] for legs, df in zip(self.legs, self.curve_discounts, strict=True))
 
     @cached_property
     def swaptions(self) -> Swaptions:
@@ -1393,41 +1983,16 @@ class _QuoteSet:
         inverse[together] = np.arange(together.size)
         return Swaptions.concatenate(parts).take(inverse)
 
-    def tables(self, trades: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The trades' tables of flows as ``(trades, f)`` arrays: payment times, accrual fractions and discount factors
-        (a trade without quotes: empty)."""
-        width = max([legs.time.shape[1] for legs in self.legs] + [1])
-        pay_time = np.zeros((trades, width))
-        accrual = np.zeros((trades, width))
-        discount = np.ones((trades, width))
-        for legs, df in zip(self.legs, self.discounts, strict=True):
-            w = legs.time.shape[1]
-            pay_time[legs.trades, :w] = legs.time
-            accrual[legs.trades, :w] = legs.accrual
-            discount[legs.trades, :w] = df
-        return pay_time, accrual, discount
-
     def _args(self, rows: np.ndarray) -> dict[str, np.ndarray]:
         return {"forward": self.forward[rows], "strike": self.strike[rows], "expiry": self.exercise_time[rows],
                 "annuity": self.annuity[rows]}
 
     def price_at(self, vol: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """The formula's price of quotes ``rows`` at ``vol`` (each kind's formula on its quotes only)."""
-        out = np.full(rows.size, np.nan)
-        normal = self.kind[rows] == "normal"
-        vol = np.broadcast_to(np.asarray(vol, dtype=np.float64), rows.shape)
-        for mask, lognormal in ((normal, False), (~normal, True)):
-            if not mask.any():
-                continue
-            r = rows[mask]
-            with np.errstate(all="ignore"):
-                if lognormal:
-                    black = black_price(**self._args(r), vol=vol[mask], shift=self.shift[r], is_call=self.payer[r])
-                    bad = (self.forward[r] + self.shift[r] <= 0) | (self.strike[r] + self.shift[r] <= 0)
-                    out[mask] = np.where(bad, np.nan, black)
-                else:
-                    out[mask] = bachelier_price(**self._args(r), vol=vol[mask], is_call=self.payer[r])
-        return out
+        return _formula_prices(self.kind[rows] == "normal", forward=self.forward[rows], strike=self.strike[rows],
+                               expiry=self.exercise_time[rows], annuity=self.annuity[rows],
+                               vol=np.broadcast_to(np.asarray(vol, dtype=np.float64), rows.shape),
+                               shift=self.shift[rows], payer=self.payer[rows])
 
     def vega(self, vol: np.ndarray, rows: np.ndarray) -> np.ndarray:
         args = self._args(rows)
@@ -1491,7 +2056,7 @@ class _QuoteSet:
             q, local, at = legs.rows[pick], legs.local[pick], position[legs.rows[pick]]
             a_trade = a_of[legs.trades][:, None]
             with np.errstate(over="ignore", invalid="ignore"):
-                sums = _leg_sums(legs, local, self.first[q], self.count[q],
+                sums = _leg_sums(legs.schedule, local, self.first[q], self.count[q],
                                  legs.accrual * df * np.exp(-a_trade * legs.time))
             end = local * legs.time.shape[1] + self.first[q] + self.count[q] - 1
             a_q = a_of[self.trade[q]]
@@ -1505,6 +2070,26 @@ class _QuoteSet:
                      + self.forward[r] * weighted) / self.annuity[r]
             spread = np.sqrt(np.maximum(bond_factor(a=2.0 * a, tau=T), 0.0))
             return self.normal_vol(None if rows is None else rows) * np.sqrt(np.maximum(T, 0.0)) / (slope * spread)
+
+
+def _formula_prices(normal: np.ndarray, *, forward: np.ndarray, strike: np.ndarray, expiry: np.ndarray,
+                    annuity: np.ndarray, vol: np.ndarray, shift: np.ndarray, payer: np.ndarray) -> np.ndarray:
+    """Each quote's price by its kind's formula (``normal``: Bachelier; otherwise shifted Black, NaN where the
+    forward or the strike is not above ``-shift``) at ``vol``, times its annuity."""
+    out = np.full(normal.size, np.nan)
+    for mask, lognormal in ((normal, False), (~normal, True)):
+        if not mask.any():
+            continue
+        args = {"forward": forward[mask], "strike": strike[mask], "expiry": expiry[mask], "annuity": annuity[mask],
+                "vol": vol[mask], "is_call": payer[mask]}
+        with np.errstate(all="ignore"):
+            if lognormal:
+                black = black_price(**args, shift=shift[mask])
+                bad = (forward[mask] + shift[mask] <= 0) | (strike[mask] + shift[mask] <= 0)
+                out[mask] = np.where(bad, np.nan, black)
+            else:
+                out[mask] = bachelier_price(**args)
+    return out
 
 
 def _no_swaptions() -> Swaptions:

@@ -18,7 +18,10 @@ the last) made in the program as :attr:`~trinom.model.hull_white.Swaptions.amoun
 exercise dates lie on one schedule passes that schedule once (its co-terminal swaptions' legs are its tails);
 :func:`per_quote_flows` lays out legs given per quote. Besides the fit the program returns, at the fitted
 parameters, each quote's model price and whether a free parameter moves any quote's price (a flat objective where
-not): :class:`KernelFit`. The libraries are built by ``make lib`` as
+not): :class:`KernelFit`. :func:`levenberg_marquardt_scenarios` fits many scenarios of the same trades in one call
+(a risk run's recalibration): what the scenarios share (the slots' legs, the tables of flows) is passed once, and
+per scenario only the quotes' market data and the discount factors at the tables' dates. The libraries are built by
+``make lib`` as
 ``trinom._lib._futhark_calibrate_<target>``; a target that is not built (or has no device here) raises
 :class:`~trinom.backends.BackendUnavailable` saying why.
 """
@@ -37,6 +40,8 @@ from .calibration import LMResult
 TARGETS: Final[tuple[str, ...]] = ("c", "multicore", "opencl", "cuda")
 PROGRAM: Final[str] = "calibrate"
 ENTRY: Final[str] = "calibrate64"
+#: The entry point of many scenarios of the same trades (:func:`levenberg_marquardt_scenarios`).
+SCENARIOS_ENTRY: Final[str] = "calibrate_scenarios64"
 #: The program's reason codes, as :attr:`LMResult.reason` spells them.
 REASONS: Final[tuple[str, ...]] = ("", "gradient", "step", "cost", "stalled")
 #: Columns of the program's result before the residuals (the fit's ten, then the flat-objective flag).
@@ -147,6 +152,91 @@ def levenberg_marquardt_kernel(*, x0: npt.ArrayLike, lower: npt.ArrayLike, upper
     return KernelFit(x=out[:, :2].copy(), cost=out[:, 2].copy(), residuals=out[:, _FIXED_COLUMNS:_FIXED_COLUMNS + q],
                      code=code, reason=reason, iterations=out[:, 5].astype(np.int64), at_lower=out[:, 6:8] != 0,
                      at_upper=out[:, 8:10] != 0, model=out[:, _FIXED_COLUMNS + q:], moving=out[:, 10] != 0)
+
+
+def levenberg_marquardt_scenarios(*, x0: npt.ArrayLike, lower: npt.ArrayLike, upper: npt.ArrayLike,
+                                  free: npt.ArrayLike, quote: npt.ArrayLike, first: npt.ArrayLike,
+                                  count: npt.ArrayLike, pay_time: npt.ArrayLike, accrual: npt.ArrayLike,
+                                  date: npt.ArrayLike, expiry: npt.ArrayLike, notional: npt.ArrayLike,
+                                  payer: npt.ArrayLike, valid: npt.ArrayLike, market: npt.ArrayLike,
+                                  scale: npt.ArrayLike, rate: npt.ArrayLike, discount_start: npt.ArrayLike,
+                                  discount: npt.ArrayLike, target: str = "multicore", max_iterations: int = 200,
+                                  tolerance: float = 1e-12, x_scale: float = 1e-12, damping: float = 1e-3,
+                                  with_model: bool = False, **options: Any) -> list[KernelFit]:
+    """:func:`levenberg_marquardt_kernel` of ``s`` scenarios of the same ``n`` trades in one call: per scenario the
+    fit of each trade to the quotes in its slots, from what the scenarios share passed once.
+
+    Args:
+      x0, lower, upper, free: ``(s, n, 2)``: per scenario and trade, as :func:`levenberg_marquardt_kernel`.
+      quote: ``(n, q)`` integers: each slot's quote (an index into the per-quote arrays; -1: an empty slot; slots of
+        quotes that are alike may name one quote); first, count: ``(n, q)``: its leg, ``count`` flows of its trade's
+        table from ``first``.
+      pay_time, accrual: ``(n, f)``: each trade's table of flows; date: ``(n, f)`` integers: each flow's date as an
+        index into a scenario's ``discount``.
+      expiry, notional, payer: ``(v,)``: per quote its exercise time (its swap starts there), notional and side.
+      valid, market, scale, rate, discount_start: ``(s, v)``: per scenario and quote whether the fit takes it, its
+        market price, the residual's scale, its fixed rate and ``P(0, T)``.
+      discount: ``(s, u)``: per scenario the discount factors at the tables' dates.
+      target, max_iterations, tolerance, x_scale, damping, options: as :func:`levenberg_marquardt_kernel`.
+      with_model: also each slot's model price at the fit (``model``; otherwise ``(n, 0)``, as ``residuals``).
+
+    Returns:
+      Per scenario a :class:`KernelFit`, the one :func:`levenberg_marquardt_kernel` gives for the scenario's valid
+      quotes in its trades' slots (a slot whose quote is not valid adds exact zeros to the sums: the same bits as
+      those quotes packed into fewer slots); ``residuals`` (with ``with_model``) ``(model - market) * scale`` in the
+      used slots, 0 elsewhere.
+    """
+    from ..backends import BackendUnavailable, _futhark
+
+    if target not in TARGETS:
+        raise BackendUnavailable(f"unknown calibration target {target!r}; choose one of {', '.join(TARGETS)}")
+    context_options, _ = _futhark.split_options(options, (), "calibration kernel")
+    slots = np.ascontiguousarray(quote, dtype=np.int64)
+    n, q = slots.shape
+    factors = _reals(discount)
+    states = factors.shape[0]
+    x = _reals(x0).reshape(states, n, 2)
+    times = _reals(pay_time).reshape(n, -1)
+    lo = np.ascontiguousarray(np.broadcast_to(_reals(lower), (states, n, 2)))
+    hi = np.ascontiguousarray(np.broadcast_to(_reals(upper), (states, n, 2)))
+    if states == 0 or n == 0 or q == 0 or times.shape[1] == 0 or not (slots >= 0).any():
+        return [_not_run(np.clip(x[k], lo[k], hi[k]), q if with_model else 0) for k in range(states)]
+    legs = [np.ascontiguousarray(np.broadcast_to(np.asarray(v, dtype=np.int64), (n, q))) for v in (first, count)]
+    used = slots >= 0
+    if (legs[0][used] < 0).any() or (np.where(used, legs[0] + legs[1], 0) > times.shape[1]).any():
+        raise ValueError("a quote's leg (first, count) reaches outside its trade's table of flows")
+    per_quote = [_reals(v).reshape(-1) for v in (expiry, notional)]
+    v = per_quote[0].size
+    if slots.max() >= v:
+        raise ValueError(f"a slot names quote {int(slots.max())} of {v}")
+    dates = np.ascontiguousarray(date, dtype=np.int64).reshape(times.shape)
+    if dates.size and (dates.min() < 0 or dates.max() >= factors.shape[1]):
+        raise ValueError("a flow's date reaches outside the discount factors")
+    per_scenario = [np.ascontiguousarray(np.broadcast_to(_reals(a), (states, v))) for a in (market, scale, rate,
+                                                                                           discount_start)]
+    flags = np.ascontiguousarray(np.broadcast_to(_flags(valid), (states, v)))
+    arguments = [np.int32(max_iterations), np.float64(tolerance), np.float64(x_scale), np.float64(damping),
+                 bool(with_model), x, lo, hi, np.ascontiguousarray(np.broadcast_to(_flags(free), (states, n, 2))),
+                 slots, *legs, times, _reals(accrual).reshape(times.shape), dates, *per_quote,
+                 np.ascontiguousarray(np.broadcast_to(_flags(payer), (v,))), flags, *per_scenario, factors]
+    library = _futhark.usable_context(PROGRAM, target, context_options)
+    width = _FIXED_COLUMNS + (q if with_model else 0)
+    out = np.asarray(library.call(SCENARIOS_ENTRY, *arguments), dtype=np.float64).reshape(states, n, width)
+    at = np.where(used, slots, 0)
+    fits = []
+    for k in range(states):
+        rows = out[k]
+        model = rows[:, _FIXED_COLUMNS:]
+        residuals = model
+        if with_model:
+            taken = used & (flags[k][at] != 0)
+            residuals = np.where(taken, (model - per_scenario[0][k][at]) * per_scenario[1][k][at], 0.0)
+        fits.append(KernelFit(x=rows[:, :2].copy(), cost=rows[:, 2].copy(), residuals=residuals,
+                              code=rows[:, 3].astype(np.int64), reason=np.array(REASONS, dtype=object)[
+                                  rows[:, 4].astype(np.int64)], iterations=rows[:, 5].astype(np.int64),
+                              at_lower=rows[:, 6:8] != 0, at_upper=rows[:, 8:10] != 0, model=model,
+                              moving=rows[:, 10] != 0))
+    return fits
 
 
 def per_quote_flows(*, valid: npt.ArrayLike, pay_time: npt.ArrayLike, accrual: npt.ArrayLike,
