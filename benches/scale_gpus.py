@@ -2,11 +2,15 @@
 
 The table of issue 27, row by row: ``--options`` 1_RAND options priced once; the same options in
 ``--shifts`` parallel curve shifts; ``--bonds`` R1 bonds in ``--shifts`` parallel shifts; the same bonds'
-``trinom.risk`` table (every default measure). Columns: one process (``trinom.price`` here), one Dask
-worker, and ``--workers`` Dask workers, each the median of ``--rounds`` runs after a warm-up run (the
-warm-up places the book on the workers: ``trinom.distribute``; the timed runs send no book, which the
-bench checks with :attr:`trinom.DistributedBook.scatters`). Every cluster run must give one process's prices,
-bit for bit (the risk table's values too).
+``trinom.risk`` table (every default measure); with ``--parquet N`` (row 5), N 1_RAND options as a Parquet
+book (row groups of ``--row-group`` rows, written once to a temporary folder) priced file to file
+(``trinom.parquet_files.price_parquet_file``: here one row group at a time; on the cluster the workers read
+their own row groups and write their own parts, stitched into one file by this process). Columns: one
+process (``trinom.price`` here), one Dask worker, and ``--workers`` Dask workers, each the median of
+``--rounds`` runs after a warm-up run (the warm-up places the book on the workers: ``trinom.distribute``; the
+timed runs send no book, which the bench checks with :attr:`trinom.DistributedBook.scatters`). Every cluster
+run must give one process's prices, bit for bit (the risk table's values too; the Parquet row's output file
+byte for byte).
 
 Workers: with ``--gpus`` (a list of GPU ids, e.g. ``0,1``), ``dask_cuda.LocalCUDACluster`` with one worker per
 GPU (``CUDA_VISIBLE_DEVICES`` set per worker; each sees its GPU as device 0; the 1-worker column uses the
@@ -15,6 +19,8 @@ first GPU); else a ``distributed.LocalCluster`` of one-thread worker processes. 
 
     # the issue's table on a 2-GPU host (pip install -r requirements-gpu.txt)
     python3 benches/scale_gpus.py --backend cuda --gpus 0,1 --out benches/gpu-scale-2.json
+    # issue 27 item 4 alone: a 10M-option Parquet book, file to file
+    python3 benches/scale_gpus.py --backend cuda --gpus 0,1 --parquet 10000000 --only 5 --out benches/gpu-parquet-2.json
     # a reduced table on a CPU: 2 worker processes, the futhark engine on one core each
     python3 benches/scale_gpus.py --backend futhark --target c --workers 2 --options 500 --bonds 1000 \\
         --out benches/cpu-scale.json
@@ -24,17 +30,22 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import platform
 import statistics
+import tempfile
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import trinom
+from trinom import parquet
 from trinom.bonds.generator import generate_bonds
+from trinom.parquet_files import price_parquet_file
 from trinom.scenarios import CurveShift
 
 
@@ -43,28 +54,70 @@ def parallel_shifts(count: int) -> list[CurveShift]:
     return [CurveShift(1e-4 * (k - count // 2)) for k in range(count)]
 
 
-def rows(args: argparse.Namespace) -> list[tuple[str, Callable[..., Any]]]:
-    """The table's rows: a name, and a call pricing the row's work (``client``: None for one process)."""
+def rows(args: argparse.Namespace, scratch: str = "") -> list[tuple[str, Callable[..., Any]]]:
+    """The table's rows: a name, and a call pricing the row's work (``client``: None for one process). The books
+    are made at their rows' first call; the Parquet row (``--parquet``) writes its book and outputs in
+    ``scratch``, and its call gives its output file (see :func:`same`)."""
     engine: dict[str, Any] = {"backend": args.backend, "precision": args.precision}
     if args.target:
         engine["target"] = args.target
-    options = trinom.generator.generate("1_RAND", args.options, seed=1)
-    bonds, curves = generate_bonds("R1", args.bonds, seed=1)
+    options = functools.cache(lambda: trinom.generator.generate("1_RAND", args.options, seed=1))
+    bonds = functools.cache(lambda: generate_bonds("R1", args.bonds, seed=1))
     shifts = parallel_shifts(args.shifts)
 
     def placed(book: Any, client: Any, market: Any = None) -> Any:
         return book if client is None else trinom.distribute(book, market, client=client)
 
-    return [
+    @functools.cache
+    def parquet_book() -> Path:
+        path = Path(scratch) / f"1_RAND-{args.parquet}.parquet"
+        parquet.write_book(path, trinom.generator.generate("1_RAND", args.parquet, seed=1),
+                           row_group_size=args.row_group)
+        return path
+
+    parquet_row = f"{args.parquet} `1_RAND` options, Parquet file to file"
+
+    def file_to_file(client: Any) -> Path:
+        out = Path(scratch) / ("one-process.parquet" if client is None else f"{len(client.nthreads())}-workers.parquet")
+        LAST_RUN[parquet_row] = price_parquet_file(parquet_book(), out, client=client, **engine)
+        return out
+
+    made = [
         (f"{args.options} `1_RAND` options",
-         lambda client: trinom.price(placed(options, client), **engine).price),
+         lambda client: trinom.price(placed(options(), client), **engine).price),
         (f"{args.options} `1_RAND` options x {args.shifts} parallel shifts",
-         lambda client: trinom.price(placed(options, client), scenarios=shifts, **engine).price),
+         lambda client: trinom.price(placed(options(), client), scenarios=shifts, **engine).price),
         (f"{args.bonds} R1 bonds x {args.shifts} parallel shifts",
-         lambda client: trinom.price(placed(bonds, client, curves), curves, scenarios=shifts, **engine).price),
+         lambda client: trinom.price(placed(bonds()[0], client, bonds()[1]), bonds()[1], scenarios=shifts,
+                                     **engine).price),
         (f"{args.bonds} R1 bonds, `trinom.risk` table",
-         lambda client: trinom.risk(placed(bonds, client, curves), curves, **engine)["value"].to_numpy()),
+         lambda client: trinom.risk(placed(bonds()[0], client, bonds()[1]), bonds()[1], **engine)["value"].to_numpy()),
     ]
+    if args.parquet:
+        made.append((parquet_row, file_to_file))
+    return made
+
+
+#: The last file-to-file run of a row (:class:`trinom.parquet_files.PricedFile`): where its time went.
+LAST_RUN: dict[str, Any] = {}
+
+
+def time_went(run: Any) -> str:
+    """Where a file-to-file run's time went: on a cluster the busiest worker's seconds in tasks, and this process's
+    stitching and id check (a thread, meanwhile)."""
+    if not run.tasks:
+        return f"{run.seconds:.3f} s in this process (its ids checked in {run.ids_seconds:.3f} s, meanwhile)"
+    _worker, busy, count = run.busiest()
+    return (f"{run.seconds:.3f} s: the busiest worker {busy:.3f} s in {count} of {run.parts} tasks, this process "
+            f"{run.stitch_seconds:.3f} s stitching and {run.ids_seconds:.3f} s checking the ids (meanwhile)")
+
+
+def same(out: Any, reference: Any) -> bool:
+    """Whether a cluster run gave one process's result: the same values (NaN where NaN), or for an output file the
+    same bytes."""
+    if isinstance(out, Path):
+        return out.read_bytes() == reference.read_bytes()
+    return bool(np.array_equal(out, reference, equal_nan=True))
 
 
 @contextlib.contextmanager
@@ -107,22 +160,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--options", type=int, default=1_000_000)
     parser.add_argument("--bonds", type=int, default=100_000)
     parser.add_argument("--shifts", type=int, default=20)
+    parser.add_argument("--parquet", type=int, default=0,
+                        help="row 5: this many 1_RAND options as a Parquet book, priced file to file (default 0: no row)")
+    parser.add_argument("--row-group", type=int, default=1_000_000,
+                        help="rows per row group of the Parquet book (default %(default)s; a task takes whole groups)")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--only", help="row numbers to run, comma-separated (1-4; default all)")
+    parser.add_argument("--only", help="row numbers to run, comma-separated (1-4, and 5 with --parquet; default all)")
     parser.add_argument("--out", help="a JSON file of the table and every time")
     args = parser.parse_args(argv)
     gpus = args.gpus.split(",") if args.gpus else None
     if gpus and len(gpus) < args.workers:
         raise SystemExit(f"--workers {args.workers} needs as many --gpus, got {args.gpus}")
-    work = rows(args)
+    scratch = tempfile.TemporaryDirectory(prefix="trinom-scale-")  # the Parquet row's files; removed at exit
+    work = rows(args, scratch.name)
     chosen = [int(k) - 1 for k in args.only.split(",")] if args.only else list(range(len(work)))
+    if any(not 0 <= k < len(work) for k in chosen):
+        raise SystemExit(f"--only {args.only}: rows 1-{len(work)}" + ("" if args.parquet else " (row 5 needs --parquet N)"))
     work = [work[k] for k in chosen]
     table: dict[str, dict[str, float]] = {name: {} for name, _ in work}
     reference: dict[str, Any] = {}
     load: dict[str, float] = {}  # the 1-minute load average after each column (a shared machine shows here)
+    spent: dict[str, dict[str, str]] = {}  # a file-to-file row: where its last run's time went
     for name, call in work:
         table[name]["one process"], reference[name] = timed(lambda c=call: c(None), args.rounds)
         print(f"{name}: one process {table[name]['one process']:.3f} s", flush=True)
+        if name in LAST_RUN:
+            spent.setdefault(name, {})["one process"] = time_went(LAST_RUN[name])
+            print(f"    last run: {spent[name]['one process']}", flush=True)
     columns = ["one process", "1 worker", f"{args.workers} workers"]
     load[columns[0]] = os.getloadavg()[0]
     checks: dict[str, dict[str, int]] = {}
@@ -133,10 +197,13 @@ def main(argv: list[str] | None = None) -> int:
                 before = placed_scatters()
                 table[name][column], out = timed(lambda c=call, k=client: c(k), args.rounds)
                 checks.setdefault(name, {})[column] = placed_scatters() - before
-                if not np.array_equal(out, reference[name], equal_nan=True):
+                if not same(out, reference[name]):
                     raise SystemExit(f"{name}: {column} gave other prices than one process")
                 print(f"{name}: {column} {table[name][column]:.3f} s "
                       f"({table[name]['one process'] / table[name][column]:.2f}x)", flush=True)
+                if name in LAST_RUN:
+                    spent.setdefault(name, {})[column] = time_went(LAST_RUN[name])
+                    print(f"    last run: {spent[name][column]}", flush=True)
             load[column] = os.getloadavg()[0]
     device = f"GPUs {args.gpus}" if gpus else f"CPU ({platform.processor() or platform.machine()})"
     print(f"\n{args.backend}{'/' + args.target if args.target else ''} {args.precision} on {device}; medians of "
@@ -153,8 +220,10 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.out, "w") as handle:
             json.dump({"machine": device, "backend": args.backend, "target": args.target, "precision": args.precision,
                        "workers": args.workers, "sizes": {"options": args.options, "bonds": args.bonds,
-                                                          "shifts": args.shifts}, "rounds": args.rounds,
-                       "seconds": table, "scatters_after_warm_up": checks, "load_average": load}, handle, indent=1)
+                                                          "shifts": args.shifts, "parquet": args.parquet,
+                                                          "row_group": args.row_group}, "rounds": args.rounds,
+                       "seconds": table, "scatters_after_warm_up": checks, "load_average": load,
+                       "last_run": spent}, handle, indent=1)
     return 0
 
 

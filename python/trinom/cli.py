@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from . import __version__, auto, backends, io, parquet
+from . import __version__, auto, backends, io, parquet, parquet_files
 from .api import price
 from .bond_market_prices import read_market_prices
 from .bonds import cli as bond_cli
@@ -147,41 +147,21 @@ def failures(bad: int, total: int, what: str) -> str:
 
 
 # --- price ---------------------------------------------------------------------------------------------------------
-def price_parquet(args: argparse.Namespace, bonds: bool) -> int:
-    """A Parquet book into a Parquet result, one row group at a time (memory bounded by the row group)."""
-    curves = parquet.curves_of(args.portfolio)
-    market: Any = (curves or ()) if bonds else option_curve(args.yield_file, curves[0] if curves else None)
+def price_parquet(args: argparse.Namespace, bonds: bool, folder: bool) -> int:
+    """A Parquet book into Parquet prices, file to file (:func:`trinom.parquet_files.price_parquet_file`): one row
+    group at a time in this process, or with ``--dask`` by tasks of row groups on the workers, each writing its
+    own part; ``folder``: ``--out`` is a folder of parts."""
+    parquet_files.inspect(args.portfolio)  # its columns checked before a cluster starts
     total = parquet.rows(args.portfolio)
     bar = ProgressBar(f"pricing {total} rows of {args.portfolio.name}", unit="rows", scale=1.0)
-    groups = parquet.row_groups(args.portfolio, args.errors)
-    pending = next(groups, None)  # the first group: every id of the file is checked before the output is opened
-    writer = parquet.ResultWriter(args.out)
-    failed: BaseException | None = None
-    start = time.perf_counter()
-    bad = 0
-    try:
-        while pending is not None:
-            first, book, ids = pending
-            try:
-                result = price(book, market, backend=args.backend, target=args.target, precision=args.precision,
-                               device=args.device, errors=args.errors, max_width=args.max_width,
-                               max_steps=args.max_steps)
-            except InputError as err:  # rows of the whole file, not of the row group
-                raise InputError([(None if row is None else row + first, field, message)
-                                  for row, field, message in err.errors]) from None
-            writer.write(ids, result)
-            bad += int((result.error != "").sum())
-            del result, book
-            backends.release_memory()  # peak memory one row group's, not the book's
-            bar(float(first + len(ids)), float(total))
-            pending = next(groups, None)
-    except BaseException as err:
-        failed = err
-        raise
-    finally:
-        writer.close(failed)
-    print(f"trinom: {total} rows priced in {time.perf_counter() - start:.3f} s{failures(bad, total, 'rows')} -> "
-          f"{args.out}", file=sys.stderr)
+    curves = option_curve(args.yield_file, None) if args.yield_file is not None and not bonds else None
+    with dask_client(args.dask) as client:
+        run = parquet_files.price_parquet_file(
+            args.portfolio, f"{args.out}{os.sep}" if folder else args.out, client=client, curves=curves,
+            backend=args.backend, precision=args.precision, target=args.target, device=args.device,
+            errors=args.errors, max_width=args.max_width, max_steps=args.max_steps, progress=bar)
+    print(f"trinom: {total} rows priced in {run.seconds:.3f} s{failures(run.failed, total, 'rows')} -> "
+          f"{args.out}{os.sep if folder else ''}", file=sys.stderr)
     return 0
 
 
@@ -190,18 +170,25 @@ def cmd_price(args: argparse.Namespace) -> int:
         return cmd_price_trades(args)
     unused_trade_options(args)
     inputs = [*input_files(args.portfolio), args.yield_file, args.scenarios]
+    file_to_file = bool(args.out) and parquet.is_parquet(args.portfolio) and not args.scenarios
+    folder = file_to_file and (args.out_folder or args.out.is_dir())  # a folder of Parquet parts
     if args.out:  # checked before any reading or pricing: an hour of work must not end in a bad path
-        if args.scenarios:
-            output_format(args.out, TABLE_FORMATS, "--out", "a scenario grid (id,scenario,price,error)")
+        if args.out_folder and not folder:
+            raise InputError([(None, "--out", f"--out {args.out}{os.sep}: a folder of Parquet parts is written for a "
+                               "Parquet book priced without --scenarios; give a file (.out, .csv or .parquet)")])
+        if folder:
+            parquet_files.check_out(args.out, args.portfolio, folder=True, what="--out")
         else:
-            output_format(args.out, PRICE_FORMATS, "--out", "prices")
-        check_outputs([("--out", args.out)], inputs)
+            if args.scenarios:
+                output_format(args.out, TABLE_FORMATS, "--out", "a scenario grid (id,scenario,price,error)")
+            else:
+                output_format(args.out, PRICE_FORMATS, "--out", "prices")
+            check_outputs([("--out", args.out)], inputs)
     check_dask(args.dask)
     bonds = book_kind(args)
     check_curve_source(bonds, args.yield_file)
-    if parquet.is_parquet(args.portfolio) and args.out and parquet.is_parquet(args.out) and not args.scenarios \
-            and not args.dask:
-        return price_parquet(args, bonds)
+    if file_to_file and (folder or parquet.is_parquet(args.out)):
+        return price_parquet(args, bonds, folder)
     book = read_book(args, bonds)
     instruments, curves = book.instruments, book.curves
     scenario_names: list[str] = []
@@ -457,10 +444,21 @@ column name their rows by row number (0, 1, ...) in every output and in --market
 EXAMPLES = """examples:
   trinom price data/thesis/book.in                          # best engine, prices on stdout
   trinom price book.csv --errors mask --out prices.csv       # bad rows get NaN and their message
+  trinom price book.parquet --dask local:2 --out prices.parquet   # workers read and write their row groups
   trinom price bonds.csv --backend futhark --target multicore --precision f32 --out dirty.out
   trinom info data/thesis/4_SKEWED.in                        # widths, heights, work, what auto picks
   trinom generate skewed --size 1000 --out skewed.in --prices skewed.out
   trinom generate --instrument bonds R1 --size 500 --out r1.csv"""
+
+
+class OutPath(argparse.Action):
+    """``--out`` as a path, remembering whether it was written with a trailing ``/`` (a folder of parts), which
+    ``pathlib`` drops."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, Path(values))
+        namespace.out_folder = str(values).endswith(("/", os.sep))
 
 
 def whole_number(least: int) -> Any:
@@ -538,10 +536,11 @@ def parser() -> argparse.ArgumentParser:
                     help="float64 or float32 arithmetic (default %(default)s)")
     pr.add_argument("--device", type=whole_number(0), default=0,
                     help="the GPU's index, >= 0 (default %(default)s; the CPU has only 0)")
-    pr.add_argument("--out", type=Path, help="write the prices here, in the format of the suffix: .out (one Futhark "
-                    "array), .csv (options: id,price,error; bonds: id,dirty,clean,accrued,error) or .parquet (id,price,"
-                    "clean,accrued,error); default: stdout. Written whole or not at all, checked before pricing, "
-                    "never over an input")
+    pr.add_argument("--out", action=OutPath, help="write the prices here, in the format of the suffix: .out (one "
+                    "Futhark array), .csv (options: id,price,error; bonds: id,dirty,clean,accrued,error) or .parquet "
+                    "(id,price,clean,accrued,error); a Parquet book may also go to a folder (a path ending in /, or an "
+                    "existing folder of parts): part-00000.parquet, ... in input order, one Parquet dataset; default: "
+                    "stdout. Written whole or not at all, checked before pricing, never over an input")
     pr.add_argument("--scenarios", type=Path, help="CSV scenario,curve,days,shift (shifts at pillars; days "
                     "empty: every pillar) or scenario,curve,days,rate (whole curves): price under each scenario in "
                     "one call; --out (.csv or .parquet) then gets id,scenario,price,error")
@@ -551,10 +550,13 @@ def parser() -> argparse.ArgumentParser:
     pr.add_argument("--dask", metavar="local:N|ADDRESS",
                     help="price on a Dask cluster: local:N starts N worker processes here, ADDRESS (e.g. "
                     f"tcp://host:8786) connects to a running scheduler (exit 3 if none answers within "
-                    f"{DASK_CONNECT_SECONDS:g} s); the book is sharded by work")
+                    f"{DASK_CONNECT_SECONDS:g} s); the book is sharded by work. A Parquet book priced into Parquet (--out "
+                    "prices.parquet, or a folder) is read and written by the workers: tasks of row groups, each "
+                    "writing its own part beside --out, joined here in input order (every worker must see the book "
+                    "and --out's folder at the same paths)")
     add_trade_options(pr)
     add_recalibration_options(pr)
-    pr.set_defaults(func=cmd_price)
+    pr.set_defaults(func=cmd_price, out_folder=False)
 
     oas_cmd = command("oas", "option-adjusted spread of every bond of a file from market prices")
     instrument_file(oas_cmd)

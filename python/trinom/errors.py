@@ -24,6 +24,10 @@ class InputError(ValueError):
             lines.append(f"... and {len(self.errors) - 10} more bad rows")
         super().__init__("\n".join(lines))
 
+    def __reduce__(self) -> tuple[type, tuple[list[tuple[int | None, str, str]]]]:
+        """Pickled by its problems (a Dask task's error comes back to the caller whole, rows and fields)."""
+        return (type(self), (self.errors,))
+
     @property
     def rows(self) -> list[int]:
         """The rows that have an error, without repeats, in order."""

@@ -54,6 +54,9 @@ FLOW_FIELDS = ("cashflow_step", "repayment", "coupon")
 CURVES_KEY = b"trinom.curves"
 #: Metadata key of an option book's convention (absent: ``standard``).
 CONVENTION_KEY = b"trinom.convention"
+#: The columns of a result file (:class:`ResultWriter`), as an Arrow schema where pyarrow is installed.
+RESULT_COLUMNS = (("id", "string"), ("price", "float64"), ("clean", "float64"), ("accrued", "float64"),
+                  ("error", "string"))
 
 
 def write_book(path: str | Path, instruments: Portfolio | BondPortfolio, curves: Sequence[YieldCurve] | None = None,
@@ -211,12 +214,21 @@ class ResultWriter:
         self._writer.write_table(table)
 
     def close(self, failed: BaseException | None = None) -> None:
+        """Finish the file: in place if ``failed`` is None, else removed (a book of no rows: a table of none)."""
+        if self._writer is None and failed is None:
+            self._pq.write_table(result_schema().empty_table(), self._target)
         if self._writer is not None:
             self._writer.close()
         if failed is None:
             self._context.__exit__(None, None, None)
         else:
             self._context.__exit__(type(failed), failed, failed.__traceback__)
+
+
+def result_schema() -> Any:
+    """The Arrow schema of a result file's columns (:data:`RESULT_COLUMNS`)."""
+    pa, _pq = _arrow()
+    return pa.schema([(name, getattr(pa, kind)()) for name, kind in RESULT_COLUMNS])
 
 
 def _book_of(table: Any, path: Path | str, first_row: int = 0, errors: str = "raise") -> Portfolio | BondPortfolio:
@@ -469,5 +481,5 @@ def _arrow() -> tuple[Any, Any]:
     return pa, pq
 
 
-__all__ = ["FLOW_FIELDS", "ResultWriter", "book_of_table", "check_ids", "curves_of", "holds_bonds", "is_parquet", "read_book",
-           "read_text_rows", "row_groups", "rows", "write_book"]
+__all__ = ["FLOW_FIELDS", "RESULT_COLUMNS", "ResultWriter", "book_of_table", "check_ids", "curves_of", "holds_bonds",
+           "is_parquet", "read_book", "read_text_rows", "result_schema", "row_groups", "rows", "write_book"]
