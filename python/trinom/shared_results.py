@@ -120,59 +120,53 @@ def populate(memory: mmap.mmap, start: int, length: int, advice: int) -> None:
         pass
 
 
-@contextlib.contextmanager
-def opened_part(destination: Destination) -> Iterator[np.ndarray | None]:
-    """On a worker: the destination's part of the shared array as a writable view (its pages mapped at once), or
-    None where this host does not hold the file. The destination must name its columns."""
+def _mapped(destination: Destination) -> tuple[mmap.mmap, np.ndarray] | None:
+    """The destination's file mapped, and the whole shared array over it; None where this host does not hold it."""
     try:
         fd = os.open(destination.path, os.O_RDWR)
     except OSError:
-        yield None
-        return
+        return None
     try:
         size = destination.shape[0] * destination.shape[1] * np.dtype(destination.dtype).itemsize
         memory = mmap.mmap(fd, max(size, 1))
     finally:
         os.close(fd)
-    try:
-        array = np.frombuffer(memory, dtype=destination.dtype,
-                              count=destination.shape[0] * destination.shape[1]).reshape(destination.shape)
-        (row0, row1), (col0, col1) = destination.rows, destination.columns or (0, destination.shape[1])
-        itemsize, width = array.itemsize, destination.shape[1]
-        if col1 - col0 == width:  # whole rows: one range
-            populate(memory, row0 * width * itemsize, (row1 - row0) * width * itemsize, POPULATE_WRITE)
-        else:
-            for row in range(row0, row1):
-                populate(memory, (row * width + col0) * itemsize, (col1 - col0) * itemsize, POPULATE_WRITE)
-        yield array[row0:row1, col0:col1]
-    finally:  # the mapping goes with the last view of it (closing it here would fail while the caller holds one)
-        del memory
+    count = destination.shape[0] * destination.shape[1]
+    return memory, np.frombuffer(memory, dtype=destination.dtype, count=count).reshape(destination.shape)
+
+
+@contextlib.contextmanager
+def opened_part(destination: Destination) -> Iterator[np.ndarray | None]:
+    """On a worker: the destination's part of the shared array as a writable view (its pages mapped at once), or
+    None where this host does not hold the file. The destination must name its columns. The mapping goes with
+    the last view of it (closing it here would fail while the caller holds one)."""
+    found = _mapped(destination)
+    if found is None:
+        yield None
+        return
+    memory, array = found
+    (row0, row1), (col0, col1) = destination.rows, destination.columns or (0, destination.shape[1])
+    itemsize, width = array.itemsize, destination.shape[1]
+    if col1 - col0 == width:  # whole rows: one range
+        populate(memory, row0 * width * itemsize, (row1 - row0) * width * itemsize, POPULATE_WRITE)
+    else:
+        for row in range(row0, row1):
+            populate(memory, (row * width + col0) * itemsize, (col1 - col0) * itemsize, POPULATE_WRITE)
+    del memory
+    yield array[row0:row1, col0:col1]
 
 
 def write_part(destination: Destination | None, part: np.ndarray, columns: np.ndarray | None = None) -> np.ndarray | None:
     """On a worker: ``part`` written into its destination's file (None), at the destination's columns or at
     ``columns`` (an index array); or ``part`` itself where there is no destination or this host does not hold the
     file (it then travels back through Dask)."""
-    if destination is None:
+    found = None if destination is None else _mapped(destination)
+    if found is None:
         return part
-    try:
-        fd = os.open(destination.path, os.O_RDWR)
-    except OSError:
-        return part
-    try:
-        size = destination.shape[0] * destination.shape[1] * np.dtype(destination.dtype).itemsize
-        memory = mmap.mmap(fd, max(size, 1))
-    finally:
-        os.close(fd)
-    try:
-        array = np.frombuffer(memory, dtype=destination.dtype,
-                              count=destination.shape[0] * destination.shape[1]).reshape(destination.shape)
-        where = slice(*destination.columns) if destination.columns is not None else columns
-        array[slice(*destination.rows), where] = part
-        del array
-    finally:
-        memory.close()
+    _memory, array = found
+    where = slice(*destination.columns) if destination.columns is not None else columns  # type: ignore[union-attr]
+    array[slice(*destination.rows), where] = part  # type: ignore[union-attr]
     return None
 
 
-__all__ = ["SHARED_RESULT_BYTES", "Destination", "SharedResult", "shared_result", "write_part"]
+__all__ = ["SHARED_RESULT_BYTES", "Destination", "SharedResult", "opened_part", "shared_result", "write_part"]
