@@ -581,15 +581,9 @@ class PlacedSpreadPricer(SpreadPricer):
         return self._solves
 
     def dirty(self, rows: npt.ArrayLike, spreads: npt.ArrayLike) -> np.ndarray:
-        rows = np.asarray(rows, dtype=np.int64).reshape(-1)
-        spreads = np.asarray(spreads, dtype=np.float64).reshape(-1)
-        if rows.size != spreads.size:
-            raise ValueError(f"rows and spreads must have one entry each, got {rows.size} and {spreads.size}")
-        out = np.full(rows.size, np.nan)
-        good = np.flatnonzero(self.tree[rows] >= 0)
+        out, good, trees, spreads = self.entries(rows, spreads)
         if not good.size:
             return out
-        trees = self.tree[rows[good]]
         order = np.lexsort((self.local[trees], self.owner[trees]))  # entries by shard, then by tree in the shard
         owner = self.owner[trees][order]
         bounds = np.flatnonzero(np.diff(owner)) + 1
@@ -598,16 +592,13 @@ class PlacedSpreadPricer(SpreadPricer):
             entries = order[part]
             places.append(good[entries])
             calls.append((int(owner[part[0]]), None, price_spreads_placed,
-                          (self.market, self.local[trees[entries]], spreads[good][entries], self.engine_settings)))
+                          (self.market, self.local[trees[entries]], spreads[entries], self.engine_settings)))
         for place, values in zip(places, self.placed._execute(self.placement, calls, self.retries), strict=True):
             out[place] = values
         return out
 
     def solve(self, goal: npt.ArrayLike, limits: SearchLimits) -> SpreadSolution:
-        goal = np.asarray(goal, dtype=np.float64).reshape(-1)
-        good = np.flatnonzero(self.tree >= 0)
-        per_tree = np.full(len(self.job.book), np.nan)
-        per_tree[self.tree[good]] = goal[good]
+        per_tree = self.per_tree(goal)
         calls, places = [], []
         for k, shard in enumerate(self.placement.shards):
             mine = np.flatnonzero(self.owner == k)
@@ -621,12 +612,7 @@ class PlacedSpreadPricer(SpreadPricer):
         for mine, part in zip(places, self.placed._execute(self.placement, calls, self.retries), strict=True):
             for whole, values in zip(found, part, strict=True):
                 whole[mine] = values[self.local[mine]]
-        rows = len(self.tree)
-        out = SpreadSolution(np.full(rows, np.nan), np.full(rows, np.nan), np.zeros(rows, dtype=np.int64),
-                             np.full(rows, SEARCH_OUTCOMES.index("skipped"), dtype=np.int64))
-        for mine, theirs in zip(out, found, strict=True):
-            mine[good] = theirs[self.tree[good]]
-        return out
+        return self.per_row(SpreadSolution(*found))
 
 
 def engine_of(book: Book, backend: str, precision: str, target: str | None) -> tuple[str, str | None, bool]:

@@ -56,22 +56,16 @@ class SpreadPricer:
 
     def dirty(self, rows: npt.ArrayLike, spreads: npt.ArrayLike) -> np.ndarray:
         """Dirty prices of input rows ``rows`` at ``spreads`` (one each; a row may repeat), NaN for a bad row."""
-        rows = np.asarray(rows, dtype=np.int64).reshape(-1)
-        spreads = np.asarray(spreads, dtype=np.float64).reshape(-1)
-        if rows.size != spreads.size:
-            raise ValueError(f"rows and spreads must have one entry each, got {rows.size} and {spreads.size}")
-        out = np.full(rows.size, np.nan)
-        good = np.flatnonzero(self.tree[rows] >= 0)
+        out, good, trees, spreads = self.entries(rows, spreads)
         if not good.size:
             return out
-        trees = self.tree[rows[good]]
         order = np.argsort(trees, kind="stable")  # entries grouped by tree, in book order
         book = self.job.book
         offset = np.zeros(len(book) + 1, dtype=np.int64)
         np.cumsum(np.bincount(trees, minlength=len(book)), out=offset[1:])
         plan = ScenarioBatch(book=book, sigma_moves=np.zeros(1), curves=self.market.curves,
                              entry_offset=offset, entry_curve=self.curve[trees[order]],
-                             entry_spread=spreads[good][order], source=np.zeros((0, 0), dtype=np.int64))
+                             entry_spread=spreads[order], source=np.zeros((0, 0), dtype=np.int64))
         values = self.engine.price_entries(plan, self.precision, self.target, self.device, self.tuning)
         out[good[order]] = values
         return out
@@ -84,13 +78,34 @@ class SpreadPricer:
     def solve(self, goal: npt.ArrayLike, limits: SearchLimits) -> SpreadSolution:
         """Per input row, the spread at which its dirty price equals ``goal`` (NaN: not searched) within
         ``limits``, in one engine call (only where :attr:`solves`); a bad row is not searched (``skipped``, NaN)."""
+        found = self.engine.solve_spreads(self.job.book, self.market, self.per_tree(goal), limits,
+                                          precision=self.precision, target=self.target, device=self.device,
+                                          **self.tuning)
+        return self.per_row(found)
+
+    def entries(self, rows: npt.ArrayLike, spreads: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                                             np.ndarray]:
+        """:meth:`dirty`'s arguments checked: its output (NaN), the entries of good rows, their trees and their
+        spreads."""
+        rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+        spreads = np.asarray(spreads, dtype=np.float64).reshape(-1)
+        if rows.size != spreads.size:
+            raise ValueError(f"rows and spreads must have one entry each, got {rows.size} and {spreads.size}")
+        good = np.flatnonzero(self.tree[rows] >= 0)
+        return np.full(rows.size, np.nan), good, self.tree[rows[good]], spreads[good]
+
+    def per_tree(self, goal: npt.ArrayLike) -> np.ndarray:
+        """Per input row's ``goal`` as one per tree of the book (a bad row has none)."""
         goal = np.asarray(goal, dtype=np.float64).reshape(-1)
         good = np.flatnonzero(self.tree >= 0)
         per_tree = np.full(len(self.job.book), np.nan)
         per_tree[self.tree[good]] = goal[good]
-        found = self.engine.solve_spreads(self.job.book, self.market, per_tree, limits, precision=self.precision,
-                                          target=self.target, device=self.device, **self.tuning)
+        return per_tree
+
+    def per_row(self, found: SpreadSolution) -> SpreadSolution:
+        """A search's outcome per tree as one per input row (a bad row: ``skipped``, NaN)."""
         rows = len(self.tree)
+        good = np.flatnonzero(self.tree >= 0)
         out = SpreadSolution(np.full(rows, np.nan), np.full(rows, np.nan), np.zeros(rows, dtype=np.int64),
                              np.full(rows, SEARCH_OUTCOMES.index("skipped"), dtype=np.int64))
         for mine, theirs in zip(out, found, strict=True):
