@@ -6,14 +6,10 @@ order with its price or its error; a worker killed in the middle of a run loses 
 
 from __future__ import annotations
 
-import os
-import signal
-import threading
-import time
-
 import numpy as np
 import pytest
 import trinom
+from killed_worker import run_killing_a_worker
 from trinom import distributed as distributed_module
 from trinom.bonds.generator import generate_bonds
 from trinom.distributed import price_chunk, shards_by_work
@@ -89,18 +85,7 @@ def test_bad_rows_keep_their_place_and_their_message(client):
 def test_a_worker_killed_mid_run_loses_nothing(client):
     book = trinom.generator.generate("1_RAND", 60, seed=5)
     want = trinom.price(book, backend="reference")
-    pids = client.run(os.getpid)  # worker address -> process id
-    out: dict = {}
-    run = threading.Thread(target=lambda: out.update(result=trinom.price(book, backend="reference", client=client,
-                                                                          shards=12)))
-    run.start()
-    deadline = time.time() + 60
-    busy: list[str] = []
-    while not busy and time.time() < deadline:
-        busy = [address for address, keys in client.processing().items() if keys]
-        time.sleep(0.02)
-    os.kill(pids[busy[0]], signal.SIGKILL)  # a worker with a task running; the nanny starts a new one
-    run.join(timeout=300)
+    out, _pid = run_killing_a_worker(client, lambda: trinom.price(book, backend="reference", client=client, shards=12))
     assert "result" in out and (out["result"].error == "").all()
     # the NumPy reference rounds its last bits by batch (it vectorises over a shard's options): 1e-12
     np.testing.assert_allclose(out["result"].price, want.price, rtol=0, atol=1e-12)

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import os
 import pickle
-import signal
-import threading
-import time
 import warnings
 
 import numpy as np
 import pytest
 import trinom
+from killed_worker import run_killing_a_worker
 from trinom import distributed as placement
 from trinom.bonds.generator import generate_bonds
 from trinom.scenarios import CurveShift, SigmaShift
@@ -181,17 +179,7 @@ def test_a_worker_killed_mid_run_loses_nothing(client):
     want = trinom.price(book, backend="reference")
     placed = trinom.distribute(book, client=client, shards=12)
     sent = placed.scatters
-    pids = client.run(os.getpid)  # worker address -> process id
-    out: dict = {}
-    run = threading.Thread(target=lambda: out.update(result=trinom.price(placed, backend="reference")))
-    run.start()
-    deadline = time.time() + 60
-    busy: list[str] = []
-    while not busy and time.time() < deadline:
-        busy = [address for address, keys in client.processing().items() if keys]
-        time.sleep(0.02)
-    os.kill(pids[busy[0]], signal.SIGKILL)  # a worker with a task running; the nanny starts a new one
-    run.join(timeout=300)
+    out, _pid = run_killing_a_worker(client, lambda: trinom.price(placed, backend="reference"))
     assert "result" in out and (out["result"].error == "").all()
     # the NumPy reference rounds its last bits by batch (it vectorises over a shard's options): 1e-12
     np.testing.assert_allclose(out["result"].price, want.price, rtol=0, atol=1e-12)

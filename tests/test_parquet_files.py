@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import doctest
 import os
-import signal
-import threading
-import time
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import trinom
+from killed_worker import run_killing_a_worker
 from trinom import parquet, parquet_files
 from trinom.bonds.generator import generate_bonds
 from trinom.cli import main
@@ -223,29 +221,13 @@ def test_a_worker_killed_mid_run_loses_nothing(client, tmp_path, form):
     options_file(tmp_path / "book.parquet", rows=2400, group=100, seed=4)
     price_parquet_file(tmp_path / "book.parquet", tmp_path / "here.parquet", **CPU)
     client.wait_for_workers(2)
-    pids = client.run(os.getpid)  # worker address -> process id
-    out: dict = {}
     there = tmp_path / "there.parquet" if form == "file" else f"{tmp_path}/there/"
-
-    def run() -> None:
-        try:
-            out["run"] = price_parquet_file(tmp_path / "book.parquet", there, client=client, task_rows=100, **CPU)
-        except BaseException as err:  # shown by the assertion below
-            out["error"] = err
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    deadline = time.time() + 60
-    busy: list[str] = []
-    while not busy and time.time() < deadline:
-        busy = [address for address, keys in client.processing().items()
-                if any(str(k).startswith("trinom-part-") for k in keys)]
-        time.sleep(0.01)
-    time.sleep(0.05)  # into the task: pricing, or writing its part
-    os.kill(pids[busy[0]], signal.SIGKILL)  # the nanny starts a new worker; the task runs again elsewhere
-    thread.join(timeout=300)
+    # 0.05 s into a task: pricing, or writing its part; the task runs again elsewhere
+    out, killed = run_killing_a_worker(
+        client, lambda: price_parquet_file(tmp_path / "book.parquet", there, client=client, task_rows=100, **CPU),
+        task_prefix="trinom-part-", settle=0.05)
     assert "error" not in out, out.get("error")
-    assert out["run"].rows == 2400 and out["run"].parts == 24
+    assert out["result"].rows == 2400 and out["result"].parts == 24
     if form == "file":
         assert (tmp_path / "there.parquet").read_bytes() == (tmp_path / "here.parquet").read_bytes()
     else:  # only the parts: a task killed while writing leaves no temporary file in the folder
@@ -253,7 +235,7 @@ def test_a_worker_killed_mid_run_loses_nothing(client, tmp_path, form):
         assert pq.read_table(there).equals(pq.read_table(tmp_path / "here.parquet"))
     assert leftovers(tmp_path) == []
     client.wait_for_workers(2)
-    assert pids[busy[0]] not in client.run(os.getpid).values()  # the worker was killed, and replaced
+    assert killed not in client.run(os.getpid).values()  # the worker was killed, and replaced
 
 
 def test_a_folder_of_parts_reads_back_as_the_file(client, tmp_path):
