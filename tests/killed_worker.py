@@ -9,12 +9,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from trinom.worker_calls import running_calls
+
 
 def run_killing_a_worker(client: Any, call: Callable[[], Any], *, task_prefix: str = "", settle: float = 0.0) -> tuple[
         dict[str, Any], int]:
     """Run ``call`` in a thread, kill (SIGKILL) a worker process as soon as one has a task (whose key starts with
-    ``task_prefix``) running, ``settle`` seconds into it, and wait for the call: ``{"result": ...}`` or
-    ``{"error": ...}``, and the killed process's id (the nanny starts a new worker in its place)."""
+    ``task_prefix``; with none, or a call sent straight to it by :mod:`trinom.worker_calls`) running, ``settle``
+    seconds into it, and wait for the call: ``{"result": ...}`` or ``{"error": ...}``, and the killed process's id
+    (the nanny starts a new worker in its place)."""
     pids = client.run(os.getpid)  # worker address -> process id
     out: dict[str, Any] = {}
 
@@ -31,6 +34,8 @@ def run_killing_a_worker(client: Any, call: Callable[[], Any], *, task_prefix: s
     while not busy and time.time() < deadline:
         busy = [address for address, keys in client.processing().items()
                 if any(str(k).startswith(task_prefix) for k in keys)]
+        if not busy and not task_prefix:  # a call sent straight to its worker (trinom.worker_calls) is no task
+            busy = [address for address, running in client.run(running_calls).items() if running]
         time.sleep(0.01)
     time.sleep(settle)
     os.kill(pids[busy[0]], signal.SIGKILL)

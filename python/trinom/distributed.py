@@ -62,6 +62,7 @@ from .result import Prices
 from .scenarios import Scenario, scenario_market
 from .shared_results import Destination, SharedResult, opened_part, shared_result, write_part
 from .spreads import SpreadPricer
+from .worker_calls import MISSING, for_client
 from .worker_tuning import tune_workers
 
 #: Shards per worker thread when the caller does not say (one: a worker prices its share in one engine call).
@@ -75,6 +76,9 @@ SPLITS = ("auto", "trees", "scenarios")
 SCENARIO_SPLIT_GAIN = 0.8
 #: A task's argument array larger than this (bytes) is sent straight to its worker, not in the task graph.
 SMALL_ARGUMENT = 64 * 1024
+#: Calls go straight to the workers holding their placed books (:mod:`trinom.worker_calls`), tasks only where that
+#: fails; False: every call is a Dask task.
+DIRECT_CALLS = True
 #: Prepared engine calls a worker keeps per placed shard (for repeated calls in the same market).
 PLANS_KEPT = 4
 #: The key under which an instruments object keeps its :class:`DistributedBook` per client.
@@ -205,6 +209,7 @@ class DistributedBook:
         self.scatters = 0
         self.bytes_sent = 0
         self.shared_parts = 0
+        self.direct_calls = 0
 
     def __len__(self) -> int:
         return len(self.instruments)
@@ -410,16 +415,35 @@ class DistributedBook:
         return [_Task(None, worker, keep, columns, slice(int(cut[0]), int(cut[-1]) + 1))
                 for worker, cut in zip(workers, cuts, strict=False)]
 
+    def _direct(self, placement: _Placement, calls: Sequence[tuple[int | None, str | None, Callable[..., Any],
+                                                                  tuple[Any, ...]]]) -> dict[int, Any]:
+        """The calls run straight on the workers holding their placed books (:mod:`trinom.worker_calls`), by index;
+        a call whose book or worker is lost is left out (run as a task by :meth:`_execute`)."""
+        sent = []
+        for k, (index, where, function, arguments) in enumerate(calls):
+            if index is not None:
+                data, worker = placement.shards[index].future, placement.shards[index].worker
+            else:
+                data = self._whole(placement, where)  # type: ignore[arg-type]
+                worker = next(w for w, f in placement.whole.items() if f is data)
+            if data.status == "finished":
+                sent.append((k, (worker, data.key, function, arguments)))
+        answers = for_client(self.client).run([call for _k, call in sent]) if sent else []
+        done = {k: answer for (k, _call), answer in zip(sent, answers, strict=True) if answer is not MISSING}
+        self.direct_calls += len(done)
+        return done
+
     def _execute(self, placement: _Placement, calls: Sequence[tuple[int | None, str | None, Callable[..., Any],
                                                                     tuple[Any, ...]]], retries: int) -> list[Any]:
         """Every call ``(shard, worker, function, arguments)``'s ``function(placed book, *arguments)`` on the worker
-        holding the placed book (shard ``shard``, or the whole book on ``worker`` where ``shard`` is None), gathered
-        straight from the workers. An argument array larger than :data:`SMALL_ARGUMENT` bytes is sent straight to
-        that worker too. Calls that lost their placed book with a dead worker run again once it is placed again
+        holding the placed book (shard ``shard``, or the whole book on ``worker`` where ``shard`` is None): sent
+        straight to that worker (:meth:`_direct`); where that fails, as a Dask task whose result is gathered
+        straight from the worker (an argument array larger than :data:`SMALL_ARGUMENT` bytes is sent straight to
+        that worker too). Calls that lost their placed book with a dead worker run again once it is placed again
         (up to ``retries + 1`` rounds)."""
         from distributed import CancelledError, wait
 
-        results: dict[int, Any] = {}
+        results = self._direct(placement, calls) if DIRECT_CALLS else {}
         for attempt in range(retries + 2):
             if len(results) == len(calls):
                 break
