@@ -202,13 +202,7 @@ class ResultWriter:
 
     def write(self, ids: Any, result: Prices) -> None:
         """Append ``result`` with its rows' ``ids`` (an Arrow array, or items that ``str`` makes text of)."""
-        if not isinstance(ids, (self._pa.Array, self._pa.ChunkedArray)):
-            ids = self._pa.array([str(i) for i in ids], self._pa.string())  # NumPy's strings drop trailing NULs
-        errors = result.error
-        error = (self._pa.nulls(len(errors), self._pa.string()).fill_null("") if not (errors != "").any()
-                 else np.asarray(errors, dtype=object).astype(str))
-        table = self._pa.table({"id": ids, "price": result.price,
-                                "clean": result.clean, "accrued": result.accrued, "error": error})
+        table = result_table(ids, result)
         if self._writer is None:
             self._writer = self._pq.ParquetWriter(self._target, table.schema)
         self._writer.write_table(table)
@@ -223,6 +217,19 @@ class ResultWriter:
             self._context.__exit__(None, None, None)
         else:
             self._context.__exit__(type(failed), failed, failed.__traceback__)
+
+
+def result_table(ids: Any, result: Prices) -> Any:
+    """The Arrow table of a result file's rows (``id, price, clean, accrued, error``): ``result`` with its rows'
+    ``ids`` (an Arrow array, or items that ``str`` makes text of)."""
+    pa, _pq = _arrow()
+    if not isinstance(ids, (pa.Array, pa.ChunkedArray)):
+        ids = pa.array([str(i) for i in ids], pa.string())  # NumPy's strings drop trailing NULs
+    errors = result.error
+    error = (pa.nulls(len(errors), pa.string()).fill_null("") if not (errors != "").any()
+             else np.asarray(errors, dtype=object).astype(str))
+    return pa.table({"id": ids, "price": result.price, "clean": result.clean, "accrued": result.accrued,
+                     "error": error})
 
 
 def result_schema() -> Any:
