@@ -120,6 +120,17 @@ def test_auto_splits_a_book_of_few_large_trees_by_scenarios(client):
     assert placement.choose_split([5.0, 5.0], 6) == "trees"
 
 
+def test_auto_splits_a_bond_grid_by_scenarios(client):
+    """A bond's scenarios run one after another in its GPU warp: a balanced bond book's grid goes by scenarios
+    (each worker every tree, half the scenarios), with the same prices as one process."""
+    bonds, curves = generate_bonds("R1", 40, seed=7)
+    scenarios = [CurveShift(1e-4 * k) for k in range(4)]
+    out = trinom.price(bonds, curves, client=client, scenarios=scenarios, **CPU)
+    assert "by scenarios" in out.engine
+    np.testing.assert_array_equal(out.price, trinom.price(bonds, curves, scenarios=scenarios, **CPU).price)
+    assert placement.choose_split([5.0, 5.0], 6, bonds=True) == "scenarios"
+
+
 def test_risk_on_the_placed_book_sends_nothing_again(client):
     """A row that vega's sigma move cannot take is priced from the placed shards without it (the tasks get
     the trees to keep), as in one process; nothing is scattered after the placement."""
