@@ -80,6 +80,29 @@ def test_a_placed_book_gives_one_process_bits_and_is_sent_once(client):
     assert placement.placed_book(client, book) is placed
 
 
+def test_calls_go_straight_to_their_workers_and_tasks_stand_in(client, monkeypatch):
+    """A call on a placed book goes straight to the worker holding its shard (trinom.worker_calls: no task); a call
+    whose worker does not hold the data comes back MISSING (and runs as a task); an error raised on the worker is
+    raised here; with DIRECT_CALLS off every call is a task, the same bits."""
+    from trinom import worker_calls
+
+    book = trinom.generator.generate("4_SKEWED", 300, skew_percent=5.0, seed=4)
+    here = trinom.price(book, **CPU).price
+    placed = trinom.distribute(book, client=client)
+    direct = placed.direct_calls
+    np.testing.assert_array_equal(trinom.price(placed, **CPU).price, here)
+    assert placed.direct_calls == direct + 2
+    calls = worker_calls.for_client(client)
+    assert all(answer is worker_calls.MISSING for answer in calls.run([(w, "no-such-key", len, ()) for w in client.nthreads()]))
+    shard = next(iter(placed.placements.values())).shards[0]
+    assert calls.run([(shard.worker, shard.future.key, len, ())]) == [len(shard.trees)]
+    with pytest.raises(TypeError):
+        calls.run([(shard.worker, shard.future.key, int, ())])  # int(a book): the worker's error, raised here
+    monkeypatch.setattr(placement, "DIRECT_CALLS", False)
+    np.testing.assert_array_equal(trinom.price(placed, **CPU).price, here)
+    assert placed.direct_calls == direct + 2
+
+
 def test_the_shards_are_balanced_over_the_workers(client):
     book = trinom.generator.generate("4_SKEWED", 2000, skew_percent=5.0, seed=3)
     placed = trinom.distribute(book, client=client, shards=8)
