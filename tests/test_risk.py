@@ -315,3 +315,74 @@ def test_float32_risk_is_within_its_stated_tolerance_of_float64(engine, kind):
     bound = np.where(in_price, 2e-3 * np.abs(f64.value) + 2e-6 * f64.base, 2e-3 * years)
     miss = np.abs(f32.value - f64.value).to_numpy()
     assert (miss <= bound).all(), f64[miss > bound]
+
+
+# --- the table's construction: no shared arrays, the engine's arrays left as they are -----------------------------
+
+
+def test_the_table_owns_its_columns_and_repeated_calls_agree():
+    """A table changed in place changes neither a later table nor anything risk keeps (default row names, scenario
+    markets, the engine's columns); the text columns are NumPy object arrays and the numbers float64."""
+    import pandas as pd
+
+    book, curves = generate_bonds("R1", 12, seed=4)  # bonds on several curves: key rates of part of the rows
+    first = risk(book, curves, backend="reference")
+    again = risk(book, curves, backend="reference")
+    pd.testing.assert_frame_equal(first, again, check_exact=True)
+    assert isinstance(first.index, pd.RangeIndex)
+    assert [str(first[c].dtype) for c in first.columns] == ["object"] * 3 + ["float64"] * 3 + ["object"]
+    assert all(isinstance(first[c].to_numpy(), np.ndarray) for c in first.columns)
+    for column, value in (("id", "x"), ("measure", "x"), ("factor", "x"), ("base", -1.0), ("value", -1.0),
+                          ("error", "x")):
+        first[column].to_numpy()[:] = value
+    pd.testing.assert_frame_equal(risk(book, curves, backend="reference"), again, check_exact=True)
+
+
+@pytest.mark.parametrize("failing", [False, True])
+def test_risk_never_writes_into_the_engines_arrays(monkeypatch, failing):
+    """The engine's price grid and error column may be its own (cached, shared memory): risk reads them as they are
+    and copies them before repricing rows that a move fails (here sigma 5e-5, below the vega move)."""
+    import importlib
+
+    module = importlib.import_module("trinom.risk")  # the module (trinom.risk is the function)
+    priced: list = []
+
+    def frozen(*args, **kwargs):
+        result = trinom.price(*args, **kwargs)
+        for array in (result.price, result.error):
+            array.setflags(write=False)
+        priced.append((result, result.price.copy(), result.error.copy()))
+        return result
+
+    monkeypatch.setattr(module, "price", frozen)
+    book = with_field(options(), "sigma", 1, 5e-5) if failing else options()
+    table = risk(book, backend="reference", errors="mask")
+    assert table.value.notna().all() and (table.error == "").all()
+    assert len(priced) == (2 if failing else 1)  # the failing row priced again without the move it cannot take
+    for result, price_before, error_before in priced:
+        np.testing.assert_array_equal(result.price, price_before)
+        np.testing.assert_array_equal(result.error, error_before)
+    monkeypatch.undo()
+    expected = risk(book, backend="reference", errors="mask")
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(table, expected, check_exact=True)
+
+
+def test_a_key_rate_that_cannot_be_computed_says_why_on_every_curve():
+    """A bond worth nothing (no cash flows to pay): its duration, convexity and key rates divide by a base price
+    of 0, NaN with the reason, on whichever curve the bond is; the other bonds' measures are numbers."""
+    book, curves = generate_bonds("R1", 8, seed=2)
+    fields = {k: np.array(v, copy=True) for k, v in book.as_dict().items()}
+    starts = np.concatenate(([0], np.cumsum(fields["cashflow_count"])))
+    for name in ("repayment", "coupon"):
+        fields[name] = fields[name].astype(np.float64)
+        fields[name][starts[3]:starts[4]] = 0.0
+    fields["strike"] = fields["strike"].astype(np.float64)
+    fields["strike"][3] = 0.0  # and an option on it struck at nothing
+    table = risk(trinom.BondPortfolio(**fields), curves, backend="reference", errors="mask")
+    worthless = table[table.id == "3"]
+    divided = worthless[worthless.measure.isin(["duration", "convexity", "krd", "spread_duration"])]
+    assert divided.value.isna().all() and divided.error.str.contains("undefined for a base price of 0").all()
+    others = table[table.id != "3"]
+    assert others.value.notna().all() and (others.error == "").all()

@@ -50,7 +50,7 @@ bonds; measured at most 3.5e-4 of that scale, spread duration, and 5e-5 for the 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -105,8 +105,6 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
     only): the model is fitted again to the volatility quotes in every scenario (the base included), and ``vega``
     is the move of the price per 0.0001 of every quoted volatility (factor ``vol``), the model refitted
     (:mod:`trinom.analytics.recalibration`)."""
-    import pandas as pd
-
     check_price_arguments(backend=backend, precision=precision, target=target, device=options.get("device", 0),
                           errors=errors, max_width=options.get("max_width", DEFAULT_MAX_WIDTH),
                           max_steps=options.get("max_steps", DEFAULT_MAX_STEPS), progress=progress)
@@ -156,8 +154,11 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
         base_bad, failures = _move_failures(block, market, scenarios, moves, limits, errors, legs)
         if errors == "raise":  # a measure that neither of its moves can give is an error before any pricing
             _raise_unmeasurable(sides, _of_trades(failures, legs))
-        priced = price(block, scenario_market(market, scenarios), progress=progress, **run)
-        grid = _Grid(np.atleast_2d(priced.price).astype(np.float64), np.asarray(priced.error, dtype=object).copy(),
+        priced = price(block, _scenario_market(market, scenarios), progress=progress, **run)
+        # The engine's arrays as they are, not copied (float64 already in f64; they may be the engine's own, e.g. a
+        # cached error column or a result over shared memory): _Grid.own copies them before a repricing below
+        # changes them, which most runs never need.
+        grid = _Grid(np.asarray(np.atleast_2d(priced.price), dtype=np.float64), np.asarray(priced.error, dtype=object),
                      list(priced.problems))
         if failures:  # rows that some move fails: priced again without those moves, all their other scenarios kept
             _reprice_without(block, market, scenarios, failures, grid, run)
@@ -175,28 +176,35 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
         failures = {s: legs.rows(rows) for s, rows in failures.items()}
         used = used[legs.starts()]
     p0, down, up = values[0], values[1], values[2]
-    every_row = np.arange(n)
-    no_message = np.full(n, "", dtype=object)
-    parts: list[tuple[np.ndarray, str, str, float, np.ndarray, np.ndarray]] = []
+    parts: list[_Part] = []
 
     row_failed = row_error != ""
     clean_rows = not row_failed.any()  # the common case: no row's message to carry into every measure
 
-    def add(measure: str, factor: str, size: float, value: np.ndarray, rows: np.ndarray = every_row,
-            message: np.ndarray = no_message) -> None:
-        error = row_error if clean_rows and message is no_message else np.where(row_failed, row_error, message)
+    def checked(measure: str, size: float, value: np.ndarray, message: np.ndarray | None) -> _Part:
+        """A measure of every row (``factor`` and ``rows`` still to be set) with its error: the row's own, else the
+        failure of a move it needs (``message``; None: no row has one), else why the value is not finite."""
+        if message is None:  # no move failed: the rows' own errors (None: none has one)
+            error = None if clean_rows else row_error
+        else:
+            error = message if clean_rows else np.where(row_failed, row_error, message)
         finite = np.isfinite(value)
-        unsaid = None if finite.all() else ~finite & (error == "")
+        unsaid = None if finite.all() else ~finite if error is None else ~finite & (error == "")
         if unsaid is not None and unsaid.any():  # a measure the prices cannot give: NaN and why, never a bare NaN
-            error = error.copy()
+            error = np.full(n, "", dtype=object) if error is None else error.copy()
             error[unsaid] = np.where(p0[unsaid] == 0, f"{measure} is undefined for a base price of 0 (it divides by the "
                                      "price)", f"{measure} is not a finite number: the difference of prices over the shift "
                                      f"{size:g} left the floating-point range (base price {p0[unsaid][0]:.3g})")
             value = np.where(unsaid, np.nan, value)
-        parts.append((rows, measure, factor, size, value[rows], error[rows]))
+        return _Part(None, measure, "", size, value, error)
 
-    def why(*used_scenarios: int) -> np.ndarray:  # a scenario's failure, where a measure needs it
-        message = no_message.copy()
+    def add(part: _Part, factor: str, rows: np.ndarray | None = None) -> None:  # rows None: every row
+        parts.append(replace(part, factor=factor, rows=rows))
+
+    def why(*used_scenarios: int) -> np.ndarray | None:  # a scenario's failure, where a measure needs it (None: none)
+        if not any(failures.get(s) for s in used_scenarios):
+            return None
+        message = np.full(n, "", dtype=object)
         for s in reversed(used_scenarios):
             for row, (_field, text) in failures.get(s, {}).items():
                 message[row] = text
@@ -205,47 +213,71 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
     with np.errstate(divide="ignore", invalid="ignore"):
         for measure in chosen:
             if measure == "dv01":
-                add("dv01", "parallel", shift, (down - p0) * (BP / shift), message=why(1))
+                add(checked("dv01", shift, (down - p0) * (BP / shift), why(1)), "parallel")
             elif measure == "duration":
-                add("duration", "parallel", shift, (down - up) / (2 * p0 * shift), message=why(1, 2))
+                add(checked("duration", shift, (down - up) / (2 * p0 * shift), why(1, 2)), "parallel")
             elif measure == "convexity":
-                add("convexity", "parallel", shift, (up + down - 2 * p0) / (p0 * shift * shift), message=why(1, 2))
+                add(checked("convexity", shift, (up + down - 2 * p0) / (p0 * shift * shift), why(1, 2)), "parallel")
             elif measure == "krd":
+                # Pillar k's measure is the same for every row whatever its curve (and so is the reason of a NaN,
+                # which names the first such row of the book): computed once per k, each curve takes its rows.
+                pillar: dict[int, _Part] = {}
                 for name, labels in plan.pillars.items():
-                    rows = np.flatnonzero(used == name)
+                    rows: np.ndarray | None = (np.flatnonzero(used == market.names.index(name)) if name in market.names
+                                               else np.zeros(0, dtype=np.intp))
+                    rows = None if rows.size == n else rows  # every row (rows are ascending and distinct)
                     for k, label in enumerate(labels):
-                        k_down, k_up = values[3 + 2 * k], values[4 + 2 * k]
-                        add("krd", f"{name}:{label}", shift, (k_down - k_up) / (2 * p0 * shift), rows,
-                            message=why(3 + 2 * k, 4 + 2 * k))
+                        if k not in pillar:
+                            k_down, k_up = values[3 + 2 * k], values[4 + 2 * k]
+                            pillar[k] = checked("krd", shift, (k_down - k_up) / (2 * p0 * shift), why(3 + 2 * k, 4 + 2 * k))
+                        add(pillar[k], f"{name}:{label}", rows)
             elif measure == "vega":
                 size = sigma_shift if recalibrate is None else recalibrate.vol_shift
                 slope, message = _difference(values, p0, sides, "vega", size, failures, n)
-                add("vega", "sigma" if recalibrate is None else "vol", size, slope * BP, message=message)
+                add(checked("vega", size, slope * BP, message), "sigma" if recalibrate is None else "vol")
             elif measure == "spread_duration":
                 slope, message = _difference(values, p0, sides, "spread_duration", shift, failures, n)
-                add("spread_duration", "spread", shift, slope / p0, message=message)
-    # One table in the order of the rows' ids within each measure and factor, built column by column.
-    rows = np.concatenate([part[0] for part in parts]) if parts else np.zeros(0, dtype=np.int64)
-    sizes = [part[0].size for part in parts]
+                add(checked("spread_duration", shift, slope / p0, message), "spread")
+    return _table(parts, names, p0, n)
 
+
+def _table(parts: list[_Part], names: np.ndarray, p0: np.ndarray, n: int) -> Any:
+    """One table in the order of the rows' ids within each measure and factor: each column allocated once and filled
+    part by part (no per-part copies, no index arrays of the whole table)."""
+    import pandas as pd
+
+    sizes = [n if part.rows is None else part.rows.size for part in parts]
+    total = sum(sizes)
     # Text columns stay NumPy object arrays: a string dtype would copy millions of strings one by one.
-    def text(column: np.ndarray) -> Any:
-        return pd.Series(column, dtype=object, copy=False)
-
-    columns = {
-        "id": text(np.asarray(names, dtype=object)[rows]),
-        "measure": text(np.repeat(np.array([part[1] for part in parts], dtype=object), sizes)),
-        "factor": text(np.repeat(np.array([part[2] for part in parts], dtype=object), sizes)),
-        "shift": np.repeat(np.array([part[3] for part in parts], dtype=np.float64), sizes),
-        "base": p0[rows],
-        "value": np.concatenate([part[4] for part in parts]) if parts else np.zeros(0),
-        "error": text(np.concatenate([part[5] for part in parts]) if parts else np.zeros(0, dtype=object)),
-    }
-    # Column by column: a column a block, nothing consolidated (consolidating copies millions of object pointers)
-    table = pd.DataFrame({"id": columns["id"]}, copy=False)
-    for name in COLUMNS[1:]:
-        table[name] = columns[name]
-    return table
+    ids, measures, factors, errors = (np.empty(total, dtype=object) for _ in range(4))
+    shifts, base = np.empty(total, dtype=np.float64), np.empty(total, dtype=p0.dtype)
+    value = np.empty(total, dtype=np.result_type(*(part.value for part in parts)) if parts else np.float64)
+    clean = all(part.error is None for part in parts)
+    if clean:  # no row has a message: the whole column at once (slice assignment; np.full is slower for objects)
+        errors[:] = ""
+    of_rows: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # per rows array (a curve's rows): their ids and prices
+    start = 0
+    for part, size in zip(parts, sizes, strict=True):
+        span = slice(start, start + size)
+        start += size
+        measures[span], factors[span], shifts[span] = part.measure, part.factor, part.size
+        if part.rows is None:
+            ids[span], base[span], value[span] = names, p0, part.value
+        else:
+            if id(part.rows) not in of_rows:  # a curve's rows: gathered once for all its pillars
+                of_rows[id(part.rows)] = (names[part.rows], p0[part.rows])
+            ids[span], base[span] = of_rows[id(part.rows)]
+            value[span] = part.value[part.rows]
+        if part.error is not None:
+            errors[span] = part.error if part.rows is None else part.error[part.rows]
+        elif not clean:
+            errors[span] = ""
+    # Series of explicit dtype: pandas neither copies them nor scans the object columns to infer a type; one block
+    # a column (consolidating would copy millions of object pointers).
+    index = pd.RangeIndex(total)
+    columns = dict(zip(COLUMNS, (ids, measures, factors, shifts, base, value, errors), strict=True))
+    return pd.DataFrame({name: pd.Series(column, index=index, dtype=column.dtype, copy=False)
+                         for name, column in columns.items()}, copy=False)
 
 
 @dataclass(frozen=True)
@@ -369,40 +401,99 @@ def _shifts(shift: float | None, sigma_shift: float | None, precision: str) -> t
     return moves["shift"][0], moves["sigma_shift"][0]
 
 
-def _row_ids(ids: Sequence[Any] | None, n: int) -> list[str]:
-    """The rows' names: their numbers, or ``ids`` (one per row, unique) as strings."""
+#: The default row names "0" .. "n-1" of the last few book sizes, read-only: a large book's 100000s of strings cost
+#: more than its table (kept here, not on the book, which would carry them wherever it is pickled).
+_ROW_NUMBERS: dict[int, np.ndarray] = {}
+_ROW_NUMBERS_KEPT = 2
+
+
+def _row_ids(ids: Sequence[Any] | None, n: int) -> np.ndarray:
+    """The rows' names as an object array of strings: ``ids`` (one per row, unique), or the numbers 0..n-1 (shared,
+    read-only)."""
     if ids is None:
-        return [str(i) for i in range(n)]
+        numbers = _ROW_NUMBERS.get(n)
+        if numbers is None:
+            numbers = np.array([str(i) for i in range(n)], dtype=object)
+            numbers.setflags(write=False)
+            while len(_ROW_NUMBERS) >= _ROW_NUMBERS_KEPT:
+                _ROW_NUMBERS.pop(next(iter(_ROW_NUMBERS)), None)
+            _ROW_NUMBERS[n] = numbers
+        return numbers
     listed = [str(i) for i in check_sequence("ids", ids, of="row names, one per row")]
     if len(listed) != n:
         raise ValueError(f"ids has {len(listed)} entries, expected one per row ({n})")
     repeated = sorted({i for i in listed if listed.count(i) > 1}) if len(set(listed)) != n else []
     if repeated:
         raise ValueError(f"ids must be unique; {', '.join(map(repr, repeated[:5]))} repeated")
-    return listed
+    names = np.empty(n, dtype=object)
+    names[:] = listed
+    return names
 
 
 #: Per move scenario (an index into the scenarios), the rows it fails, each with ``(field, message)``.
 Failures = dict[int, dict[int, tuple[str, str]]]
 
 
+@dataclass(frozen=True)
+class _Part:
+    """One measure and factor of the table: the rows it covers (None: every row, ascending), its shift, and per row
+    of the book its value and error (None: no row has a message)."""
+
+    rows: np.ndarray | None
+    measure: str
+    factor: str
+    size: float
+    value: np.ndarray
+    error: np.ndarray | None
+
+
 @dataclass
 class _Grid:
-    """The prices of every scenario, ``(scenarios, rows)`` float64, each row's error and every problem."""
+    """The prices of every scenario, ``(scenarios, rows)`` float64, each row's error and every problem. ``values``
+    and ``row_error`` may be the engine's own arrays until :meth:`own` copies them, before any change."""
 
     values: np.ndarray
     row_error: np.ndarray
     problems: list[tuple[int | None, str, str]]
+    owned: bool = False
+
+    def own(self) -> None:
+        """Writable copies of ``values`` and ``row_error`` (once), before the first change."""
+        if not self.owned:
+            self.values, self.row_error, self.owned = self.values.astype(np.float64), self.row_error.copy(), True
 
     def replace(self, rows: list[int], scenarios: list[int], part: Any) -> None:
         """Rows ``rows`` priced again (``part``, a :class:`trinom.Prices` of ``scenarios``): their prices there, their
         errors and problems those of ``part``."""
+        self.own()
         self.values[np.ix_(scenarios, rows)] = np.asarray(part.price).reshape(len(scenarios), len(rows))
         self.row_error[rows] = np.asarray(part.error, dtype=object)
         redone = set(rows)
         self.problems = sorted([p for p in self.problems if p[0] not in redone]
                                + [(None if row is None else rows[row], field, message)
                                   for row, field, message in part.problems], key=lambda p: -1 if p[0] is None else p[0])
+
+
+#: Scenario markets by their content (the base market's names and curves, and the scenarios): the last few, kept
+#: because building a risk run's 30-odd scenarios of shifted curves costs more than its table.
+_SCENARIO_MARKETS: dict[tuple[Any, ...], Market] = {}
+_SCENARIO_MARKETS_KEPT = 8
+
+
+def _scenario_market(market: Market, scenarios: Sequence[Scenario]) -> Market:
+    """:func:`trinom.scenarios.scenario_market` of ``market`` (one scenario, no moves of its own, immutable curves),
+    the same market again for the same content; anything else (dated curve sets) built each time."""
+    if len(market) != 1 or market.moves_trees or not all(isinstance(s, (CurveShift, SigmaShift, SpreadShift))
+                                                         or s is None for s in scenarios):
+        return scenario_market(market, scenarios)
+    key = (market.names, tuple((type(c), c.rates.tobytes(), c.days.tobytes()) for c in market.curves), tuple(scenarios))
+    found = _SCENARIO_MARKETS.get(key)
+    if found is None:
+        found = scenario_market(market, scenarios)
+        while len(_SCENARIO_MARKETS) >= _SCENARIO_MARKETS_KEPT:
+            _SCENARIO_MARKETS.pop(next(iter(_SCENARIO_MARKETS)), None)
+        _SCENARIO_MARKETS[key] = found
+    return found
 
 
 def _move_failures(block: Portfolio | BondPortfolio, market: Market, scenarios: list[Scenario], moves: list[int],
@@ -451,6 +542,7 @@ def _reprice_without(block: Portfolio | BondPortfolio, market: Market, scenarios
                      grid: _Grid, run: dict[str, Any]) -> None:
     """The rows that some moves fail, priced under every other scenario (one call per set of failing moves);
     their prices under the failing moves are NaN, and their errors are those of the new call."""
+    grid.own()
     failing: dict[int, set[int]] = {}
     for s, rows in failures.items():
         for row in rows:
@@ -480,6 +572,7 @@ def _isolate_moves(block: Portfolio | BondPortfolio, market: Market, scenarios: 
     """Rows that some scenario's tree took out of the float range (which masks the whole row): priced again
     under the curve scenarios alone, and where those price, under each move alone, so that a move that leaves the
     range fails only the measure that needs it (its reason goes to ``failures``)."""
+    grid.own()
     curve_scenarios = list(range(moves[0]))
     grid.replace(rows, curve_scenarios, _price_rows(block, rows, scenario_market(market, scenarios[:moves[0]]), run))
     good = [row for row in rows if grid.row_error[row] == ""]
@@ -495,30 +588,36 @@ def _isolate_moves(block: Portfolio | BondPortfolio, market: Market, scenarios: 
 
 
 def _difference(values: np.ndarray, p0: np.ndarray, sides: dict[tuple[str, str], int], measure: str, step: float,
-                failures: dict[int, dict[int, tuple[str, str]]], n: int) -> tuple[np.ndarray, np.ndarray]:
+                failures: dict[int, dict[int, tuple[str, str]]], n: int) -> tuple[np.ndarray, np.ndarray | None]:
     """The slope of the price over a move of size ``step`` per row (the central difference of the ``up`` and
-    ``down`` sides; one-sided where a side fails; NaN where both do) and, where NaN, the reason."""
+    ``down`` sides; one-sided where a side fails; NaN where both do) and, where NaN, the reason (None: no row
+    fails both sides)."""
     up, down = sides[(measure, "up")], sides[(measure, "down")]
+    central = (values[up] - values[down]) / (2 * step)
+    if not failures.get(up) and not failures.get(down):  # the common case: every row takes both moves
+        return central, None
     up_ok, down_ok = np.ones(n, dtype=bool), np.ones(n, dtype=bool)
     up_ok[list(failures.get(up, {}))] = False
     down_ok[list(failures.get(down, {}))] = False
-    central = (values[up] - values[down]) / (2 * step)
     slope = np.where(up_ok & down_ok, central, np.where(up_ok, (values[up] - p0) / step,
                                                         np.where(down_ok, (p0 - values[down]) / step, np.nan)))
+    neither = np.flatnonzero(~up_ok & ~down_ok)
+    if not neither.size:
+        return slope, None
     message = np.full(n, "", dtype=object)
-    for row in np.flatnonzero(~up_ok & ~down_ok):
+    for row in neither:
         message[row] = _neither(measure, failures[up][int(row)][1], failures[down][int(row)][1])
     return slope, message
 
 
 def _curve_of_rows(instruments: Portfolio | BondPortfolio, market: Market) -> np.ndarray:
-    """The name of the curve each row is priced on (options: the first; bonds: their ``curve_index``; a bond
-    whose index names no curve, a bad row, is listed under the nearest one, with its error)."""
-    names = np.array(market.names, dtype=object)
+    """The curve each row is priced on, as its position in ``market.names`` (options: the first; bonds: their
+    ``curve_index``; a bond whose index names no curve, a bad row, is listed under the nearest one, with its
+    error). Positions, not names: a curve's rows are then found by comparing numbers, not strings."""
     if isinstance(instruments, BondPortfolio):
         index = np.nan_to_num(instruments.curve_index.astype(np.float64), nan=0.0)
-        return names[np.clip(index, 0, len(names) - 1).astype(np.int64)]
-    return np.full(len(instruments), names[0], dtype=object)
+        return np.clip(index, 0, len(market.names) - 1).astype(np.int64)
+    return np.zeros(len(instruments), dtype=np.int64)
 
 
 __all__ = ["BP", "COLUMNS", "DEFAULT_SHIFTS", "F32_REFUSED", "MEASURES", "risk"]
