@@ -174,6 +174,28 @@ def test_risk_on_the_placed_book_sends_nothing_again(client):
     assert placement.scatter_count() == before  # the row repriced without vega's down move too: from its shard
 
 
+def test_risk_on_a_cluster_builds_its_table_while_pricing(client, monkeypatch):
+    """On a cluster the table's columns that need no price are built while the workers price (risk._frame); the
+    table is one process's, bit for bit, on bonds of several curves (key rates per curve) with a bad row."""
+    import sys
+
+    import pandas as pd
+
+    risk_module = sys.modules["trinom.risk"]  # trinom.risk is the function
+    bonds, curves = generate_bonds("R1", 60, seed=3)
+    fields = bonds.as_dict()
+    fields["sigma"] = fields["sigma"].copy()
+    fields["sigma"][5] = -1.0
+    bonds = type(bonds)(**fields)
+    here = trinom.risk(bonds, curves, errors="mask", **CPU)
+    used = []
+    table = risk_module._table
+    monkeypatch.setattr(risk_module, "_table", lambda *a, **k: used.append(a[-1] is not None) or table(*a, **k))
+    there = trinom.risk(bonds, curves, errors="mask", client=client, **CPU)
+    assert used == [True] and len(set(here["factor"])) > 8
+    pd.testing.assert_frame_equal(there, here, check_exact=True)
+
+
 def test_bad_rows_and_a_new_curve_name(client):
     fields = trinom.generator.generate("4_SKEWED", 40, skew_percent=5.0, seed=9).as_dict()
     fields["sigma"] = fields["sigma"].copy()

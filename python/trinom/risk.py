@@ -50,6 +50,7 @@ bonds; measured at most 3.5e-4 of that scale, spread duration, and 5e-5 for the 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -147,6 +148,7 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
     scenarios, sides = plan.scenarios, plan.sides
     moves = sorted(sides.values())
     run = dict(backend=backend, precision=precision, target=target, errors="mask", **options)
+    frame: _Frame | None = None  # the table's columns that need no price, where they are built while pricing
     if recalibrate is not None:  # the model fitted again in every scenario: one pricing per scenario
         base_bad, failures = _move_failures(block, market, scenarios, [], limits, errors, legs)
         grid, failures = _recalibrated(trades, block, legs, market, plan, recalibrate, run, base_bad)
@@ -154,7 +156,15 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
         base_bad, failures = _move_failures(block, market, scenarios, moves, limits, errors, legs)
         if errors == "raise":  # a measure that neither of its moves can give is an error before any pricing
             _raise_unmeasurable(sides, _of_trades(failures, legs))
-        priced = price(block, _scenario_market(market, scenarios), progress=progress, **run)
+        grid_market = _scenario_market(market, scenarios)
+        if run.get("client") is not None:  # on a cluster this process waits: the table's frame is built meanwhile
+            with ThreadPoolExecutor(1) as pool:
+                pricing = pool.submit(price, block, grid_market, progress=progress, **run)
+                frame = _frame(_layout(chosen, plan.pillars, _rows_of_curves(block, market, legs), shift,
+                                       sigma_shift, recalibrate), names, legs.trades if legs is not None else n)
+                priced = pricing.result()
+        else:
+            priced = price(block, grid_market, progress=progress, **run)
         # The engine's arrays as they are, not copied (float64 already in f64; they may be the engine's own, e.g. a
         # cached error column or a result over shared memory): _Grid.own copies them before a repricing below
         # changes them, which most runs never need.
@@ -222,10 +232,9 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
                 # Pillar k's measure is the same for every row whatever its curve (and so is the reason of a NaN,
                 # which names the first such row of the book): computed once per k, each curve takes its rows.
                 pillar: dict[int, _Part] = {}
+                curve_rows = _curve_rows(used, market.names, n)
                 for name, labels in plan.pillars.items():
-                    rows: np.ndarray | None = (np.flatnonzero(used == market.names.index(name)) if name in market.names
-                                               else np.zeros(0, dtype=np.intp))
-                    rows = None if rows.size == n else rows  # every row (rows are ascending and distinct)
+                    rows = curve_rows(name)
                     for k, label in enumerate(labels):
                         if k not in pillar:
                             k_down, k_up = values[3 + 2 * k], values[4 + 2 * k]
@@ -238,20 +247,101 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
             elif measure == "spread_duration":
                 slope, message = _difference(values, p0, sides, "spread_duration", shift, failures, n)
                 add(checked("spread_duration", shift, slope / p0, message), "spread")
-    return _table(parts, names, p0, n)
+    return _table(parts, names, p0, n, frame)
 
 
-def _table(parts: list[_Part], names: np.ndarray, p0: np.ndarray, n: int) -> Any:
+def _curve_rows(used: np.ndarray, names: Sequence[str], n: int) -> Callable[[str], np.ndarray | None]:
+    """Per curve name, the rows on it (ascending; None: every row), given each row's curve position ``used``."""
+    def rows(name: str) -> np.ndarray | None:
+        found = np.flatnonzero(used == names.index(name)) if name in names else np.zeros(0, dtype=np.intp)
+        return None if found.size == n else found
+    return rows
+
+
+def _rows_of_curves(block: Portfolio | BondPortfolio, market: Market,
+                    legs: Legs | None) -> Callable[[str], np.ndarray | None]:
+    """:func:`_curve_rows` of the table's rows (trades where ``legs`` sums trees)."""
+    used = _curve_of_rows(block, market)
+    if legs is not None:
+        used = used[legs.starts()]
+    return _curve_rows(used, market.names, len(used))
+
+
+#: One measure and factor of the table as laid out before any price: measure, factor, shift, rows (None: all).
+_Slot = tuple[str, str, float, "np.ndarray | None"]
+
+
+def _layout(chosen: list[str], pillars: dict[str, list[str]], curve_rows: Callable[[str], np.ndarray | None],
+            shift: float, sigma_shift: float, recalibrate: Recalibration | None) -> list[_Slot]:
+    """The table's measures and factors in order, as the measure loop of :func:`risk` adds them."""
+    slots: list[_Slot] = []
+    for measure in chosen:
+        if measure in ("dv01", "duration", "convexity"):
+            slots.append((measure, "parallel", shift, None))
+        elif measure == "krd":
+            for name, labels in pillars.items():
+                rows = curve_rows(name)
+                slots += [("krd", f"{name}:{label}", shift, rows) for label in labels]
+        elif measure == "vega":
+            slots.append(("vega", "sigma" if recalibrate is None else "vol",
+                          sigma_shift if recalibrate is None else recalibrate.vol_shift, None))
+        elif measure == "spread_duration":
+            slots.append(("spread_duration", "spread", shift, None))
+    return slots
+
+
+@dataclass
+class _Frame:
+    """A table's columns that need no price (ids, measures, factors, shifts), filled, and the others allocated and
+    their pages taken: built while a cluster prices (:func:`risk`), used by :func:`_table` where its layout is the
+    parts' (else ignored)."""
+
+    slots: list[tuple[str, str, float, int]]  #: measure, factor, shift, rows
+    rows: list[np.ndarray | None]
+    columns: dict[str, np.ndarray]
+
+
+def _frame(slots: list[_Slot], names: np.ndarray, n: int) -> _Frame:
+    sizes = [n if rows is None else rows.size for *_head, rows in slots]
+    total = sum(sizes)
+    ids, measures, factors, errors = (np.empty(total, dtype=object) for _ in range(4))
+    shifts, base, value = np.empty(total), np.zeros(total), np.zeros(total)  # zeros: the pages taken now
+    of_rows: dict[int, np.ndarray] = {}
+    start = 0
+    for (measure, factor, size, rows), count in zip(slots, sizes, strict=True):
+        span = slice(start, start + count)
+        start += count
+        measures[span], factors[span], shifts[span] = measure, factor, size
+        if rows is None:
+            ids[span] = names
+        else:
+            if id(rows) not in of_rows:
+                of_rows[id(rows)] = names[rows]
+            ids[span] = of_rows[id(rows)]
+    return _Frame([(m, f, z, c) for (m, f, z, _r), c in zip(slots, sizes, strict=True)], [r for *_h, r in slots],
+                  dict(zip(COLUMNS, (ids, measures, factors, shifts, base, value, errors), strict=True)))
+
+
+def _table(parts: list[_Part], names: np.ndarray, p0: np.ndarray, n: int, frame: _Frame | None = None) -> Any:
     """One table in the order of the rows' ids within each measure and factor: each column allocated once and filled
-    part by part (no per-part copies, no index arrays of the whole table)."""
+    part by part (no per-part copies, no index arrays of the whole table); the columns of ``frame`` where its layout
+    is the parts' (built while pricing)."""
     import pandas as pd
 
     sizes = [n if part.rows is None else part.rows.size for part in parts]
     total = sum(sizes)
-    # Text columns stay NumPy object arrays: a string dtype would copy millions of strings one by one.
-    ids, measures, factors, errors = (np.empty(total, dtype=object) for _ in range(4))
-    shifts, base = np.empty(total, dtype=np.float64), np.empty(total, dtype=p0.dtype)
-    value = np.empty(total, dtype=np.result_type(*(part.value for part in parts)) if parts else np.float64)
+    value_type = np.result_type(*(part.value for part in parts)) if parts else np.float64
+    fits = (frame is not None and p0.dtype == np.float64 and value_type == np.float64
+            and frame.slots == [(p.measure, p.factor, p.size, z) for p, z in zip(parts, sizes, strict=True)]
+            and all(a is b or (a is not None and b is not None and np.array_equal(a, b))
+                    for a, b in zip(frame.rows, [p.rows for p in parts], strict=True)))
+    if fits:
+        ids, measures, factors, shifts, base, value, errors = frame.columns.values()  # type: ignore[union-attr]
+    else:
+        # Text columns stay NumPy object arrays: a string dtype would copy millions of strings one by one.
+        ids, measures, factors, errors = (np.empty(total, dtype=object) for _ in range(4))
+        shifts, base = np.empty(total, dtype=np.float64), np.empty(total, dtype=p0.dtype)
+        value = np.empty(total, dtype=value_type)
     clean = all(part.error is None for part in parts)
     if clean:  # no row has a message: the whole column at once (slice assignment; np.full is slower for objects)
         errors[:] = ""
@@ -260,13 +350,18 @@ def _table(parts: list[_Part], names: np.ndarray, p0: np.ndarray, n: int) -> Any
     for part, size in zip(parts, sizes, strict=True):
         span = slice(start, start + size)
         start += size
-        measures[span], factors[span], shifts[span] = part.measure, part.factor, part.size
+        if not fits:
+            measures[span], factors[span], shifts[span] = part.measure, part.factor, part.size
         if part.rows is None:
-            ids[span], base[span], value[span] = names, p0, part.value
+            base[span], value[span] = p0, part.value
+            if not fits:
+                ids[span] = names
         else:
             if id(part.rows) not in of_rows:  # a curve's rows: gathered once for all its pillars
-                of_rows[id(part.rows)] = (names[part.rows], p0[part.rows])
-            ids[span], base[span] = of_rows[id(part.rows)]
+                of_rows[id(part.rows)] = (names[part.rows] if not fits else names[:0], p0[part.rows])
+            if not fits:
+                ids[span] = of_rows[id(part.rows)][0]
+            base[span] = of_rows[id(part.rows)][1]
             value[span] = part.value[part.rows]
         if part.error is not None:
             errors[span] = part.error if part.rows is None else part.error[part.rows]
