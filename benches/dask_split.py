@@ -12,6 +12,9 @@ stream (``distributed.get_task_stream``):
   one-process result checks);
 * ``idle``: the rest of the span between first start and last stop that the busiest worker did not compute.
 
+Calls go straight to the workers by default (:mod:`trinom.worker_calls`): no task, so only the wall time is
+shown; ``--tasks`` makes every call a Dask task, whose time the stream splits.
+
     python3 benches/dask_split.py --dataset 4_SKEWED --size 200000 --workers 2 --out benches/cpu-dask.json
     python3 benches/dask_split.py --dataset 1_RAND --size 2000 --scenarios 100 --out benches/cpu-dask-grid.json
 """
@@ -42,6 +45,10 @@ def split(stream: list[dict], start: float, end: float) -> dict[str, float]:
                 first, last = min(first, part["start"]), max(last, part["stop"])
             elif part["action"] in ("transfer", "deserialize"):
                 transfer += span
+    if not compute:  # the calls went straight to the workers (trinom.worker_calls): no task to split the time by
+        nan = float("nan")
+        return {"wall": end - start, "prepare": nan, "pricing": nan, "pricing_mean": nan, "transfer": nan,
+                "collect": nan, "idle": nan, "tasks": 0, "workers_used": 0}
     busiest = max(compute.values())
     return {"wall": end - start, "prepare": first - start, "pricing": busiest,
             "pricing_mean": float(np.mean(list(compute.values()))), "transfer": transfer,
@@ -61,8 +68,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shards", type=int, help="shards the book is placed in (default: trinom.distributed's, "
                         "one per worker thread)")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--tasks", action="store_true", help="every call a Dask task (trinom.distributed.DIRECT_CALLS "
+                        "off), whose time the task stream splits; by default calls go straight to the workers, and only "
+                        "the wall time is split-free")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
+    if args.tasks:
+        trinom.distributed.DIRECT_CALLS = False
     book = trinom.generator.generate(args.dataset, args.size, seed=1)
     book.validate()
     engine: dict = {"backend": args.backend, "target": args.target}
