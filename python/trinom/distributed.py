@@ -432,12 +432,17 @@ class DistributedBook:
                                                                   tuple[Any, ...]]]) -> dict[int, Any]:
         """The calls run straight on the workers holding their placed books (:mod:`trinom.worker_calls`), by index;
         a call whose book or worker is lost is left out (run as a task by :meth:`_execute`)."""
+        from distributed import CancelledError
+
         sent = []
         for k, (index, where, function, arguments) in enumerate(calls):
             if index is not None:
                 data, worker = placement.shards[index].future, placement.shards[index].worker
             else:
-                data = self._whole(placement, where)  # type: ignore[arg-type]
+                try:
+                    data = self._whole(placement, where)  # type: ignore[arg-type]
+                except (CancelledError, OSError):  # its worker just died: a task, placed again
+                    continue
                 worker = next(w for w, f in placement.whole.items() if f is data)
             if data.status == "finished":
                 sent.append((k, (worker, data.key, function, arguments)))
