@@ -143,14 +143,19 @@ def test_auto_splits_a_book_of_few_large_trees_by_scenarios(client):
     assert placement.choose_split([5.0, 5.0], 6) == "trees"
 
 
-def test_auto_splits_a_bond_grid_by_scenarios(client):
-    """A bond's scenarios run one after another in its GPU warp: a balanced bond book's grid goes by scenarios
-    (each worker every tree, half the scenarios), with the same prices as one process."""
+def test_auto_splits_a_bond_grid_by_scenarios_on_gpus(client, monkeypatch):
+    """A bond's scenarios run one after another in its GPU warp: on a GPU target a balanced bond book's grid goes by
+    scenarios (each worker every tree, half the scenarios), on a CPU by trees; the same prices as one process."""
     bonds, curves = generate_bonds("R1", 40, seed=7)
     scenarios = [CurveShift(1e-4 * k) for k in range(4)]
+    want = trinom.price(bonds, curves, scenarios=scenarios, **CPU).price
+    out = trinom.price(bonds, curves, client=client, scenarios=scenarios, **CPU)
+    assert "by trees" in out.engine
+    np.testing.assert_array_equal(out.price, want)
+    monkeypatch.setattr(placement, "GPU_TARGETS", ("c",))  # the c target taken for a GPU's
     out = trinom.price(bonds, curves, client=client, scenarios=scenarios, **CPU)
     assert "by scenarios" in out.engine
-    np.testing.assert_array_equal(out.price, trinom.price(bonds, curves, scenarios=scenarios, **CPU).price)
+    np.testing.assert_array_equal(out.price, want)
     assert placement.choose_split([5.0, 5.0], 6, bonds=True) == "scenarios"
 
 

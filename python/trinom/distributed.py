@@ -21,8 +21,8 @@ the call's result array in shared memory: :mod:`trinom.shared_results`).
 A scenario grid is split along one axis: by trees (each worker prices its shards in every scenario: the
 engine shares a tree's forward pass across scenarios), or by scenarios (each worker holds the whole book,
 placed on it once, and prices its contiguous share of the scenarios in one engine call) where that balances
-better (``split="auto"``: a book of few large trees, fewer trees than workers, or bonds, whose GPU kernel runs
-faster on more trees; see :func:`choose_split`).
+better (``split="auto"``: a book of few large trees, fewer trees than workers, or bonds on the ``cuda`` engine
+or a GPU target, whose kernel runs faster on more trees; see :func:`choose_split`).
 
 Calls go straight to the worker holding their placed book (:mod:`trinom.worker_calls`: a message each way,
 past the scheduler); a call that cannot run there runs as a Dask task, as below.
@@ -83,6 +83,10 @@ SCENARIO_SPLIT_GAIN = 0.8
 #: faster than one of half the trees and every scenario (H200, 100000 R1 bonds in 20 shifts: 450 ms against 474;
 #: on 2 GPUs 461 ms by scenarios against 495 by trees).
 SCENARIO_SPLIT_GAIN_BONDS = 1.0
+#: Engine targets on a GPU (with the ``cuda`` engine, where :data:`SCENARIO_SPLIT_GAIN_BONDS` holds; on a CPU a
+#: bond grid by scenarios prices each forward pass twice for nothing: 1.67x on two cores against 1.77-1.82x by
+#: trees, 800 R1 bonds in 20 shifts).
+GPU_TARGETS = ("cuda", "opencl", "pyopencl")
 #: A task's argument array larger than this (bytes) is sent straight to its worker, not in the task graph.
 SMALL_ARGUMENT = 64 * 1024
 #: Calls go straight to the workers holding their placed books (:mod:`trinom.worker_calls`), tasks only where that
@@ -131,8 +135,8 @@ def choose_split(loads: npt.ArrayLike, scenarios: int, *, bonds: bool = False) -
     of the book carry ``loads`` (node updates, one entry per worker). By trees the busiest worker prices its
     load in every scenario; by scenarios each worker prices the whole book in its share of the scenarios (at
     most ``ceil(scenarios / workers)``). Scenarios only where that is at most :data:`SCENARIO_SPLIT_GAIN` of
-    the split by trees (a few large trees, or fewer trees than workers); for a book holding ``bonds``, at most
-    :data:`SCENARIO_SPLIT_GAIN_BONDS` of it.
+    the split by trees (a few large trees, or fewer trees than workers); for a book holding ``bonds`` priced on
+    GPUs, at most :data:`SCENARIO_SPLIT_GAIN_BONDS` of it.
 
     >>> choose_split([10.0, 10.0], 20), choose_split([18.0, 2.0], 20), choose_split([18.0, 2.0], 1)
     ('trees', 'scenarios', 'trees')
@@ -379,7 +383,9 @@ class DistributedBook:
             for shard in placement.shards:
                 loads[shard.worker] = loads.get(shard.worker, 0.0) + shard.work
             if split == "auto":
-                split = choose_split([loads[w] for w in workers], lead, bonds=BOND in placement.book.instruments())
+                gpu_bonds = BOND in placement.book.instruments() and (engine.get("backend") == "cuda" or engine.get(
+                    "target") in GPU_TARGETS)
+                split = choose_split([loads[w] for w in workers], lead, bonds=gpu_bonds)
         if split == "scenarios" and lead > 1:
             tasks = self._by_scenarios(placement, column, lead, workers, len(job.book))
         else:
