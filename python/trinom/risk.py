@@ -345,7 +345,9 @@ def _table(parts: list[_Part], names: np.ndarray, p0: np.ndarray, n: int, frame:
     clean = all(part.error is None for part in parts)
     if clean:  # no row has a message: the whole column at once (slice assignment; np.full is slower for objects)
         errors[:] = ""
-    of_rows: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # per rows array (a curve's rows): their ids and prices
+    # Per rows array (a curve's rows, shared by its pillars' parts): their prices, and their ids (not with a frame)
+    prices_of: dict[int, np.ndarray] = {}
+    ids_of: dict[int, np.ndarray] = {}
     start = 0
     for part, size in zip(parts, sizes, strict=True):
         span = slice(start, start + size)
@@ -357,11 +359,14 @@ def _table(parts: list[_Part], names: np.ndarray, p0: np.ndarray, n: int, frame:
             if not fits:
                 ids[span] = names
         else:
-            if id(part.rows) not in of_rows:  # a curve's rows: gathered once for all its pillars
-                of_rows[id(part.rows)] = (names[part.rows] if not fits else names[:0], p0[part.rows])
+            key = id(part.rows)
+            if key not in prices_of:  # a curve's rows: gathered once for all its pillars
+                prices_of[key] = p0[part.rows]
+                if not fits:
+                    ids_of[key] = names[part.rows]
             if not fits:
-                ids[span] = of_rows[id(part.rows)][0]
-            base[span] = of_rows[id(part.rows)][1]
+                ids[span] = ids_of[key]
+            base[span] = prices_of[key]
             value[span] = part.value[part.rows]
         if part.error is not None:
             errors[span] = part.error if part.rows is None else part.error[part.rows]
