@@ -1365,15 +1365,11 @@ def calibrate_scenarios(prepared: PreparedBaskets, states: Sequence[tuple[Any, f
     n = len(prepared)
     fits = [fit for fit in _scenario_fits(prepared, states, options, details=False, quotes=False)
             if isinstance(fit, _TradeFits)]
-    if not fits:
-        empty = np.zeros((0, n))
-        return ScenarioFits(id=prepared.baskets.id.copy(), a=empty, sigma=empty.copy(),
-                            status=np.zeros((0, n), dtype=object), message=np.zeros((0, n), dtype=object),
-                            iterations=np.zeros((0, n), dtype=np.int64), fitted=np.zeros((0, n), dtype=bool))
-    return ScenarioFits(id=prepared.baskets.id.copy(), a=np.stack([f.a for f in fits]),
-                        sigma=np.stack([f.sigma for f in fits]), status=np.stack([f.status for f in fits]),
-                        message=np.stack([f.message for f in fits]),
-                        iterations=np.stack([f.iterations for f in fits]), fitted=np.stack([f.fitted for f in fits]))
+    kinds = {"a": np.float64, "sigma": np.float64, "status": object, "message": object, "iterations": np.int64,
+             "fitted": bool}  # _TradeFits' fields, each stacked over the scenarios (rows)
+    return ScenarioFits(id=prepared.baskets.id.copy(), **{
+        name: np.stack([getattr(f, name) for f in fits]) if fits else np.zeros((0, n), dtype=kind)
+        for name, kind in kinds.items()})
 
 
 @dataclass(frozen=True, eq=False)

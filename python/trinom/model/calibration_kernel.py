@@ -133,10 +133,7 @@ def levenberg_marquardt_kernel(*, x0: npt.ArrayLike, lower: npt.ArrayLike, upper
     hi = np.ascontiguousarray(np.broadcast_to(_reals(upper), (n, 2)))
     if n == 0 or q == 0 or times.shape[1] == 0:  # no quote anywhere: every trade NOT_RUN, as NumPy's solver says
         return _not_run(np.clip(x, lo, hi), q)
-    legs = [np.ascontiguousarray(np.broadcast_to(np.asarray(v, dtype=np.int64), (n, q))) for v in (first, count)]
-    ends = np.where(use != 0, legs[0] + legs[1], 0)
-    if (legs[0][use != 0] < 0).any() or (ends > times.shape[1]).any():
-        raise ValueError("a quote's leg (first, count) reaches outside its trade's table of flows")
+    legs = _legs(first, count, use != 0, times.shape[1])
     per_quote = [np.ascontiguousarray(np.broadcast_to(_reals(v), (n, q))) for v in (expiry, start, discount_start,
                                                                                       notional)]
     arguments = [np.int32(max_iterations), np.float64(tolerance), np.float64(x_scale), np.float64(damping), x, lo, hi,
@@ -147,11 +144,24 @@ def levenberg_marquardt_kernel(*, x0: npt.ArrayLike, lower: npt.ArrayLike, upper
                  _reals(accrual).reshape(times.shape), _reals(discount_pay).reshape(times.shape)]
     library = _futhark.usable_context(PROGRAM, target, context_options)
     out = np.asarray(library.call(ENTRY, *arguments), dtype=np.float64).reshape(n, _FIXED_COLUMNS + 2 * q)
-    code = out[:, 3].astype(np.int64)
-    reason = np.array(REASONS, dtype=object)[out[:, 4].astype(np.int64)]
-    return KernelFit(x=out[:, :2].copy(), cost=out[:, 2].copy(), residuals=out[:, _FIXED_COLUMNS:_FIXED_COLUMNS + q],
-                     code=code, reason=reason, iterations=out[:, 5].astype(np.int64), at_lower=out[:, 6:8] != 0,
-                     at_upper=out[:, 8:10] != 0, model=out[:, _FIXED_COLUMNS + q:], moving=out[:, 10] != 0)
+    return _fit_of(out, out[:, _FIXED_COLUMNS:_FIXED_COLUMNS + q], out[:, _FIXED_COLUMNS + q:])
+
+
+def _legs(first: npt.ArrayLike, count: npt.ArrayLike, used: np.ndarray, flows: int) -> list[np.ndarray]:
+    """The quotes' legs ``(first, count)`` as ``(n, q)`` int64 arrays, checked inside their trades' tables of
+    ``flows`` flows where ``used``."""
+    legs = [np.ascontiguousarray(np.broadcast_to(np.asarray(v, dtype=np.int64), used.shape)) for v in (first, count)]
+    if (legs[0][used] < 0).any() or (np.where(used, legs[0] + legs[1], 0) > flows).any():
+        raise ValueError("a quote's leg (first, count) reaches outside its trade's table of flows")
+    return legs
+
+
+def _fit_of(rows: np.ndarray, residuals: np.ndarray, model: np.ndarray) -> KernelFit:
+    """A :class:`KernelFit` from the kernel's rows (one per trade: its fixed columns first)."""
+    return KernelFit(x=rows[:, :2].copy(), cost=rows[:, 2].copy(), residuals=residuals,
+                     code=rows[:, 3].astype(np.int64), reason=np.array(REASONS, dtype=object)[rows[:, 4].astype(np.int64)],
+                     iterations=rows[:, 5].astype(np.int64), at_lower=rows[:, 6:8] != 0, at_upper=rows[:, 8:10] != 0,
+                     model=model, moving=rows[:, 10] != 0)
 
 
 def levenberg_marquardt_scenarios(*, x0: npt.ArrayLike, lower: npt.ArrayLike, upper: npt.ArrayLike,
@@ -201,10 +211,8 @@ def levenberg_marquardt_scenarios(*, x0: npt.ArrayLike, lower: npt.ArrayLike, up
     hi = np.ascontiguousarray(np.broadcast_to(_reals(upper), (states, n, 2)))
     if states == 0 or n == 0 or q == 0 or times.shape[1] == 0 or not (slots >= 0).any():
         return [_not_run(np.clip(x[k], lo[k], hi[k]), q if with_model else 0) for k in range(states)]
-    legs = [np.ascontiguousarray(np.broadcast_to(np.asarray(v, dtype=np.int64), (n, q))) for v in (first, count)]
     used = slots >= 0
-    if (legs[0][used] < 0).any() or (np.where(used, legs[0] + legs[1], 0) > times.shape[1]).any():
-        raise ValueError("a quote's leg (first, count) reaches outside its trade's table of flows")
+    legs = _legs(first, count, used, times.shape[1])
     per_quote = [_reals(v).reshape(-1) for v in (expiry, notional)]
     v = per_quote[0].size
     if slots.max() >= v:
@@ -231,11 +239,7 @@ def levenberg_marquardt_scenarios(*, x0: npt.ArrayLike, lower: npt.ArrayLike, up
         if with_model:
             taken = used & (flags[k][at] != 0)
             residuals = np.where(taken, (model - per_scenario[0][k][at]) * per_scenario[1][k][at], 0.0)
-        fits.append(KernelFit(x=rows[:, :2].copy(), cost=rows[:, 2].copy(), residuals=residuals,
-                              code=rows[:, 3].astype(np.int64), reason=np.array(REASONS, dtype=object)[
-                                  rows[:, 4].astype(np.int64)], iterations=rows[:, 5].astype(np.int64),
-                              at_lower=rows[:, 6:8] != 0, at_upper=rows[:, 8:10] != 0, model=model,
-                              moving=rows[:, 10] != 0))
+        fits.append(_fit_of(rows, residuals, model))
     return fits
 
 
