@@ -92,3 +92,15 @@ def load_paper(name: str, precision: str = "f64"):
     bonds, curves = read_bonds(paper / f"{name}.in")
     out = paper / ("out64" if precision == "f64" else "out32") / f"{name}.out"
     return bonds, curves, (io.read_prices(out) if out.exists() else None)
+
+
+@pytest.fixture(scope="module")
+def client(request: pytest.FixtureRequest):
+    """A local Dask cluster of two one-thread worker processes, for a test module (its logs at the module's
+    ``DASK_LOG_LEVEL``, default ERROR)."""
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                       silence_logs=getattr(request.module, "DASK_LOG_LEVEL", 40))
+    with distributed.Client(cluster) as client:
+        yield client
+    cluster.close()

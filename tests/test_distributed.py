@@ -18,14 +18,6 @@ distributed = pytest.importorskip("distributed")
 CPU = {"backend": "futhark", "target": "c"}
 
 
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                       silence_logs=40)
-    with distributed.Client(cluster) as client:
-        yield client
-    cluster.close()
-
 
 def skewed_book(size: int = 120) -> trinom.Portfolio:
     return trinom.generator.generate("4_SKEWED", size, skew_percent=5.0, seed=11)

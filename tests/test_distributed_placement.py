@@ -26,14 +26,6 @@ CPU = {"backend": "futhark", "target": "c"}
 SMALL_GRAPH = "64kB"
 
 
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                       silence_logs=40)
-    with distributed.Client(cluster) as client:
-        yield client
-    cluster.close()
-
 
 def placed_keys(client) -> list[str]:
     """The placed books held by the workers (scattered keys are named Book-...)."""

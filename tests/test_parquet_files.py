@@ -26,14 +26,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 distributed = pytest.importorskip("distributed")
 CPU = {"backend": "futhark", "target": "c"}
 
-
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                       silence_logs=50)
-    with distributed.Client(cluster) as client:
-        yield client
-    cluster.close()
+DASK_LOG_LEVEL = 50  # the cluster fixture's (tests/conftest.py): killed workers log at ERROR
 
 
 def options_file(path, rows: int = 120, group: int = 16, seed: int = 1, bad: tuple[int, ...] = ()):
