@@ -434,6 +434,14 @@ class DistributedBook:
         return [_Task(None, worker, keep, columns, slice(int(cut[0]), int(cut[-1]) + 1))
                 for worker, cut in zip(workers, cuts, strict=False)]
 
+    def _placed(self, placement: _Placement, index: int | None, where: str | None) -> tuple[Any, str]:
+        """A call's placed book (the future of shard ``index``, or of the whole book on ``where`` where ``index`` is
+        None: scattered there on first use) and its worker."""
+        if index is not None:
+            return placement.shards[index].future, placement.shards[index].worker
+        data = self._whole(placement, where)  # type: ignore[arg-type]
+        return data, next(w for w, f in placement.whole.items() if f is data)
+
     def _direct(self, placement: _Placement, calls: Sequence[tuple[int | None, str | None, Callable[..., Any],
                                                                   tuple[Any, ...]]]) -> dict[int, Any]:
         """The calls run straight on the workers holding their placed books (:mod:`trinom.worker_calls`), by index;
@@ -442,14 +450,10 @@ class DistributedBook:
 
         sent = []
         for k, (index, where, function, arguments) in enumerate(calls):
-            if index is not None:
-                data, worker = placement.shards[index].future, placement.shards[index].worker
-            else:
-                try:
-                    data = self._whole(placement, where)  # type: ignore[arg-type]
-                except (CancelledError, OSError):  # its worker just died: a task, placed again
-                    continue
-                worker = next(w for w, f in placement.whole.items() if f is data)
+            try:
+                data, worker = self._placed(placement, index, where)
+            except (CancelledError, OSError):  # its worker just died: a task, placed again
+                continue
             if data.status == "finished":
                 sent.append((k, (worker, data.key, function, arguments)))
         answers = for_client(self.client).run([call for _k, call in sent]) if sent else []
@@ -478,12 +482,7 @@ class DistributedBook:
                 if k in results:
                     continue
                 try:
-                    if index is not None:
-                        shard = placement.shards[index]
-                        data, worker = shard.future, shard.worker
-                    else:
-                        data = self._whole(placement, where)  # type: ignore[arg-type]
-                        worker = next(w for w, f in placement.whole.items() if f is data)
+                    data, worker = self._placed(placement, index, where)
                     sent = tuple(self.client.scatter(a, workers=[worker], direct=True, hash=False)
                                  if isinstance(a, np.ndarray) and a.nbytes > SMALL_ARGUMENT else a for a in arguments)
                     pending[k] = self.client.submit(function, data, *sent, workers=[worker], allow_other_workers=True,

@@ -88,13 +88,6 @@ class WorkerCalls:
         self.runners[worker] = future
         return future.key
 
-    def release(self) -> None:
-        """Drop every runner."""
-        futures = [f for f in self.runners.values() if f is not None]
-        self.runners.clear()
-        if futures:
-            self.client.cancel(futures)
-
     def run(self, calls: Sequence[tuple[str, Any, Callable[..., Any], tuple[Any, ...]]]) -> list[Any]:
         """Per call ``(worker, key, function, arguments)``: ``function(the worker's data under key, *arguments)``, all
         at once; :data:`MISSING` where the call did not run there. The first error raised by a function is raised
