@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -16,11 +17,32 @@
 namespace trinom {
 namespace {
 
-constexpr int kWide = kFastClasses;    // group of the wide-tree kernel (after the fast classes)
-constexpr int kGroups = kFastClasses + 1;
+constexpr int kWide = kFastClasses;    // group of the wide-tree kernel in global memory (after the fast classes)
+constexpr int kBlock = kWide + 1;      // groups kBlock + c: the block kernel's width class c (trinom_bonds.cuh)
+constexpr int kGroups = kBlock + kBlockClasses;
 constexpr long long kMaxSteps = 1 << 24;    // tree heights beyond this are refused (memory)
 constexpr long long kDefaultChunk = 1LL << 20;  // bonds per chunk unless the caller says
 constexpr long long kStagingGrain = 16384;      // bonds (or cash flows) per host thread
+
+// The block kernel's variant per width class (trinom_bonds.cuh): the defaults, or TRINOM_BLOCK_VARIANTS (four
+// variant numbers, one per class, for benchmarks); a variant too narrow for its class keeps the default.
+int block_variant(int cls) {
+    static const std::vector<int> variants = [] {
+        std::vector<int> v = {1, 2, 4, 6};
+        if (const char *text = std::getenv("TRINOM_BLOCK_VARIANTS")) {
+            int c = 0;
+            for (const char *p = text; *p && c < kBlockClasses; ++c) {
+                const int chosen = std::atoi(p);
+                if (chosen >= 0 && chosen < kBlockVariants && block_variant_width(chosen) >= block_class_width(c))
+                    v[c] = chosen;
+                while (*p && *p != ',') ++p;
+                if (*p == ',') ++p;
+            }
+        }
+        return v;
+    }();
+    return variants[cls];
+}
 
 [[noreturn]] void refuse(int code, long long row, const std::string &what, const std::string &field = {}) {
     throw CudaFailure(code, what, row, field);
@@ -73,7 +95,7 @@ std::string tree_fault(const trinom_bonds &bd, long long b) {
 }
 
 void plan_chunk(HostPool &pool, const trinom_bonds &bd, int64_t curves, long long first_row, int count, bool sort,
-                bool wide_only, ChunkPlan &plan) {
+                int wide_only, ChunkPlan &plan) {
     plan.first_row = first_row;
     plan.count = count;
     plan.n.assign(count, 0);
@@ -138,7 +160,12 @@ void plan_chunk(HostPool &pool, const trinom_bonds &bd, int64_t curves, long lon
                            "checkpoint_step");
             }
             const int half = std::min(plan.jmax[i], plan.n[i]);
-            const int group = wide_only ? kWide : fast_class(2 * half + 1);
+            const int width = 2 * half + 1;
+            // Trees wider than the fast classes (or every tree, with wide_only) take the block kernel of their width
+            // class; spread searches, trees wider than its classes and wide_only 2 take the global-memory kernel.
+            int group = wide_only ? kWide : fast_class(width);
+            if (group == kWide && wide_only != 2 && !plan.search && block_class(width) < kBlockClasses)
+                group = kBlock + block_class(width);
             int bucket = 0;
             if (sort) {  // heights in descending order: eight buckets per octave
                 const int level = std::min(kFastBuckets - 1, static_cast<int>(8.0 * std::log2(double(plan.n[i]))));
@@ -161,7 +188,8 @@ void plan_chunk(HostPool &pool, const trinom_bonds &bd, int64_t curves, long lon
         plan.size[g] = start[hi] - start[lo];
     }
     // Scratch: the per-step factors of each warp's G bonds interleaved (G columns of the warp's
-    // tallest height), and for each wide bond 3 W + n reals (5 W + n for a search).
+    // tallest height), for each wide bond 3 W + n reals (5 W + n for a search), and 3 n reals for each bond of the
+    // block kernel.
     plan.at.clear();
     plan.scratch = 0;
     for (int g = 0; g < kGroups; ++g) {
@@ -176,6 +204,11 @@ void plan_chunk(HostPool &pool, const trinom_bonds &bd, int64_t curves, long lon
                 plan.at.push_back(plan.scratch);
                 plan.scratch += static_cast<long long>(G) * n_max;
                 if (plan.scenarios) plan.scratch += 32LL * class_nodes(g);  // the first entries' checkpoint
+            }
+        } else if (g >= kBlock) {
+            for (int s = 0; s < plan.size[g]; ++s) {
+                plan.at.push_back(plan.scratch);
+                plan.scratch += 3LL * plan.n[sorted[s]];
             }
         } else {
             for (int s = 0; s < plan.size[g]; ++s) {
@@ -369,6 +402,8 @@ void price_chunk(DeviceContext &ctx, const trinom_bonds &bd, const trinom_bond_c
         const int g = groups[q];
         if (g == kWide)
             launch_bonds_wide<real>(args, perm, plan.begin[g], plan.size[g], d_at + plan.at_begin[g], out, s);
+        else if (g >= kBlock)
+            launch_bonds_block<real>(block_variant(g - kBlock), args, perm, plan.begin[g], plan.size[g], d_at + plan.at_begin[g], out, s);
         else
             launch_bonds<real>(g, args, perm, plan.begin[g], plan.size[g], d_at + plan.at_begin[g], out, block_size, s);
     });
@@ -389,7 +424,7 @@ void price_chunk(DeviceContext &ctx, const trinom_bonds &bd, const trinom_bond_c
     timing.kernel_ms += elapsed_ms(mark[1], mark[2]);
     timing.device_ms += elapsed_ms(mark[0], mark[3]);
     timing.chunks += 1;
-    timing.fallback += plan.size[kWide];
+    for (int g = kWide; g < kGroups; ++g) timing.fallback += plan.size[g];
     ctx.recycle_events();
 }
 
@@ -406,7 +441,7 @@ void price_all(DeviceContext &ctx, const trinom_bonds &bd, const trinom_bond_cur
         int count = static_cast<int>(std::min<long long>(chunk, bd.count - begin));
         for (;;) {  // halve the chunk until its buffers fit the budget
             Stage stage("plan");
-            plan_chunk(*ctx.pool, bd, curves.count, begin, count, !opt.no_sort, opt.bond_wide_only != 0, plan);
+            plan_chunk(*ctx.pool, bd, curves.count, begin, count, !opt.no_sort, opt.bond_wide_only, plan);
             const size_t need = chunk_layout<real>(plan, static_cast<int>(curves.count), points).total;
             if (need <= budget) break;
             if (count == 1) {

@@ -804,6 +804,230 @@ __global__ void __launch_bounds__(kWideThreads) bond_wide_kernel(BondArgs<real> 
     }  // entries
 }
 
+// ---- wide trees in registers: one bond per block (bond_block_kernel) ------------------------------
+// Thread t of a block of T holds K consecutive nodes of each level in registers (node index t K + k, j = t K + k -
+// half) and its nodes' x_j; the level never leaves the registers. One barrier a step: each thread publishes what its
+// neighbours need in a buffer of the step's parity (the forward pass: its contributions to the two nodes either side
+// of its range; the backward pass: its two first and two last values), waits, and reads theirs. Nothing else is on a
+// step's path: the forward pass spreads the level without alpha (bond_kernel's scaled level, renormalised by powers
+// of two a step late), its sums reach the block two steps late, and E_i = exp(-alpha_i dt) is found for all steps at
+// once afterwards from the zero prices P_{i+1} (looked up for all steps at once, a binary search each); the backward
+// pass reads E a step ahead. The backward pass is bond_wide_kernel's, operation by operation: the same cash flows,
+// exercise window, listed points and +-inf mapping; only E_i's last bits differ.
+
+// The node value at position p (-2..K+1, a constant once unrolled) of a thread's range: its own registers, or its
+// neighbours' two values either side.
+template <typename real, int K>
+__device__ __forceinline__ real level_at(const real (&v)[K], int p, real l0, real l1, real r0, real r1) {
+    return p == -2 ? l0 : p == -1 ? l1 : p == K ? r0 : p == K + 1 ? r1 : v[p < 0 ? 0 : p >= K ? K - 1 : p];
+}
+
+// P(0, (m + 1) dt) as zero_price, the curve's index found by binary search (the same pillar as the cursors find).
+template <typename real>
+__device__ __forceinline__ double zero_price_at(const CurveCursor<real> &curve, int m, const BondConstants<real> &c,
+                                                int term_unit) {
+    using R = Rn<real>;
+    const real t = R::mul(real(m + 1), c.dt);
+    const real x = R::mul(t, real(term_unit));
+    const real rounded = floor(R::add(fabs(x), real(0.5)));
+    const int d = static_cast<int>(x < real(0) ? -rounded : rounded);
+    int lo = 0, hi = curve.count;  // the first index with days[at] >= d
+    while (lo < hi) {
+        const int mid = (lo + hi) >> 1;
+        if (curve.days[mid] < d) lo = mid + 1;
+        else hi = mid;
+    }
+    CurveCursor<real> at{curve.rates, curve.days, curve.count, lo};
+    return exp(double(R::mul(-at.rate(t, term_unit), t)));
+}
+
+template <typename real, int T, int K, int kMinBlocks>
+__global__ void __launch_bounds__(T, kMinBlocks) bond_block_kernel(BondArgs<real> b, const int *__restrict__ perm, int begin,
+                                                       const long long *__restrict__ bond_at, real *__restrict__ out) {
+    using R = Rn<real>;
+    constexpr int kWarps = T / 32;
+    __shared__ real edge[2][4][T];
+    __shared__ real wpart[3][kWarps];
+    const int o = perm[begin + blockIdx.x];
+    const int n = b.n[o], jmax = b.jmax[o];
+    const int half = min(jmax, n);
+    const int W = 2 * half + 1;
+    const int term_unit = b.term_unit[o];
+    const BondConstants<real> c = bond_constants<real>(term_unit, b.term_steps[o], b.a[o], b.sigma[o], b.spread[o]);
+    real *P = b.scratch + bond_at[blockIdx.x];  // 3 n reals: P_{i+1}; S_i; the shift of step i, then E_i
+    real *S = P + n, *E = S + n;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int base = tid * K - half;  // j of the thread's first node
+    real x[K], v[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) x[k] = base + k + half < W ? node_discount(c.mdrdt, base + k) : real(0);
+
+    const bool scen = b.ent_begin != nullptr;
+    const int e0 = scen ? b.ent_begin[o] : 0, entries = scen ? b.ent_begin[o + 1] - e0 : 1;
+    for (int ent = 0; ent < entries; ++ent) {
+        const real g = scen ? spread_factor(b.ent_spread[e0 + ent], c.dt) : c.g;
+        const CurveCursor<real> curve = scen ? curve_cursor_of(b, b.ent_curve[e0 + ent]) : curve_cursor(b, o);
+        for (int i = tid; i < n; i += T) P[i] = real(zero_price_at(curve, i, c, term_unit));
+
+        // ---- forward: Q'_0 = 1 at j = 0; step i spreads Q'_i x_j to level i + 1 (no alpha: Q_i = D_i Q'_i, with
+        // S_i = sum_j Q'_ij x_j, E_i = (P_{i+1} / P_i) (S_{i-1} 2^-shift_i / S_i), found for all steps afterwards).
+        // The level sum's warp shares reach the other warps a step later and its block total a step after that,
+        // off each step's path; Q' is renormalised by a power of two once that total leaves [2^-16, 2^16].
+#pragma unroll
+        for (int k = 0; k < K; ++k) v[k] = base + k == 0 ? real(1) : real(0);
+        real prev_part = real(0);
+        int shift_prev = 0;
+        for (int i = 0; i < n; ++i) {
+            const int par = i & 1;
+            int shift = 0;
+            if (i >= 2) {  // S_{i-2}: its warp shares were written before the last barrier
+                real total = real(0);
+#pragma unroll
+                for (int w = 0; w < kWarps; ++w) total += wpart[(i - 2) % 3][w];
+                if (tid == 0) S[i - 2] = total;
+                const int magnitude = total > real(0) && isfinite(total) ? ilogb_(total) - shift_prev : 0;
+                if (magnitude > 16 || magnitude < -16) shift = magnitude;
+            }
+            if (shift != 0) {
+#pragma unroll
+                for (int k = 0; k < K; ++k) v[k] = R::ldexp_(v[k], -shift);
+            }
+            if (tid == 0) E[i] = real(shift);
+            shift_prev = shift;
+            if (i >= 1) {  // step i-1's share of this warp
+#pragma unroll
+                for (int off = 16; off >= 1; off /= 2) prev_part += __shfl_xor_sync(kFull, prev_part, off);
+                if (lane == 0) wpart[(i - 1) % 3][warp] = prev_part;
+            }
+            real acc[K + 4];  // contributions to the nodes -2 .. K+1 of the thread's range
+#pragma unroll
+            for (int k = 0; k < K + 4; ++k) acc[k] = real(0);
+            real part = real(0);
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                const int j = base + k;
+                const real t = R::mul(v[k], x[k]);
+                part = R::add(part, t);
+                const Probs<real> p = bond_probabilities(j, jmax, c.M);
+                if (j == -jmax) {
+                    acc[k + 4] = R::add(acc[k + 4], R::mul(p.pu, t));
+                    acc[k + 3] = R::add(acc[k + 3], R::mul(p.pm, t));
+                    acc[k + 2] = R::add(acc[k + 2], R::mul(p.pd, t));
+                } else if (j == jmax) {
+                    acc[k + 2] = R::add(acc[k + 2], R::mul(p.pu, t));
+                    acc[k + 1] = R::add(acc[k + 1], R::mul(p.pm, t));
+                    acc[k] = R::add(acc[k], R::mul(p.pd, t));
+                } else {
+                    acc[k + 3] = R::add(acc[k + 3], R::mul(p.pu, t));
+                    acc[k + 2] = R::add(acc[k + 2], R::mul(p.pm, t));
+                    acc[k + 1] = R::add(acc[k + 1], R::mul(p.pd, t));
+                }
+            }
+            edge[par][0][tid] = acc[0];
+            edge[par][1][tid] = acc[1];
+            edge[par][2][tid] = acc[K + 2];
+            edge[par][3][tid] = acc[K + 3];
+            __syncthreads();
+            if (tid > 0) {
+                acc[2] = R::add(acc[2], edge[par][2][tid - 1]);
+                acc[3] = R::add(acc[3], edge[par][3][tid - 1]);
+            }
+            if (tid + 1 < T) {
+                acc[K] = R::add(acc[K], edge[par][0][tid + 1]);
+                acc[K + 1] = R::add(acc[K + 1], edge[par][1][tid + 1]);
+            }
+#pragma unroll
+            for (int k = 0; k < K; ++k) v[k] = acc[k + 2];
+            prev_part = part;
+        }
+        // The last two sums, then E_i for every step at once (in place of its shift).
+#pragma unroll
+        for (int off = 16; off >= 1; off /= 2) prev_part += __shfl_xor_sync(kFull, prev_part, off);
+        if (lane == 0) wpart[(n - 1) % 3][warp] = prev_part;
+        __syncthreads();
+        if (tid == 0) {
+            for (int i = max(n - 2, 0); i < n; ++i) {
+                real total = real(0);
+                for (int w = 0; w < kWarps; ++w) total += wpart[i % 3][w];
+                S[i] = total;
+            }
+        }
+        __syncthreads();
+        for (int i = tid; i < n; i += T) {
+            const double s_before = i > 0 ? double(R::ldexp_(S[i - 1], -int(E[i]))) : 1.0;
+            const double p_before = i > 0 ? double(P[i - 1]) : 1.0;
+            E[i] = real((double(P[i]) / p_before) * (s_before / double(S[i])));
+        }
+        __syncthreads();  // E is complete
+
+        // ---- backward (bond_wide_kernel's, in registers) -------------------------------------------------------
+        const int p0 = b.cf_begin[o], p1 = b.cf_begin[o + 1];
+        const real at_maturity = b.cf_paid[p1 - 1];
+        const real strike = b.strike[o];
+        const bool call = b.type[o] == CALL;
+        const int first_ex = b.first[o], last_ex = b.last[o], freq = b.freq[o];
+        CashflowCursor cf = cashflow_start(b.cf_step, p0, p1, n);
+        ListedCursor lx = listed_start(b, o, n);
+#pragma unroll
+        for (int k = 0; k < K; ++k) v[k] = at_maturity;
+        real e_next = E[n - 1];
+        for (int i = n - 1; i >= 0; --i) {
+            const int par = i & 1;
+            const int h = min(i, jmax);
+            const real e = e_next;
+            if (i > 0) e_next = E[i - 1];  // prefetched a step ahead
+            bool exercise = exercise_at(i, cf.S, first_ex, last_ex, freq);
+            const real cash = take_cashflow(cf, i, n, b.cf_step, b.cf_paid);
+            real price = exercise ? exercise_price(cf, i, strike, b.cf_step, b.cf_coupon) : real(0);
+            take_listed(lx, i, b, call, exercise, price);
+            if (cash != real(0)) {
+#pragma unroll
+                for (int k = 0; k < K; ++k)
+                    if (abs(base + k) <= h) v[k] = R::add(v[k], cash);
+            }
+            edge[par][0][tid] = v[0];
+            edge[par][1][tid] = v[1];
+            edge[par][2][tid] = v[K - 2];
+            edge[par][3][tid] = v[K - 1];
+            __syncthreads();
+            const real l0 = tid > 0 ? edge[par][2][tid - 1] : real(0), l1 = tid > 0 ? edge[par][3][tid - 1] : real(0);
+            const real r0 = tid + 1 < T ? edge[par][0][tid + 1] : real(0);
+            const real r1 = tid + 1 < T ? edge[par][1][tid + 1] : real(0);
+            real next[K];
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                const int j = base + k;
+                const Probs<real> p = bond_probabilities(j, jmax, c.M);
+                const int u = j == -jmax ? k + 2 : j == jmax ? k : k + 1;  // targets u > m > d
+                real vu, vm, vd;
+                if (u == k + 2) {
+                    vu = level_at(v, k + 2, l0, l1, r0, r1);
+                    vm = level_at(v, k + 1, l0, l1, r0, r1);
+                    vd = v[k];
+                } else if (u == k) {
+                    vu = v[k];
+                    vm = level_at(v, k - 1, l0, l1, r0, r1);
+                    vd = level_at(v, k - 2, l0, l1, r0, r1);
+                } else {
+                    vu = level_at(v, k + 1, l0, l1, r0, r1);
+                    vm = v[k];
+                    vd = level_at(v, k - 1, l0, l1, r0, r1);
+                }
+                const real sum = R::add(R::add(R::mul(p.pu, vu), R::mul(p.pm, vm)), R::mul(p.pd, vd));
+                real cont = R::mul(sum, R::mul(R::mul(e, x[k]), g));
+                if (exercise && (call ? cont > price : price > cont)) cont = price;
+                next[k] = clamp_inf(cont);
+            }
+#pragma unroll
+            for (int k = 0; k < K; ++k) v[k] = next[k];
+        }
+#pragma unroll
+        for (int k = 0; k < K; ++k)
+            if (base + k == 0) out[scen ? e0 + ent : o] = v[k];
+        __syncthreads();  // the next entry rewrites P, S and E
+    }
+}
+
 template <typename real, int L, int K>
 void launch_class(const BondArgs<real> &args, const int *perm, int begin, int count, const long long *warp_at,
                   real *out, int block_size, cudaStream_t stream) {
@@ -838,6 +1062,29 @@ void launch_bonds_wide(const BondArgs<real> &args, const int *perm, int begin, i
         bond_wide_kernel<real, true><<<count, kWideThreads, 0, stream>>>(args, perm, begin, bond_at, out);
     else
         bond_wide_kernel<real, false><<<count, kWideThreads, 0, stream>>>(args, perm, begin, bond_at, out);
+    TRINOM_CHECK(cudaGetLastError());
+}
+
+// The block kernel's variants (threads, nodes per thread, blocks an SM must hold), widest last.
+template <typename real, int T, int K, int kMinBlocks>
+void launch_block(const BondArgs<real> &args, const int *perm, int begin, int count, const long long *bond_at,
+                  real *out, cudaStream_t stream) {
+    bond_block_kernel<real, T, K, kMinBlocks><<<count, T, 0, stream>>>(args, perm, begin, bond_at, out);
+}
+
+template <typename real>
+void launch_bonds_block(int variant, const BondArgs<real> &args, const int *perm, int begin, int count,
+                        const long long *bond_at, real *out, cudaStream_t stream) {
+    if (count <= 0) return;
+    switch (variant) {
+    case 0: launch_block<real, 128, 8, 4>(args, perm, begin, count, bond_at, out, stream); break;
+    case 1: launch_block<real, 128, 8, 2>(args, perm, begin, count, bond_at, out, stream); break;
+    case 2: launch_block<real, 256, 8, 2>(args, perm, begin, count, bond_at, out, stream); break;
+    case 3: launch_block<real, 256, 8, 1>(args, perm, begin, count, bond_at, out, stream); break;
+    case 4: launch_block<real, 256, 16, 1>(args, perm, begin, count, bond_at, out, stream); break;
+    case 5: launch_block<real, 512, 8, 1>(args, perm, begin, count, bond_at, out, stream); break;
+    default: launch_block<real, 512, 16, 1>(args, perm, begin, count, bond_at, out, stream); break;
+    }
     TRINOM_CHECK(cudaGetLastError());
 }
 

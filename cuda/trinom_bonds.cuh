@@ -55,4 +55,24 @@ template <typename real>
 void launch_bonds_wide(const BondArgs<real> &args, const int *perm, int begin, int count, const long long *bond_at,
                        real *out, cudaStream_t stream);
 
+// Wide trees in registers (bond_block_kernel): one bond per block of T threads, K nodes each. Width class c holds the
+// widths up to block_class_width(c) (1024, 2048, 4096, 8192) and runs variant block_variant(c) of
+// launch_bonds_block (kernel_bonds.cuh: T x K >= the class's width); wider trees and spread searches take
+// launch_bonds_wide. Scratch: 3 n reals per bond (bond_at[b]).
+constexpr int kBlockClasses = 4;
+constexpr int kBlockVariants = 7;
+__host__ __device__ inline int block_class_width(int cls) { return cls == 0 ? 1024 : cls == 1 ? 2048 : cls == 2 ? 4096 : 8192; }
+__host__ __device__ inline int block_variant_width(int variant) {
+    return variant < 2 ? 1024 : variant < 4 ? 2048 : variant < 6 ? 4096 : 8192;
+}
+__host__ __device__ inline int block_class(int width) {
+    for (int c = 0; c < kBlockClasses; ++c)
+        if (width <= block_class_width(c)) return c;
+    return kBlockClasses;
+}
+
+template <typename real>
+void launch_bonds_block(int variant, const BondArgs<real> &args, const int *perm, int begin, int count,
+                        const long long *bond_at, real *out, cudaStream_t stream);
+
 }  // namespace trinom

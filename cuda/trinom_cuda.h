@@ -189,7 +189,8 @@ typedef struct trinom_run_options {
     int32_t padding;         /* options: enum trinom_padding (cuda-option only); 0 = TRINOM_PAD_GLOBAL */
     int32_t no_sort;         /* 1: keep input order (options: no sorting by width / height; bonds: group by width only) */
     int32_t bond_block_size; /* bonds: threads per block of the warp-segment kernel, 32..128; 0: 128 */
-    int32_t bond_wide_only;  /* bonds: 1 = price every bond with the wide-tree kernel (one bond per block) */
+    int32_t bond_wide_only;  /* bonds: 1 = price every bond with the wide-tree kernels (one bond per block, levels in
+                              * registers), 2 = with the one whose levels are in global memory */
     int32_t skip_wide;       /* options with scenario entries: 1 = an option wider than the fast kernel's 512
                               * nodes is skipped, its entries' prices NaN (the caller prices it otherwise);
                               * 0: refused with its row */

@@ -40,6 +40,9 @@ HEADERS = (_PACKAGE / "_lib" / "trinom_cuda.h", _PACKAGE.parent.parent / "cuda" 
 
 VARIANTS: dict[str, int] = {"option": 0, "multi": 1, "fast": 2}
 PADDINGS: dict[str, int] = {"global": 0, "block": 1, "warp": 2}
+#: ``wide_only``: bonds by width (False), every bond on the wide-tree kernels in registers (True), or on the one
+#: with levels in global memory (``"global"``, the kernel before issue 34).
+WIDE_ONLY: dict[bool | str, int] = {False: 0, True: 1, "global": 2}
 _PRECISIONS: dict[str, tuple[int, type[np.floating]]] = {"f32": (0, np.float32), "f64": (1, np.float64)}
 _NO_DEVICE = "no CUDA device"
 #: enum trinom_status
@@ -372,7 +375,7 @@ def price_book(
     sort: bool = True,
     chunk_size: int | None = None,
     bond_block_size: int | None = None,
-    wide_only: bool = False,
+    wide_only: bool | str = False,
     bond_chunk_size: int | None = None,
     memory_limit: int | None = None,
     timing: dict[str, Any] | None = None,
@@ -391,7 +394,8 @@ def price_book(
     ``curve_index``) may be None (or empty); its prices are then None. Both come back in input order,
     float32 for ``"f32"``, float64 for ``"f64"``, each section bit for bit what a call for it alone
     gives. Options: ``variant`` (``"option"``, ``"multi"``, ``"fast"``), ``block_size``, ``padding``
-    (cuda-option), ``chunk_size``; bonds: ``bond_block_size``, ``wide_only``, ``bond_chunk_size``;
+    (cuda-option), ``chunk_size``; bonds: ``bond_block_size``, ``wide_only`` (True: every bond on the wide-tree
+    kernels; ``"global"``: on the one with levels in global memory), ``bond_chunk_size``;
     both: ``sort``, ``memory_limit`` (bytes of GPU memory a section's buffers may use; default a
     fixed fraction of what is free). ``timing``, if given, is filled with ``kernel_ms``, ``device_ms``,
     ``chunks`` and ``fallback`` summed over the sections, ``library_ms`` (wall clock inside the
@@ -454,7 +458,7 @@ def price_book(
     opt.no_sort = 0 if sort else 1
     opt.skip_wide = 1 if skip_wide else 0
     opt.bond_block_size = int(bond_block_size or 0)
-    opt.bond_wide_only = 1 if wide_only else 0
+    opt.bond_wide_only = WIDE_ONLY[wide_only]
     opt.chunk_size = int(chunk_size or 0)
     opt.bond_chunk_size = int(bond_chunk_size or 0)
     opt.memory_limit = int(memory_limit or 0)
@@ -513,7 +517,7 @@ def price_bonds(
     device: int = 0,
     block_size: int | None = None,
     sort: bool = True,
-    wide_only: bool = False,
+    wide_only: bool | str = False,
     chunk_size: int | None = None,
     memory_limit: int | None = None,
     timing: dict[str, float] | None = None,

@@ -46,7 +46,7 @@ def price(
     device: int = 0,
     block_size: int = 128,
     sort: bool = True,
-    wide_only: bool = False,
+    wide_only: bool | str = False,
     chunk_size: int | None = None,
     memory_limit: int | None = None,
     timing: dict[str, float] | None = None,
@@ -55,7 +55,8 @@ def price(
 
     ``device``: the CUDA device id (one library context per device); ``block_size``: threads per
     block of the warp-segment kernel (32, 64, 96 or 128); ``sort``: tallest trees first inside a
-    width class; ``wide_only``: price every bond with the wide-tree kernel (for tests);
+    width class; ``wide_only``: price every bond with the wide-tree kernels (for tests; ``"global"``: the one with
+    levels in global memory);
     ``chunk_size``: most bonds per chunk; ``memory_limit``: bytes of GPU memory a chunk may use
     (default: a fixed fraction of the free memory); ``timing``: filled with ``kernel_ms``,
     ``device_ms``, ``library_ms``, ``chunks`` and ``fallback``.

@@ -1,0 +1,193 @@
+"""A desk's dated book at a desk's resolution (issue 34): mixed books of callable and puttable bonds and Bermudan
+swaptions, 2-30 years, at the default 365 steps a year, from ``trades.csv`` to prices, per engine, side by side in
+one run.
+
+For every book size (``--sizes``) and engine (``--engines``; an engine that cannot run here is reported, not
+timed), the end-to-end seconds of ``read_trades`` + ``read_dated_curves`` + ``trinom.price`` in a process that has
+priced before (the median of ``--rounds`` calls; each call reads the file again, so the lowering is in it), and the
+first call's seconds in that process beside it (library loading, kernel compilation, a cold cache). Node updates
+per second are counted the way the engines balance work (``Book.work``: both passes, every tree; a swaption is two
+bond trees). ``--quantlib-seconds`` (QuantLib 1.44's seconds a trade at the same steps, from
+``benches/trades_peers.py`` on the CPU, where QuantLib is installed) adds QuantLib's time for the whole book.
+
+    python benches/desk_book.py --engines cuda,futhark-cuda,multicore,auto --sizes 1,14,140,1400,14000,100000
+    python benches/desk_book.py --engines multicore,c,auto --sizes 1,14,140 --out benches/desk-book-cpu.json
+
+The books are seeded (``--seed``): trade ``k`` is the same in every size, so the 14-trade book is the first 14
+trades of the 1400-trade one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+AS_OF = "2026-11-25"
+ENGINES: dict[str, dict[str, Any]] = {
+    "cuda": {"backend": "cuda"},
+    "cuda-global": {"backend": "cuda", "wide_only": "global"},  # wide trees on the kernel before issue 34
+    "futhark-cuda": {"backend": "futhark", "target": "cuda"},
+    "futhark-opencl": {"backend": "futhark", "target": "opencl"},
+    "multicore": {"backend": "futhark", "target": "multicore"},
+    "c": {"backend": "futhark", "target": "c"},
+    "reference": {"backend": "reference"},
+    "auto": {"backend": "auto"},
+}
+HEADER = ("id,type,notional,issue,maturity,coupon,frequency,day_count,calendar,convention,option,exercise,"
+          "first_exercise,last_exercise,exercise_price,expiry,strike,a,sigma,spread,curve,steps_per_year,notice_days,"
+          "start,rate,float_frequency")
+
+
+def trade_rows(count: int, seed: int = 7) -> list[str]:
+    """``count`` rows of ``trades.csv``: 40% callable bonds (bermudan, some american or european), 20% puttable
+    bonds, 40% Bermudan swaptions; maturities 2-30 years; a in 0.02-0.10, sigma 0.005-0.015; default steps."""
+    rng = np.random.default_rng(seed)
+    as_of = np.datetime64(AS_OF)
+    rows = []
+    for k in range(count):
+        years = int(rng.integers(2, 31))
+        a, sigma = rng.uniform(0.02, 0.10), rng.uniform(0.005, 0.015)
+        kind = rng.uniform()
+        if kind < 0.6:
+            issue = as_of - np.timedelta64(int(rng.integers(0, 3 * 365)), "D")
+            maturity = as_of + np.timedelta64(years * 365 + int(rng.integers(0, 365)), "D")
+            option = "call" if kind < 0.4 else "put"
+            exercise = str(rng.choice(["bermudan", "american", "european"], p=[0.7, 0.15, 0.15]))
+            first = as_of + np.timedelta64(max(1, int((maturity - as_of).astype(int) * rng.uniform(0.1, 0.4))), "D")
+            last = "" if exercise == "european" else str(maturity - np.timedelta64(int(rng.integers(30, 365)), "D"))
+            frequency = int(rng.choice([1, 2, 4]))
+            rows.append(f"B{k},bond,100,{issue},{maturity},{rng.uniform(0.01, 0.07):.4f},{frequency},30/360,NONE,F,"
+                        f"{option},{exercise},{first},{last},{rng.uniform(98, 103):.2f},,,{a:.4f},{sigma:.4f},,EUR,,,"
+                        ",,")
+        else:
+            start = as_of + np.timedelta64(int(rng.integers(180, 5 * 365)), "D")
+            maturity = start + np.timedelta64(years * 365, "D")
+            side = "payer" if rng.uniform() < 0.5 else "receiver"
+            last = maturity - np.timedelta64(365, "D")
+            rows.append(f"S{k},swaption,100,,{maturity},,1,30/360,NONE,F,{side},bermudan,{start},{last},,,,"
+                        f"{a:.4f},{sigma:.4f},,EUR,,,{start},{rng.uniform(0.02, 0.05):.4f},2")
+    return rows
+
+
+def write_book(folder: Path, count: int, seed: int) -> tuple[Path, Path]:
+    """``trades.csv`` and ``curve.csv`` of a ``count``-trade book in ``folder``."""
+    trades, curve = folder / f"trades-{count}.csv", folder / "curve.csv"
+    trades.write_text("\n".join([HEADER, *trade_rows(count, seed)]) + "\n")
+    pillars = [(1, 0.030), (2, 0.032), (5, 0.035), (10, 0.038), (20, 0.040), (40, 0.041)]
+    curve.write_text("curve,date,zero\n" + "".join(
+        f"EUR,{np.datetime64(AS_OF) + np.timedelta64(round(y * 365.25), 'D')},{r}\n" for y, r in pillars))
+    return trades, curve
+
+
+def end_to_end(trades: Path, curve: Path, options: dict[str, Any]) -> Any:
+    """File to prices: read the book and the curves, price them."""
+    import trinom
+    from trinom.instruments import read_trades
+    from trinom.model import read_dated_curves
+
+    book = read_trades(trades, as_of=AS_OF)
+    return trinom.price(book, read_dated_curves(curve, as_of=AS_OF), **options)
+
+
+def tree_work(trades: Path, curve: Path) -> float:
+    """Node updates of one pricing of the book (both passes of every tree)."""
+    from trinom.instruments import read_trades
+    from trinom.instruments.trades import lowered
+    from trinom.model import read_dated_curves
+
+    blocks, curves, _legs = lowered(read_trades(trades, as_of=AS_OF), read_dated_curves(curve, as_of=AS_OF))
+    return float(sum(block.lower(tuple(curves)).work().sum() for _row, block in blocks))
+
+
+def measure(engine: str, trades: Path, curve: Path, rounds: int, reference: np.ndarray | None) -> dict[str, Any]:
+    """One engine on one book: the first call's seconds, the median of ``rounds`` warm calls, the engine that ran,
+    and the largest difference to ``reference`` (per 100)."""
+    options = ENGINES[engine]
+    t0 = time.perf_counter()
+    try:
+        result = end_to_end(trades, curve, options)
+    except Exception as exc:  # an engine that cannot run here is reported, not timed
+        return {"engine": engine, "error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"}
+    first = time.perf_counter() - t0
+    times = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        end_to_end(trades, curve, options)
+        times.append(time.perf_counter() - t0)
+    row: dict[str, Any] = {"engine": engine, "ran": str(result.engine), "first_s": first,
+                           "median_s": statistics.median(times), "times_s": times}
+    if reference is not None:
+        row["max_diff"] = float(np.nanmax(np.abs(np.asarray(result.price) - reference)))
+    row["prices"] = np.asarray(result.price)
+    return row
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--engines", default="cuda,futhark-cuda,multicore,auto")
+    parser.add_argument("--sizes", default="1,14,140,1400,14000,100000")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--max-slow", type=float, default=60.0,
+                        help="skip an engine on larger books once one call took longer than this (seconds)")
+    parser.add_argument("--quantlib-seconds", type=float, default=None,
+                        help="QuantLib 1.44's seconds a trade at the same steps (benches/trades_peers.py)")
+    parser.add_argument("--folder", type=Path, default=None)
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
+    import trinom  # noqa: F401  (loaded before the first timed call: the library's import is not the engine's cost)
+
+    folder = args.folder or Path(tempfile.mkdtemp(prefix="desk-book-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    engines = args.engines.split(",")
+    slow: set[str] = set()
+    rows: list[dict[str, Any]] = []
+    print(f"{'trades':>7} {'engine':>14} {'ran':>22} {'first s':>9} {'median s':>9} {'Gnode/s':>8} {'max diff':>9}",
+          flush=True)
+    for size in (int(s) for s in args.sizes.split(",")):
+        trades, curve = write_book(folder, size, args.seed)
+        work = tree_work(trades, curve)
+        reference = None
+        for engine in engines:
+            if engine in slow:
+                rows.append({"trades": size, "engine": engine, "skipped": f"slower than {args.max_slow} s before"})
+                print(f"{size:>7} {engine:>14} skipped (slower than {args.max_slow} s on a smaller book)", flush=True)
+                continue
+            row = measure(engine, trades, curve, args.rounds, reference)
+            row.update(trades=size, work=work)
+            if "error" in row:
+                print(f"{size:>7} {engine:>14} cannot run: {row['error']}", flush=True)
+            else:
+                prices = row.pop("prices")
+                if reference is None:
+                    reference = prices
+                row["gnode_s"] = work / row["median_s"] / 1e9
+                if row["first_s"] > args.max_slow:
+                    slow.add(engine)
+                print(f"{size:>7} {engine:>14} {row['ran']:>22} {row['first_s']:9.3f} {row['median_s']:9.4f} "
+                      f"{row['gnode_s']:8.2f} {row.get('max_diff', 0.0):9.2e}", flush=True)
+            rows.append(row)
+        if args.quantlib_seconds:
+            rows.append({"trades": size, "engine": "quantlib", "median_s": args.quantlib_seconds * size,
+                         "note": "seconds a trade x trades (measured on the CPU by benches/trades_peers.py)"})
+            print(f"{size:>7} {'quantlib':>14} {'(a trade x trades)':>22} {'':>9} {args.quantlib_seconds * size:9.3f}",
+                  flush=True)
+    if args.out:
+        args.out.write_text(json.dumps({"machine": platform.machine(), "node": platform.node(),
+                                        "cpus": os.cpu_count(), "rows": rows}, indent=1, default=float))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

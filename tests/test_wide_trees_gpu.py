@@ -1,0 +1,96 @@
+"""Wide trees on the GPU (issue 34): dated trades at the default 365 steps a year, whose trees are 894 to 6716 nodes
+wide, on the `cuda` engine's block kernel (a bond per block, its levels in registers), against the float64
+reference and against the kernel with levels in global memory (``wide_only="global"``).
+
+Tolerances: float64 1e-11 per 100 against the reference and the global-memory kernel (the block kernel finds
+E_i = P_{i+1} / sum Q x without the log, so only the last bits differ); float32 1e-4 relative to float64 (the
+conformance suite's float32 bond rule)."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+import trinom
+from trinom.instruments import Trades
+from trinom.model import DatedCurve
+
+pytestmark = pytest.mark.gpu
+
+AS_OF = "2026-11-25"
+F64 = 1e-11
+
+
+def wide_book() -> Trades:
+    """Callable, puttable and straight bonds and a Bermudan swaption whose trees cover every block class: a 0.15
+    (about 900 nodes wide), 0.1 (1300), 0.05 (2700), 0.025 (5200) and 0.012 (beyond the block kernel: 8800 nodes,
+    the global-memory kernel), 3 to 12 years."""
+    rows = [  # id, type, issue/start, maturity, coupon/rate, option, exercise, first, last, a
+        ("B1", "bond", "2024-03-15", "2029-03-15", 0.05, "call", "bermudan", "2027-03-15", "2028-09-15", 0.15),
+        ("B2", "bond", "2025-01-10", "2030-01-10", 0.04, "put", "american", "2027-06-01", "2029-06-01", 0.10),
+        ("B3", "bond", "2023-06-30", "2032-06-30", 0.035, "call", "european", "2029-06-29", None, 0.05),
+        ("B4", "bond", "2026-01-15", "2034-01-15", 0.045, "call", "bermudan", "2028-01-15", "2033-01-15", 0.025),
+        ("B5", "bond", "2022-05-01", "2031-05-01", 0.03, None, None, None, None, 0.05),
+        ("B6", "bond", "2026-06-01", "2038-12-01", 0.06, "call", "bermudan", "2029-12-01", "2037-06-01", 0.012),
+    ]
+    columns: dict[str, list] = {name: [] for name in ("id", "type", "issue", "maturity", "coupon", "frequency", "option",
+                                                      "exercise", "first_exercise", "last_exercise", "exercise_price",
+                                                      "a", "sigma")}
+    for ident, kind, issue, maturity, coupon, option, exercise, first, last, a in rows:
+        for name, value in (("id", ident), ("type", kind), ("issue", issue), ("maturity", maturity), ("coupon", coupon),
+                            ("frequency", 2), ("option", option), ("exercise", exercise), ("first_exercise", first),
+                            ("last_exercise", last), ("exercise_price", 100.0 if option else None), ("a", a),
+                            ("sigma", 0.012)):
+            columns[name].append(value)
+    return Trades(as_of=AS_OF, **columns)
+
+
+@functools.cache
+def curves() -> dict[str, DatedCurve]:
+    return {"EUR": DatedCurve(as_of=AS_OF, dates=["2027-11-25", "2031-11-25", "2036-11-25"],
+                              zero_rates=[0.028, 0.033, 0.037])}
+
+
+@functools.cache
+def reference() -> np.ndarray:
+    return trinom.price(wide_book(), curves(), backend="reference").price
+
+
+def test_the_book_covers_every_block_class():
+    from trinom.instruments.trades import lowered
+
+    (_, bonds), = lowered(wide_book(), curves())[0]
+    n, jmax = bonds.lower(("EUR",)).shape()
+    widths = 2 * np.minimum(n, jmax) + 1
+    assert widths.min() > 512 and widths.max() > 8192
+    assert np.any((widths > 4096) & (widths <= 8192)) and np.any((widths > 2048) & (widths <= 4096))
+
+
+def test_block_kernel_matches_the_reference():
+    timing: dict = {}
+    got = trinom.price(wide_book(), curves(), backend="cuda", timing=timing)
+    np.testing.assert_allclose(got.price, reference(), rtol=0, atol=F64)
+
+
+def test_block_kernel_matches_the_global_memory_kernel():
+    new = trinom.price(wide_book(), curves(), backend="cuda").price
+    old = trinom.price(wide_book(), curves(), backend="cuda", wide_only="global").price
+    np.testing.assert_allclose(new, old, rtol=0, atol=F64)
+
+
+def test_block_kernel_float32_within_the_float32_rule():
+    got = trinom.price(wide_book(), curves(), backend="cuda", precision="f32").price
+    ref = reference()
+    assert got.dtype == np.float32
+    np.testing.assert_array_less(np.abs(got - ref) / np.maximum(1.0, np.abs(ref)), 1e-4)
+
+
+def test_block_kernel_scenarios_equal_each_scenario_alone():
+    from trinom.scenarios import CurveShift, SpreadShift
+
+    scenarios = [None, CurveShift(1e-4), CurveShift(-1e-4), SpreadShift(0.01)]
+    grid = trinom.price(wide_book(), curves(), backend="cuda", scenarios=scenarios).price
+    reference_grid = trinom.price(wide_book(), curves(), backend="reference", scenarios=scenarios).price
+    np.testing.assert_allclose(grid, reference_grid, rtol=0, atol=F64)
+    np.testing.assert_allclose(grid[0], reference(), rtol=0, atol=F64)
