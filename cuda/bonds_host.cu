@@ -28,7 +28,7 @@ constexpr long long kStagingGrain = 16384;      // bonds (or cash flows) per hos
 // variant numbers, one per class, for benchmarks); a variant too narrow for its class keeps the default.
 int block_variant(int cls) {
     static const std::vector<int> variants = [] {
-        std::vector<int> v = {1, 2, 4, 6};
+        std::vector<int> v = {0, 3, 5, 6};
         if (const char *text = std::getenv("TRINOM_BLOCK_VARIANTS")) {
             int c = 0;
             for (const char *p = text; *p && c < kBlockClasses; ++c) {

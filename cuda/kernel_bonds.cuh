@@ -817,9 +817,17 @@ __global__ void __launch_bounds__(kWideThreads) bond_wide_kernel(BondArgs<real> 
 
 // The node value at position p (-2..K+1, a constant once unrolled) of a thread's range: its own registers, or its
 // neighbours' two values either side.
-template <typename real, int K>
-__device__ __forceinline__ real level_at(const real (&v)[K], int p, real l0, real l1, real r0, real r1) {
-    return p == -2 ? l0 : p == -1 ? l1 : p == K ? r0 : p == K + 1 ? r1 : v[p < 0 ? 0 : p >= K ? K - 1 : p];
+// v, as the compiler can no longer see through: what is computed from it in a loop is computed again each time,
+// not kept in registers from before the loop.
+__device__ __forceinline__ void opaque(double &v) { asm volatile("" : "+d"(v)); }
+__device__ __forceinline__ void opaque(float &v) { asm volatile("" : "+f"(v)); }
+
+// Node j's interior probabilities (§3's middle row, w = j M, q = w^2), rounded as the hardware likes (contracted):
+// pu = 1/6 + (q + w) / 2, pm = 2/3 - q, pd = 1/6 + (q - w) / 2.
+template <typename real> __device__ __forceinline__ Probs<real> interior_probabilities(real jd, real M) {
+    const real w = jd * M, q = w * w;
+    const real c0 = fma(real(0.5), q, Sixths<real>::one_sixth), hw = real(0.5) * w;
+    return Probs<real>{c0 + hw, Sixths<real>::two_thirds - q, c0 - hw};
 }
 
 // P(0, (m + 1) dt) as zero_price, the curve's index found by binary search (the same pillar as the cursors find).
@@ -842,8 +850,9 @@ __device__ __forceinline__ double zero_price_at(const CurveCursor<real> &curve, 
 }
 
 template <typename real, int T, int K, int kMinBlocks>
-__global__ void __launch_bounds__(T, kMinBlocks) bond_block_kernel(BondArgs<real> b, const int *__restrict__ perm, int begin,
-                                                       const long long *__restrict__ bond_at, real *__restrict__ out) {
+__global__ void __launch_bounds__(T, kMinBlocks) bond_block_kernel(BondArgs<real> b, const int *__restrict__ perm,
+                                                                   int begin, const long long *__restrict__ bond_at,
+                                                                   real *__restrict__ out) {
     using R = Rn<real>;
     constexpr int kWarps = T / 32;
     __shared__ real edge[2][4][T];
@@ -857,10 +866,15 @@ __global__ void __launch_bounds__(T, kMinBlocks) bond_block_kernel(BondArgs<real
     real *P = b.scratch + bond_at[blockIdx.x];  // 3 n reals: P_{i+1}; S_i; the shift of step i, then E_i
     real *S = P + n, *E = S + n;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int base = tid * K - half;  // j of the thread's first node
-    real x[K], v[K];
-#pragma unroll
-    for (int k = 0; k < K; ++k) x[k] = base + k + half < W ? node_discount(c.mdrdt, base + k) : real(0);
+    const int base = tid * K - half;                 // j of the thread's first node
+    const int valid = max(0, min(K, W - tid * K));   // the thread's nodes inside the tree
+    const real x_first = node_discount(c.mdrdt, base), x_step = node_discount(c.mdrdt, 1);  // x_j, x_{j+1} / x_j
+    const real j_first = real(base);
+    // The edges (a tree at least jmax + 1 steps tall): node -jmax is thread 0's first, node jmax any thread's.
+    const bool edges = half == jmax;
+    const bool bottom = edges && tid == 0;
+    const Probs<real> pb = bond_probabilities(-jmax, jmax, c.M), pt = bond_probabilities(jmax, jmax, c.M);
+    real v[K];
 
     const bool scen = b.ent_begin != nullptr;
     const int e0 = scen ? b.ent_begin[o] : 0, entries = scen ? b.ent_begin[o + 1] - e0 : 1;
@@ -902,26 +916,29 @@ __global__ void __launch_bounds__(T, kMinBlocks) bond_block_kernel(BondArgs<real
             real acc[K + 4];  // contributions to the nodes -2 .. K+1 of the thread's range
 #pragma unroll
             for (int k = 0; k < K + 4; ++k) acc[k] = real(0);
-            real part = real(0);
+            real part = real(0), xk = x_first, jd = j_first;
+            opaque(xk);  // per-node factors are recomputed each step (a few operations) rather than held
+            opaque(jd);
 #pragma unroll
             for (int k = 0; k < K; ++k) {
-                const int j = base + k;
-                const real t = R::mul(v[k], x[k]);
-                part = R::add(part, t);
-                const Probs<real> p = bond_probabilities(j, jmax, c.M);
-                if (j == -jmax) {
-                    acc[k + 4] = R::add(acc[k + 4], R::mul(p.pu, t));
-                    acc[k + 3] = R::add(acc[k + 3], R::mul(p.pm, t));
-                    acc[k + 2] = R::add(acc[k + 2], R::mul(p.pd, t));
-                } else if (j == jmax) {
-                    acc[k + 2] = R::add(acc[k + 2], R::mul(p.pu, t));
-                    acc[k + 1] = R::add(acc[k + 1], R::mul(p.pm, t));
-                    acc[k] = R::add(acc[k], R::mul(p.pd, t));
+                const real t = k < valid ? v[k] * xk : real(0);
+                part += t;
+                if (k == 0 && bottom) {  // node -jmax: to j+2, j+1, j
+                    acc[k + 4] = fma(pb.pu, t, acc[k + 4]);
+                    acc[k + 3] = fma(pb.pm, t, acc[k + 3]);
+                    acc[k + 2] = fma(pb.pd, t, acc[k + 2]);
+                } else if (edges && base + k == jmax) {  // node jmax: to j, j-1, j-2
+                    acc[k + 2] = fma(pt.pu, t, acc[k + 2]);
+                    acc[k + 1] = fma(pt.pm, t, acc[k + 1]);
+                    acc[k] = fma(pt.pd, t, acc[k]);
                 } else {
-                    acc[k + 3] = R::add(acc[k + 3], R::mul(p.pu, t));
-                    acc[k + 2] = R::add(acc[k + 2], R::mul(p.pm, t));
-                    acc[k + 1] = R::add(acc[k + 1], R::mul(p.pd, t));
+                    const Probs<real> p = interior_probabilities(jd, c.M);
+                    acc[k + 3] = fma(p.pu, t, acc[k + 3]);
+                    acc[k + 2] = fma(p.pm, t, acc[k + 2]);
+                    acc[k + 1] = fma(p.pd, t, acc[k + 1]);
                 }
+                xk *= x_step;
+                jd += real(1);
             }
             edge[par][0][tid] = acc[0];
             edge[par][1][tid] = acc[1];
@@ -929,12 +946,12 @@ __global__ void __launch_bounds__(T, kMinBlocks) bond_block_kernel(BondArgs<real
             edge[par][3][tid] = acc[K + 3];
             __syncthreads();
             if (tid > 0) {
-                acc[2] = R::add(acc[2], edge[par][2][tid - 1]);
-                acc[3] = R::add(acc[3], edge[par][3][tid - 1]);
+                acc[2] += edge[par][2][tid - 1];
+                acc[3] += edge[par][3][tid - 1];
             }
             if (tid + 1 < T) {
-                acc[K] = R::add(acc[K], edge[par][0][tid + 1]);
-                acc[K + 1] = R::add(acc[K + 1], edge[par][1][tid + 1]);
+                acc[K] += edge[par][0][tid + 1];
+                acc[K + 1] += edge[par][1][tid + 1];
             }
 #pragma unroll
             for (int k = 0; k < K; ++k) v[k] = acc[k + 2];
@@ -960,7 +977,8 @@ __global__ void __launch_bounds__(T, kMinBlocks) bond_block_kernel(BondArgs<real
         }
         __syncthreads();  // E is complete
 
-        // ---- backward (bond_wide_kernel's, in registers) -------------------------------------------------------
+        // ---- backward: bond_wide_kernel's cash flows, exercise window, listed points and +-inf mapping, in
+        // registers; each step's weighted sums in the interior's contracted form ---------------------------------
         const int p0 = b.cf_begin[o], p1 = b.cf_begin[o + 1];
         const real at_maturity = b.cf_paid[p1 - 1];
         const real strike = b.strike[o];
@@ -974,7 +992,7 @@ __global__ void __launch_bounds__(T, kMinBlocks) bond_block_kernel(BondArgs<real
         for (int i = n - 1; i >= 0; --i) {
             const int par = i & 1;
             const int h = min(i, jmax);
-            const real e = e_next;
+            const real eg = e_next * g;
             if (i > 0) e_next = E[i - 1];  // prefetched a step ahead
             bool exercise = exercise_at(i, cf.S, first_ex, last_ex, freq);
             const real cash = take_cashflow(cf, i, n, b.cf_step, b.cf_paid);
@@ -983,43 +1001,43 @@ __global__ void __launch_bounds__(T, kMinBlocks) bond_block_kernel(BondArgs<real
             if (cash != real(0)) {
 #pragma unroll
                 for (int k = 0; k < K; ++k)
-                    if (abs(base + k) <= h) v[k] = R::add(v[k], cash);
+                    if (abs(base + k) <= h) v[k] += cash;
             }
             edge[par][0][tid] = v[0];
             edge[par][1][tid] = v[1];
             edge[par][2][tid] = v[K - 2];
             edge[par][3][tid] = v[K - 1];
             __syncthreads();
-            const real l0 = tid > 0 ? edge[par][2][tid - 1] : real(0), l1 = tid > 0 ? edge[par][3][tid - 1] : real(0);
+            // Old values either side of node k as it is rewritten: v[k-2], v[k-1] (from the left neighbour at first),
+            // v[k+1], v[k+2] (from the right neighbour past the end).
+            real prev2 = tid > 0 ? edge[par][2][tid - 1] : real(0), prev1 = tid > 0 ? edge[par][3][tid - 1] : real(0);
             const real r0 = tid + 1 < T ? edge[par][0][tid + 1] : real(0);
             const real r1 = tid + 1 < T ? edge[par][1][tid + 1] : real(0);
-            real next[K];
+            real xk = x_first, jd = j_first;
+            opaque(xk);
+            opaque(jd);
 #pragma unroll
             for (int k = 0; k < K; ++k) {
-                const int j = base + k;
-                const Probs<real> p = bond_probabilities(j, jmax, c.M);
-                const int u = j == -jmax ? k + 2 : j == jmax ? k : k + 1;  // targets u > m > d
-                real vu, vm, vd;
-                if (u == k + 2) {
-                    vu = level_at(v, k + 2, l0, l1, r0, r1);
-                    vm = level_at(v, k + 1, l0, l1, r0, r1);
-                    vd = v[k];
-                } else if (u == k) {
-                    vu = v[k];
-                    vm = level_at(v, k - 1, l0, l1, r0, r1);
-                    vd = level_at(v, k - 2, l0, l1, r0, r1);
+                const real cur = v[k];
+                const real up1 = k + 1 < K ? v[k + 1] : r0;
+                const real up2 = k + 2 < K ? v[k + 2] : k + 2 == K ? r0 : r1;
+                real sum;
+                if (k == 0 && bottom) {
+                    sum = fma(pb.pu, up2, fma(pb.pm, up1, pb.pd * cur));
+                } else if (edges && base + k == jmax) {
+                    sum = fma(pt.pu, cur, fma(pt.pm, prev1, pt.pd * prev2));
                 } else {
-                    vu = level_at(v, k + 1, l0, l1, r0, r1);
-                    vm = v[k];
-                    vd = level_at(v, k - 1, l0, l1, r0, r1);
+                    const Probs<real> p = interior_probabilities(jd, c.M);
+                    sum = fma(p.pu, up1, fma(p.pm, cur, p.pd * prev1));
                 }
-                const real sum = R::add(R::add(R::mul(p.pu, vu), R::mul(p.pm, vm)), R::mul(p.pd, vd));
-                real cont = R::mul(sum, R::mul(R::mul(e, x[k]), g));
+                real cont = sum * (eg * xk);
                 if (exercise && (call ? cont > price : price > cont)) cont = price;
-                next[k] = clamp_inf(cont);
+                v[k] = clamp_inf(cont);
+                prev2 = prev1;
+                prev1 = cur;
+                xk *= x_step;
+                jd += real(1);
             }
-#pragma unroll
-            for (int k = 0; k < K; ++k) v[k] = next[k];
         }
 #pragma unroll
         for (int k = 0; k < K; ++k)

@@ -7,6 +7,7 @@ import pytest
 import trinom
 from conftest import load_thesis
 from trinom import auto, backends
+from trinom.backends import costs
 from trinom.bonds.generator import generate_bonds
 from trinom.generator import generate
 
@@ -47,7 +48,8 @@ def test_inspector_statistics():
 
 
 def test_rule(monkeypatch):
-    """The documented rule, with the availability of each engine simulated."""
+    """The documented choices on the default costs, with the availability of each engine simulated."""
+    monkeypatch.setattr(costs, "load", lambda path=None: costs.DEFAULTS)
     book = load_thesis("book")[0].lower()
     big = generate("skewed", 2000, seed=1).lower()
     available: set[tuple[str, str | None]] = set()
@@ -62,13 +64,14 @@ def test_rule(monkeypatch):
     monkeypatch.setattr(auto, "opencl_gpu", lambda: False)
     assert auto.choose(big) == ("futhark", "multicore")  # OpenCL on the CPU (PoCL): not a GPU
     monkeypatch.setattr(auto, "opencl_gpu", lambda: True)
-    assert auto.inspect(big).work >= auto.OPENCL_GPU_WORK
     assert auto.choose(big) == ("futhark", "opencl")  # an OpenCL GPU (AMD, Intel) and no CUDA
     assert auto.choose(book) == ("futhark", "c")  # tiny: not worth a GPU call
     available |= {("cuda", None)}
     assert auto.choose(big) == ("cuda", None)
-    assert auto.choose(book) == ("cuda", None)  # on the H100 cuda beat the c target even on the book
+    # the 5-option book: the c target's call (0.27 ms measured on the 2-core EPYC) costs less than a GPU call's
+    assert auto.choose(book) == ("futhark", "c")
     assert "cuda" in auto.describe_choice(big) and "node updates" in auto.describe_choice(big)
+    assert auto.explain(big).startswith("cuda ") and "futhark/multicore" in auto.explain(big)
 
 
 def test_auto_honours_the_callers_target(monkeypatch):
@@ -86,3 +89,100 @@ def test_auto_honours_the_callers_target(monkeypatch):
 def test_auto_with_a_target_prices_there():
     portfolio = generate("uniform", 20, seed=1)
     assert trinom.price(portfolio, target="c").engine == "futhark/c"
+
+
+def desk_book(steps_per_year: int = 365, count: int = 14):
+    """Dated callable bonds of 2-30 years at ``steps_per_year`` (benches/desk_book.py's shape), lowered."""
+    from trinom.instruments import Trades
+    from trinom.instruments.trades import lowered
+    from trinom.model import DatedCurve
+
+    rng = np.random.default_rng(4)
+    as_of = np.datetime64("2026-11-25")
+    maturity = as_of + rng.integers(2 * 365, 30 * 365, count).astype("timedelta64[D]")
+    trades = Trades(as_of=str(as_of), id=[f"B{k}" for k in range(count)], type=["bond"] * count,
+                    issue=["2025-01-15"] * count, maturity=maturity.astype(str).tolist(), coupon=[0.04] * count,
+                    frequency=[2] * count, option=["call"] * count, exercise=["bermudan"] * count,
+                    first_exercise=["2027-11-25"] * count,
+                    last_exercise=(maturity - np.timedelta64(100, "D")).astype(str).tolist(),
+                    exercise_price=[100.0] * count, a=rng.uniform(0.02, 0.1, count), sigma=[0.01] * count,
+                    steps_per_year=[steps_per_year] * count)
+    curve = {"default": DatedCurve(as_of=str(as_of), dates=["2030-11-25"], zero_rates=[0.03])}
+    (_, bonds), = lowered(trades, curve)[0]
+    return bonds.lower(("default",))
+
+
+def test_desk_books_go_to_cuda_where_it_runs_else_multicore(monkeypatch):
+    """On the default costs (an H200 host): a desk's wide trees go to cuda, whose block kernel priced every desk
+    book from 1 to 14000 trades fastest (benches/desk_book.py); without a GPU to multicore; never to Futhark's GPU
+    targets, which price wide trees slowly."""
+    monkeypatch.setattr(costs, "load", lambda path=None: costs.DEFAULTS)
+    wide = desk_book(count=3)
+    available = {("futhark", "opencl"), ("futhark", "multicore"), ("futhark", "c")}
+    monkeypatch.setattr(auto, "usable", lambda name, target=None: (name, target) in available)
+    monkeypatch.setattr(auto, "opencl_gpu", lambda: True)
+    assert costs.features(wide).longest_class >= 2
+    assert auto.choose(wide) == ("futhark", "multicore")
+    available.add(("cuda", None))
+    assert auto.choose(wide) == ("cuda", None)
+
+
+def test_features_count_work_by_width_class():
+    book = desk_book(count=6)
+    f = costs.features(book)
+    n, jmax = book.shape()
+    widths = 2 * np.minimum(n, jmax) + 1
+    assert f.trees == 6 and f.steps == n.max()
+    assert sum(f.work) == pytest.approx(book.work().sum())
+    assert f.work[3] == pytest.approx(book.work()[(widths > 2048) & (widths <= 8192)].sum())
+    assert costs.WIDTH_CLASSES[f.longest_class - 1] < widths[np.argmax(n)] <= costs.WIDTH_CLASSES[f.longest_class]
+
+
+def test_measure_fits_a_linear_engine_and_the_file_is_used(tmp_path, monkeypatch):
+    """A simulated engine costing 1 ms a call, 2 Gnode/s and 1 us a step of its tallest tree: the fit recovers it,
+    save() writes it for this host and load() gives it back; another host's file is ignored."""
+    def fake(engine, book):
+        f = costs.features(book)
+        seconds = 1e-3 + max(sum(f.work) / 2e9, 1e-6 * f.steps)
+        deadline = __import__("time").perf_counter() + seconds
+        while __import__("time").perf_counter() < deadline:
+            pass
+
+    probes = _small_probes()
+    monkeypatch.setattr(costs, "probe_books", lambda: probes)
+    fitted = costs.measure(["futhark/multicore"], fake, rounds=1, budget=0.02)["futhark/multicore"]
+    short = sum(costs.features(probes["short"]).work) / 2e9  # the fixed cost is the short probe's whole time
+    assert 1e-3 + short <= fitted.fixed <= 1.3e-3 + short
+    for rate in fitted.rates[:4]:
+        assert rate == pytest.approx(2e9, rel=0.3)
+    path = costs.save({"futhark/multicore": fitted}, tmp_path / "costs.json")
+    assert costs.load(path)["futhark/multicore"].source.startswith("measured")
+    assert costs.load(path)["cuda"] == costs.DEFAULTS["cuda"]
+    saved = __import__("json").loads(path.read_text())
+    saved["host"]["cores"] += 1
+    other = tmp_path / "other.json"
+    other.write_text(__import__("json").dumps(saved))
+    assert costs.load(other)["futhark/multicore"] == costs.DEFAULTS["futhark/multicore"]
+
+
+def _small_probes():
+    """Probe books small enough for a unit test (one per class, the short and the tall tree)."""
+    wide = desk_book(count=2)
+    narrow = desk_book(steps_per_year=12, count=40)
+    mid = desk_book(steps_per_year=52, count=10)
+    return {"<=64": narrow, "65-512": mid, "513-2048": wide.take([0]), "2049-8192": wide.take([1]),
+            "short": narrow.take([0]), "tall": wide.take([1])}
+
+
+def test_backends_measure_writes_the_costs(tmp_path, monkeypatch, capsys):
+    """``trinom backends --measure`` on the CPU targets (small probes) writes the file auto reads."""
+    from trinom import cli
+
+    path = tmp_path / "engine-costs.json"
+    monkeypatch.setenv("TRINOM_ENGINE_COSTS", str(path))
+    monkeypatch.setattr(costs, "probe_books", _small_probes)
+    assert cli.main(["backends", "--measure", "--engines", "futhark/c"]) == 0
+    out = capsys.readouterr().out
+    assert str(path) in out and "futhark/c" in out
+    assert costs.load(path)["futhark/c"].source.startswith("measured")
+    costs.forget()

@@ -1,32 +1,22 @@
-"""``backend="auto"``: an inspector-executor that picks the fastest usable engine for a book.
+"""``backend="auto"``: the usable engine whose predicted time for the book is the least (issue 34).
 
-The inspector computes cheap statistics of the book (:func:`inspect`: size, total work in node
-updates, the widest tree, the spread and skewness of widths and heights); the rule
-(:func:`choose`) maps them to an engine and target. The rule was derived from the benchmarks in
-benches/RESULTS.md (H100 and the 2-core CPU, float32 and float64, options and bonds):
+Each candidate engine's time for a book is predicted by a cost model fitted to measured runs on this host
+(:mod:`trinom.backends.costs`: a fixed cost a call, a cost a tree, node updates a second by tree width class, and the
+longest tree's time alone, which no engine goes under): ``trinom backends --measure`` measures every usable engine
+here, and without that measurement the defaults hold (measured on an H200 host and a 2-core EPYC). The candidates:
 
-1. With a usable NVIDIA GPU: ``cuda``. On the H100 it was the fastest engine on every thesis
-   dataset in both precisions, uniform, random and skewed alike, by 2x to 300x over the others,
-   and on every bond dataset; its warp-segment packing absorbs the width and height skew that
-   decides between the thesis' CUDA-option and CUDA-multi. Trees wider than
-   :data:`CUDA_FAST_MAX_WIDTH` are priced by its fallback kernels, still on the GPU.
-2. Without a GPU, a book with less work than :data:`TINY_WORK` node updates goes to Futhark's
-   single-threaded ``c`` target (the 5-option book: 0.39 ms against 0.54 ms on ``multicore``,
-   whose thread pool costs more than the work).
-3. Without an NVIDIA GPU but with a GPU platform of OpenCL (AMD, Intel, or NVIDIA's OpenCL without
-   CUDA), a book of at least :data:`OPENCL_GPU_WORK` node updates goes to ``futhark`` on ``opencl``
-   (fut/fast.fut and fut/fast-bonds.fut, one tree per workgroup): on the H100's OpenCL it priced every
-   thesis and paper dataset within 0.9-1.15x of its own cuda target (benches/RESULTS-futhark.md). A GPU
-   call has a fixed cost (binning on the host, copies from pageable memory: about 2 of the 3.6 ms of
-   0_UNIFORM f32 on the H100), which the 2-core CPU spends on about this much work (1 Gnode/s).
-4. Otherwise ``futhark`` on the ``multicore`` target (fast.fut for options: 5x ``futhark-basic``;
-   fast-bonds.fut for bonds: 1.4x the paper's bonds.fut), which beat ``c`` and the NumPy reference on
-   every CPU dataset.
-5. Without compiled libraries: the NumPy ``reference``.
+* ``cuda`` (the hand-written CUDA engine), where an NVIDIA GPU is usable;
+* ``futhark`` on ``opencl`` where an OpenCL platform has a GPU (not PoCL on the CPU), on ``multicore`` and on ``c``;
+* the NumPy ``reference`` where nothing is compiled.
 
-A ``target`` given by the caller is honoured: ``auto`` then picks among the engines that run on
-it (``cuda``: the hand-written CUDA engine; ``c``, ``multicore``, ``opencl``, ``pyopencl``: Futhark).
-Availability is probed once per process.
+On the defaults: a book of a few small trees goes to the ``c`` target (one thread beats the thread pool and a GPU
+call's fixed cost), anything larger to ``cuda`` where it is usable (every dated desk book, 1 to 14000 trades, and
+every thesis and paper dataset), else to ``opencl`` on a GPU for narrow trees, else ``multicore``.
+:func:`explain` says what each candidate was predicted to cost (``trinom backends`` prints it for sample books).
+
+A ``target`` given by the caller is honoured: ``auto`` then picks among the engines that run on it (``cuda``: the
+hand-written CUDA engine; ``c``, ``multicore``, ``opencl``, ``pyopencl``: Futhark). Availability is probed once per
+process.
 """
 
 from __future__ import annotations
@@ -34,16 +24,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import backends
-from .backends import futhark_fast
+from .backends import costs, futhark_fast
 from .book import Book
 from .instruments.option import describe
 
-#: Below this much work (node updates, both passes) one CPU thread beats the multicore thread pool.
-TINY_WORK = 20_000
-#: From this much work (node updates, both passes) an OpenCL GPU beats the CPU (rule 3).
-OPENCL_GPU_WORK = 5e6
-#: Widest tree the ``cuda`` engine's fast kernels hold in registers (wider ones use its fallbacks).
+#: Widest tree the ``cuda`` engine's fast kernels hold in registers (wider ones use its block kernel).
 CUDA_FAST_MAX_WIDTH = 512
+#: The candidates, in the order that breaks ties: (engine, target).
+CANDIDATES: tuple[tuple[str, str | None], ...] = (("cuda", None), ("futhark", "opencl"), ("futhark", "multicore"),
+                                                  ("futhark", "c"), ("reference", None))
 
 
 @dataclass(frozen=True)
@@ -85,31 +74,51 @@ def opencl_gpu() -> bool:
     return futhark_fast.gpu_shape("opencl")
 
 
+def cost_key(name: str, target: str | None) -> str:
+    """The cost model's name of an engine on a target (``futhark/multicore``, ``cuda``)."""
+    return f"{name}/{target}" if target else name
+
+
+def predictions(book: Book) -> list[tuple[str, str | None, float]]:
+    """``(engine, target, predicted seconds)`` of every usable candidate for ``book``, in :data:`CANDIDATES` order."""
+    model = costs.load()
+    f = costs.features(book)
+    rows = []
+    for name, target in CANDIDATES:
+        if not usable(name, target) or (target == "opencl" and not opencl_gpu()):
+            continue
+        rows.append((name, target, model[cost_key(name, target)].predict(f)))
+    return rows
+
+
 def choose(book: Book, precision: str = "f64", target: str | None = None) -> tuple[str, str | None]:
     """The engine (and its target, or None) that ``auto`` runs for ``book``, honouring ``target``."""
-    if target is None or target == "cuda":
-        if usable("cuda"):
-            return "cuda", target
     if target is not None:
+        if target == "cuda" and usable("cuda"):
+            return "cuda", target
         futhark = "futhark" if target != "pyopencl" else "futhark-basic"
         if usable(futhark, target):
             return futhark, target
         raise backends.BackendUnavailable(f"no engine can run on target {target!r} here "
                                           f"({backends.get(futhark).available(target)[1]})")
-    work = inspect(book).work
-    if work >= OPENCL_GPU_WORK and usable("futhark", "opencl") and opencl_gpu():
-        return "futhark", "opencl"
-    if work < TINY_WORK and usable("futhark", "c"):
-        return "futhark", "c"
-    for candidate in ("multicore", "c"):
-        if usable("futhark", candidate):
-            return "futhark", candidate
-    return "reference", None
+    rows = predictions(book)
+    if not rows:
+        return "reference", None
+    name, chosen, _seconds = min(rows, key=lambda row: row[2])
+    return name, chosen
+
+
+def explain(book: Book) -> str:
+    """What each usable candidate was predicted to cost for ``book``, the chosen first."""
+    rows = sorted(predictions(book), key=lambda row: row[2])
+    model = costs.load()
+    return "; ".join(f"{cost_key(name, target)} {seconds * 1e3:.3g} ms ({model[cost_key(name, target)].source})"
+                     for name, target, seconds in rows)
 
 
 def describe_choice(book: Book, precision: str = "f64", target: str | None = None) -> str:
-    """One line: what auto picks and why (for ``trinom info``)."""
+    """One line: what auto picks and why (for ``trinom backends`` and ``trinom info``)."""
     name, chosen = choose(book, precision, target)
     p = inspect(book)
     return (f"{name}{'/' + chosen if chosen else ''} ({p.trees} trees, {p.work:.3g} node updates, widest tree "
-            f"{p.widest}, skewness of widths {p.width_skewness:.2f} and heights {p.height_skewness:.2f})")
+            f"{p.widest}; predicted: {explain(book)})")

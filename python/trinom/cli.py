@@ -20,7 +20,9 @@ from .api import price
 from .bond_market_prices import read_market_prices
 from .bonds import cli as bond_cli
 from .bonds.generator import generate_bonds
+from .backends import costs
 from .bonds.io import companions
+from .book import Book
 from .book_files import BookFile, check_curve_source, holds_bonds, input_files, option_curve, read_book_file
 from .calibrate_cli import add_calibrate_parser
 from .closed_form import zero_coupon_bond_option
@@ -375,6 +377,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_backends(args: argparse.Namespace) -> int:
+    if getattr(args, "measure", False):
+        return measure_backends(args.engines)
     print(f"{'engine':15s} {'target':10s} {'usable':7s} details")
     for name, target, usable, reason in backends.status():
         print(f"{name:15s} {target or '-':10s} {'yes' if usable else 'no':7s} {reason}")
@@ -383,9 +387,42 @@ def cmd_backends(args: argparse.Namespace) -> int:
     print(f"auto picks, for 1000 options of width 47 and height 109: {auto.describe_choice(sample.lower())}; "
           f"for 5 of them: {auto.describe_choice(sample[:5].lower())}; for 100 bonds: "
           f"{auto.describe_choice(bonds.lower(tuple(map(str, range(len(curves))))))}")
+    measured = costs.costs_path().exists()
+    print(f"auto's costs: {costs.costs_path()} " + ("(measured)" if measured else
+          "(not measured: the defaults hold; `trinom backends --measure` measures this host)"))
     print("\nOpenCL platforms (pyopencl):")
     for line in opencl_devices():
         print(f"  {line}")
+    return 0
+
+
+def measure_backends(engines: str | None) -> int:
+    """``trinom backends --measure``: fit auto's cost model on every usable candidate engine (or ``engines``)."""
+    from .market import Market
+
+    chosen = [auto.cost_key(name, target) for name, target in auto.CANDIDATES
+              if name != "reference" and auto.usable(name, target) and (target != "opencl" or auto.opencl_gpu())]
+    if engines:
+        wanted = engines.split(",")
+        unknown = sorted(set(wanted) - {auto.cost_key(n, t) for n, t in auto.CANDIDATES})
+        if unknown:
+            raise SystemExit(f"trinom: --engines: unknown {', '.join(unknown)}; choose among "
+                             f"{', '.join(auto.cost_key(n, t) for n, t in auto.CANDIDATES)}")
+        chosen = [name for name in wanted if name in chosen]
+    market = Market.of({"default": YieldCurve.thesis()})
+
+    def run(engine: str, book: Book) -> None:
+        name, _, target = engine.partition("/")
+        backends.get(name).price(book, market, target=target or None)
+
+    fitted = costs.measure(chosen, run)
+    path = costs.save(fitted)
+    for name, cost in fitted.items():
+        rates = ", ".join(f"{c} {r / 1e9:.3g}" for c, r in zip(costs.CLASS_NAMES, cost.rates, strict=True))
+        print(f"{name:18s} fixed {cost.fixed * 1e3:.3g} ms; Gnode/s by width: {rates}; a step of one tree "
+              f"{max(cost.step_latency) * 1e6:.3g} us" + (f", one tree {cost.tree_rate / 1e9:.3g} Gnode/s"
+                                                           if cost.tree_rate != float("inf") else ""))
+    print(f"trinom: auto's costs for this host written to {path}")
     return 0
 
 
@@ -618,7 +655,10 @@ def parser() -> argparse.ArgumentParser:
 
     add_calibrate_parser(sub)
 
-    be = command("backends", "which engines and targets are built and usable here, and why not")
+    be = command("backends", "which engines and targets are built and usable here, and why not; what auto picks")
+    be.add_argument("--measure", action="store_true", help="time probe books on every usable engine here, fit auto's "
+                    "cost model and keep it for this host (trinom.backends.costs; about a minute)")
+    be.add_argument("--engines", default=None, help="with --measure: only these engines (e.g. cuda,futhark/multicore)")
     be.set_defaults(func=cmd_backends)
 
     demo = command("demo", "price a generated sample book on the best engine (what `make run` does)")
