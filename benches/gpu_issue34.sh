@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 34 on the lent GPU machine, in one call: build, the GPU tests of the bond kernels, the block kernel's variants
 # per width class on the desk book (TRINOM_BLOCK_VARIANTS), the width-class table and the desk book per engine.
-#   STAGES="tests sweep classes desk" bash benches/gpu_issue34.sh   (from the project root; logs under $OUT)
+#   STAGES="tests sweep classes desk measure" bash benches/gpu_issue34.sh   (from the project root; logs under $OUT)
 set -u
 source tools/device_session.sh
 nvidia-smi --query-gpu=name,clocks.max.sm,memory.total --format=csv,noheader
@@ -13,13 +13,17 @@ if [[ $stages == *" sweep "* ]]; then
   for variants in ${VARIANTS:-1,2,4,6 0,2,4,6 1,3,5,6 3,3,4,6}; do
     echo "variants $variants"
     TRINOM_BLOCK_VARIANTS=$variants python3 benches/desk_book.py --engines cuda --sizes ${SWEEP_SIZES:-14,1400} --rounds 3 \
-      --out "$OUT/sweep-$variants.json" 2>&1 | grep -v "^ trades"
+      --out "$OUT/sweep-${variants//,/_}.json" 2>&1 | grep -v "^ trades"
   done
 fi
 if [[ $stages == *" classes "* ]]; then
-  python3 benches/width_classes.py --engines ${CLASS_ENGINES:-cuda,multicore} --rounds 3 --out "$OUT/width-classes.json"
+  for variants in ${CLASS_VARIANTS:-0,3,5,6}; do
+    echo "variants $variants"
+    TRINOM_BLOCK_VARIANTS=$variants python3 benches/width_classes.py --engines ${CLASS_ENGINES:-cuda,multicore} \
+      --rounds 3 --out "$OUT/width-classes-${variants//,/_}.json"
+  done
 fi
 if [[ $stages == *" desk "* ]]; then
   python3 benches/desk_book.py --engines ${DESK_ENGINES:-cuda,multicore,auto} --sizes ${DESK_SIZES:-1,14,140,1400,14000} \
-    --rounds 3 --max-slow 20 --out "$OUT/desk.json"
+    --rounds 3 --max-slow 5 --out "$OUT/desk.json"
 fi

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from width_classes import CLASSES, book  # noqa: E402
+from width_classes import CLASSES, book
 
 
 def main() -> int:

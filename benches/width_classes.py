@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from desk_book import ENGINES  # noqa: E402
+from desk_book import ENGINES
 
 #: class name -> (steps a year, a, trees in the book): W = 2 ceil(0.1835 steps / a) + 1 where the tree is that tall.
 CLASSES: dict[str, tuple[int, float, int]] = {

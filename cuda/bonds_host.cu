@@ -25,23 +25,21 @@ constexpr long long kDefaultChunk = 1LL << 20;  // bonds per chunk unless the ca
 constexpr long long kStagingGrain = 16384;      // bonds (or cash flows) per host thread
 
 // The block kernel's variant per width class (trinom_bonds.cuh): the defaults, or TRINOM_BLOCK_VARIANTS (four
-// variant numbers, one per class, for benchmarks); a variant too narrow for its class keeps the default.
+// variant numbers, one per class, for benchmarks and tests; read at each call); a variant too narrow for its class
+// keeps the default.
 int block_variant(int cls) {
-    static const std::vector<int> variants = [] {
-        std::vector<int> v = {0, 3, 5, 6};
-        if (const char *text = std::getenv("TRINOM_BLOCK_VARIANTS")) {
-            int c = 0;
-            for (const char *p = text; *p && c < kBlockClasses; ++c) {
-                const int chosen = std::atoi(p);
-                if (chosen >= 0 && chosen < kBlockVariants && block_variant_width(chosen) >= block_class_width(c))
-                    v[c] = chosen;
-                while (*p && *p != ',') ++p;
-                if (*p == ',') ++p;
-            }
+    int v[kBlockClasses] = {0, 3, 5, 6};
+    if (const char *text = std::getenv("TRINOM_BLOCK_VARIANTS")) {
+        int c = 0;
+        for (const char *p = text; *p && c < kBlockClasses; ++c) {
+            const int chosen = std::atoi(p);
+            if (chosen >= 0 && chosen < kBlockVariants && block_variant_width(chosen) >= block_class_width(c))
+                v[c] = chosen;
+            while (*p && *p != ',') ++p;
+            if (*p == ',') ++p;
         }
-        return v;
-    }();
-    return variants[cls];
+    }
+    return v[cls];
 }
 
 [[noreturn]] void refuse(int code, long long row, const std::string &what, const std::string &field = {}) {

@@ -849,7 +849,7 @@ __device__ __forceinline__ double zero_price_at(const CurveCursor<real> &curve, 
     return exp(double(R::mul(-at.rate(t, term_unit), t)));
 }
 
-template <typename real, int T, int K, int kMinBlocks>
+template <typename real, int T, int K, int kMinBlocks, bool kTable>
 __global__ void __launch_bounds__(T, kMinBlocks) bond_block_kernel(BondArgs<real> b, const int *__restrict__ perm,
                                                                    int begin, const long long *__restrict__ bond_at,
                                                                    real *__restrict__ out) {
@@ -875,6 +875,26 @@ __global__ void __launch_bounds__(T, kMinBlocks) bond_block_kernel(BondArgs<real
     const bool bottom = edges && tid == 0;
     const Probs<real> pb = bond_probabilities(-jmax, jmax, c.M), pt = bond_probabilities(jmax, jmax, c.M);
     real v[K];
+    // kTable: each node's interior pu and pd kept in shared memory (the thread's own column: index k T + tid, so a
+    // warp reads consecutive words), pm = 1 - pu - pd: two loads and two operations a node instead of seven.
+    extern __shared__ unsigned char table_bytes[];
+    real *t_pu = reinterpret_cast<real *>(table_bytes), *t_pd = t_pu + T * K;
+    if constexpr (kTable) {
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const Probs<real> p = interior_probabilities(real(base + k), c.M);
+            t_pu[k * T + tid] = p.pu;
+            t_pd[k * T + tid] = p.pd;
+        }
+    }
+    const auto probabilities = [&](int k, real jd) {
+        if constexpr (kTable) {
+            const real pu = t_pu[k * T + tid], pd = t_pd[k * T + tid];
+            return Probs<real>{pu, real(1) - pu - pd, pd};
+        } else {
+            return interior_probabilities(jd, c.M);
+        }
+    };
 
     const bool scen = b.ent_begin != nullptr;
     const int e0 = scen ? b.ent_begin[o] : 0, entries = scen ? b.ent_begin[o + 1] - e0 : 1;
@@ -932,7 +952,7 @@ __global__ void __launch_bounds__(T, kMinBlocks) bond_block_kernel(BondArgs<real
                     acc[k + 1] = fma(pt.pm, t, acc[k + 1]);
                     acc[k] = fma(pt.pd, t, acc[k]);
                 } else {
-                    const Probs<real> p = interior_probabilities(jd, c.M);
+                    const Probs<real> p = probabilities(k, jd);
                     acc[k + 3] = fma(p.pu, t, acc[k + 3]);
                     acc[k + 2] = fma(p.pm, t, acc[k + 2]);
                     acc[k + 1] = fma(p.pd, t, acc[k + 1]);
@@ -1027,7 +1047,7 @@ __global__ void __launch_bounds__(T, kMinBlocks) bond_block_kernel(BondArgs<real
                 } else if (edges && base + k == jmax) {
                     sum = fma(pt.pu, cur, fma(pt.pm, prev1, pt.pd * prev2));
                 } else {
-                    const Probs<real> p = interior_probabilities(jd, c.M);
+                    const Probs<real> p = probabilities(k, jd);
                     sum = fma(p.pu, up1, fma(p.pm, cur, p.pd * prev1));
                 }
                 real cont = sum * (eg * xk);
@@ -1083,11 +1103,21 @@ void launch_bonds_wide(const BondArgs<real> &args, const int *perm, int begin, i
     TRINOM_CHECK(cudaGetLastError());
 }
 
-// The block kernel's variants (threads, nodes per thread, blocks an SM must hold), widest last.
-template <typename real, int T, int K, int kMinBlocks>
+// The block kernel's variants (threads, nodes per thread, blocks an SM must hold, probabilities kept in shared
+// memory), by the widest tree each holds.
+template <typename real, int T, int K, int kMinBlocks, bool kTable = false>
 void launch_block(const BondArgs<real> &args, const int *perm, int begin, int count, const long long *bond_at,
                   real *out, cudaStream_t stream) {
-    bond_block_kernel<real, T, K, kMinBlocks><<<count, T, 0, stream>>>(args, perm, begin, bond_at, out);
+    const int table = kTable ? 2 * T * K * int(sizeof(real)) : 0;
+    if (kTable) {  // with the static edges, even a table under 48 KiB can pass the default limit of a block's total
+        static const bool raised = [&] {
+            TRINOM_CHECK(cudaFuncSetAttribute(bond_block_kernel<real, T, K, kMinBlocks, kTable>,
+                                              cudaFuncAttributeMaxDynamicSharedMemorySize, table));
+            return true;
+        }();
+        (void)raised;
+    }
+    bond_block_kernel<real, T, K, kMinBlocks, kTable><<<count, T, table, stream>>>(args, perm, begin, bond_at, out);
 }
 
 template <typename real>
@@ -1101,6 +1131,10 @@ void launch_bonds_block(int variant, const BondArgs<real> &args, const int *perm
     case 3: launch_block<real, 256, 8, 1>(args, perm, begin, count, bond_at, out, stream); break;
     case 4: launch_block<real, 256, 16, 1>(args, perm, begin, count, bond_at, out, stream); break;
     case 5: launch_block<real, 512, 8, 1>(args, perm, begin, count, bond_at, out, stream); break;
+    case 7: launch_block<real, 128, 8, 4, true>(args, perm, begin, count, bond_at, out, stream); break;
+    case 8: launch_block<real, 256, 8, 2, true>(args, perm, begin, count, bond_at, out, stream); break;
+    case 9: launch_block<real, 512, 8, 1, true>(args, perm, begin, count, bond_at, out, stream); break;
+    case 10: launch_block<real, 512, 16, 1, true>(args, perm, begin, count, bond_at, out, stream); break;
     default: launch_block<real, 512, 16, 1>(args, perm, begin, count, bond_at, out, stream); break;
     }
     TRINOM_CHECK(cudaGetLastError());

@@ -60,9 +60,10 @@ void launch_bonds_wide(const BondArgs<real> &args, const int *perm, int begin, i
 // launch_bonds_block (kernel_bonds.cuh: T x K >= the class's width); wider trees and spread searches take
 // launch_bonds_wide. Scratch: 3 n reals per bond (bond_at[b]).
 constexpr int kBlockClasses = 4;
-constexpr int kBlockVariants = 7;
+constexpr int kBlockVariants = 11;
 __host__ __device__ inline int block_class_width(int cls) { return cls == 0 ? 1024 : cls == 1 ? 2048 : cls == 2 ? 4096 : 8192; }
 __host__ __device__ inline int block_variant_width(int variant) {
+    if (variant >= 7) return variant == 7 ? 1024 : variant == 8 ? 2048 : variant == 9 ? 4096 : 8192;
     return variant < 2 ? 1024 : variant < 4 ? 2048 : variant < 6 ? 4096 : 8192;
 }
 __host__ __device__ inline int block_class(int width) {

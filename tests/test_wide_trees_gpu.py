@@ -94,3 +94,16 @@ def test_block_kernel_scenarios_equal_each_scenario_alone():
     reference_grid = trinom.price(wide_book(), curves(), backend="reference", scenarios=scenarios).price
     np.testing.assert_allclose(grid, reference_grid, rtol=0, atol=F64)
     np.testing.assert_allclose(grid[0], reference(), rtol=0, atol=F64)
+
+
+@pytest.mark.parametrize("variants", ["1,2,4,6", "7,8,9,10", "0,3,5,6"])
+def test_every_block_variant_matches_the_reference(monkeypatch, variants: str):
+    """The block kernel's variants (threads, nodes a thread, probabilities in registers or shared memory), chosen per
+    width class by TRINOM_BLOCK_VARIANTS (read at each call)."""
+    monkeypatch.setenv("TRINOM_BLOCK_VARIANTS", variants)
+    for precision, tolerance in (("f64", F64), ("f32", None)):
+        got = trinom.price(wide_book(), curves(), backend="cuda", precision=precision).price
+        if tolerance:
+            np.testing.assert_allclose(got, reference(), rtol=0, atol=tolerance)
+        else:
+            np.testing.assert_array_less(np.abs(got - reference()) / np.maximum(1.0, np.abs(reference())), 1e-4)

@@ -17,10 +17,10 @@ import numpy as np
 
 from . import __version__, auto, backends, io, parquet, parquet_files
 from .api import price
+from .backends import costs
 from .bond_market_prices import read_market_prices
 from .bonds import cli as bond_cli
 from .bonds.generator import generate_bonds
-from .backends import costs
 from .bonds.io import companions
 from .book import Book
 from .book_files import BookFile, check_curve_source, holds_bonds, input_files, option_curve, read_book_file

@@ -174,9 +174,9 @@ def probe_books() -> dict[str, Book]:
     """Books of dated callable bonds for the fit: one per width class (10-20 years; many trees, each in a model of its
     own, as a desk's are: no two share a lattice), and one short tree and one tall tree of moderate width (fixed cost
     and per-step latency)."""
+    from ..instruments import Trades
     from ..instruments.trades import lowered
     from ..model import DatedCurve
-    from ..instruments import Trades
 
     def bonds(count: int, steps: int, a: float, years: tuple[int, int], seed: int) -> Book:
         rng = np.random.default_rng(seed)
@@ -206,7 +206,7 @@ def measure(engines: Iterable[str], run: Callable[[str, Book], Any], *, rounds: 
     books = probe_books()
     fitted: dict[str, EngineCost] = {}
     for engine in engines:
-        def timed(book: Book) -> float:
+        def timed(book: Book, engine: str = engine) -> float:
             run(engine, book)  # warm: libraries loaded, contexts made
             times = []
             for _ in range(rounds):
