@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import time
 
-import numpy as np
 import QuantLib as ql  # noqa: N813 (the usual alias)
 import trinom
 from trinom.instruments import Trades

@@ -166,10 +166,12 @@ def test_command_line_prices_calibrates_and_prices_with_the_model(tmp_path: Path
     expected = trinom.price(Trades(as_of=AS_OF, **{**columns, "a": a, "sigma": sigma}), {"EUR": curve},
                             backend="reference").price
     np.testing.assert_allclose(pd.read_csv(priced).price.to_numpy(), expected, rtol=1e-12)
+    # a no-fit row for a trade that carries its own a and sigma: it prices with them (issue 35), the others too
     unfitted = tmp_path / "unfitted.csv"
     unfitted.write_text("id,a,sigma,status,message\nS1,,,no fit,no quote\n")
     assert main(["price", str(trades_file), "--curve", str(curve_file), "--as-of", AS_OF, "--model", str(unfitted),
-                 "--out", str(tmp_path / "x.csv"), "--backend", "reference"]) == 2
+                 "--out", str(tmp_path / "x.csv"), "--backend", "reference"]) == 0
+    np.testing.assert_allclose(pd.read_csv(tmp_path / "x.csv").price.to_numpy(), table.price.to_numpy(), rtol=1e-12)
 
 
 def test_legs_add_trees_up():

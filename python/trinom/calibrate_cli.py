@@ -279,6 +279,9 @@ def read_model_file(path: str | Path) -> ModelFile:
             problems.append((row, key[0], f"{place}: {key[0]} {key[1]!r} is already at {places[seen[key]]}"))
             continue
         seen[key] = row
+        if status[row] not in ("", *STATUSES):
+            problems.append((row, "status", f"{place}: status {status[row]!r} is not one of {', '.join(STATUSES)}"))
+            continue
         values = {}
         for name in ("a", "sigma"):
             text = columns[name][row].strip()

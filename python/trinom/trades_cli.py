@@ -64,24 +64,38 @@ def read_inputs(args: argparse.Namespace) -> tuple[Trades, dict[str, Any]]:
 
 
 def with_model(trades: Trades, path: Path, curve_names: list[str]) -> Trades:
-    """``trades`` with ``a`` and ``sigma`` from the model file at ``path`` (``trinom calibrate``'s output): a trade's
-    own row first, else its curve's; a trade the file has neither for keeps its own cells. A trade whose row (or
-    curve's row) says ``no fit`` is an error naming it."""
+    """``trades`` with ``a`` and ``sigma`` from the model file at ``path`` (``trinom calibrate``'s output), per trade:
+    its own row's fit, else its curve's row's fit, else its own cells. A ``no fit`` row is no error where the trade
+    prices otherwise (a straight bond or a cap has nothing to fit and carries its own cells or its curve's row); a
+    trade left with no parameters is a bad row naming the model file and why (``--errors mask`` masks that row only).
+    Rows for ids the book does not hold are said on stderr (skipped)."""
     from .calibrate_cli import read_model_file
 
     model = read_model_file(path)
     cells = trades.column("curve")
     only = curve_names[0] if len(curve_names) == 1 else None
     names = [only if cell is None else str(cell) for cell in cells.tolist()]
-    a, sigma, source = model.parameters(trades.ids, names)
-    unfitted = [(k, trade, model.unfitted.get(trade) or model.unfitted.get(str(names[k])))
-                for k, trade in enumerate(trades.ids) if source[k] == ""
-                and (trade in model.unfitted or str(names[k]) in model.unfitted)]
-    if unfitted:
-        raise InputError([(k, "a", f"{path} has no fit for trade {trade!r}: {why}") for k, trade, why in unfitted])
+    ids = trades.ids
+    a, sigma, source = model.parameters(ids, names)
+    own = np.array([x is not None and y is not None for x, y in zip(trades.column("a").tolist(),
+                                                                    trades.column("sigma").tolist(), strict=True)])
+    problems = []
+    for k in np.flatnonzero((source == "") & ~own).tolist():
+        trade, curve = ids[k], names[k]
+        why = model.unfitted.get(trade) or model.unfitted.get(str(curve))
+        found = (f"has no fit for trade {trade!r} ({why})" if why else
+                 f"has no row for trade {trade!r} nor for its curve {curve!r}")
+        problems.append((k, "a", f"{path} {found}, and the trade has no a and sigma of its own"))
+    book = set(ids)
+    strangers = sorted(name for name in model.trades if name not in book)
+    if strangers:
+        shown = ", ".join(repr(name) for name in strangers[:10]) + (" ..." if len(strangers) > 10 else "")
+        print(f"trinom: warning: {path} has rows for {len(strangers)} trades the book does not hold, skipped: {shown}",
+              file=sys.stderr)
     found = source != ""
-    return trades.with_columns(a=np.where(found, a, trades.column("a")),
-                               sigma=np.where(found, sigma, trades.column("sigma")))
+    priced = trades.with_columns(a=np.where(found, a, trades.column("a")),
+                                 sigma=np.where(found, sigma, trades.column("sigma")))
+    return priced.with_problems(problems, replacing=("a", "sigma")) if problems else priced
 
 
 def _inputs(args: argparse.Namespace) -> list[Path]:

@@ -251,6 +251,8 @@ class Trades:
         if self._where is not None and len(self._where) != size:
             raise InputError([(None, "where", f"where has {len(self._where)} entries, expected {size}")])
         self._side = {"schedule": side_table(schedule, "schedule"), "notionals": side_table(notionals, "notionals")}
+        self._extra: tuple[Problem, ...] = ()  # problems found outside the book (a model file's), see with_problems
+        self._replaced: set[tuple[int | None, str]] = set()  # the book's own problems that those replace
         self._memo: dict[object, Any] = {}
 
     @classmethod
@@ -292,6 +294,17 @@ class Trades:
             book._given_numbers.pop(name, None)
             if numbers is not None:
                 book._given_numbers[name] = numbers
+        return book
+
+    def with_problems(self, problems: Sequence[Problem], replacing: Sequence[str] = ()) -> Trades:
+        """The same book with ``problems`` of its rows found elsewhere (a model file's ``no fit`` for a trade that has
+        no parameters of its own): those rows are bad rows like any other, raised or masked (``errors="mask"``), each
+        message after the row's place. The book's own problems of the ``replacing`` fields on those rows give way to
+        them (``a is missing`` where the model file is what lacks the trade's parameters)."""
+        book = copy.copy(self)
+        book._memo = {}
+        book._extra = self._extra + tuple(problems)
+        book._replaced = self._replaced | {(row, field) for row, _f, _m in problems for field in replacing}
         return book
 
     # --- parsing and validation --------------------------------------------------------------------------
@@ -509,7 +522,8 @@ class Trades:
                 need(p.kind >= 0, "curve", f"the curve's name: the market has {len(names)} curves ({', '.join(names)})")
         rate = self._rate_rows(problems, ok)
         self._memo[("rate", None if curve_names is None else tuple(curve_names))] = rate
-        problems = self._where_prefixed(problems + rate.problems)
+        own = [item for item in problems + rate.problems if (item[0], item[1]) not in self._replaced]
+        problems = self._where_prefixed(own + list(self._extra))
         problems.sort(key=lambda item: -1 if item[0] is None else item[0])
         return problems
 
