@@ -443,3 +443,10 @@ def test_info_reads_parquet_books(tmp_path, capsys):
     path, _bonds, _curves = bond_parquet(tmp_path, 3)
     assert main(["info", str(path)]) == 0
     assert f"{path}: 3 bonds" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("spec", ["", "  "])
+def test_an_empty_dask_address_is_an_error_not_a_local_run(capsys, spec):
+    """``--dask ""`` (an unset shell variable) used to price here without a word (issue 35)."""
+    assert main(["price", str(SAMPLE), *REFERENCE, "--dask", spec]) == 2
+    assert "--dask is empty" in capsys.readouterr().err

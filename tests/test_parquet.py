@@ -116,3 +116,30 @@ def test_curves_and_scenario_files_as_parquet(tmp_path):
     assert names == names_csv == ["up", "key"]
     for a, b in zip(market.scenarios, market_csv.scenarios, strict=True):
         assert np.asarray(a[0].rates).tolist() == np.asarray(b[0].rates).tolist()
+
+
+def test_a_thesis_book_round_trips_through_pandas_and_parquet(tmp_path):
+    """``to_dataframe`` keeps a thesis book's convention (a ``convention`` column), which ``from_dataframe`` and a
+    Parquet book read back (issue 35: a pandas round trip through Parquet refused rows of a valid thesis file)."""
+    from conftest import load_thesis
+    from trinom.instruments.option import Portfolio
+
+    portfolio, expected = load_thesis("1_RAND_1000")
+    frame = portfolio.to_dataframe()
+    assert set(frame.convention) == {"thesis"}
+    assert Portfolio.from_dataframe(frame).convention == "thesis"
+    path = tmp_path / "book.parquet"
+    frame.to_parquet(path)
+    read, _curves, _ids = parquet.read_book(path)
+    assert read.convention == "thesis" and len(read) == len(portfolio)
+    np.testing.assert_allclose(trinom.price(read, backend="futhark", target="c").price, expected, rtol=0, atol=1e-11)
+    standard = Portfolio(**portfolio[:3].as_dict())
+    assert "convention" not in standard.to_dataframe()  # the default convention writes no column
+    frame.loc[3, "convention"] = "standard"
+    frame.to_parquet(path)
+    with pytest.raises(trinom.InputError, match="differs from row 0's 'thesis'"):
+        parquet.read_book(path)
+    with pytest.raises(trinom.InputError, match="a book has one convention"):
+        Portfolio.from_dataframe(frame)
+    with pytest.raises(trinom.InputError, match="a book has one convention"):
+        Portfolio.from_dataframe(frame.iloc[:2], convention="standard")

@@ -206,3 +206,53 @@ def test_side_tables_naming_a_swaption_or_cap_are_errors_not_ignored(curve: Date
     trades = Trades(as_of=AS_OF, **book(steps_per_year=12), **{side: table})
     with pytest.raises(trinom.InputError, match=message):
         trinom.price(trades, {"EUR": curve}, backend="reference")
+
+
+def negative_rate_curve() -> DatedCurve:
+    return DatedCurve(as_of=AS_OF, dates=["2027-11-25", "2031-11-25", "2036-11-25"], zero_rates=[-0.006, -0.002, 0.004],
+                      name="EUR")
+
+
+def one_swaption(**cells) -> Trades:
+    row = {"id": ["S1"], "type": ["swaption"], "start": ["2027-11-25"], "maturity": ["2032-11-25"], "rate": [-0.002],
+           "option": ["receiver"], "exercise": ["european"], "first_exercise": ["2027-11-25"], "a": 0.05,
+           "sigma": 0.01, "curve": "EUR", "steps_per_year": [365]}
+    return Trades(as_of=AS_OF, **{**row, **{k: [v] for k, v in cells.items()}})
+
+
+@pytest.mark.parametrize("backend,target", [("reference", None), ("futhark", "c")])
+def test_a_negative_fixed_rate_prices(backend, target):
+    """A swaption's fixed rate may be negative (issue 35): its fixed leg is a bond paying negative coupons, priced
+    on the same trees; payer - receiver is the forward swap (the tree's straight leg is exact at one step a day),
+    and the European is Jamshidian's closed form within the tree's error."""
+    from trinom.model import Swaptions
+
+    curves = {"EUR": negative_rate_curve()}
+    receiver = trinom.price(one_swaption(), curves, backend=backend, target=target)
+    payer = trinom.price(one_swaption(option="payer"), curves, backend=backend, target=target)
+    assert receiver.error.tolist() == [""] and payer.error.tolist() == [""]
+    discount = negative_rate_curve().discount
+    coupons = np.array([f"{2027 + k}-11-25" for k in range(1, 6)])
+    swap = 100 * (discount(["2027-11-25"])[0] - discount(["2032-11-25"])[0] + 0.002 * discount(coupons).sum())
+    assert float(payer.price[0] - receiver.price[0]) == pytest.approx(swap, abs=1e-9)
+    for side, result in (("receiver", receiver), ("payer", payer)):
+        closed = Swaptions.on_curve(negative_rate_curve(), exercise=["2027-11-25"], end=["2032-11-25"],
+                                    fixed_rate=[-0.002], frequency=1, day_count="30/360", payer=[side == "payer"],
+                                    notional=100.0).price(a=0.05, sigma=0.01)
+        assert float(result.price[0]) == pytest.approx(float(closed[0]), abs=2e-3)
+
+
+def test_a_european_swaption_starting_on_a_weekend_is_exercised_on_its_rolled_date():
+    """Its start (a Saturday) rolls to Monday on TARGET, following, and so does its exercise date (issue 35): the
+    same price as the swaption written with Monday's date."""
+    curves = {"EUR": DatedCurve(as_of=AS_OF, dates=["2027-11-25", "2036-11-25"], zero_rates=[0.02, 0.03], name="EUR")}
+    saturday = one_swaption(start="2027-11-27", first_exercise="2027-11-27", maturity="2032-11-29", rate=0.025,
+                            calendar="TARGET", convention="F")
+    monday = one_swaption(start="2027-11-29", first_exercise="2027-11-29", maturity="2032-11-29", rate=0.025,
+                          calendar="TARGET", convention="F")
+    weekend, rolled = (trinom.price(book, curves, backend="reference") for book in (saturday, monday))
+    assert weekend.error.tolist() == [""]
+    assert float(weekend.price[0]) == pytest.approx(float(rolled.price[0]), rel=1e-14)
+    unrolled = one_swaption(start="2027-11-27", first_exercise="2027-11-27", maturity="2032-11-29", rate=0.025,
+                            calendar="NONE", convention="F")
+    assert trinom.price(unrolled, curves, backend="reference").price[0] != weekend.price[0]

@@ -99,9 +99,13 @@ def read_book(args: argparse.Namespace, bonds: bool) -> BookFile:
 
 
 def check_dask(spec: str | None) -> None:
-    """``--dask`` is ``local:N`` (N >= 1) or a scheduler's address (``tcp://host:8786``, ``host:8786``)."""
-    if not spec:
+    """``--dask`` is ``local:N`` (N >= 1) or a scheduler's address (``tcp://host:8786``, ``host:8786``); not given
+    (None): no cluster. Given empty (``--dask ""``, an unset shell variable) it is an error, not a local run."""
+    if spec is None:
         return
+    if not spec.strip():
+        raise InputError([(None, "--dask", "--dask is empty: give local:N (N worker processes here) or a running "
+                           "scheduler's address, such as tcp://host:8786, or leave --dask out to price here")])
     if spec.startswith("local:"):
         workers = spec.removeprefix("local:")
         if not workers.isdigit() or int(workers) < 1:
@@ -118,10 +122,10 @@ def dask_client(spec: str | None) -> Iterator[Any]:
     """None without ``--dask``; else a Dask client of a local cluster (``local:N``) or of a scheduler's address,
     closed (with its cluster) afterwards. A scheduler that does not answer within :data:`DASK_CONNECT_SECONDS` is a
     ``RuntimeError`` (exit 3)."""
-    if not spec:
+    check_dask(spec)
+    if spec is None:
         yield None
         return
-    check_dask(spec)
     try:
         import distributed
     except ImportError:

@@ -244,7 +244,7 @@ def _book_of(table: Any, path: Path | str, first_row: int = 0, errors: str = "ra
     _unique_columns(table.column_names, path)
     names = set(table.column_names)
     bonds = bool(names & set(FLOW_FIELDS))
-    known = ("id", *BOND_FIELDS, *FLOW_FIELDS) if bonds else ("id", *FIELDS)
+    known = ("id", *BOND_FIELDS, *FLOW_FIELDS) if bonds else ("id", *FIELDS, "convention")
     needed = [f for f in (*BOND_FIELDS, *FLOW_FIELDS) if f != "cashflow_count"] if bonds else list(FIELDS)
     problems: list[tuple[int | None, str, str]] = [
         (None, name, f"{path}: unknown column '{name}' (a{' bond' if bonds else 'n option'} book's columns: "
@@ -263,7 +263,8 @@ def _book_of(table: Any, path: Path | str, first_row: int = 0, errors: str = "ra
 def _options_of(table: Any, path: Path | str, first_row: int, errors: str) -> Portfolio:
     """The options of an Arrow table in this module's layout (null cells: their rows' problems), in the convention
     its metadata names."""
-    convention = _convention(table.schema.metadata, path)
+    convention = _convention(table.schema.metadata, path, table.column("convention")
+                             if "convention" in table.column_names else None)
     fields = {f: table.column(f).to_numpy(zero_copy_only=False) for f in FIELDS}
     problems = []
     for f in FIELDS:
@@ -446,13 +447,30 @@ def _decoded(table: Any) -> Any:
     return table
 
 
-def _convention(metadata: dict[bytes, bytes] | None, path: Path | str) -> str:
-    """An option book's convention, from its metadata (``trinom.convention``; absent: ``standard``)."""
-    value = (metadata or {}).get(CONVENTION_KEY, b"standard").decode(errors="replace")
-    if value not in CONVENTIONS:
+def _convention(metadata: dict[bytes, bytes] | None, path: Path | str, column: Any = None) -> str:
+    """An option book's convention, from its metadata (``trinom.convention``) or its ``convention`` column (as an
+    option CSV's: ``standard`` or ``thesis``, the same on every row; what ``Portfolio.to_dataframe`` writes), which
+    must agree where both are given; neither: ``standard``."""
+    given = (metadata or {}).get(CONVENTION_KEY)
+    value = given.decode(errors="replace") if given is not None else None
+    if value is not None and value not in CONVENTIONS:
         raise InputError([(None, "convention", f"{path}: trinom.convention metadata must be one of "
                            f"{', '.join(CONVENTIONS)}, got {value!r}")])
-    return value
+    if column is not None:
+        cells = [None if v is None else str(v) for v in column.to_pylist()]
+        problems = [(row, "convention", f"{path}: convention must be one of {', '.join(CONVENTIONS)}, got {cell!r}")
+                    for row, cell in enumerate(cells) if cell not in CONVENTIONS]
+        first = cells[0] if cells else None
+        problems += [(row, "convention", f"{path}: convention {cell!r} differs from row 0's {first!r} (a book has one "
+                      "convention, the same on every row)") for row, cell in enumerate(cells)
+                     if cell in CONVENTIONS and first in CONVENTIONS and cell != first]
+        if value is not None and first in CONVENTIONS and first != value:
+            problems.append((None, "convention", f"{path}: the convention column says {first!r}, the "
+                             f"trinom.convention metadata {value!r}"))
+        if problems:
+            raise InputError(problems)
+        value = first if first is not None else value
+    return value or "standard"
 
 
 def _schema(path: Path) -> Any:

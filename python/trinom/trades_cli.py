@@ -119,7 +119,7 @@ def write_prices(path: Path | None, result: Prices, ids: list[str]) -> None:
 
 
 def cmd_price_trades(args: argparse.Namespace) -> int:
-    if args.dask:
+    if args.dask is not None:
         raise InputError([(None, "--dask", "--dask is not yet taken with a trades file: price a tree-step book")])
     if args.out is not None:
         if args.scenarios:

@@ -153,6 +153,7 @@ class BondPortfolio:
         object.__setattr__(self, "_unknown_types", unknown_types)
         object.__setattr__(self, "_cache", {})
         object.__setattr__(self, "_read_problems", ())
+        object.__setattr__(self, "_signed_coupons", None)  # per bond, whether its coupons may be negative (None: none)
         given = None
         if accrued is not None:  # a dated bond's accrued interest, by its day count (trinom.instruments.dated_bond)
             given = np.array(accrued, dtype=np.float64).reshape(-1)
@@ -164,7 +165,7 @@ class BondPortfolio:
 
     @classmethod
     def with_read_problems(cls, problems: Sequence[tuple[int, str, str]], *, accrued: npt.ArrayLike | None = None,
-                           **fields: npt.ArrayLike) -> BondPortfolio:
+                           signed_coupons: npt.ArrayLike | None = None, **fields: npt.ArrayLike) -> BondPortfolio:
         """Bonds read with ``errors="mask"``: the cells that could not be read are NaN in ``fields`` and their
         ``(bond row, field, message)`` in ``problems``, which :meth:`validate` reports for those bonds (and
         nothing else about them). An unread whole-number cell stands as 1 until then."""
@@ -174,8 +175,25 @@ class BondPortfolio:
             values = np.array(fields[name], dtype=np.float64)
             fields[name] = np.where(np.isnan(values), 1.0, values)
         bonds = cls(accrued=accrued, **fields)
+        if signed_coupons is not None:
+            bonds = bonds.with_signed_coupons(signed_coupons)
         object.__setattr__(bonds, "_read_problems", tuple(problems))
         return bonds
+
+    def with_signed_coupons(self, signed: npt.ArrayLike | None = None) -> BondPortfolio:
+        """These bonds, the coupons of those ``signed`` marks (default: all) allowed to be negative: the fixed leg of
+        a swap at a negative rate, lowered from a swaption (:mod:`trinom.instruments.swaption`), is no bond a holder
+        is paid by but prices on the same tree. A bond's coupon must otherwise be >= 0."""
+        copy = object.__new__(BondPortfolio)
+        copy.__dict__.update(self.__dict__)
+        mask = np.ones(len(self), dtype=bool) if signed is None else np.asarray(signed, dtype=bool).reshape(len(self))
+        object.__setattr__(copy, "_signed_coupons", mask)
+        object.__setattr__(copy, "_cache", {})
+        return copy
+
+    def signed_coupons(self) -> np.ndarray:
+        """Per bond, whether its coupons may be negative (:meth:`with_signed_coupons`)."""
+        return np.zeros(len(self), dtype=bool) if self._signed_coupons is None else self._signed_coupons
 
     # --- construction and access ----------------------------------------------------------------
     @classmethod
@@ -247,6 +265,8 @@ class BondPortfolio:
         given = self._accrued_given
         part = BondPortfolio(accrued=None if given is None else given[rows], **fields)
         object.__setattr__(part, "_read_problems", rows_problems(self._read_problems, rows))
+        if self._signed_coupons is not None:
+            object.__setattr__(part, "_signed_coupons", self._signed_coupons[rows])
         return part
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
@@ -268,6 +288,8 @@ class BondPortfolio:
         accrued = None if all(g is None for g in given) else np.concatenate([p.accrued() for p in parts])
         whole = cls(accrued=accrued, **{name: np.concatenate([getattr(p, name) for p in parts]) for name in names})
         object.__setattr__(whole, "_read_problems", _renumbered(parts))
+        if any(p._signed_coupons is not None for p in parts):
+            object.__setattr__(whole, "_signed_coupons", np.concatenate([p.signed_coupons() for p in parts]))
         return whole
 
     def cached(self, key: object, compute: Callable[[], T]) -> T:
@@ -431,7 +453,11 @@ def _find_problems(p: BondPortfolio, n_curves: int, max_width: int, max_steps: i
         owner = np.repeat(np.arange(len(p)), p.cashflow_count)
         for field in ("repayment", "coupon"):
             values = getattr(p, field)
-            for k in np.flatnonzero(~(np.isfinite(values) & (values >= 0)) & read[owner]):
+            with np.errstate(invalid="ignore"):
+                wrong = ~(np.isfinite(values) & (values >= 0))
+            if field == "coupon" and p._signed_coupons is not None:  # a swap's fixed leg may pay a negative rate
+                wrong &= ~(p._signed_coupons[owner] & np.isfinite(values))
+            for k in np.flatnonzero(wrong & read[owner]):
                 problems.append((int(owner[k]), field, f"{field} of cash flow {k - p.cashflow_offset[owner[k]]} "
                                  f"must be a finite number >= 0 (an amount the bond pays), got {values[k]}"))
         point_owner = np.repeat(np.arange(len(p)), p.exercise_count)

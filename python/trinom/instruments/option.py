@@ -123,19 +123,35 @@ class Portfolio:
         return cls(convention=convention, **dict(zip(FIELDS, arrays, strict=True)))
 
     @classmethod
-    def from_dataframe(cls, frame: Any, *, convention: str = "standard") -> Portfolio:
-        """From a pandas DataFrame with one column per field (extra columns are an error)."""
-        return cls(convention=convention, **{str(c): frame[c].to_numpy() for c in frame.columns})
+    def from_dataframe(cls, frame: Any, *, convention: str | None = None) -> Portfolio:
+        """From a pandas DataFrame with one column per field (extra columns are an error) and an optional
+        ``convention`` column (one value on every row, as :meth:`to_dataframe` writes it). ``convention``: the book's
+        convention where the frame has no such column (default ``standard``); given with the column, they must
+        agree."""
+        columns = {str(c): frame[c].to_numpy() for c in frame.columns}
+        if "convention" in columns:
+            cells = sorted({str(v) for v in columns.pop("convention").tolist()})
+            if len(cells) > 1 or (convention is not None and cells and cells[0] != convention):
+                shown = ", ".join(repr(c) for c in cells)
+                raise InputError([(None, "convention", f"the convention column holds {shown}"
+                                   + (f", the convention argument {convention!r}" if convention else "")
+                                   + ": a book has one convention")])
+            convention = cells[0] if cells else convention
+        return cls(convention=convention or "standard", **columns)
 
     def replace(self, **fields: npt.ArrayLike) -> Portfolio:
         """A portfolio of the same convention with ``fields`` replaced (e.g. ``sigma``)."""
         return Portfolio(convention=self.convention, curve=self.curve, **{**self.as_dict(), **fields})
 
     def to_dataframe(self) -> Any:
-        """As a pandas DataFrame (needs pandas)."""
+        """As a pandas DataFrame (needs pandas); a book of another convention than ``standard`` has a ``convention``
+        column too, so that :meth:`from_dataframe` and a Parquet or CSV file of the frame read it back as it was."""
         import pandas as pd
 
-        return pd.DataFrame(self.as_dict())
+        frame = pd.DataFrame(self.as_dict())
+        if self.convention != "standard":
+            frame["convention"] = self.convention
+        return frame
 
     @classmethod
     def from_file(cls, path: str | Path) -> Portfolio:

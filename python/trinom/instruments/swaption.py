@@ -43,6 +43,7 @@ import numpy as np
 from ..columns import segments
 from ..constants import CALL, PUT
 from ..conventions import Schedules, accrual_fractions, generate_schedules
+from ..conventions.business_days import adjust
 from ..conventions.dates import day_text
 from ..conventions.names import Problem
 from .bond import BondPortfolio
@@ -104,7 +105,14 @@ def fixed_leg_periods(specs: SwaptionSpecs) -> FixedLegPeriods:
                                    rows=specs.rows, fields={"effective": "start", "termination": "maturity"})
     begin, end = schedules.period_bounds()
     owner = np.repeat(np.arange(count), np.maximum(schedules.counts - 1, 0))
-    in_window = (begin >= specs.first_exercise[owner]) & (begin <= specs.last_exercise[owner])
+    # the window's ends rolled as the starts are (a start on a weekend is exercised on its rolled date)
+    first, last = specs.first_exercise, specs.last_exercise
+    if count:
+        rolled = adjust(dates=np.concatenate([first, last]).astype("datetime64[D]"),
+                        convention=np.concatenate([specs.convention, specs.convention]),
+                        calendar=np.concatenate([specs.calendar, specs.calendar])).astype(np.int64)
+        first, last = rolled[:count], rolled[count:]
+    in_window = (begin >= first[owner]) & (begin <= last[owner])
     return FixedLegPeriods(schedules=schedules, owner=owner, begin=begin, end=end, in_window=in_window)
 
 
@@ -196,4 +204,4 @@ def _trees(specs: SwaptionSpecs, bad: np.ndarray, flow_owner: np.ndarray, flow_s
         first_exercise=twice(n), last_exercise=np.where(exercise_count > 0, twice(n) - 1, twice(n)),
         exercise_frequency=np.ones(2 * count, dtype=np.int64), curve_index=twice(specs.curve),
         exercise_count=exercise_count, exercise_step=x_step, exercise_price=np.full(x_step.size, 100.0),
-        accrued=np.zeros(2 * count))
+        accrued=np.zeros(2 * count)).with_signed_coupons()

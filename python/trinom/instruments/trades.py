@@ -810,7 +810,8 @@ class Trades:
             late = self._where_prefixed(lowered.problems)  # a late-failing swaption: both its trees carry them
             tables.append(BondPortfolio.with_read_problems(
                 [(tree_of[row] + side, f, m) for row, f, m in late for side in (0, 1)],
-                accrued=lowered.bonds.accrued(), **lowered.bonds.as_dict()))
+                accrued=lowered.bonds.accrued(), signed_coupons=lowered.bonds.signed_coupons(),
+                **lowered.bonds.as_dict()))
             failed = {row for row, _f, _m in late}
             for row, tree in tree_of.items():
                 first_tree[row] = used + tree
