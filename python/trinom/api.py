@@ -9,6 +9,7 @@ sequence of them) take the same path; the CLI's progress bar uses it too.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -127,7 +128,8 @@ def price(
         result = legs.prices(trees)
         if errors == "raise" and result.problems:
             raise InputError(list(result.problems))
-        return result
+        said = instruments.warnings()
+        return dataclasses.replace(result, warnings=tuple(said)) if said else result
     if scenarios is not None:
         scenarios = check_sequence("scenarios", scenarios, of="scenarios (None, CurveShift, CurveSet, SigmaShift, "
                                    "SpreadShift)")

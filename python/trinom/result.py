@@ -24,6 +24,8 @@ class Prices:
       ``cuda`` or ``futhark/multicore``).
     * ``problems``: every problem behind ``error`` as ``(row, field, message)`` (``row`` None: the whole
       input), what :class:`trinom.InputError` holds; empty for a book without errors.
+    * ``warnings``: ``(row, message)`` for rows priced as asked but not as a user may expect (a bond whose exercise
+      dates have all passed, priced without its option); the command line prints them on stderr.
 
     ``numpy.asarray(prices)`` gives ``price``.
     """
@@ -35,6 +37,7 @@ class Prices:
     instrument: np.ndarray
     engine: str = ""
     problems: tuple[tuple[int | None, str, str], ...] = field(default=(), repr=False, compare=False)
+    warnings: tuple[tuple[int, str], ...] = field(default=(), repr=False, compare=False)
 
     def __len__(self) -> int:
         return int(self.price.shape[-1])

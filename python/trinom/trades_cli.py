@@ -105,6 +105,12 @@ def _inputs(args: argparse.Namespace) -> list[Path]:
                               getattr(args, "vols", None)) if path is not None]
 
 
+def say_warnings(result: Prices, ids: list[str]) -> None:
+    """The result's warnings on stderr, one a line naming the trade."""
+    for row, message in result.warnings:
+        print(f"trinom: warning: trade {ids[row]!r}: {message}", file=sys.stderr)
+
+
 def write_prices(path: Path | None, result: Prices, ids: list[str]) -> None:
     """Prices ``id,price,clean,accrued,error`` to ``path`` (.csv or .parquet, written whole or not at all), or
     stdout."""
@@ -141,6 +147,7 @@ def cmd_price_trades(args: argparse.Namespace) -> int:
                    device=args.device, errors=args.errors, max_width=args.max_width, max_steps=args.max_steps,
                    scenarios=scenarios, recalibrate=recalibration)
     elapsed = time.perf_counter() - start
+    say_warnings(result, trades.ids)
     if scenarios is not None:
         write_scenario_grid(args.out, result, trades.ids, names)
     else:

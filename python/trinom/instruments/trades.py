@@ -128,6 +128,18 @@ TRADE_COLUMNS: Final[tuple[str, ...]] = (
     "spread", "curve", "steps_per_year", "notice_days", *RATE_COLUMNS)
 #: Trade types.
 TYPES: Final[tuple[str, ...]] = ("bond", "bond_option", *RATE_TYPES)
+#: Exercise prices (``exercise_price``, ``schedule.csv``'s ``price``), clean per 100 of the notional, a market may
+#: quote; outside them a price is refused as a unit mistake (1.03 for 103: a fraction of par).
+PLAUSIBLE_PRICES: Final[tuple[float, float]] = (10.0, 1000.0)
+#: The largest OAS (``spread``, a decimal rate) taken: beyond it a value is percent or basis points.
+PLAUSIBLE_SPREAD: Final[float] = 1.0
+
+
+def _implausible_price(field: str, value: float) -> str:
+    """Why an exercise price outside :data:`PLAUSIBLE_PRICES` is refused, saying what it looks like."""
+    low, high = PLAUSIBLE_PRICES
+    hint = f": it looks like a fraction of par ({value:g} is {100 * value:g} per 100)" if 0 < value < 10 else ""
+    return f"{field} must be a clean price per 100 of the notional in {low:g}..{high:g}, got {value:g}{hint}"
 #: Trade types that lower to bond trees (the others lower to option trees).
 _BOND_FAMILY = (0, 2)
 #: Exercise styles of a bond's call or put.
@@ -296,6 +308,14 @@ class Trades:
                 book._given_numbers[name] = numbers
         return book
 
+    def warnings(self) -> list[tuple[int, str]]:
+        """``(row, message)`` of the rows lowered so far that price as asked but not as a user may expect: a bond
+        whose exercise has all passed (dates on or before the as-of date, or moved there by notice days) is priced
+        without its option. Each message after the row's place (its file's line)."""
+        said = self._memo.get("warnings", {})
+        return [(row, message if self._where is None else f"{self._where[row]}: {message}")
+                for row, message in sorted(said.items())]
+
     def with_problems(self, problems: Sequence[Problem], replacing: Sequence[str] = ()) -> Trades:
         """The same book with ``problems`` of its rows found elsewhere (a model file's ``no fit`` for a trade that has
         no parameters of its own): those rows are bad rows like any other, raised or masked (``errors="mask"``), each
@@ -438,6 +458,19 @@ class Trades:
             rule(n["coupon"] > 1, "coupon", "coupon must be a decimal annual rate (0.05 for 5%), got {value}")
             rule(n["strike"] < 0, "strike", "strike must be >= 0, got {value}")
             rule(n["exercise_price"] < 0, "exercise_price", "exercise_price must be >= 0, got {value}")
+            price = n["exercise_price"]
+            for row in np.flatnonzero((price >= 0) & ((price < PLAUSIBLE_PRICES[0]) | (price > PLAUSIBLE_PRICES[1]))
+                                      & present["exercise_price"]):
+                if (row, "exercise_price") not in bad_cells:
+                    problems.append((int(row), "exercise_price", _implausible_price("exercise_price", price[row])))
+            spread = n["spread"]
+            for row in np.flatnonzero((np.abs(spread) > PLAUSIBLE_SPREAD) & present["spread"]):
+                if (row, "spread") not in bad_cells:
+                    value = float(spread[row])
+                    hint = (f": it looks like basis points ({value:g} bp is {value / 1e4:g})" if abs(value) >= 10 else
+                            f": it looks like percent ({value:g}% is {value / 100:g})")
+                    problems.append((int(row), "spread", f"spread must be a decimal rate in -{PLAUSIBLE_SPREAD:g}.."
+                                     f"{PLAUSIBLE_SPREAD:g} (0.005 for 50 bp), got {value:g}{hint}"))
             spy = n["steps_per_year"]
             rule((spy < 1) | (spy > MAX_STEPS_PER_YEAR) | (spy != np.round(spy)), "steps_per_year",
                  f"steps_per_year must be a whole number in 1..{MAX_STEPS_PER_YEAR}, got {{value}}")
@@ -617,6 +650,14 @@ class Trades:
             text = (f"{value_name} is missing" if not present[k] else
                     f"{value_name} must be a finite number >= 0, got {cells[k]!r}")
             problems.append((int(row[k]), f"{kind}.{value_name}", f"{where[k]}: {text}"))
+        if kind == "schedule":  # a clean price per 100 of the notional: 1.03 is a fraction of par, not a price
+            low, high = PLAUSIBLE_PRICES
+            with np.errstate(invalid="ignore"):
+                odd = known & ~bad & ((values < low) | (values > high))
+            for k in np.flatnonzero(odd):
+                why = _implausible_price(value_name, values[k])
+                problems.append((int(row[k]), f"{kind}.{value_name}", f"{where[k]}: {why}"))
+            bad |= odd
         readable &= ~bad
         order = np.flatnonzero(readable)
         order = order[np.lexsort((day[order], row[order]))]
@@ -894,6 +935,13 @@ class Trades:
                            side=np.where(p.option[good] == _PUT_CELL, PUT, CALL).astype(np.int8))
         lowered = lower_dated_bonds(self.as_of_day, specs, **self._exercise_inputs(good),
                                     amortization=self._amortization(good), curves=curves)
+        has_option = p.present["option"][good]
+        gone = has_option & (lowered.point_counts == 0) & (lowered.strike >= NO_EXERCISE_PRICE)
+        said = self._memo.setdefault("warnings", {})
+        for k in np.flatnonzero(gone).tolist():
+            side = "put" if specs.side[k] == PUT else "call"
+            said[int(good[k])] = (f"the {side}'s exercise dates are all on or before the as-of date {self.as_of} "
+                                  "(notice days included): priced as a straight bond")
         late = lowered.problems
         count = rows.size
         placeholder = bad.copy()

@@ -249,6 +249,30 @@ def _numbers(values: object, field: str, label: str) -> np.ndarray:
 
 # --- curve files -------------------------------------------------------------------------------------------
 
+#: The zero rates (continuous, decimal) a curve file may give or imply, negative rates included: outside them a
+#: value is refused as a unit mistake (percent for decimals, or a discount factor no market has seen).
+PLAUSIBLE_ZERO_RATES: tuple[float, float] = (-0.2, 1.0)
+
+
+def _implausible_rate(field: str, value: float, years: float) -> str:
+    """Why a ``zero`` or ``discount`` cell is outside :data:`PLAUSIBLE_ZERO_RATES` (``""`` where it is not)."""
+    low, high = PLAUSIBLE_ZERO_RATES
+    if field == "zero":
+        if low <= value <= high:
+            return ""
+        hint = (f": it looks like percent ({value:g}% is {value / 100:g})" if high < value <= 100 or -100 <= value < low
+                else "")
+        return (f"zero must be a continuous rate as a decimal in {low:g}..{high:g} (0.025 for 2.5%), got {value:g}"
+                + hint)
+    if years <= 0:
+        return ""
+    rate = -math.log(value) / years
+    if low <= rate <= high:
+        return ""
+    return (f"discount {value:g} at {years:.3g} years implies a zero rate of {rate:.4g} ({100 * rate:.4g}%), outside "
+            f"{low:g}..{high:g}: a discount factor is the value today of 1 paid on the date (0.97 at one year)")
+
+
 def read_dated_curves(path: str | Path, *, as_of: object,
                       interpolation: str = "log-linear-discount") -> dict[str, DatedCurve]:
     """The curves of a ``curve,date,discount`` or ``curve,date,zero`` table (CSV, or Parquet by its ``.parquet`` /
@@ -256,7 +280,9 @@ def read_dated_curves(path: str | Path, *, as_of: object,
 
     Every bad cell is reported at once, naming the file, the line (Parquet: the row) and the column: an empty
     curve name, a date that is not ``YYYY-MM-DD``, a value that is no finite number, a discount factor <= 0 or
-    not 1 at the as-of date, a date before the as-of date, a date given twice for one curve (both lines).
+    not 1 at the as-of date, a date before the as-of date, a date given twice for one curve (both lines), a zero rate
+    (given, or implied by a discount factor) outside :data:`PLAUSIBLE_ZERO_RATES` (negative rates are legal; 2.5 is
+    said to look like percent).
 
     >>> import tempfile, pathlib
     >>> f = pathlib.Path(tempfile.mkdtemp()) / "curve.csv"
@@ -302,6 +328,11 @@ def read_dated_curves(path: str | Path, *, as_of: object,
               and abs(value - 1.0) > AS_OF_TOLERANCE):
             problems.append((None, value_field, f"{place}: the discount factor at the as-of date must be 1, got "
                              f"{text_value}"))
+        else:
+            years = (int(day[0]) - int(as_of_days[0])) / 365.0 if not date_problems and text_date else 0.0
+            implausible = _implausible_rate(value_field, value, years)
+            if implausible:
+                problems.append((None, value_field, f"{place}: {implausible}"))
         if name and not date_problems and text_date:
             points.setdefault(name, []).append((int(day[0]), value, place))
     for name, found in points.items():
