@@ -100,7 +100,8 @@ def test_result_type_and_table():
     assert result.instrument.tolist() == ["option", "option", "bond", "bond", "bond"]
     assert np.array_equal(result.accrued[2:], bonds.accrued()) and (result.accrued[:2] == 0).all()
     table = result.to_pandas()
-    assert list(table.columns) == ["id", "instrument", "price", "clean", "accrued", "error"]
+    assert list(table.columns) == ["id", "instrument", "price", "clean", "accrued", "error", "value"]
+    np.testing.assert_array_equal(table.value, result.price)  # no notional: the value is the price
     assert result.engine == "reference" and result.ok.all()
 
 

@@ -275,7 +275,9 @@ def test_european_swaptions_reprice_their_quotes_and_the_market_on_the_lattice(t
     assert code == 0, err
     lattice = pd.read_csv(prices, keep_default_na=False, float_precision="round_trip")
     assert lattice.error.tolist() == ["", "", ""]
-    per_unit = lattice.price.to_numpy() / np.array(book["notional"])
+    per_unit = lattice.price.to_numpy() / 100.0  # per 100 of notional (issue 35); value is in currency
+    np.testing.assert_allclose(lattice.value.to_numpy(), lattice.price.to_numpy() * np.array(book["notional"]) / 100,
+                               rtol=1e-15)
     market = q.market_price.to_numpy()  # Bachelier at the surface's vol, per unit notional
     assert np.abs(per_unit - market).max() * 100 < 1.2e-3
     quote = {"forward": q.forward.to_numpy(), "strike": q.strike.to_numpy(), "expiry": q.expiry.to_numpy()}

@@ -68,13 +68,18 @@ def test_a_mixed_book_prices_each_trade_as_its_own_lowering(curve: DatedCurve):
     assert np.all(result.accrued[:-1] == 0) and result.accrued[-1] > 0
 
 
-def test_values_are_per_the_trades_notional(curve: DatedCurve):
+def test_prices_are_per_100_of_notional_and_values_in_currency(curve: DatedCurve):
+    """One unit for every price (issue 35): a mixed book of swaptions, caps, floors and a bond at notionals 100 and
+    1e6 gives the same ``price`` column; ``value`` is ``price * notional / 100``."""
     columns = book()
-    columns["notional"] = [1e6] * (len(SWAPTIONS) + len(CAPS)) + [None]
-    big = trinom.price(Trades(as_of=AS_OF, **columns), {"EUR": curve}, backend="reference").price
-    base = trinom.price(Trades(as_of=AS_OF, **book()), {"EUR": curve}, backend="reference").price
-    np.testing.assert_allclose(big[:-1], base[:-1] * 1e4, rtol=1e-12)
-    assert big[-1] == base[-1]  # a bond's price stays per 100
+    columns["notional"] = [1e6] * (len(SWAPTIONS) + len(CAPS) + 1)
+    big = trinom.price(Trades(as_of=AS_OF, **columns), {"EUR": curve}, backend="reference")
+    base = trinom.price(Trades(as_of=AS_OF, **book()), {"EUR": curve}, backend="reference")
+    np.testing.assert_allclose(big.price, base.price, rtol=1e-12)
+    np.testing.assert_allclose(big.value, base.price * 1e4, rtol=1e-12)
+    np.testing.assert_array_equal(base.value, base.price)  # no notional given: 100, the value is the price
+    frame = big.to_pandas()
+    assert list(frame.columns)[-1] == "value"
 
 
 BAD = [  # (column overrides for the first swaption or the first cap, field, message)
@@ -152,7 +157,7 @@ def test_command_line_prices_calibrates_and_prices_with_the_model(tmp_path: Path
     assert main(["price", str(trades_file), "--curve", str(curve_file), "--as-of", AS_OF, "--out", str(out),
                  "--backend", "reference"]) == 0
     table = pd.read_csv(out, keep_default_na=False)
-    assert list(table.columns) == ["id", "price", "clean", "accrued", "error"] and table.id.tolist() == columns["id"]
+    assert list(table.columns) == ["id", "price", "clean", "accrued", "error", "value"] and table.id.tolist() == columns["id"]
     direct = trinom.price(Trades(as_of=AS_OF, **columns), {"EUR": curve}, backend="reference").price
     np.testing.assert_allclose(table.price.to_numpy(), direct, rtol=1e-12)
     # a model file: the swaptions' own row and the curve's for the rest

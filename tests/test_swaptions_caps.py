@@ -129,9 +129,10 @@ def test_bermudan_is_worth_at_least_its_first_european(curve: DatedCurve):
     assert np.all(tree_swaptions(curve, bermudan) > tree_swaptions(curve, european))
 
 
-def test_swaption_values_scale_with_the_notional(curve: DatedCurve):
+def test_swaption_trees_give_values_per_100_of_notional(curve: DatedCurve):
     base = tree_swaptions(curve, SWAPTIONS[:2])
-    np.testing.assert_allclose(tree_swaptions(curve, SWAPTIONS[:2], notional=1e6), base * 1e4, rtol=1e-12)
+    # the trees give a value per 100 of notional (issue 35): the notional moves only Prices.value
+    np.testing.assert_allclose(tree_swaptions(curve, SWAPTIONS[:2], notional=1e6), base, rtol=1e-12)
 
 
 def test_every_cpu_engine_prices_swaptions_and_caps_as_the_reference(curve: DatedCurve):

@@ -41,7 +41,7 @@ def test_price_writes_the_contract_columns_in_input_order(files, tmp_path):
     out = tmp_path / "prices.csv"
     assert run("price", trades, "--curve", curve, "--as-of", AS_OF, "--backend", "reference", "--out", out) == 0
     table = pd.read_csv(out, keep_default_na=False)
-    assert list(table.columns) == ["id", "price", "clean", "accrued", "error"]
+    assert list(table.columns) == ["id", "price", "clean", "accrued", "error", "value"]  # value appended (issue 35)
     assert table.id.tolist() == ["C1", "P1", "Z1", "B1"]
     np.testing.assert_allclose(table.clean, table.price - table.accrued, rtol=0, atol=1e-12)
     expected = trinom.price(read_trades(trades, as_of=AS_OF), read_dated_curves(curve, as_of=AS_OF),

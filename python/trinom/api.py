@@ -112,9 +112,10 @@ def price(
             if client is not None or progress is not None:
                 raise ValueError("recalibrate runs one pricing per scenario in this process: pass client=None and "
                                  "progress=None")
-            return price_recalibrated(instruments, curves, scenarios, recalibrate,
-                                      dict(backend=backend, precision=precision, target=target, device=device,
-                                           errors=errors, max_width=max_width, max_steps=max_steps, **tuning))
+            refitted = price_recalibrated(instruments, curves, scenarios, recalibrate,
+                                          dict(backend=backend, precision=precision, target=target, device=device,
+                                               errors=errors, max_width=max_width, max_steps=max_steps, **tuning))
+            return dataclasses.replace(refitted, notional=instruments.notionals())
         if scenarios is not None and is_dated(curves):  # curve moves at the dated curves' pillars
             from .analytics.recalibration import dated_curves, engine_scenarios
 
@@ -128,8 +129,7 @@ def price(
         result = legs.prices(trees)
         if errors == "raise" and result.problems:
             raise InputError(list(result.problems))
-        said = instruments.warnings()
-        return dataclasses.replace(result, warnings=tuple(said)) if said else result
+        return dataclasses.replace(result, warnings=tuple(instruments.warnings()), notional=instruments.notionals())
     if scenarios is not None:
         scenarios = check_sequence("scenarios", scenarios, of="scenarios (None, CurveShift, CurveSet, SigmaShift, "
                                    "SpreadShift)")

@@ -14,9 +14,11 @@ from .book import INSTRUMENT_NAMES
 class Prices:
     """Prices per input row, in input order.
 
-    * ``price``: the value per 100 face (for a bond its dirty price, the tree's root value); shape
-      ``(rows,)``, or ``(scenarios, rows)`` for a market of several scenarios. NaN where the row has
-      an error.
+    * ``price``: the value per 100 of notional (face) for every kind of row (for a bond its dirty price, the tree's
+      root value); shape ``(rows,)``, or ``(scenarios, rows)`` for a market of several scenarios. NaN where the row
+      has an error.
+    * ``value``: the value in currency, ``price * notional / 100`` (``notional``: each row's, 100 where the input has
+      none: then ``value`` is ``price``).
     * ``clean`` and ``accrued``: ``clean = price - accrued``; ``accrued`` is a bond's interest accrued at
       the valuation date and 0 for an option.
     * ``error``: ``""`` for a good row, else every problem of the row, joined by ``"; "``.
@@ -38,6 +40,12 @@ class Prices:
     engine: str = ""
     problems: tuple[tuple[int | None, str, str], ...] = field(default=(), repr=False, compare=False)
     warnings: tuple[tuple[int, str], ...] = field(default=(), repr=False, compare=False)
+    notional: np.ndarray | None = field(default=None, repr=False, compare=False)  #: per row; None: 100 each
+
+    @property
+    def value(self) -> np.ndarray:
+        """The value in currency, ``price * notional / 100`` (``price`` itself where no row has a notional)."""
+        return self.price if self.notional is None else self.price * (self.notional / 100.0)
 
     def __len__(self) -> int:
         return int(self.price.shape[-1])
@@ -52,18 +60,19 @@ class Prices:
 
     def to_pandas(self) -> Any:
         """A DataFrame, one row per input row (and scenario): ``id, [scenario,] instrument, price, clean,
-        accrued, error``."""
+        accrued, error, value``."""
         import pandas as pd
 
         ids = np.arange(len(self))
         if self.price.ndim == 1:
             return pd.DataFrame({"id": ids, "instrument": self.instrument, "price": self.price,
-                                 "clean": self.clean, "accrued": self.accrued, "error": self.error})
+                                 "clean": self.clean, "accrued": self.accrued, "error": self.error,
+                                 "value": self.value})
         scenarios = self.price.shape[0]
         return pd.DataFrame({"id": np.tile(ids, scenarios), "scenario": np.repeat(np.arange(scenarios), len(self)),
                              "instrument": np.tile(self.instrument, scenarios), "price": self.price.reshape(-1),
                              "clean": self.clean.reshape(-1), "accrued": np.tile(self.accrued, scenarios),
-                             "error": np.tile(self.error, scenarios)})
+                             "error": np.tile(self.error, scenarios), "value": self.value.reshape(-1)})
 
 
 def instrument_labels(kinds: np.ndarray) -> np.ndarray:

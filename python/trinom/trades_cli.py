@@ -112,12 +112,12 @@ def say_warnings(result: Prices, ids: list[str]) -> None:
 
 
 def write_prices(path: Path | None, result: Prices, ids: list[str]) -> None:
-    """Prices ``id,price,clean,accrued,error`` to ``path`` (.csv or .parquet, written whole or not at all), or
-    stdout."""
+    """Prices ``id,price,clean,accrued,error,value`` to ``path`` (.csv or .parquet, written whole or not at all), or
+    stdout: ``price``, ``clean`` and ``accrued`` per 100 of each trade's notional, ``value`` in its currency."""
     import pandas as pd
 
     table = pd.DataFrame({"id": ids, "price": result.price, "clean": result.clean, "accrued": result.accrued,
-                          "error": result.error})
+                          "error": result.error, "value": result.value})
     if path is None:
         table.to_csv(sys.stdout, index=False, float_format="%.17g")
     else:
@@ -131,8 +131,8 @@ def cmd_price_trades(args: argparse.Namespace) -> int:
         if args.scenarios:
             output_format(args.out, TABLE_FORMATS, "--out", "a scenario grid (id,scenario,price,error)")
         elif output_format(args.out, PRICE_FORMATS, "--out", "prices") == "out":
-            raise InputError([(None, "--out", "trades' prices are a table (id,price,clean,accrued,error): write .csv or "
-                               ".parquet")])
+            raise InputError([(None, "--out", "trades' prices are a table (id,price,clean,accrued,error,value): write "
+                               ".csv or .parquet")])
         check_outputs([("--out", args.out)], [*_inputs(args), *(p for p in (args.scenarios,) if p is not None)])
     trades, curves = read_inputs(args)
     recalibration = recalibration_of(args)

@@ -7,11 +7,11 @@ simple rate ``L = (1 / P(s, e) - 1) / tau`` and pays ``notional * tau * max(L - 
 that is ``notional * (1 + K tau)`` puts on the zero-coupon bond maturing at ``e``, struck at ``1 / (1 + K tau)``;
 a floorlet is the call. So each caplet lowers to a European option on a zero-coupon bond
 (:class:`~trinom.Portfolio`, standard convention: expiry ``s``, bond maturity ``e``, strike ``100 / (1 + K tau)``
-per 100) on the trade's tree grid, weighted ``notional / 100 * (1 + K tau)``; the cap is the weighted sum. This is
+per 100) on the trade's tree grid, weighted ``(1 + K tau)``; the cap is the weighted sum, per 100 of notional. This is
 the schedule of :meth:`trinom.model.hull_white.Caps.on_curve`, whose closed form the tree converges to. Every
 caplet must fix after the as-of date.
 
-Values are per the trade's notional (100 unless given).
+Values are per 100 of the trade's notional (the value in currency is :attr:`trinom.Prices.value`).
 
 >>> import numpy as np
 >>> specs = CapSpecs(as_of=20_000, start=np.array([20_090]), maturity=np.array([20_820]), rate=np.array([0.03]),
@@ -81,5 +81,5 @@ def lower_caps(specs: CapSpecs, curve: str = "default") -> LoweredCaps:
                         expiry=(begin - specs.as_of) / YEAR_DAYS, term_unit=np.full(owner.size, float(YEAR_DAYS)),
                         term_steps=spy.astype(np.float64), a=specs.a[owner], sigma=specs.sigma[owner],
                         option_type=np.where(specs.cap[owner], PUT, CALL).astype(np.int8), curve=curve)
-    return LoweredCaps(caplets=caplets, weight=specs.notional[owner] / 100.0 * growth,
+    return LoweredCaps(caplets=caplets, weight=growth,
                        count=leg.count.astype(np.int64), problems=[])

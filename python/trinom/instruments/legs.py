@@ -114,4 +114,4 @@ class Legs:
             price = np.where(failed, np.nan, price)
         labels = self.labels if self.labels is not None else np.asarray(result.instrument)[self.starts()]
         return replace(result, price=price, clean=price - accrued, accrued=accrued, error=error, instrument=labels,
-                       problems=self.problems(result.problems))
+                       problems=self.problems(result.problems), notional=None)

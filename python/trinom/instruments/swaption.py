@@ -20,7 +20,8 @@ exercise date. Exercise dates: ``european``, the fixed-leg start date ``first_ex
 start); ``bermudan``, every fixed-leg start date from ``first_exercise`` to ``last_exercise`` (default: from the
 start to the last period's start). Only dates after the as-of date count.
 
-Values are per the trade's notional (100 unless given): ``notional / 100`` times the difference of the trees.
+Values are per 100 of the trade's notional, the difference of the trees (issue 35: one unit for every price; the
+value in currency, ``price * notional / 100``, is :attr:`trinom.Prices.value`).
 
 >>> import numpy as np
 >>> specs = SwaptionSpecs(as_of=20_000, start=np.array([20_365]), maturity=np.array([22_191]), rate=np.array([0.03]),
@@ -159,8 +160,9 @@ def lower_swaptions(specs: SwaptionSpecs) -> LoweredSwaptions:
 
 
 def _weights(specs: SwaptionSpecs) -> np.ndarray:
-    """Per swaption, its two trees' weights: receiver ``(+1, -1)``, payer ``(-1, +1)``, times notional / 100."""
-    sign = np.where(specs.payer, -1.0, 1.0) * specs.notional / 100.0
+    """Per swaption, its two trees' weights: receiver ``(+1, -1)``, payer ``(-1, +1)`` (a value per 100 of the
+    notional; the trade's value in currency is that times notional / 100)."""
+    sign = np.where(specs.payer, -1.0, 1.0)
     return np.column_stack([sign, -sign]).reshape(-1)
 
 

@@ -308,6 +308,12 @@ class Trades:
                 book._given_numbers[name] = numbers
         return book
 
+    def notionals(self) -> np.ndarray:
+        """Per trade its notional, 100 where the cell is empty (or bad): prices are per 100 of it, values in its
+        currency (:attr:`trinom.Prices.value`)."""
+        given = self._parsed().numbers["notional"]
+        return np.where(np.isfinite(given) & (given > 0), given, 100.0)
+
     def warnings(self) -> list[tuple[int, str]]:
         """``(row, message)`` of the rows lowered so far that price as asked but not as a user may expect: a bond
         whose exercise has all passed (dates on or before the as-of date, or moved there by notice days) is priced
