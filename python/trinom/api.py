@@ -122,11 +122,14 @@ def price(
             scenarios = engine_scenarios(dated_curves(instruments, curves), scenarios)
         blocks, market_curves, legs = lowered(instruments, curves)
         parts = [block for _first, block in blocks]  # one block alone: price() keeps its plan for the next call
-        trees = price(parts[0] if len(parts) == 1 else parts, Market.of(market_curves), backend=backend, precision=precision,
-                      target=target, device=device, errors="mask" if not legs.is_identity() else errors,
-                      max_width=max_width, max_steps=max_steps, progress=progress, scenarios=scenarios, client=client,
-                      **tuning)
-        result = legs.prices(trees)
+        try:
+            trees = price(parts[0] if len(parts) == 1 else parts, Market.of(market_curves), backend=backend,
+                          precision=precision, target=target, device=device,
+                          errors="mask" if not legs.is_identity() else errors, max_width=max_width,
+                          max_steps=max_steps, progress=progress, scenarios=scenarios, client=client, **tuning)
+        except InputError as err:  # one tree a trade: its rows are the trades'
+            raise InputError(instruments.explained_problems(err.errors)) from None
+        result = instruments.explained(legs.prices(trees))
         if errors == "raise" and result.problems:
             raise InputError(list(result.problems))
         return dataclasses.replace(result, warnings=tuple(instruments.warnings()), notional=instruments.notionals())

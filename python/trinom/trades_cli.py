@@ -32,16 +32,53 @@ from .result_files import write_scenario_grid, write_table_file
 def is_trades_file(path: str | Path) -> bool:
     """Whether ``path`` is a trades file: a CSV or Parquet table with a ``type`` column and no ``cashflow_count``."""
     path = Path(path)
-    if not path.exists():
+    if not path.is_file():
         return False
     if parquet.is_parquet(path):
         header = parquet.column_names(path) if path.stat().st_size else []
     elif path.suffix.lower() == ".csv":
-        with open(path, encoding="utf-8-sig", errors="replace") as handle:
-            header = [cell.strip() for cell in handle.readline().split(",")]
+        header = _csv_header(path)
     else:
         return False
     return "type" in header and "cashflow_count" not in header
+
+
+def _csv_header(path: Path) -> list[str]:
+    """A CSV file's first line as cells (quotes removed, as the CSV readers read them)."""
+    import csv
+
+    with open(path, encoding="utf-8-sig", errors="replace", newline="") as handle:
+        first = next(csv.reader([handle.readline()]), [])
+    return [cell.strip() for cell in first]
+
+
+def not_a_trades_file(path: str | Path) -> str | None:
+    """Why ``path``, given with a trades file's options (``--curve``, ``--as-of``...), is not read as a trades file,
+    where it is none of the tree-step books either: missing, a folder, empty, UTF-16, ``;``-separated, a header in
+    upper case, a trades header under another suffix than ``.csv`` or ``.parquet`` (None: a tree-step book, or a
+    file that says nothing of what it was meant to be)."""
+    path = Path(path)
+    if not path.exists():
+        return f"{path}: no such file"
+    if path.is_dir():
+        return f"{path} is a folder, not a file"
+    if path.stat().st_size == 0:
+        return f"{path} is empty: a trades file starts with its header line (id,type,...)"
+    head = path.read_bytes()[:4096]
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in head:
+        return f"{path} is UTF-16 (or binary): save it as UTF-8 (a trades file is text, comma-separated)"
+    if parquet.is_parquet(path):
+        return None
+    line = head.decode("utf-8", errors="replace").splitlines()[0] if head.strip() else ""
+    cells = [cell.strip().strip('"') for cell in line.split(",")]
+    if ";" in line and "type" in [c.strip().strip('"').lower() for c in line.split(";")]:
+        return f"{path} is separated by ';': a trades file is comma-separated (id,type,...)"
+    if "type" not in cells and "type" in [c.lower() for c in cells]:
+        shown = ", ".join(c for c in cells if c != c.lower())
+        return f"{path}: its header is in upper case ({shown}): the trades.csv columns are lower case (id, type, ...)"
+    if "type" in cells and "cashflow_count" not in cells and path.suffix.lower() != ".csv":
+        return f"{path} has a trades header but a {path.suffix or 'missing'} suffix: name it .csv (or write .parquet)"
+    return None
 
 
 def read_inputs(args: argparse.Namespace) -> tuple[Trades, dict[str, Any]]:
@@ -263,6 +300,9 @@ def unused_trade_options(args: argparse.Namespace) -> None:
     """``--curve``/``--as-of``/``--schedule``/``--notionals`` given with a tree-step book: an error, not ignored."""
     given = [flag for flag, name in _TRADE_FLAGS if getattr(args, name, None) is not None]
     if given:
+        why = not_a_trades_file(args.portfolio)
+        if why:
+            raise InputError([(None, "file", f"{why} (read as a trades file, as {', '.join(given)} ask)")])
         raise InputError([(None, flag, f"{flag} applies to trades files (a CSV with a type column); {args.portfolio} "
                            "is a tree-step book") for flag in given])
 

@@ -97,6 +97,7 @@ from ..conventions.names import Problem
 from ..csvtable import read_table_lines
 from ..curve import YieldCurve
 from ..errors import InputError
+from ..result import Prices
 from ..row_ids import check_row_ids
 from .bond import BondPortfolio
 from .cap import CapSpecs, lower_caps
@@ -307,6 +308,44 @@ class Trades:
             if numbers is not None:
                 book._given_numbers[name] = numbers
         return book
+
+    def explained(self, result: Prices) -> Prices:
+        """``result`` with the problems its trees found (the engines' checks of sigma, a tree's width and height) said
+        in the trade's terms: after the row's place (its file's line), and a tree too tall as its ``steps_per_year``
+        and maturity (not the tree's exercise steps it overflows)."""
+        if not result.problems:
+            return result
+        problems = self.explained_problems(result.problems)
+        said: dict[int | None, list[str]] = {}
+        for row, _field, message in problems:
+            said.setdefault(row, []).append(message)
+        error = np.asarray(result.error, dtype=object).copy()
+        for row, messages in said.items():
+            if row is not None and error[row] != "":
+                error[row] = "; ".join(messages)
+        return replace(result, problems=tuple(problems), error=error)
+
+    def explained_problems(self, problems: Sequence[Problem]) -> list[Problem]:
+        """The trees' ``problems`` of these trades' rows in the trade's terms (:meth:`explained`), repeats dropped."""
+        spy = self._steps_per_year()
+        maturity = self._parsed().dates["maturity"]
+        tall_fields = {"first_exercise", "last_exercise", "cashflow_step", "exercise_step", "maturity"}
+        said: dict[int | None, list[Problem]] = {}
+        for row, field, message in problems:
+            placed = self._where is not None and row is not None and message.startswith(self._where[row])
+            if row is not None and not placed:
+                if field in tall_fields and "0..65535" in message:
+                    steps = round((int(maturity[row]) - self.as_of_day) * int(spy[row]) / YEAR_DAYS)
+                    field, message = "steps_per_year", (
+                        f"steps_per_year {int(spy[row])} gives a tree of about {steps} steps to maturity "
+                        f"{day_text(int(maturity[row]))}, more than 65535: lower steps_per_year")
+                elif "gives a tree of width" in message:
+                    message += f" at steps_per_year {int(spy[row])} (the width grows with steps_per_year / a)"
+                if self._where is not None:
+                    message = f"{self._where[row]}: {message}"
+            if (row, field, message) not in said.setdefault(row, []):
+                said[row].append((row, field, message))
+        return [item for items in said.values() for item in items]
 
     def notionals(self) -> np.ndarray:
         """Per trade its notional, 100 where the cell is empty (or bad): prices are per 100 of it, values in its
