@@ -42,7 +42,9 @@ def as_float_column(name: str, values: npt.ArrayLike) -> np.ndarray:
 
 def option_types(arr: np.ndarray) -> tuple[np.ndarray, dict[int, str]]:
     """Map 0/1 or 'call'/'put' (any case) to int8; anything else becomes -1, its text kept for messages."""
-    if arr.dtype.kind in "biuf":  # numeric: vectorised
+    if arr.dtype.kind == "b":  # booleans are neither 0/1 nor call/put (issue 35): every one is unknown
+        return np.full(arr.size, -1, dtype=np.int8), {row: f"{bool(v)!r} (a boolean)" for row, v in enumerate(arr)}
+    if arr.dtype.kind in "iuf":  # numeric: vectorised
         good = (arr == CALL) | (arr == PUT)
         unknown = {int(row): repr(arr[row].item()) for row in np.flatnonzero(~good)}
         return np.where(good, arr, -1).astype(np.int8), unknown

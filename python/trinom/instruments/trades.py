@@ -179,7 +179,7 @@ def _cells(values: object, size: int, field: str) -> tuple[np.ndarray, np.ndarra
         if array.size != size:
             raise InputError([(None, field, f"{field} has {array.size} values, expected one per trade ({size})")])
         raw = np.asarray(values).reshape(-1)
-    if raw.size == size and raw.dtype.kind in "fiub":  # numbers: only NaN is empty
+    if raw.size == size and raw.dtype.kind in "fiu":  # numbers: only NaN is empty (booleans are no numbers)
         out = raw.astype(object)
         if raw.dtype.kind == "f":
             out[np.isnan(raw)] = None
@@ -198,13 +198,19 @@ def _cells(values: object, size: int, field: str) -> tuple[np.ndarray, np.ndarra
         if isinstance(value, str):
             value = value.strip()
             out[k] = value if value else None
-        elif value is None or (isinstance(value, float) and math.isnan(value)):
+        elif value is None or (isinstance(value, float) and math.isnan(value)) or _missing_marker(value):
             out[k] = None
         elif isinstance(value, (np.datetime64,)) and np.isnat(value):
             out[k] = None
         else:
             out[k] = value
     return out, None
+
+
+def _missing_marker(value: object) -> bool:
+    """pandas' markers of a missing cell: ``pd.NaT`` (``read_csv(parse_dates=...)``) and ``pd.NA`` (nullable dtypes),
+    read as empty cells, as NaN and None are."""
+    return type(value).__name__ in ("NaTType", "NAType")
 
 
 def _size(values: object) -> int:
@@ -419,6 +425,10 @@ class Trades:
                 continue
             values = np.full(size, np.nan)
             given = np.flatnonzero(present[name])
+            booleans = np.array([isinstance(cells[name][k], (bool, np.bool_)) for k in given.tolist()], dtype=bool)
+            for k in given[booleans]:  # True is no 100% coupon
+                problems.append((int(k), name, f"{name} {cells[name][k]!r} is a boolean, not a number"))
+            given = given[~booleans] if booleans.size else given
             try:  # every cell a number (or a number's text): one conversion
                 values[given] = np.asarray(cells[name][given].tolist(), dtype=np.float64)
                 given = given[~np.isfinite(values[given])]  # only the non-finite ones need a look

@@ -161,7 +161,11 @@ class VolQuotes:
 
     @classmethod
     def from_frame(cls, frame: Any) -> VolQuotes:
-        """Quotes from a pandas DataFrame with the file's columns."""
+        """Quotes from a pandas DataFrame with the file's columns (anything else is a ``TypeError`` saying what the
+        quotes may be)."""
+        if not (hasattr(frame, "columns") and hasattr(frame, "__getitem__")):
+            raise TypeError(f"quotes must be VolQuotes, a vols.csv or Parquet path, or a pandas DataFrame of its "
+                            f"columns, got {type(frame).__name__}")
         unknown = [name for name in frame.columns if name not in (*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS)]
         if unknown:
             raise InputError([(None, str(name), f"unknown column {name!r} (columns: "
