@@ -177,3 +177,19 @@ def test_float32_oas_converges_within_its_stated_tolerance(engine):
     np.testing.assert_allclose(f32.oas, f64.oas, rtol=0, atol=5e-4)
     again = trinom.price(with_spread(bonds, f32.oas), curves, precision="f32", **engine).clean
     np.testing.assert_allclose(again, market, rtol=2e-5)
+
+
+def test_a_bond_paying_nothing_and_a_price_out_of_reach_report_no_spread():
+    """Issue 35: an all-zero bond was given the bracket's end (-20) as its spread; a price out of reach too."""
+    bonds, curves = generate_bonds("R1", 3, seed=1)
+    zero = trinom.BondPortfolio(**{**bonds[:1].as_dict(), "repayment": np.zeros_like(bonds[:1].repayment),
+                                   "coupon": np.zeros_like(bonds[:1].coupon)})
+    found = trinom.oas(zero, curves, np.array([50.0]), errors="mask", backend="reference")
+    assert np.isnan(found.oas[0]) and found.status[0].startswith("the bond pays nothing")
+    with pytest.raises(trinom.InputError, match="row 0: the bond pays nothing"):
+        trinom.oas(zero, curves, np.array([50.0]), backend="reference")
+    model = trinom.price(bonds, curves, backend="reference").clean
+    for backend in ("reference", "futhark"):
+        found = trinom.oas(bonds, curves, model * np.array([1.0, 5.0, 1.0]), errors="mask", backend=backend)
+        assert found.status[1] == "price outside the attainable range"
+        assert np.isnan(found.oas[1]) and np.isnan(found.price[1]) and np.isfinite(found.oas[[0, 2]]).all()

@@ -19,7 +19,9 @@ forces the step-by-step search, ``"engine"`` the engine's). Each bond ends with 
 * ``"converged"``: ``|model - market| <= price_tolerance`` and ``<= relative_tolerance`` times the market's
   dirty price (so that the spreads of bonds worth almost nothing are found too);
 * ``"price outside the attainable range"``: the market price is above the model price at the lowest
-  spread of ``bracket`` or below it at the highest;
+  spread of ``bracket`` or below it at the highest (the spread and price are then NaN, not a bracket's end);
+* ``"the bond pays nothing ..."``: every cash flow is 0, so no spread gives a price (an error with
+  ``errors="raise"``);
 * ``"no convergence"``: ``max_iterations`` passed (the last spread and price are reported);
 * the input's own error message, for a bond that cannot be priced or a market price that is not a
   positive number (``errors="mask"``; with ``errors="raise"``, the default, such input raises
@@ -67,6 +69,8 @@ from .spreads import SpreadPricer
 
 CONVERGED = "converged"
 OUTSIDE = "price outside the attainable range"
+#: The status of a bond whose cash flows are all 0 (with ``errors="raise"``, its error).
+PAYS_NOTHING = "the bond pays nothing (every cash flow is 0): no spread gives it a price"
 NO_CONVERGENCE = "no convergence"
 OVERFLOW = "the model price leaves the floating-point range inside the bracket"
 #: How the search runs: the engine's own where it has one, the engine's, or step by step (any engine).
@@ -202,13 +206,16 @@ def oas(bonds: BondPortfolio, curves: CurvesLike, market_prices: npt.ArrayLike, 
         return np.split(values, len(spreads))
 
     bad_price = ~(np.isfinite(target_prices) & (target_prices > 0))
+    pays_nothing = _pays_nothing(bonds)
     if errors == "raise":  # the input's problems, before any pricing
         problems = list(pricer.job.problems) + [(int(row), "market_prices", "market price must be a positive number, "
                                                  f"got {float(target_prices[row])!r}") for row in np.flatnonzero(bad_price)]
+        problems += [(int(row), "repayment", PAYS_NOTHING) for row in np.flatnonzero(pays_nothing)]
         if problems:
             raise InputError(sorted(problems, key=lambda p: (-1 if p[0] is None else p[0])))
     status[bad_price] = "market price must be a positive number"
-    rows = np.flatnonzero(~bad_price)
+    status[pays_nothing & ~bad_price] = PAYS_NOTHING
+    rows = np.flatnonzero(~bad_price & ~pays_nothing)
     if search == "engine" and not pricer.solves:
         raise ValueError(f"engine {pricer.label!r} has no spread search of its own (use search='batched')")
     if search != "batched" and pricer.solves:
@@ -307,6 +314,8 @@ def oas(bonds: BondPortfolio, curves: CurvesLike, market_prices: npt.ArrayLike, 
         iterations[rows] -= 1  # the report's pricing is not an iteration
     if progress is not None:
         progress(float(n), float(n))
+    outside = state == LABELS.index(OUTSIDE)  # no spread in the bracket reaches the price: none is reported
+    spread[outside], model[outside] = np.nan, np.nan
     return OASResult(oas=spread, price=model, iterations=iterations, status=_statuses(state, status), pricings=pricings)
 
 
@@ -345,8 +354,18 @@ def _engine_search(pricer: SpreadPricer, rows: np.ndarray, market: np.ndarray, s
     status[overflow] = OVERFLOW
     if progress is not None:
         progress(float(n), float(n))
-    return OASResult(oas=found.spread, price=found.price - accrued, iterations=found.iterations,
+    outside = state == LABELS.index(OUTSIDE)  # as the step-by-step search: no spread reaches the price
+    return OASResult(oas=np.where(outside, np.nan, found.spread),
+                     price=np.where(outside, np.nan, found.price - accrued), iterations=found.iterations,
                      status=_statuses(state, status), pricings=1)
+
+
+def _pays_nothing(bonds: BondPortfolio) -> np.ndarray:
+    """Per bond, whether every cash flow it has is 0 (its price is 0 at every spread: no spread can be solved)."""
+    amounts = np.abs(np.asarray(bonds.repayment, dtype=np.float64) + np.asarray(bonds.coupon, dtype=np.float64))
+    owner = np.repeat(np.arange(len(bonds)), bonds.cashflow_count)
+    paid = np.bincount(owner, weights=np.nan_to_num(amounts, nan=1.0), minlength=len(bonds))
+    return paid == 0
 
 
 def _statuses(state: np.ndarray, messages: np.ndarray) -> np.ndarray:
