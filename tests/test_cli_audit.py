@@ -450,3 +450,46 @@ def test_an_empty_dask_address_is_an_error_not_a_local_run(capsys, spec):
     """``--dask ""`` (an unset shell variable) used to price here without a word (issue 35)."""
     assert main(["price", str(SAMPLE), *REFERENCE, "--dask", spec]) == 2
     assert "--dask is empty" in capsys.readouterr().err
+
+
+def test_a_header_only_bond_csv_writes_the_bond_header(tmp_path, capsys):
+    """An empty bond book's prices file has the bond columns, not the options' (issue 35)."""
+    from trinom.bonds.generator import generate_bonds
+    from trinom.bonds.io import write_bonds_csv
+
+    bonds, curves = generate_bonds("R1", 2, seed=1)
+    write_bonds_csv(bonds, curves, tmp_path / "full.csv")
+    for suffix in ("", ".cashflows", ".curves"):
+        lines = (tmp_path / f"full{suffix}.csv").read_text().splitlines()
+        (tmp_path / f"empty{suffix}.csv").write_text(("\n".join(lines) if suffix == ".curves" else lines[0]) + "\n")
+    out = tmp_path / "prices.csv"
+    assert main(["price", str(tmp_path / "empty.csv"), *REFERENCE, "--out", str(out)]) == 0
+    assert out.read_text().splitlines() == ["id,dirty,clean,accrued,error"]
+
+
+def test_numbered_curves_with_a_gap_name_the_missing_ones(tmp_path, capsys):
+    """A gap in a bond book's numbered curves (0, 3, 5) used to name an empty curve '1' the user never wrote."""
+    from trinom.bonds.generator import generate_bonds
+    from trinom.bonds.io import write_bonds_csv
+
+    bonds, curves = generate_bonds("R1", 2, seed=1)
+    write_bonds_csv(bonds, curves, tmp_path / "book.csv")
+    path = tmp_path / "book.curves.csv"
+    lines = path.read_text().splitlines()
+    kept = [lines[0]] + [line for line in lines[1:] if line.split(",")[0] in ("0", "3", "2")]
+    path.write_text("\n".join(line.replace("2,", "5,", 1) if line.startswith("2,") else line for line in kept) + "\n")
+    assert main(["price", str(tmp_path / "book.csv"), *REFERENCE]) == 2
+    assert "book.curves.csv: the curves are numbered up to 5 but curves 1, 2, 4 are missing" in capsys.readouterr().err
+
+
+def test_in_files_with_arrays_of_other_lengths_name_the_file_and_the_array(tmp_path, capsys):
+    """A `.in` file whose arrays disagree in length named neither the file nor the array (issue 35)."""
+    for source, message in ((data_dir() / "thesis" / "book.in", "array 1 (strike) holds 4 values, the others 5"),
+                            (SAMPLE, "term_unit has 19 entries, expected one per bond (20) (array 1 of the file's 19")):
+        lines = source.read_text().splitlines()
+        cells = lines[0].strip("[]").split(",")
+        lines[0] = "[" + ",".join(cells[:-1]) + "]"
+        short = tmp_path / f"short-{source.name}"
+        short.write_text("\n".join(lines) + "\n")
+        assert main(["price", str(short), *REFERENCE]) == 2
+        assert f"{short}: {message}" in capsys.readouterr().err

@@ -217,7 +217,7 @@ def cmd_price(args: argparse.Namespace) -> int:
     if scenario_names:
         write_scenario_grid(args.out, result, book.ids, scenario_names)
     elif args.out:
-        write_price_file(args.out, result, book.ids)
+        write_price_file(args.out, result, book.ids, bonds=book.bonds)
     else:
         if book.bonds:
             print("dirty\tclean")

@@ -51,6 +51,12 @@ def read_input(path: str | Path, errors: str = "raise") -> tuple[Portfolio, Yiel
     in_curve = [message for array, _item, message in unread if array >= len(FIELDS)]
     if in_curve:
         raise InputError([(None, "curve", message) for message in in_curve])
+    sizes = [array.size for array in arrays[: len(FIELDS)]]
+    if len(set(sizes)) > 1:  # say which arrays of the file differ from the others
+        common = max(set(sizes), key=sizes.count)
+        raise InputError([(None, name, f"{path}: array {k + 1} ({name}) holds {size} values, the others {common} (one "
+                           "per option)") for k, (name, size) in enumerate(zip(FIELDS, sizes, strict=True))
+                          if size != common])
     if unread:
         problems = sorted((item, list(FIELDS)[array], message) for array, item, message in unread)
         portfolio = Portfolio.with_read_problems(problems, convention="thesis",

@@ -23,11 +23,13 @@ from .result import Prices
 from .textdata import format_float
 
 
-def write_price_file(path: str | Path, result: Prices, ids: Sequence[str], what: str = "--out") -> None:
-    """``result`` (one price per row, ``ids`` naming the rows) in the format ``path``'s suffix picks."""
+def write_price_file(path: str | Path, result: Prices, ids: Sequence[str], what: str = "--out",
+                     bonds: bool | None = None) -> None:
+    """``result`` (one price per row, ``ids`` naming the rows) in the format ``path``'s suffix picks; ``bonds``: the
+    book is of bonds (a bond file's columns even without a row; None: where the result has a bond)."""
     path = Path(path)
     kind = output_format(path, PRICE_FORMATS, what, "prices")
-    bonds = bool((result.instrument == "bond").any())
+    bonds = bool((result.instrument == "bond").any()) if bonds is None else bonds
     if kind == "parquet":
         writer = parquet.ResultWriter(path)
         try:

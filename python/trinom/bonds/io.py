@@ -80,7 +80,12 @@ def read_bond_book(path: str | Path, errors: str = "raise") -> tuple[BondPortfol
     curves = curves_from_arrays(named.pop("curve_terms"), named.pop("curve_rates"), named.pop("curve_days"))
     ids = row_numbers(named["strike"].size)
     if not unread:
-        return BondPortfolio(**named), curves, ids
+        try:
+            return BondPortfolio(**named), curves, ids
+        except InputError as err:  # the arrays' lengths: name the file and each array's place in it
+            raise InputError([(row, field, f"{path}: {message}" + (
+                f" (array {FILE_ARRAYS.index(field) + 1} of the file's {len(FILE_ARRAYS)}, {field})"
+                if field in FILE_ARRAYS else "")) for row, field, message in err.errors]) from None
     counts = named["cashflow_count"]
     if (counts < 0).any():
         return BondPortfolio(**named), curves, ids  # the constructor names the bonds
@@ -249,7 +254,15 @@ def _read_bonds_csv(path: Path, errors: str) -> tuple[BondPortfolio, tuple[Yield
     names = list(dict.fromkeys(table["curve"]))  # curve names (or numbers) in order of first appearance
     numbered = all(name.isdigit() and str(int(name)) == name for name in names)  # 0, 1, ...; "00", "EUR" are names
     if numbered:  # curves numbered 0, 1, ...: a bond's curve_index is such a number
-        names = [str(c) for c in range(max((int(n) for n in names), default=-1) + 1)]
+        every = [str(c) for c in range(max((int(n) for n in names), default=-1) + 1)]
+        missing = [name for name in every if name not in set(names)]
+        if missing:  # a gap would name curves the file never wrote
+            shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
+            which = f"curve {shown} is" if len(missing) == 1 else f"curves {shown} are"
+            raise InputError([(None, "curve", f"{curve_path.name}: the curves are numbered up to {every[-1]} but "
+                               f"{which} missing (numbered curves run 0, 1, 2, ... as the bonds' curve_index counts "
+                               "them; give every one, or name the curves)")])
+        names = every
     position_of = {name: c for c, name in enumerate(names)}
     for f in BOND_FIELDS:
         if f == "option_type":
