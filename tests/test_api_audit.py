@@ -212,3 +212,15 @@ def test_named_curves_travel_and_are_not_a_plain_tuple():
         NamedCurves(["EUR", "EUR"], [CURVE, CURVE])
     with pytest.raises(trinom.InputError, match="2 curve names for 1 curves"):
         NamedCurves(["EUR", "USD"], [CURVE])
+
+
+def test_a_closed_dask_client_is_said_not_an_attribute_error():
+    """Issue 35: a closed client leaked Dask's AttributeError ('NoneType' object has no attribute 'ncores')."""
+    distributed = pytest.importorskip("distributed")
+    options = trinom.generator.generate("uniform", 4)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=":0") as cluster:
+        client = distributed.Client(cluster)
+        client.close()
+        with pytest.raises(ValueError, match="the Dask client is closed: connect again"):
+            trinom.price(options, client=client, backend="reference")

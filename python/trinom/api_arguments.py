@@ -87,6 +87,10 @@ def check_client(value: object) -> Any:
     if missing:
         raise TypeError(f"client must be a Dask distributed.Client, got {type(value).__name__} (it has no "
                         f"{', '.join(missing)})")
+    status = getattr(value, "status", None)
+    if isinstance(status, str) and status in ("closed", "closing"):  # a closed client's calls fail deep inside Dask
+        raise ValueError(f"the Dask client is {status}: connect again (distributed.Client(...)) or pass client=None "
+                         "to price here")
     return value
 
 
