@@ -493,3 +493,13 @@ def test_in_files_with_arrays_of_other_lengths_name_the_file_and_the_array(tmp_p
         short.write_text("\n".join(lines) + "\n")
         assert main(["price", str(short), *REFERENCE]) == 2
         assert f"{short}: {message}" in capsys.readouterr().err
+
+
+def test_an_unwritable_out_names_the_file_not_a_temporary(capsys):
+    """Issue 35: an --out whose folder takes no new file named the temporary '.part' file (root writes anywhere
+    else, so the test writes into /sys, which no one may)."""
+    if not Path("/sys").is_dir():
+        pytest.skip("no /sys here")
+    assert main(["price", str(SAMPLE), *REFERENCE, "--out", "/sys/prices.csv"]) == 2
+    err = capsys.readouterr().err
+    assert "/sys/prices.csv: cannot be written" in err and ".part" not in err

@@ -95,7 +95,11 @@ def replacing(paths: Sequence[str | Path]) -> Iterator[list[Path]]:
     temporaries: list[Path] = []
     try:
         for path in map(Path, paths):
-            handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent or ".")
+            try:
+                handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent or ".")
+            except OSError as err:  # the folder takes no new file: say so of the file asked for, not the temporary
+                raise InputError([(None, "file", f"{path}: cannot be written ({err.strerror or err}: its folder "
+                                   f"{path.parent} takes no new file)")]) from None
             os.close(handle)
             os.chmod(name, 0o666 & ~_UMASK)  # as an ordinary new file would be (mkstemp makes it private)
             temporaries.append(Path(name))
