@@ -107,3 +107,17 @@ def test_an_unknown_status_is_refused(capsys, files):
     model.write_text("curve,a,sigma,status\nEUR,0.03,0.01,converged\nUSD,0.03,0.01,fitted\n")
     code, err, _ = price(capsys, files, "own", model)
     assert code == 2 and f"{model} line 3: status 'fitted' is not one of converged, bound, no fit" in err
+
+
+def test_a_fit_no_tree_can_take_names_the_model_file(capsys, files):
+    """A per-curve fit at the calibration's lower bound (a = 1e-8) blamed the trades file and suggested raising
+    max_width to 2e9 (issue 35's audit): it names the model file and what to do."""
+    model = files["dir"] / "bound.csv"
+    model.write_text("curve,a,sigma,status\nEUR,1e-08,0.01,bound\nUSD,0.05,1.5,bound\nGBP,0.05,0.01,converged\n")
+    code, err, table = price(capsys, files, "bare", model, "--errors", "mask")
+    assert code == 0
+    errors = dict(zip(table.id, table.error, strict=True))
+    assert f"{model} gives trade 'P1' a = 1e-08, sigma = 0.01 (its curve's row)" in errors["P1"]
+    assert "Calibrate again with a fixed (--a)" in errors["P1"] and "max_width" not in errors["P1"]
+    assert f"{model} gives trade 'C1' a = 0.05, sigma = 1.5" in errors["C1"]
+    assert "warning" in err and "curves no trade of the book is on, skipped: 'GBP'" in err

@@ -73,3 +73,32 @@ def test_plausible_spreads_and_prices_price():
     result = trinom.price(bonds(spread=-0.004, exercise_price=101.5), {"EUR": trinom.model.DatedCurve(
         as_of=AS_OF, dates=["2036-11-25"], zero_rates=[0.03])}, backend="reference")
     assert result.error.tolist() == [""]
+
+
+def test_curves_built_in_python_take_the_same_range():
+    """The file reader's range holds for a DatedCurve built in Python too (issue 35's audit: rates in percent priced
+    a bond at 1.59)."""
+    with pytest.raises(trinom.InputError, match="it looks like percent"):
+        trinom.model.DatedCurve(as_of=AS_OF, dates=["2027-11-25", "2031-11-25"], zero_rates=[2.5, 3.0])
+    with pytest.raises(trinom.InputError, match="implies a zero rate of"):
+        trinom.model.DatedCurve(as_of=AS_OF, dates=["2027-11-25"], discount_factors=[1e6])
+
+
+@pytest.mark.parametrize("cells,field,message", [
+    ({"type": "bond_option", "issue": None, "coupon": None, "frequency": None, "exercise": None, "first_exercise": None,
+      "last_exercise": None, "exercise_price": None, "expiry": "2028-11-25", "strike": 0.85}, "strike",
+     "it looks like a fraction of par (0.85 is 85 per 100)"),
+    ({"sigma": 1.0}, "sigma", "at most 0.2 (0.01 for 100 bp a year), got 1.0: it looks like percent"),
+])
+def test_a_strike_as_a_fraction_and_sigma_in_percent_are_refused(cells, field, message):
+    problems = bonds(**cells).problems()
+    assert [(row, f) for row, f, _m in problems] == [(0, field)] and message in problems[0][2]
+
+
+def test_an_amortized_notional_as_a_fraction_is_refused():
+    book = Trades(as_of=AS_OF, id=["S1"], type=["bond"], notional=[1e6], issue=["2024-03-15"],
+                  maturity=["2034-03-15"], coupon=[0.05], frequency=[2], a=0.05, sigma=0.01,
+                  notionals={"id": ["S1"], "date": ["2029-03-15"], "notional": [0.6]})
+    problems = book.problems()
+    assert [(row, f) for row, f, _m in problems] == [(0, "notionals.notional")]
+    assert "notional 0.6 looks like a fraction of the trade's notional 1e+06 (0.6 of it is 600000)" in problems[0][2]

@@ -175,8 +175,11 @@ class Market:
         for name, curve in named.items():
             curve = _curve_table(curve) or curve
             if not isinstance(curve, YieldCurve):
+                dated = type(curve).__name__ == "DatedCurve"  # dated trades take their curves by name
                 raise InputError([(None, "curves", f"curve {name!r} must be a YieldCurve (or a table with columns "
-                                   f"days and rate), got {type(curve).__name__}")])
+                                   f"days and rate), got {type(curve).__name__}" + (
+                                       ": dated curves are given by the names the trades use, as a mapping "
+                                       "({'EUR': curve})" if dated else ""))])
             named[name] = curve
         return cls(tuple(named), (tuple(named.values()),))
 

@@ -100,6 +100,11 @@ def read_inputs(args: argparse.Namespace) -> tuple[Trades, dict[str, Any]]:
     return trades, curves
 
 
+#: The least mean reversion a model file may give a trade: below it a tree at a day's steps is wider than any engine
+#: takes (a fit at the calibration's lower bound of 1e-8).
+MIN_MODEL_A = 1e-3
+
+
 def with_model(trades: Trades, path: Path, curve_names: list[str]) -> Trades:
     """``trades`` with ``a`` and ``sigma`` from the model file at ``path`` (``trinom calibrate``'s output), per trade:
     its own row's fit, else its curve's row's fit, else its own cells. A ``no fit`` row is no error where the trade
@@ -123,6 +128,18 @@ def with_model(trades: Trades, path: Path, curve_names: list[str]) -> Trades:
         found = (f"has no fit for trade {trade!r} ({why})" if why else
                  f"has no row for trade {trade!r} nor for its curve {curve!r}")
         problems.append((k, "a", f"{path} {found}, and the trade has no a and sigma of its own"))
+    from .instruments.trades import PLAUSIBLE_SIGMA
+
+    for k in np.flatnonzero(source != "").tolist():  # a fit at a bound of the calibration no tree can take
+        if sigma[k] > PLAUSIBLE_SIGMA or a[k] < MIN_MODEL_A:
+            problems.append((k, "a" if a[k] < MIN_MODEL_A else "sigma",
+                             f"{path} gives trade {ids[k]!r} a = {a[k]:g}, sigma = {sigma[k]:g} (its {source[k]}'s row), "
+                             f"outside what a tree prices (a >= {MIN_MODEL_A:g}, sigma <= {PLAUSIBLE_SIGMA:g}): a fit at "
+                             "a bound of the calibration? Calibrate again with a fixed (--a) or more quotes"))
+    unused = sorted(set(model.curves) - {str(name) for name in names})
+    if unused:
+        print(f"trinom: warning: {path} has rows for curves no trade of the book is on, skipped: "
+              f"{', '.join(map(repr, unused))}", file=sys.stderr)
     book = set(ids)
     strangers = sorted(name for name in model.trades if name not in book)
     if strangers:

@@ -134,6 +134,9 @@ TYPES: Final[tuple[str, ...]] = ("bond", "bond_option", *RATE_TYPES)
 PLAUSIBLE_PRICES: Final[tuple[float, float]] = (10.0, 1000.0)
 #: The largest OAS (``spread``, a decimal rate) taken: beyond it a value is percent or basis points.
 PLAUSIBLE_SPREAD: Final[float] = 1.0
+#: The largest Hull-White sigma (an absolute short-rate volatility, a decimal) a trade may give: 0.2 is 2000 bp a year;
+#: beyond it a value is percent (1 for 1%).
+PLAUSIBLE_SIGMA: Final[float] = 0.2
 
 
 def _implausible_price(field: str, value: float) -> str:
@@ -512,6 +515,10 @@ class Trades:
             rule(n["coupon"] < 0, "coupon", "coupon must be >= 0 (a decimal annual rate), got {value}")
             rule(n["coupon"] > 1, "coupon", "coupon must be a decimal annual rate (0.05 for 5%), got {value}")
             rule(n["strike"] < 0, "strike", "strike must be >= 0, got {value}")
+            rule((n["strike"] > 0) & (n["strike"] < 1), "strike", "strike must be a price per 100 of the bond's face, "
+                 "got {value}: it looks like a fraction of par (0.85 is 85 per 100)")
+            rule(n["sigma"] > PLAUSIBLE_SIGMA, "sigma", f"sigma must be an absolute short-rate volatility as a decimal, "
+                 f"at most {PLAUSIBLE_SIGMA:g} (0.01 for 100 bp a year), got {{value}}: it looks like percent")
             rule(n["exercise_price"] < 0, "exercise_price", "exercise_price must be >= 0, got {value}")
             price = n["exercise_price"]
             for row in np.flatnonzero((price >= 0) & ((price < PLAUSIBLE_PRICES[0]) | (price > PLAUSIBLE_PRICES[1]))
@@ -797,6 +804,12 @@ class Trades:
         for k in np.flatnonzero(bond & (value > notional)):
             problems.append((int(r[k]), "notionals.notional", f"{where[k]}: notional {value[k]:g} is more than the "
                              f"trade's notional {notional[k]:g}"))
+        with np.errstate(invalid="ignore"):  # 0.6 of a notional of 1e6: a fraction of it, not an amount
+            fraction = bond & (value > 0) & (value <= 1) & (notional >= 100)
+        for k in np.flatnonzero(fraction):
+            problems.append((int(r[k]), "notionals.notional", f"{where[k]}: notional {value[k]:g} looks like a "
+                             f"fraction of the trade's notional {notional[k]:g} ({value[k]:g} of it is "
+                             f"{value[k] * notional[k]:g}): give the outstanding amount, in the notional's units"))
         same = (r[1:] == r[:-1]) & bond[1:]
         for k in np.flatnonzero(same & (day[1:] == day[:-1])) + 1:
             problems.append((int(r[k]), "notionals.date", f"{where[k]}: date {day_text(day[k])} is repeated for trade "

@@ -115,6 +115,10 @@ class DatedCurve:
         else:
             zeros = values.copy()
             discount = np.exp(-zeros * times)
+        odd = [(None, field, f"{label} point {k} ({shown[k]}): {why}") for k in np.flatnonzero(positive)
+               if (why := _implausible_rate(field, float(values[k]), float(times[k])))]
+        if odd:  # the file reader's plausible range, for curves built in Python too (issue 35)
+            raise InputError(odd)
         self.name = name
         self.as_of = as_dates(as_of_days)[0]
         self.dates = as_dates(days)
