@@ -231,7 +231,12 @@ def test_empty_window_with_listed_points():
     # the empty window never exercises (a window at strike 0 would call everything)
     same = portfolio({**bond, "first_exercise": [1], "last_exercise": [0], "strike": [55.0]})
     for name, price in ENGINES.items():
-        np.testing.assert_array_equal(price(bonds), price(same), err_msg=name)
+        # the same bits on one thread; the multicore target's level sums are split among its threads as the machine's
+        # load has it, so two calls may differ in the last bit (seen under a full test run on 2 cores)
+        if "multicore" in name:
+            np.testing.assert_allclose(price(bonds), price(same), rtol=1e-15, atol=0, err_msg=name)
+        else:
+            np.testing.assert_array_equal(price(bonds), price(same), err_msg=name)
         np.testing.assert_allclose(price(bonds), reference.price(bonds, CURVES), rtol=0, atol=ENGINE_TOLERANCE,
                                    err_msg=name)
     with_window = portfolio({**bond, "first_exercise": [24], "last_exercise": [24], "strike": [100.0],
