@@ -121,3 +121,11 @@ def test_a_fit_no_tree_can_take_names_the_model_file(capsys, files):
     assert "Calibrate again with a fixed (--a)" in errors["P1"] and "max_width" not in errors["P1"]
     assert f"{model} gives trade 'C1' a = 0.05, sigma = 1.5" in errors["C1"]
     assert "warning" in err and "curves no trade of the book is on, skipped: 'GBP'" in err
+
+
+def test_fits_at_a_bound_are_said(capsys, files):
+    model = files["dir"] / "bounded.csv"
+    model.write_text("curve,a,sigma,status\nEUR,0.05,0.012,bound\nUSD,0.05,0.01,converged\n")
+    code, err, _table = price(capsys, files, "bare", model)
+    assert code == 0, err
+    assert "3 trades price with a fit at a bound of its calibration (status bound): 'P1', 'E1', 'Z1'" in err

@@ -261,3 +261,13 @@ def test_a_european_swaption_starting_on_a_weekend_is_exercised_on_its_rolled_da
     unrolled = one_swaption(start="2027-11-27", first_exercise="2027-11-27", maturity="2032-11-29", rate=0.025,
                             calendar="NONE", convention="F")
     assert trinom.price(unrolled, curves, backend="reference").price[0] != weekend.price[0]
+
+
+def test_an_expired_swaption_says_so():
+    """Issue 35's audit: a swaption whose start (its default exercise date) has passed was described by window cells
+    the user left empty."""
+    curves = {"EUR": DatedCurve(as_of=AS_OF, dates=["2036-11-25"], zero_rates=[0.03], name="EUR")}
+    book = Trades(as_of=AS_OF, id=["S1"], type=["swaption"], start=["2026-01-25"], maturity=["2031-01-25"],
+                  rate=[0.03], option=["payer"], exercise=["european"], a=0.05, sigma=0.01, curve="EUR")
+    result = trinom.price(book, curves, errors="mask", backend="reference")
+    assert result.error[0].startswith("the swaption has expired: its exercise dates (from 2026-01-25 to 2026-01-25")

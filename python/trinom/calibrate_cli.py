@@ -197,6 +197,7 @@ class ModelFile:
     curves: dict[str, tuple[float, float]] = field(default_factory=dict)
     trades: dict[str, tuple[float, float]] = field(default_factory=dict)
     unfitted: dict[str, str] = field(default_factory=dict)
+    bound: set[str] = field(default_factory=set)  #: the ids and curves whose fit is at a bound (status ``bound``)
 
     def parameters(self, ids: Any, curves: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per trade (``ids``, each with its ``curves`` name; one name for all), its ``a`` and ``sigma``: the trade's
@@ -301,6 +302,8 @@ def read_model_file(path: str | Path) -> ModelFile:
             result.unfitted[key[1]] = messages[row] or "no fit"
         elif len(values) == 2:
             (result.trades if key[0] == "id" else result.curves)[key[1]] = (values["a"], values["sigma"])
+            if status[row] == "bound":
+                result.bound.add(key[1])
     if problems:
         raise InputError(problems)
     return result

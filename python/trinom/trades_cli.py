@@ -136,6 +136,12 @@ def with_model(trades: Trades, path: Path, curve_names: list[str]) -> Trades:
                              f"{path} gives trade {ids[k]!r} a = {a[k]:g}, sigma = {sigma[k]:g} (its {source[k]}'s row), "
                              f"outside what a tree prices (a >= {MIN_MODEL_A:g}, sigma <= {PLAUSIBLE_SIGMA:g}): a fit at "
                              "a bound of the calibration? Calibrate again with a fixed (--a) or more quotes"))
+    at_bound = [ids[k] for k in np.flatnonzero(source != "").tolist()
+                if (ids[k] if source[k] == "trade" else str(names[k])) in model.bound]
+    if at_bound:
+        shown = ", ".join(map(repr, at_bound[:10])) + (" ..." if len(at_bound) > 10 else "")
+        print(f"trinom: warning: {path}: {len(at_bound)} trades price with a fit at a bound of its calibration (status "
+              f"bound): {shown}", file=sys.stderr)
     unused = sorted(set(model.curves) - {str(name) for name in names})
     if unused:
         print(f"trinom: warning: {path} has rows for curves no trade of the book is on, skipped: "

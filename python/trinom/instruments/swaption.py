@@ -131,6 +131,12 @@ def lower_swaptions(specs: SwaptionSpecs) -> LoweredSwaptions:
     bad = ~schedules.good.copy()
     for k in np.flatnonzero(schedules.good & (first_date == np.iinfo(np.int64).max)):
         bad[k] = True
+        if specs.last_exercise[k] <= specs.as_of:  # every exercise date has passed: say so, not the window's cells
+            problems.append((int(specs.rows[k]), "first_exercise", f"the swaption has expired: its exercise dates "
+                             f"(from {day_text(specs.first_exercise[k])} to {day_text(specs.last_exercise[k])}; "
+                             f"first_exercise and last_exercise default to its start) are on or before the as-of date "
+                             f"{day_text(specs.as_of)}"))
+            continue
         problems.append((int(specs.rows[k]), "first_exercise", "no fixed-leg start date after the as-of date between "
                          f"first_exercise {day_text(specs.first_exercise[k])} and last_exercise "
                          f"{day_text(specs.last_exercise[k])}: a swaption is exercised on the start dates of its fixed "

@@ -332,7 +332,10 @@ class Trades:
         for row, messages in said.items():
             if row is not None and error[row] != "":
                 error[row] = "; ".join(messages)
-        return replace(result, problems=tuple(problems), error=error)
+        failed = error != ""  # a failed row has no accrued interest either (it was 0 or a placeholder's)
+        accrued = np.where(failed, np.nan, result.accrued)
+        return replace(result, problems=tuple(problems), error=error, accrued=accrued,
+                       clean=np.where(failed, np.nan, result.clean))
 
     def explained_problems(self, problems: Sequence[Problem]) -> list[Problem]:
         """The trees' ``problems`` of these trades' rows in the trade's terms (:meth:`explained`), repeats dropped."""
