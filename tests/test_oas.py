@@ -193,3 +193,24 @@ def test_a_bond_paying_nothing_and_a_price_out_of_reach_report_no_spread():
         found = trinom.oas(bonds, curves, model * np.array([1.0, 5.0, 1.0]), errors="mask", backend=backend)
         assert found.status[1] == "price outside the attainable range"
         assert np.isnan(found.oas[1]) and np.isnan(found.price[1]) and np.isfinite(found.oas[[0, 2]]).all()
+
+
+def test_dated_market_prices_by_trade_id():
+    """Issue 35's audit: a mapping of trade ids to prices is taken (a list stays in the trades' order); a missing or
+    unknown id, and a list of the wrong length, are InputErrors naming the trouble."""
+    from trinom.instruments import Trades
+    from trinom.model import DatedCurve
+
+    curves = {"EUR": DatedCurve(as_of="2026-11-25", dates=["2036-11-25"], zero_rates=[0.03])}
+    book = Trades(as_of="2026-11-25", id=["B1", "B2"], type=["bond"] * 2, issue=["2024-03-15"] * 2,
+                  maturity=["2032-03-15", "2034-03-15"], coupon=[0.04, 0.05], frequency=[2, 2], a=0.05, sigma=0.01,
+                  steps_per_year=[12, 12])
+    listed = oas(book, curves, [100.0, 104.0], backend="reference")
+    mapped = oas(book, curves, {"B2": 104.0, "B1": 100.0}, backend="reference")
+    np.testing.assert_array_equal(mapped.oas, listed.oas)
+    with pytest.raises(trinom.InputError, match="market_prices has no price for trade 'B2'"):
+        oas(book, curves, {"B1": 100.0}, backend="reference")
+    with pytest.raises(trinom.InputError, match="market_prices names 'B9', which is no trade"):
+        oas(book, curves, {"B1": 100.0, "B2": 104.0, "B9": 1.0}, backend="reference")
+    with pytest.raises(trinom.InputError, match="market_prices has 3 entries, expected one per bond"):
+        oas(book, curves, [100.0, 104.0, 1.0], backend="reference")

@@ -50,7 +50,7 @@ converge (their closest spread is reported).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -145,6 +145,8 @@ def oas(bonds: BondPortfolio, curves: CurvesLike, market_prices: npt.ArrayLike, 
     if client is not None:
         options["client"] = client
     if isinstance(bonds, Trades):  # dated bonds: their spreads as decimals, the trades' unit
+        if isinstance(market_prices, Mapping):  # by trade id
+            market_prices = _prices_by_id(market_prices, bonds.ids)
         block, market_curves, legs = single_instrument(bonds, curves)
         if not legs.is_identity():
             raise InputError([(None, "instruments", "OAS is a bond's: these trades hold swaptions or caps, which have "
@@ -329,8 +331,24 @@ def _market_prices(market_prices: npt.ArrayLike, count: int) -> np.ndarray:
     except (TypeError, ValueError):
         raise TypeError(f"market_prices must be numbers, one per bond ({count}); some entry is no number") from None
     if prices.ndim == 0 or prices.size != count:
-        raise ValueError(f"market_prices has {prices.size} entries, expected one per bond ({count})")
+        raise InputError([(None, "market_prices", f"market_prices has {prices.size} entries, expected one per bond "
+                           f"({count}), in the book's order (or, for trades, a mapping of each trade's id to its "
+                           "price)")])
     return prices.reshape(-1)
+
+
+def _prices_by_id(market_prices: Mapping[Any, Any], ids: Sequence[str]) -> list[Any]:
+    """A mapping of trade ids to market prices as a list in the trades' order; an id it lacks or one no trade has is
+    an error naming it."""
+    given = {str(key): value for key, value in market_prices.items()}
+    problems = [(row, "market_prices", f"market_prices has no price for trade {name!r}")
+                for row, name in enumerate(ids) if name not in given]
+    strangers = sorted(set(given) - set(ids))
+    problems += [(None, "market_prices", f"market_prices names {name!r}, which is no trade of the book")
+                 for name in strangers[:10]]
+    if problems:
+        raise InputError(problems)
+    return [given[name] for name in ids]
 
 
 def _engine_search(pricer: SpreadPricer, rows: np.ndarray, market: np.ndarray, status: np.ndarray, *, price_type: str,
