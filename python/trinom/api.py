@@ -384,13 +384,7 @@ def _as_portfolio(value: object) -> Instrument | None:
         return None
     if "cashflow_count" in columns:
         return BondPortfolio(**columns)
-    if "convention" in columns:  # a table of a thesis book (Portfolio.to_dataframe): one convention for every row
-        found = sorted({str(v) for v in np.atleast_1d(np.asarray(columns.pop("convention"), dtype=object)).tolist()})
-        if len(found) > 1:
-            raise InputError([(None, "convention", f"the convention column holds {', '.join(map(repr, found))}: a book "
-                               "has one convention")])
-        return Portfolio(convention=found[0] if found else "standard", **columns)
-    return Portfolio(**columns)
+    return Portfolio.from_columns(columns)  # a thesis book's table has a convention column (Portfolio.to_dataframe)
 
 
 def _columns_of(value: object) -> dict[str, Any] | None:

@@ -24,7 +24,7 @@ from .csvtable import read_table, read_table_lines
 from .curve import YieldCurve
 from .errors import InputError, check_error_mode
 from .files import BOOK_FORMATS, output_format, replacing
-from .instruments.option import CONVENTIONS, FIELDS, Portfolio
+from .instruments.option import FIELDS, Portfolio, book_convention
 from .row_ids import check_row_ids, row_numbers
 from .textdata import format_array, format_float, read_arrays
 
@@ -104,17 +104,8 @@ def _convention(path: str | Path, cells: list[str], lines: Sequence[int]) -> str
     """The one convention of an option CSV's ``convention`` column (``standard`` where it has no row); a cell that
     names none of :data:`trinom.instruments.option.CONVENTIONS`, or another than the first row's, is an error naming its
     row and line."""
-    problems: list[tuple[int | None, str, str]] = []
-    for k, cell in enumerate(cells):
-        if cell not in CONVENTIONS:
-            problems.append((k, "convention", f"{path} line {lines[k]}: convention must be one of "
-                             f"{', '.join(CONVENTIONS)}, got {cell!r}"))
-        elif cell != cells[0] and cells[0] in CONVENTIONS:
-            problems.append((k, "convention", f"{path} line {lines[k]}: convention {cell!r} differs from line "
-                             f"{lines[0]}'s {cells[0]!r} (a book has one convention, the same on every row)"))
-    if problems:
-        raise InputError(problems)
-    return cells[0] if cells else "standard"
+    places = [f"{path} line {line}: " for line in lines]
+    return book_convention(cells, places, f"line {lines[0]}" if lines else "") or "standard"
 
 
 def read_option_book(path: str | Path, errors: str = "raise") -> tuple[Portfolio, YieldCurve | None, list[str]]:

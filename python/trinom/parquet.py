@@ -44,7 +44,7 @@ from .curve import YieldCurve
 from .errors import InputError, check_error_mode
 from .files import replacing
 from .instruments.bond import _INTEGER_FIELDS, BOND_FIELDS, BondPortfolio
-from .instruments.option import CONVENTIONS, FIELDS, Portfolio
+from .instruments.option import CONVENTIONS, FIELDS, Portfolio, book_convention
 from .result import Prices
 from .row_ids import check_row_ids, row_numbers
 from .textdata import WHOLE_NUMBER_LIMIT, not_whole
@@ -457,19 +457,12 @@ def _convention(metadata: dict[bytes, bytes] | None, path: Path | str, column: A
         raise InputError([(None, "convention", f"{path}: trinom.convention metadata must be one of "
                            f"{', '.join(CONVENTIONS)}, got {value!r}")])
     if column is not None:
-        cells = [None if v is None else str(v) for v in column.to_pylist()]
-        problems = [(row, "convention", f"{path}: convention must be one of {', '.join(CONVENTIONS)}, got {cell!r}")
-                    for row, cell in enumerate(cells) if cell not in CONVENTIONS]
-        first = cells[0] if cells else None
-        problems += [(row, "convention", f"{path}: convention {cell!r} differs from row 0's {first!r} (a book has one "
-                      "convention, the same on every row)") for row, cell in enumerate(cells)
-                     if cell in CONVENTIONS and first in CONVENTIONS and cell != first]
-        if value is not None and first in CONVENTIONS and first != value:
-            problems.append((None, "convention", f"{path}: the convention column says {first!r}, the "
-                             f"trinom.convention metadata {value!r}"))
-        if problems:
-            raise InputError(problems)
-        value = first if first is not None else value
+        cells = column.to_pylist()
+        first = book_convention(cells, [f"{path}: "] * len(cells), "row 0")
+        if value is not None and first is not None and first != value:
+            raise InputError([(None, "convention", f"{path}: the convention column says {first!r}, the "
+                               f"trinom.convention metadata {value!r}")])
+        value = first or value
     return value or "standard"
 
 

@@ -25,6 +25,24 @@ T = TypeVar("T")
 #: The conventions an option portfolio may follow (see :class:`Portfolio`).
 CONVENTIONS: tuple[str, ...] = ("standard", "thesis")
 
+
+def book_convention(cells: Sequence[object], places: Sequence[str], first: str) -> str | None:
+    """The one convention of a book's ``convention`` cells (None where it has none): every cell names one of
+    :data:`CONVENTIONS` and the first's, or it is a problem of its row after its place (``places[k]``, e.g. a file's
+    line and ``": "``); ``first`` names the first row in the message (``line 2``, ``row 0``)."""
+    shown = [None if cell is None else str(cell) for cell in cells]
+    problems: list[tuple[int | None, str, str]] = []
+    for k, cell in enumerate(shown):
+        if cell not in CONVENTIONS:
+            problems.append((k, "convention", f"{places[k]}convention must be one of {', '.join(CONVENTIONS)}, got "
+                             f"{cell!r}"))
+        elif cell != shown[0] and shown[0] in CONVENTIONS:
+            problems.append((k, "convention", f"{places[k]}convention {cell!r} differs from {first}'s {shown[0]!r} (a "
+                             "book has one convention, the same on every row)"))
+    if problems:
+        raise InputError(problems)
+    return shown[0] if shown else None
+
 #: The fields in the thesis' file order, with their meaning.
 FIELDS: dict[str, str] = {
     "strike": "strike price X of the option on the bond (face value 100)",
@@ -125,19 +143,23 @@ class Portfolio:
     @classmethod
     def from_dataframe(cls, frame: Any, *, convention: str | None = None) -> Portfolio:
         """From a pandas DataFrame with one column per field (extra columns are an error) and an optional
-        ``convention`` column (one value on every row, as :meth:`to_dataframe` writes it). ``convention``: the book's
-        convention where the frame has no such column (default ``standard``); given with the column, they must
-        agree."""
-        columns = {str(c): frame[c].to_numpy() for c in frame.columns}
-        if "convention" in columns:
-            cells = sorted({str(v) for v in columns.pop("convention").tolist()})
-            if len(cells) > 1 or (convention is not None and cells and cells[0] != convention):
-                shown = ", ".join(repr(c) for c in cells)
-                raise InputError([(None, "convention", f"the convention column holds {shown}"
-                                   + (f", the convention argument {convention!r}" if convention else "")
-                                   + ": a book has one convention")])
-            convention = cells[0] if cells else convention
-        return cls(convention=convention or "standard", **columns)
+        ``convention`` column (:meth:`from_columns`)."""
+        return cls.from_columns({str(c): frame[c].to_numpy() for c in frame.columns}, convention=convention)
+
+    @classmethod
+    def from_columns(cls, columns: Mapping[str, Any], *, convention: str | None = None) -> Portfolio:
+        """From a mapping of field name to values and an optional ``convention`` column (one value on every row, as
+        :meth:`to_dataframe` writes it). ``convention``: the book's convention where there is no such column (default
+        ``standard``); given with the column, they must agree."""
+        fields = dict(columns)
+        if "convention" in fields:
+            cells = np.atleast_1d(np.asarray(fields.pop("convention"), dtype=object)).tolist()
+            found = book_convention(cells, [""] * len(cells), "row 0")
+            if convention is not None and found is not None and found != convention:
+                raise InputError([(None, "convention", f"the convention column says {found!r}, the convention "
+                                   f"argument {convention!r}: a book has one convention")])
+            convention = found or convention
+        return cls(convention=convention or "standard", **fields)
 
     def replace(self, **fields: npt.ArrayLike) -> Portfolio:
         """A portfolio of the same convention with ``fields`` replaced (e.g. ``sigma``)."""

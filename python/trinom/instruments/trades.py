@@ -137,13 +137,6 @@ PLAUSIBLE_SPREAD: Final[float] = 1.0
 #: The largest Hull-White sigma (an absolute short-rate volatility, a decimal) a trade may give: 0.2 is 2000 bp a year;
 #: beyond it a value is percent (1 for 1%).
 PLAUSIBLE_SIGMA: Final[float] = 0.2
-
-
-def _implausible_price(field: str, value: float) -> str:
-    """Why an exercise price outside :data:`PLAUSIBLE_PRICES` is refused, saying what it looks like."""
-    low, high = PLAUSIBLE_PRICES
-    hint = f": it looks like a fraction of par ({value:g} is {100 * value:g} per 100)" if 0 < value < 10 else ""
-    return f"{field} must be a clean price per 100 of the notional in {low:g}..{high:g}, got {value:g}{hint}"
 #: Trade types that lower to bond trees (the others lower to option trees).
 _BOND_FAMILY = (0, 2)
 #: Exercise styles of a bond's call or put.
@@ -208,6 +201,21 @@ def _cells(values: object, size: int, field: str) -> tuple[np.ndarray, np.ndarra
         else:
             out[k] = value
     return out, None
+
+
+def _implausible_price(field: str, value: float) -> str:
+    """Why an exercise price outside :data:`PLAUSIBLE_PRICES` is refused, saying what it looks like."""
+    low, high = PLAUSIBLE_PRICES
+    hint = f": it looks like a fraction of par ({value:g} is {100 * value:g} per 100)" if 0 < value < 10 else ""
+    return f"{field} must be a clean price per 100 of the notional in {low:g}..{high:g}, got {value:g}{hint}"
+
+
+def _implausible_spread(value: float) -> str:
+    """Why a spread beyond :data:`PLAUSIBLE_SPREAD` is refused, saying what it looks like."""
+    hint = (f": it looks like basis points ({value:g} bp is {value / 1e4:g})" if abs(value) >= 10 else
+            f": it looks like percent ({value:g}% is {value / 100:g})")
+    return (f"spread must be a decimal rate in -{PLAUSIBLE_SPREAD:g}..{PLAUSIBLE_SPREAD:g} (0.005 for 50 bp), got "
+            f"{value:g}{hint}")
 
 
 def _missing_marker(value: object) -> bool:
@@ -493,10 +501,13 @@ class Trades:
             for row in np.flatnonzero(mask & ~present[field]):
                 problems.append((int(row), field, f"{field} is missing: {what}"))
 
-        def rule(mask: np.ndarray, field: str, text: str) -> None:
+        def rule(mask: np.ndarray, field: str, text: str | Callable[[float], str]) -> None:
+            """A problem of every given cell of ``field`` that ``mask`` marks: ``text`` with the cell as ``{value}``,
+            or ``text(number)`` where the message depends on the number (what it looks like)."""
             for row in np.flatnonzero(mask & present[field]):
                 if (row, field) not in bad_cells:
-                    problems.append((int(row), field, text.format(value=self._cells[field][row])))
+                    problems.append((int(row), field, text(float(n[field][row])) if callable(text) else
+                                     text.format(value=self._cells[field][row])))
 
         for field in _OPTION_ONLY:
             rule(is_bond, field, f"{field} does not apply to a bond (it is a bond option's), got {{value!r}}")
@@ -524,18 +535,9 @@ class Trades:
                  f"at most {PLAUSIBLE_SIGMA:g} (0.01 for 100 bp a year), got {{value}}: it looks like percent")
             rule(n["exercise_price"] < 0, "exercise_price", "exercise_price must be >= 0, got {value}")
             price = n["exercise_price"]
-            for row in np.flatnonzero((price >= 0) & ((price < PLAUSIBLE_PRICES[0]) | (price > PLAUSIBLE_PRICES[1]))
-                                      & present["exercise_price"]):
-                if (row, "exercise_price") not in bad_cells:
-                    problems.append((int(row), "exercise_price", _implausible_price("exercise_price", price[row])))
-            spread = n["spread"]
-            for row in np.flatnonzero((np.abs(spread) > PLAUSIBLE_SPREAD) & present["spread"]):
-                if (row, "spread") not in bad_cells:
-                    value = float(spread[row])
-                    hint = (f": it looks like basis points ({value:g} bp is {value / 1e4:g})" if abs(value) >= 10 else
-                            f": it looks like percent ({value:g}% is {value / 100:g})")
-                    problems.append((int(row), "spread", f"spread must be a decimal rate in -{PLAUSIBLE_SPREAD:g}.."
-                                     f"{PLAUSIBLE_SPREAD:g} (0.005 for 50 bp), got {value:g}{hint}"))
+            rule((price >= 0) & ((price < PLAUSIBLE_PRICES[0]) | (price > PLAUSIBLE_PRICES[1])), "exercise_price",
+                 lambda value: _implausible_price("exercise_price", value))
+            rule(np.abs(n["spread"]) > PLAUSIBLE_SPREAD, "spread", _implausible_spread)
             spy = n["steps_per_year"]
             rule((spy < 1) | (spy > MAX_STEPS_PER_YEAR) | (spy != np.round(spy)), "steps_per_year",
                  f"steps_per_year must be a whole number in 1..{MAX_STEPS_PER_YEAR}, got {{value}}")
