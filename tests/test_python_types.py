@@ -54,3 +54,16 @@ def test_a_boolean_array_is_no_option_type():
 def test_calibrate_says_what_quotes_may_be(quotes):
     with pytest.raises(TypeError, match=r"quotes must be VolQuotes, a vols\.csv or Parquet path, or a pandas DataFrame"):
         calibrate(curves=CURVES, quotes=quotes)
+
+
+@pytest.mark.parametrize("coupon", [[0.05], np.array([0.05]), pd.Series([0.05])], ids=["list", "numpy", "series"])
+def test_a_column_of_one_value_is_not_every_trades(coupon):
+    """A list of one beside longer columns is a column of the wrong length (it once broadcast without a word);
+    a scalar is every trade's."""
+    columns = dict(id=["B1", "B2"], type=["bond", "bond"], issue=["2024-03-15"] * 2, maturity=["2034-03-15"] * 2,
+                   frequency=[2, 2], a=0.05, sigma=0.01)
+    with pytest.raises(trinom.InputError, match=r"coupon has 1 values, expected one per trade \(2\) \(one value for "
+                                                r"every trade is given as a scalar"):
+        Trades(as_of=AS_OF, coupon=coupon, **columns)
+    book = Trades(as_of=AS_OF, coupon=0.05, **columns)
+    assert book.problems() == [] and np.ptp(trinom.price(book, CURVES, backend="reference").price) == 0

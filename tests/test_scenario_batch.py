@@ -87,13 +87,18 @@ def test_the_expanded_book_holds_one_tree_per_entry():
 
 
 def test_a_scenario_that_makes_a_row_invalid_names_the_move():
+    """Issue 35: a row that one scenario's move makes invalid is NaN in that scenario only (not in the base)."""
     options = trinom.generator.generate("uniform", 4, seed=5)
     sigma = options.sigma.copy()
     sigma[1] = 0.5 * H
     book = trinom.Portfolio(**{**options.as_dict(), "sigma": sigma})
-    result = trinom.price(book, scenarios=[None, SigmaShift(-H)], backend="reference", errors="mask")
-    assert np.isnan(result.price[:, 1]).all() and "moves sigma by -0.0001" in result.error[1]
+    result = trinom.price(book, scenarios=[None, SigmaShift(-H), SigmaShift(H)], backend="reference", errors="mask")
+    assert np.isnan(result.price[1, 1]) and "moves sigma by -0.0001" in result.error[1]
     assert np.isfinite(np.delete(result.price, 1, axis=1)).all()
+    # only the scenario that moves the row out of range is masked: the others are its prices as alone
+    alone = trinom.price(book, scenarios=[None, SigmaShift(H)], backend="reference")
+    np.testing.assert_array_equal(result.price[[0, 2], 1], alone.price[:, 1])
+    assert not result.ok[1] and result.ok[[0, 2, 3]].all()
     with pytest.raises(trinom.InputError, match=r"row 1.*sigma"):
         trinom.price(book, scenarios=[None, SigmaShift(-H)], backend="reference")
 

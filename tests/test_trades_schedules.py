@@ -524,3 +524,17 @@ def test_cpu_engines_agree_with_the_reference(tmp_path, backend, target):
     reference = trinom.price(book, CURVES, backend="reference").price[rows]
     np.testing.assert_allclose(trinom.price(bonds, CURVES, backend=backend, target=target).price, reference,
                                rtol=1e-11, atol=0)
+
+
+def test_a_scenario_that_moves_sigma_out_of_range_masks_that_scenario_only():
+    """Issue 35: a trade that a negative SigmaShift makes invalid is NaN in that scenario, its base price kept."""
+    from trinom.scenarios import SigmaShift
+
+    book = trades([bond("C", "2024-03-15", "2031-03-15", 0.05, 2, option="call", exercise="bermudan",
+                        first_exercise="2027-03-15", last_exercise="2030-09-15", exercise_price=101.0)])
+    base = trinom.price(book, CURVES, backend="reference").price[0]
+    result = trinom.price(book, CURVES, scenarios=[None, SigmaShift(-2 * SIGMA)], backend="reference", errors="mask")
+    assert result.price[0, 0] == pytest.approx(base, abs=1e-12) and np.isnan(result.price[1, 0])
+    assert "moves sigma by -0.02" in result.error[0]
+    with pytest.raises(trinom.InputError, match=r"moves sigma by -0\.02"):
+        trinom.price(book, CURVES, scenarios=[None, SigmaShift(-2 * SIGMA)], backend="reference")

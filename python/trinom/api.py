@@ -224,7 +224,10 @@ class Job:
     starts: np.ndarray  #: first input row of each block
     problems: list[tuple[int | None, str, str]]  #: every problem, rows numbered across the blocks
     book: Book  #: the good rows, lowered, in input order
-    rows: np.ndarray | None  #: the input row of each book tree; None when every row is good
+    rows: np.ndarray | None  #: the input row of each book tree; None when every row is in the book
+    #: rows in the book that a scenario's move of sigma or the spread makes invalid: (input row, those scenarios),
+    #: NaN in those scenarios only
+    masked: tuple[tuple[int, tuple[int, ...]], ...] = ()
 
     @property
     def size(self) -> int:
@@ -254,6 +257,10 @@ class Job:
         if self.rows is not None:
             price = np.full((values.shape[0], self.size), np.nan, dtype=dtype)
             price[:, self.rows] = values
+        if self.masked:
+            price = price.copy() if price is values else price
+            for row, scenarios in self.masked:
+                price[list(scenarios), row] = np.nan
         price = price[0] if price.shape[0] == 1 and not keep_axis else price
         clean = price - columns.accrued if columns.has_accrued else price
         return Prices(price=price, clean=clean, accrued=columns.accrued,
@@ -273,7 +280,8 @@ class Job:
         problems = sorted(self.problems + found, key=lambda p: -1 if p[0] is None else p[0])
         good = np.setdiff1d(np.arange(values.shape[1]), book_rows)
         rows = good if self.rows is None else self.rows[good]
-        job = Job(blocks=self.blocks, starts=self.starts, problems=problems, book=self.book.take(good), rows=rows)
+        job = Job(blocks=self.blocks, starts=self.starts, problems=problems, book=self.book.take(good), rows=rows,
+                  masked=tuple((row, s) for row, s in self.masked if row in set(rows.tolist())))
         return job.result(values[:, good], engine, errors, checked=True, keep_axis=keep_axis)
 
 
@@ -289,8 +297,15 @@ def prepare(instruments: Instrument | Sequence[Instrument], market: Market, *,
     np.cumsum([len(b) for b in blocks], out=starts[1:])
     problems: list[tuple[int | None, str, str]] = []
     books, rows = [], []
+    masked: list[tuple[int, tuple[int, ...]]] = []  # rows good but in some scenarios: NaN there only
     for start, block in zip(starts[:-1], blocks, strict=True):
-        found = _validate(block, market, max_width, max_steps)
+        found = _validate_as_is(block, market, max_width, max_steps)
+        for (row, field, message), scenarios in _scenario_problems(block, market, max_width, max_steps, found):
+            if row is None:
+                found.append((row, field, message))
+            else:
+                problems.append((int(row + start), field, message))
+                masked.append((int(row + start), scenarios))
         problems += [(None if row is None else int(row + start), field, message) for row, field, message in found]
         good = np.setdiff1d(np.arange(len(block)), [row for row, _f, _m in found if row is not None])
         part = block if not found else block[good] if good.size else None
@@ -300,9 +315,11 @@ def prepare(instruments: Instrument | Sequence[Instrument], market: Market, *,
     if any(row is None for row, _f, _m in problems):  # a problem of the whole input: nothing can be priced
         books, rows = [], []
     book = books[0] if len(books) == 1 else Book.concatenate(books) if books else empty_book(market.names)
-    every_row = not problems
+    problems.sort(key=lambda p: -1 if p[0] is None else p[0])
+    every_row = len(problems) == len(masked)
     return Job(blocks=tuple(blocks), starts=starts, problems=problems, book=book,
-               rows=None if every_row else (np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)))
+               rows=None if every_row else (np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)),
+               masked=tuple(masked))
 
 
 def resolve(backend: str, book: Book, precision: str, target: str | None) -> tuple[backends.Engine, str | None]:
@@ -399,10 +416,21 @@ def _validate(block: Instrument, market: Market, max_width: int, max_steps: int)
     """The block's problems, rows numbered within it; a row that a scenario's move of sigma or of the spread
     makes invalid is a problem too (named with the move)."""
     found = _validate_as_is(block, market, max_width, max_steps)
+    moved = [problem for problem, _scenarios in _scenario_problems(block, market, max_width, max_steps, found)]
+    return sorted(found + moved, key=lambda p: -1 if p[0] is None else p[0])
+
+
+def _scenario_problems(block: Instrument, market: Market, max_width: int, max_steps: int,
+                       found: list[tuple[int | None, str, str]]
+                       ) -> list[tuple[tuple[int | None, str, str], tuple[int, ...]]]:
+    """The problems of the rows good as they are (not among ``found``) that a scenario's move of sigma or of the
+    spread makes invalid, each with the scenarios that move it so (a row's first such problem only; row None: the
+    whole input)."""
     bad = {row for row, _f, _m in found}
     if None in bad or not market.moves_trees:
-        return found
+        return []
     curves = tuple((c.days.tobytes(), np.asarray(c.rates).tobytes()) for c in market.curves)
+    out: list[tuple[tuple[int | None, str, str], tuple[int, ...]]] = []
     for field, shifts in (("sigma", market.sigma_shifts), ("spread", market.spread_shifts)):
         if field == "spread" and isinstance(block, Portfolio):  # options have no spread
             continue
@@ -410,11 +438,12 @@ def _validate(block: Instrument, market: Market, max_width: int, max_steps: int)
             key = ("moved-problems", field, shift, max_width, max_steps, curves)
             problems = block.cached(key, lambda f=field, s=shift: _validate_as_is(  # type: ignore[misc]
                 _moved(block, f, s), market, max_width, max_steps))
+            scenarios = tuple(k for k, s in enumerate(shifts) if s == shift)
             for row, name, message in problems:
                 if row not in bad:
-                    found.append((row, name, f"in the scenario that moves {field} by {shift:g}: {message}"))
+                    out.append(((row, name, f"in the scenario that moves {field} by {shift:g}: {message}"), scenarios))
                     bad.add(row)
-    return sorted(found, key=lambda p: -1 if p[0] is None else p[0])
+    return out
 
 
 def _moved(block: Instrument, field: str, shift: float) -> Instrument:

@@ -21,7 +21,9 @@ class Prices:
       none: then ``value`` is ``price``).
     * ``clean`` and ``accrued``: ``clean = price - accrued``; ``accrued`` is a bond's interest accrued at
       the valuation date and 0 for an option.
-    * ``error``: ``""`` for a good row, else every problem of the row, joined by ``"; "``.
+    * ``error``: ``""`` for a good row, else every problem of the row, joined by ``"; "``. A row that only a
+      scenario's move of sigma or of the spread makes invalid (a negative ``SigmaShift`` larger than its sigma) is
+      NaN in those scenarios only, its other scenarios priced; its error names the move.
     * ``instrument``: ``"option"`` or ``"bond"`` per row; ``engine``: what priced the book (e.g.
       ``cuda`` or ``futhark/multicore``).
     * ``problems``: every problem behind ``error`` as ``(row, field, message)`` (``row`` None: the whole

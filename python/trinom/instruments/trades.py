@@ -170,10 +170,12 @@ def _cells(values: object, size: int, field: str) -> tuple[np.ndarray, np.ndarra
         raw = values.reshape(-1)
     else:
         array = np.asarray(values, dtype=object).reshape(-1)
-        if array.size == 1 and size != 1:
+        if array.size == 1 and size != 1 and np.ndim(values) == 0:  # a scalar is every trade's; a list of one not
             array = np.full(size, array[0], dtype=object)
         if array.size != size:
-            raise InputError([(None, field, f"{field} has {array.size} values, expected one per trade ({size})")])
+            hint = " (one value for every trade is given as a scalar, not a list of one)" if array.size == 1 else ""
+            raise InputError([(None, field, f"{field} has {array.size} values, expected one per trade ({size})"
+                               f"{hint}")])
         raw = np.asarray(values).reshape(-1)
     if raw.size == size and raw.dtype.kind in "fiu":  # numbers: only NaN is empty (booleans are no numbers)
         out = raw.astype(object)
@@ -247,7 +249,7 @@ class _Parsed:
 class Trades:
     """A book of dated trades (one row per trade) and its as-of date; see the module's docstring.
 
-    Every column of :data:`TRADE_COLUMNS` is a keyword (a sequence of cells, one per trade, or one value for all);
+    Every column of :data:`TRADE_COLUMNS` is a keyword (a sequence of cells, one per trade, or a scalar for all);
     the ones a book does not use may be left out. ``where``: per row, where it came from (``"trades.csv line 3"``),
     prefixed to its messages. ``schedule``: explicit or step-down exercise schedules, a table (a DataFrame or a
     mapping of columns) ``id,date,price``; ``notionals``: amortizing notionals, ``id,date,notional`` (see the
