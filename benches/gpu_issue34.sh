@@ -7,7 +7,8 @@ source tools/device_session.sh
 nvidia-smi --query-gpu=name,clocks.max.sm,memory.total --format=csv,noheader
 stages=" ${STAGES:-tests sweep classes desk} "
 if [[ $stages == *" tests "* ]]; then
-  python3 -m pytest -q -m gpu ${TESTS:-tests/test_wide_trees_gpu.py tests/test_bonds_cuda_gpu.py} 2>&1 | tail -15
+  python3 -m pytest -q -m gpu ${TESTS:-tests/test_flows_between_steps_gpu.py tests/test_wide_trees_gpu.py \
+    tests/test_bonds_cuda_gpu.py} > "$OUT/tests.log" 2>&1; tail -25 "$OUT/tests.log"
 fi
 if [[ $stages == *" sweep "* ]]; then
   for variants in ${VARIANTS:-1,2,4,6 0,2,4,6 1,3,5,6 3,3,4,6}; do

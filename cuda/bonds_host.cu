@@ -64,6 +64,7 @@ struct ChunkPlan {
     int entries = 0;                     // prices the chunk writes: its entries, else its bonds
     bool search = false;                 // a spread search per bond (trinom_bonds::search)
     bool listed = false;                 // the chunk has listed exercise points (trinom_bonds::exercise_offset)
+    bool timed = false;                  // the cash flows have times (trinom_bonds::cashflow_time)
     long long ex_first = 0;              // the chunk's first listed point in the caller's arrays
     int points = 0;                      // the chunk's listed points
 };
@@ -111,6 +112,7 @@ void plan_chunk(HostPool &pool, const trinom_bonds &bd, int64_t curves, long lon
     plan.entries = static_cast<int>(ent_end - plan.ent_first);
     plan.search = bd.search != nullptr;
     plan.listed = bd.exercise_offset != nullptr;
+    plan.timed = bd.cashflow_time != nullptr;
     plan.ex_first = plan.listed ? bd.exercise_offset[first_row] : 0;
     const long long ex_end = plan.listed ? bd.exercise_offset[first_row + count] : 0;
     if (ex_end - plan.ex_first > INT_MAX / 2 || ex_end < plan.ex_first)
@@ -224,8 +226,8 @@ enum IntArray { kN, kJmax, kTermUnit, kTermSteps, kFirst, kLast, kFreq, kCurve, 
 enum RealArray { kA, kSigma, kSpread, kStrike, kPaid, kCoupon, kRates, kEntSpread, kExPrice, kRealArrays };
 
 template <typename real> struct ChunkLayout {
-    size_t ints[kIntArrays], reals[kRealArrays], type, at, target, upload, out, found_spread, found_iterations,
-        found_status, scratch, total;
+    size_t ints[kIntArrays], reals[kRealArrays], times, type, at, target, upload, out, found_spread,
+        found_iterations, found_status, scratch, total;
 };
 
 template <typename real> ChunkLayout<real> chunk_layout(const ChunkPlan &plan, int curves, int points) {
@@ -242,6 +244,7 @@ template <typename real> ChunkLayout<real> chunk_layout(const ChunkPlan &plan, i
                                             size_t(points), entries, listed};
     for (int k = 0; k < kIntArrays; ++k) c.ints[k] = l.take(int_sizes[k] * sizeof(int));
     for (int k = 0; k < kRealArrays; ++k) c.reals[k] = l.take(real_sizes[k] * sizeof(real));
+    c.times = l.take((plan.timed ? size_t(plan.cashflows) : 0) * sizeof(double));
     c.type = l.take(count);
     c.at = l.take(plan.at.size() * sizeof(long long));
     const size_t searched = plan.search ? count : 0;
@@ -303,6 +306,8 @@ void price_chunk(DeviceContext &ctx, const trinom_bonds &bd, const trinom_bond_c
             reals(kCoupon)[k] = static_cast<real>(bd.coupon[f]);
         }
     });
+    if (plan.timed)
+        std::memcpy(st + lay.times, bd.cashflow_time + plan.cf_first, size_t(plan.cashflows) * sizeof(double));
     int at = 0;
     for (int c = 0; c < nc; ++c) {
         ints(kCurveBegin)[c] = at;
@@ -371,6 +376,7 @@ void price_chunk(DeviceContext &ctx, const trinom_bonds &bd, const trinom_bond_c
     args.ex_begin = plan.listed ? d_ints(kExBegin) : nullptr;
     args.ex_step = plan.listed ? d_ints(kExStep) : nullptr;
     args.ex_price = plan.listed ? d_reals(kExPrice) : nullptr;
+    args.cf_time = plan.timed ? reinterpret_cast<const double *>(dev + lay.times) : nullptr;
     args.target = plan.search ? reinterpret_cast<const double *>(dev + lay.target) : nullptr;
     args.search_low = plan.search ? bd.search->low : 0.0;
     args.search_high = plan.search ? bd.search->high : 0.0;

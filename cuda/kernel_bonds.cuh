@@ -158,18 +158,63 @@ __device__ __forceinline__ double zero_price(CurveCursor<real> &curve, int m, co
     return exp(double(R::mul(-curve.template rate<down>(t, term_unit), t)));
 }
 
+// The cursor of `curve` at the first pillar at or after day d (a binary search: what the walking cursors find).
+template <typename real> __device__ __forceinline__ CurveCursor<real> curve_at_day(const CurveCursor<real> &curve, int d) {
+    int lo = 0, hi = curve.count;  // the first index with days[at] >= d
+    while (lo < hi) {
+        const int mid = (lo + hi) >> 1;
+        if (curve.days[mid] < d) lo = mid + 1;
+        else hi = mid;
+    }
+    return CurveCursor<real>{curve.rates, curve.days, curve.count, lo};
+}
+
+// The whole day of t years as the cursors round it (half away from zero).
+template <typename real> __device__ __forceinline__ int day_of(real t, int term_unit) {
+    using R = Rn<real>;
+    const real x = R::mul(t, real(term_unit));
+    const real rounded = floor(R::add(fabs(x), real(0.5)));
+    return static_cast<int>(x < real(0) ? -rounded : rounded);
+}
+
+// P(0, (m + 1) dt) as zero_price, the curve's index found by binary search (the same pillar as the cursors find).
+template <typename real>
+__device__ __forceinline__ double zero_price_at(const CurveCursor<real> &curve, int m, const BondConstants<real> &c,
+                                                int term_unit) {
+    using R = Rn<real>;
+    const real t = R::mul(real(m + 1), c.dt);
+    CurveCursor<real> at = curve_at_day(curve, day_of(t, term_unit));
+    return exp(double(R::mul(-at.rate(t, term_unit), t)));
+}
+
+// P(0, t) at a cash flow's time t (years, in double): exp(-R(t) t), the rate read at t's whole day.
+template <typename real>
+__device__ __forceinline__ double zero_price_time(const CurveCursor<real> &curve, double t, int term_unit) {
+    CurveCursor<real> at = curve_at_day(curve, day_of(real(t), term_unit));
+    return exp(-double(at.rate(real(t), term_unit)) * t);
+}
+
 // The backward pass' per-bond state (§6): local cash-flow index p (never below the bond's first,
 // so no Q3), its step S, and r, the cash flows not yet added.
 struct CashflowCursor {
     int first, p, S, r;
 };
 
-__device__ __forceinline__ CashflowCursor cashflow_start(const int *steps, int first, int end, int n) {
+// A last flow with a time (`timed_last`: paid at its date, before step n) is not on step n's nodes: the cursor stays
+// on it, and it is taken at step n - 1 as the flows between steps are.
+__device__ __forceinline__ CashflowCursor cashflow_start(const int *steps, int first, int end, int n,
+                                                        bool timed_last = false) {
     CashflowCursor c{first, end - 1, 0, end - first};
-    c.r -= 1;
     c.S = steps[c.p];
+    if (timed_last) return c;
+    c.r -= 1;
     if (c.p > c.first && c.S <= n && c.r > 0) c.S = steps[--c.p];
     return c;
+}
+
+// The value of step n's nodes: the maturity flow, or 0 where it has a time (cashflow_start).
+template <typename real> __device__ __forceinline__ bool last_flow_timed(const BondArgs<real> &b, int end) {
+    return b.cf_time != nullptr && !isnan(b.cf_time[end - 1]);
 }
 
 // Step i's exercise flag (§6.2, with S before the cash flow is added: Q4).
@@ -185,6 +230,55 @@ __device__ __forceinline__ real take_cashflow(CashflowCursor &c, int i, int n, c
     if (c.p > c.first && c.S <= n) c.S = steps[--c.p];
     c.r -= 1;
     return amount;
+}
+
+// Flows between steps (docs/paper-instrument.md, "Flows between steps"): the flows of step i+1 with a time t in
+// (t_i, t_i+1] are valued at step i from each node j as c0 + c1 x_j (bonds/reference.py's _FlowsBetweenSteps, in
+// double): lambda = B(t - t_i) / B(dt) weighs the tree's one-step discount x_j against a constant, and the level
+// makes the tree price P(0, t) exp(-s (t - t_i)) exactly, with E_i and the curve's P(0, t_i), P(0, t_i+1). d0 + d1 x_j
+// is their derivative by the spread (percent), for a spread search.
+struct TimedFlows {
+    double c0, c1, d0, d1;
+    __device__ __forceinline__ bool any() const { return c0 != 0.0 || c1 != 0.0; }
+};
+
+// take_cashflow with flows between steps: the flow of step i+1 on its step (or 0) is returned, the flows with a
+// time (several may share a step) are summed into `tf`. `curve`: the tree's curve (its scenario's), `spread`: the
+// spread in percent, `e_i`: exp(-alpha_i dt).
+template <typename real>
+__device__ __forceinline__ real take_flows(CashflowCursor &cf, int i, int n, const BondArgs<real> &b, double a,
+                                           double spread, double e_i, const CurveCursor<real> &curve,
+                                           const BondConstants<real> &c, int term_unit, TimedFlows &tf) {
+    tf = TimedFlows{0.0, 0.0, 0.0, 0.0};
+    if (b.cf_time == nullptr) return take_cashflow(cf, i, n, b.cf_step, b.cf_paid);
+    real stepped = real(0);
+    while (i == cf.S - 1 && cf.r > 0) {
+        const double t = b.cf_time[cf.p];
+        if (isnan(t)) {
+            stepped = b.cf_paid[cf.p];
+        } else {
+            const double tau = t - double(i) * c.dt64;
+            const double lambda = (1.0 - exp(-a * tau)) / (1.0 - exp(-a * c.dt64));
+            const double before = i > 0 ? zero_price_at(curve, i - 1, c, term_unit) : 1.0;
+            const double after = zero_price_at(curve, i, c, term_unit) / e_i;
+            const double level = zero_price_time(curve, t, term_unit) * exp(-(spread / SPREAD_UNIT) * tau) /
+                                 ((1.0 - lambda) * before + lambda * after);
+            const double amount = double(b.cf_paid[cf.p]) * level;
+            const double k0 = amount * (1.0 - lambda), k1 = amount * lambda, ds = -tau / SPREAD_UNIT;
+            tf.c0 += k0;
+            tf.c1 += k1;
+            tf.d0 += ds * k0;
+            tf.d1 += ds * k1;
+        }
+        if (cf.p > cf.first && cf.S <= n) cf.S = b.cf_step[--cf.p];
+        cf.r -= 1;
+    }
+    return stepped;
+}
+
+// The flows between steps on node value v with node discount x (c0 + c1 x added in double, rounded once).
+template <typename real> __device__ __forceinline__ real with_timed(const TimedFlows &tf, real v, real x) {
+    return tf.any() ? v + real(tf.c0 + tf.c1 * double(x)) : v;
 }
 
 // §6.4: the exercise price strike + accrued interest at step i (Q2: the coupon paid at S).
@@ -474,9 +568,9 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
     // are scalars) and the node discounts x_j ------------------------------------------------------
     real x[K];
     const int p0 = b.cf_begin[o], p1 = b.cf_begin[o + 1];
-    CashflowCursor cf = cashflow_start(b.cf_step, p0, p1, n);
+    CashflowCursor cf = cashflow_start(b.cf_step, p0, p1, n, last_flow_timed(b, p1));
     ListedCursor lx = listed_start(b, o, n);
-    const real at_maturity = b.cf_paid[p1 - 1];
+    const real at_maturity = last_flow_timed(b, p1) ? real(0) : b.cf_paid[p1 - 1];
 #pragma unroll
     for (int k = 0; k < K; ++k) {
         const int j = base + k;
@@ -540,7 +634,7 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
         p_hi = zero_price<true>(first, top - 1, c, term_unit);
     }
     if (kScen || kSearch) {
-        cf = resume ? cf_at_cp : cashflow_start(b.cf_step, p0, p1, n);
+        cf = resume ? cf_at_cp : cashflow_start(b.cf_step, p0, p1, n, last_flow_timed(b, p1));
         lx = resume ? lx_at_cp : listed_start(b, o, n);
 #pragma unroll
         for (int k = 0; k < K; ++k) v[k] = resume ? checkpoint[k * 32 + lane] : at_maturity;
@@ -575,10 +669,14 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
         }
         bool exercise = false;
         real price = 0;
+        TimedFlows tf{0.0, 0.0, 0.0, 0.0};
         if (live) {
             const int h = min(i, jmax);
             exercise = exercise_at(i, cf.S, first_ex, last_ex, freq);
-            const real cash = take_cashflow(cf, i, n, steps, b.cf_paid);
+            const double e_i = kSearch ? double(eg) : double(eg) / double(g);
+            const double spread = kScen ? double(b.ent_spread[e0 + e]) : kSearch ? search.s : double(b.spread[o]);
+            const CurveCursor<real> flow_curve = curve_cursor_of(b, kScen ? b.ent_curve[e0 + e] : b.curve[o]);
+            const real cash = take_flows(cf, i, n, b, double(b.a[o]), spread, e_i, flow_curve, c, term_unit, tf);
             if (cash != real(0)) {  // Q1: only the nodes of step i, |j| <= h
 #pragma unroll
                 for (int k = 0; k < K; ++k)
@@ -607,8 +705,11 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
 #pragma unroll
             for (int k = 0; k < K; ++k) {
                 const real ex = eg_i * x[k];
-                real cont = v[k] * ex;
-                if constexpr (kSearch) dv[k] = (dv[k] - v[k] * spread_dt) * ex;
+                real cont = with_timed(tf, v[k] * ex, x[k]);
+                if constexpr (kSearch) {
+                    dv[k] = (dv[k] - v[k] * spread_dt) * ex;
+                    if (tf.any()) dv[k] += real(tf.d0 + tf.d1 * double(x[k]));
+                }
                 if (exercise && (call ? cont > price : price > cont)) {
                     cont = price;
                     if constexpr (kSearch) dv[k] = 0;
@@ -725,7 +826,7 @@ __global__ void __launch_bounds__(kWideThreads) bond_wide_kernel(BondArgs<real> 
 
     // ---- backward (§6): once, or once per search iteration ------------------------------------------
     const int p0 = b.cf_begin[o], p1 = b.cf_begin[o + 1];
-    const real at_maturity = b.cf_paid[p1 - 1];
+    const real at_maturity = last_flow_timed(b, p1) ? real(0) : b.cf_paid[p1 - 1];
     const real strike = b.strike[o];
     const bool call = b.type[o] == CALL;
     const int first_ex = b.first[o], last_ex = b.last[o], freq = b.freq[o];
@@ -741,7 +842,7 @@ __global__ void __launch_bounds__(kWideThreads) bond_wide_kernel(BondArgs<real> 
     }
     for (;;) {
     const real g_pass = kSearch ? spread_factor(real(search.s), c.dt) : g;
-    CashflowCursor cf = cashflow_start(b.cf_step, p0, p1, n);
+    CashflowCursor cf = cashflow_start(b.cf_step, p0, p1, n, last_flow_timed(b, p1));
     ListedCursor lx = listed_start(b, o, n);
     for (int idx = tid; idx < W; idx += kWideThreads) {
         cur[idx] = at_maturity;
@@ -752,7 +853,9 @@ __global__ void __launch_bounds__(kWideThreads) bond_wide_kernel(BondArgs<real> 
         const int h = min(i, jmax);
         const real e = E[i];
         bool exercise = exercise_at(i, cf.S, first_ex, last_ex, freq);
-        const real cash = take_cashflow(cf, i, n, b.cf_step, b.cf_paid);
+        TimedFlows tf;
+        const double spread = kSearch ? search.s : scen ? double(b.ent_spread[e0 + ent]) : double(b.spread[o]);
+        const real cash = take_flows(cf, i, n, b, double(b.a[o]), spread, double(e), curve, c, term_unit, tf);
         if (cash != real(0)) {
             for (int j = tid - h; j <= h; j += kWideThreads) cur[j + half] = R::add(cur[j + half], cash);
             __syncthreads();
@@ -765,11 +868,12 @@ __global__ void __launch_bounds__(kWideThreads) bond_wide_kernel(BondArgs<real> 
             const real sum = R::add(R::add(R::mul(p.pu, cur[u + half]), R::mul(p.pm, cur[u - 1 + half])),
                                     R::mul(p.pd, cur[u - 2 + half]));
             const real ex = R::mul(R::mul(e, x[j + half]), g_pass);
-            real cont = R::mul(sum, ex);
+            real cont = with_timed(tf, R::mul(sum, ex), x[j + half]);
             real d_cont = 0;
             if constexpr (kSearch) {
                 const real d_sum = p.pu * d_cur[u + half] + p.pm * d_cur[u - 1 + half] + p.pd * d_cur[u - 2 + half];
                 d_cont = (d_sum - sum * spread_dt) * ex;
+                if (tf.any()) d_cont += real(tf.d0 + tf.d1 * double(x[j + half]));
             }
             if (exercise && (call ? cont > price : price > cont)) {
                 cont = price;
@@ -828,25 +932,6 @@ template <typename real> __device__ __forceinline__ Probs<real> interior_probabi
     const real w = jd * M, q = w * w;
     const real c0 = fma(real(0.5), q, Sixths<real>::one_sixth), hw = real(0.5) * w;
     return Probs<real>{c0 + hw, Sixths<real>::two_thirds - q, c0 - hw};
-}
-
-// P(0, (m + 1) dt) as zero_price, the curve's index found by binary search (the same pillar as the cursors find).
-template <typename real>
-__device__ __forceinline__ double zero_price_at(const CurveCursor<real> &curve, int m, const BondConstants<real> &c,
-                                                int term_unit) {
-    using R = Rn<real>;
-    const real t = R::mul(real(m + 1), c.dt);
-    const real x = R::mul(t, real(term_unit));
-    const real rounded = floor(R::add(fabs(x), real(0.5)));
-    const int d = static_cast<int>(x < real(0) ? -rounded : rounded);
-    int lo = 0, hi = curve.count;  // the first index with days[at] >= d
-    while (lo < hi) {
-        const int mid = (lo + hi) >> 1;
-        if (curve.days[mid] < d) lo = mid + 1;
-        else hi = mid;
-    }
-    CurveCursor<real> at{curve.rates, curve.days, curve.count, lo};
-    return exp(double(R::mul(-at.rate(t, term_unit), t)));
 }
 
 template <typename real, int T, int K, int kMinBlocks, bool kTable>
@@ -1000,11 +1085,11 @@ __global__ void __launch_bounds__(T, kMinBlocks) bond_block_kernel(BondArgs<real
         // ---- backward: bond_wide_kernel's cash flows, exercise window, listed points and +-inf mapping, in
         // registers; each step's weighted sums in the interior's contracted form ---------------------------------
         const int p0 = b.cf_begin[o], p1 = b.cf_begin[o + 1];
-        const real at_maturity = b.cf_paid[p1 - 1];
+        const real at_maturity = last_flow_timed(b, p1) ? real(0) : b.cf_paid[p1 - 1];
         const real strike = b.strike[o];
         const bool call = b.type[o] == CALL;
         const int first_ex = b.first[o], last_ex = b.last[o], freq = b.freq[o];
-        CashflowCursor cf = cashflow_start(b.cf_step, p0, p1, n);
+        CashflowCursor cf = cashflow_start(b.cf_step, p0, p1, n, last_flow_timed(b, p1));
         ListedCursor lx = listed_start(b, o, n);
 #pragma unroll
         for (int k = 0; k < K; ++k) v[k] = at_maturity;
@@ -1012,10 +1097,12 @@ __global__ void __launch_bounds__(T, kMinBlocks) bond_block_kernel(BondArgs<real
         for (int i = n - 1; i >= 0; --i) {
             const int par = i & 1;
             const int h = min(i, jmax);
-            const real eg = e_next * g;
+            const real e_i = e_next, eg = e_i * g;
             if (i > 0) e_next = E[i - 1];  // prefetched a step ahead
             bool exercise = exercise_at(i, cf.S, first_ex, last_ex, freq);
-            const real cash = take_cashflow(cf, i, n, b.cf_step, b.cf_paid);
+            TimedFlows tf;
+            const double spread = scen ? double(b.ent_spread[e0 + ent]) : double(b.spread[o]);
+            const real cash = take_flows(cf, i, n, b, double(b.a[o]), spread, double(e_i), curve, c, term_unit, tf);
             real price = exercise ? exercise_price(cf, i, strike, b.cf_step, b.cf_coupon) : real(0);
             take_listed(lx, i, b, call, exercise, price);
             if (cash != real(0)) {
@@ -1050,7 +1137,7 @@ __global__ void __launch_bounds__(T, kMinBlocks) bond_block_kernel(BondArgs<real
                     const Probs<real> p = probabilities(k, jd);
                     sum = fma(p.pu, up1, fma(p.pm, cur, p.pd * prev1));
                 }
-                real cont = sum * (eg * xk);
+                real cont = with_timed(tf, sum * (eg * xk), xk);
                 if (exercise && (call ? cont > price : price > cont)) cont = price;
                 v[k] = clamp_inf(cont);
                 prev2 = prev1;

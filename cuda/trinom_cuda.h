@@ -131,6 +131,11 @@ typedef struct trinom_bonds {
     const int64_t *exercise_offset;
     const int64_t *exercise_step;
     const double *exercise_price;
+    /* Optional (NULL: every cash flow on its step). Per cash flow, its time in years (NaN: on its step): a flow
+     * with a time t is paid then, between the steps cashflow_step - 1 and cashflow_step, and valued at the
+     * first of them from each node by Hull-White's zero-coupon bond price fitted to the tree
+     * (docs/paper-instrument.md, "Flows between steps"). */
+    const double *cashflow_time;
 } trinom_bonds;
 
 /* How a bond's spread search ended (trinom_spread_search.status). */

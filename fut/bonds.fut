@@ -139,23 +139,44 @@ module coupon_bond (R: float) = {
         in (Q, Es)
     in Es
 
+  -- | A flow paid between steps i and i+1 (docs/paper-instrument.md, "Flows between steps"): `flows_at i E_i t c`
+  -- is its value c0 + c1 x_j at step i from node j, as two f64 coefficients.
+  type^ timed_flows = i64 -> real -> f64 -> real -> (f64, f64)
+
+  -- | Hull-White's zero-coupon bond price fitted to the tree: lambda = B(t - t_i) / B(dt) weighs the tree's own
+  -- one-step discount x_j against a constant (exp(-B r) to first order in the node's rate), and the level makes
+  -- the tree price the curve's P(0, t) (with the spread) exactly: step i's Arrow-Debreu prices sum to P(0, t_i),
+  -- their products with x_j to P(0, t_i+1) / E_i.  `zero_price t` is P(0, t) at a step's time t (in R, as the
+  -- forward pass), `zero_price_at` at a flow's time (f64).
+  def timed_flow (a: f64) (dt: f64) (spread: f64) (zero_price: real -> f64) (zero_price_at: f64 -> f64)
+                 (geo: geometry) (i: i64) (e: real) (t: f64) (c: real) : (f64, f64) =
+    let tau = t - f64.i64 i * dt
+    let lambda = (1 - f64.exp (-a * tau)) / (1 - f64.exp (-a * dt))
+    let before = if i == 0 then 1 else zero_price (R.i64 i R.* geo.dt)
+    let after = zero_price (R.i64 (i + 1) R.* geo.dt) / d e
+    let level = zero_price_at t * f64.exp (-spread * tau) / ((1 - lambda) * before + lambda * after)
+    let amount = d c * level
+    in (amount * (1 - lambda), amount * lambda)
+
   -- | Backward pass (§6) from the maturity to the root; returns the root's value.  The
   -- bond's cash flows are `steps`, `repayments`, `coupons` (its own slice: the pointer p never
   -- leaves it, so Q3 cannot occur), its listed exercise points `listed_steps`, `listed_prices`
   -- (walked from the last down by the pointer q); `Es` comes from `forward`.
   def backward [w] [m] [K] [E] (geo: geometry) (x: [w]real) (pu: [w]real) (pm: [w]real) (pd: [w]real)
-                           (Es: [m]real) (steps: [K]i64) (repayments: [K]real) (coupons: [K]real)
+                           (Es: [m]real) (steps: [K]i64) (times: [K]f64) (repayments: [K]real) (coupons: [K]real)
                            (kind: i32) (strike: real) (first_ex: i64) (last_ex: i64) (frequency: i64)
-                           (listed_steps: [E]i64) (listed_prices: [E]real) : real =
+                           (listed_steps: [E]i64) (listed_prices: [E]real) (flows_at: timed_flows) : real =
     let n = geo.n
     let jmax = geo.jmax
     let flow (p: i64) : real = repayments[p] R.+ coupons[p]
-    -- Step n: the maturity cash flow on every node, then the pointer moves to the one before.
+    -- Step n: the maturity cash flow on every node, then the pointer moves to the one before (a maturity flow
+    -- with a time, paid before step n, stays: step n - 1 takes it as a flow between steps).
     let p = K - 1
-    let Val = replicate w (flow p)
-    let left = K - 1
+    let timed_last = !(f64.isnan times[p])
+    let Val = replicate w (if timed_last then zero else flow p)
+    let left = if timed_last then K else K - 1
     let S = steps[p]
-    let (p, S) = if p > 0 && S <= n && left > 0 then (p - 1, steps[p - 1]) else (p, S)
+    let (p, S) = if !timed_last && p > 0 && S <= n && left > 0 then (p - 1, steps[p - 1]) else (p, S)
     let q = listed_start (\k -> listed_steps[k]) E n
     let (Val, _, _, _, _) =
       loop (Val, p, S, left, q) for i_ < n do
@@ -164,14 +185,19 @@ module coupon_bond (R: float) = {
         let e = Es[i]
         -- The exercise test uses S as it is before this step's cash flow (Q4).
         let exercise = first_ex <= i && i <= last_ex && (S - i) % frequency == 0
-        -- The cash flow of step i+1, on the nodes |j| <= h only (Q1).
-        let (Val, p, S, left) =
-          if i == S - 1 && left > 0
-          then let c = flow p
-               let Val = tabulate w (\t -> if t < jmax - h || t > jmax + h then Val[t] else Val[t] R.+ c)
-               let (p, S) = if p > 0 && S <= n then (p - 1, steps[p - 1]) else (p, S)
-               in (Val, p, S, left - 1)
-          else (Val, p, S, left)
+        -- The cash flows of step i+1: one on the step on the nodes |j| <= h only (Q1); those with a time
+        -- (several may share a step) valued at step i on every node, c0 + c1 x_j (`flows_at`).
+        let (stepped, added, p, S, left, c0, c1) =
+          loop (stepped, added, p, S, left, c0, c1) = (false, zero, p, S, left, 0f64, 0f64)
+          while i == S - 1 && left > 0 do
+            let c = flow p
+            let (stepped, added, c0, c1) =
+              if f64.isnan times[p] then (true, c, c0, c1)
+              else let (k0, k1) = flows_at i e times[p] c in (stepped, added, c0 + k0, c1 + k1)
+            let (p, S) = if p > 0 && S <= n then (p - 1, steps[p - 1]) else (p, S)
+            in (stepped, added, p, S, left - 1, c0, c1)
+        let Val = if !stepped then Val
+                  else tabulate w (\t -> if t < jmax - h || t > jmax + h then Val[t] else Val[t] R.+ added)
         -- Accrued interest since the last cash-flow date, with that date's coupon (Q2).
         let AI = if exercise && S != 0 && left > 0
                  then let next = steps[i64.min (p + 1) (K - 1)]
@@ -187,6 +213,7 @@ module coupon_bond (R: float) = {
                     if t < jmax - h || t > jmax + h then zero
                     else let ev = L.expected_value jmax (pu[t], pm[t], pd[t]) (\jj -> Val[jj + jmax]) (t - jmax)
                          let cont = ev R.* ((e R.* x[t]) R.* geo.g)
+                         let cont = if c0 == 0 && c1 == 0 then cont else cont R.+ r (c0 + c1 * d x[t])
                          let v = if !exercise then cont
                                  else if kind == CALL then (if cont R.> exercise_price then exercise_price else cont)
                                  else (if exercise_price R.> cont then exercise_price else cont)
@@ -202,7 +229,8 @@ module coupon_bond (R: float) = {
                                  (strikes: [n]real) (first_exercise: [n]i32) (last_exercise: [n]i32)
                                  (frequencies: [n]i32) (curve_index: [n]i32) (curve_terms: [c]i32)
                                  (curve_rates: [l]real) (curve_days: [l]i32) (exercise_counts: [n]i32)
-                                 (exercise_steps: [e]i32) (exercise_prices: [e]real) : [n]real =
+                                 (exercise_steps: [e]i32) (exercise_prices: [e]real) (cashflow_times: [k]f64)
+                                 : [n]real =
     let exclusive_scan [m] (xs: [m]i32) : [m]i64 =
       map2 (-) (scan (+) 0 (map i64.i32 xs)) (map i64.i32 xs)
     let cf_offsets = exclusive_scan cashflows
@@ -218,10 +246,13 @@ module coupon_bond (R: float) = {
                                        term_units[v]
               let Es = forward (i64.max geo.n 1) geo x pu pm pd rate_at
               let (eoff, E) = (ex_offsets[v], i64.i32 exercise_counts[v])
-              in backward geo x pu pm pd Es steps repayments[off:off + K] coupons[off:off + K]
-                          types[v] strikes[v] (i64.i32 first_exercise[v]) (i64.i32 last_exercise[v])
-                          (i64.max 1 (i64.i32 frequencies[v])) (map i64.i32 exercise_steps[eoff:eoff + E])
-                          exercise_prices[eoff:eoff + E])
+              let zero_price (t: real) = f64.exp (d (R.neg (rate_at t) R.* t))
+              let zero_price_at (t: f64) = f64.exp (f64.neg (d (rate_at (r t))) * t)
+              let flows_at = timed_flow (d a[v]) (d geo.dt) (d spreads[v] / SPREAD_UNIT) zero_price zero_price_at geo
+              in backward geo x pu pm pd Es steps cashflow_times[off:off + K] repayments[off:off + K]
+                          coupons[off:off + K] types[v] strikes[v] (i64.i32 first_exercise[v])
+                          (i64.i32 last_exercise[v]) (i64.max 1 (i64.i32 frequencies[v]))
+                          (map i64.i32 exercise_steps[eoff:eoff + E]) exercise_prices[eoff:eoff + E] flows_at)
            (iota n)
 }
 
@@ -237,7 +268,7 @@ entry bonds64 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f
                               (curve_rates: [l]f64) (curve_days: [l]i32) : [n]f64 =
   bonds_f64.prices term_units term_steps a sigma maturities cashflows cashflow_steps repayments coupons
                    spreads types strikes first_exercise last_exercise frequencies curve_index curve_terms
-                   curve_rates curve_days (replicate n 0) (replicate 0 0) (replicate 0 0)
+                   curve_rates curve_days (replicate n 0) (replicate 0 0) (replicate 0 0) (replicate k f64.nan)
 
 entry bonds32 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f32) (sigma: [n]f32)
                               (maturities: [n]f32) (cashflows: [n]i32) (cashflow_steps: [k]i32)
@@ -247,7 +278,7 @@ entry bonds32 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f
                               (curve_rates: [l]f32) (curve_days: [l]i32) : [n]f32 =
   bonds_f32.prices term_units term_steps a sigma maturities cashflows cashflow_steps repayments coupons
                    spreads types strikes first_exercise last_exercise frequencies curve_index curve_terms
-                   curve_rates curve_days (replicate n 0) (replicate 0 0) (replicate 0 0)
+                   curve_rates curve_days (replicate n 0) (replicate 0 0) (replicate 0 0) (replicate k f64.nan)
 
 -- | The 19 arrays and the listed exercise points (what python/trinom/backends/bonds_futhark.py calls).
 entry bonds_listed64 [n] [k] [c] [l] [e] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f64) (sigma: [n]f64)
@@ -259,7 +290,7 @@ entry bonds_listed64 [n] [k] [c] [l] [e] (term_units: [n]i32) (term_steps: [n]i3
                                          (exercise_steps: [e]i32) (exercise_prices: [e]f64) : [n]f64 =
   bonds_f64.prices term_units term_steps a sigma maturities cashflows cashflow_steps repayments coupons
                    spreads types strikes first_exercise last_exercise frequencies curve_index curve_terms
-                   curve_rates curve_days exercise_counts exercise_steps exercise_prices
+                   curve_rates curve_days exercise_counts exercise_steps exercise_prices (replicate k f64.nan)
 
 entry bonds_listed32 [n] [k] [c] [l] [e] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f32) (sigma: [n]f32)
                                          (maturities: [n]f32) (cashflows: [n]i32) (cashflow_steps: [k]i32)
@@ -270,4 +301,30 @@ entry bonds_listed32 [n] [k] [c] [l] [e] (term_units: [n]i32) (term_steps: [n]i3
                                          (exercise_steps: [e]i32) (exercise_prices: [e]f32) : [n]f32 =
   bonds_f32.prices term_units term_steps a sigma maturities cashflows cashflow_steps repayments coupons
                    spreads types strikes first_exercise last_exercise frequencies curve_index curve_terms
-                   curve_rates curve_days exercise_counts exercise_steps exercise_prices
+                   curve_rates curve_days exercise_counts exercise_steps exercise_prices (replicate k f64.nan)
+
+-- | The 19 arrays, the listed exercise points and the cash flows' times in years (f64; NaN: a flow on its step):
+-- what python/trinom/backends/bonds_futhark.py calls for a book with flows between steps.
+entry bonds_timed64 [n] [k] [c] [l] [e] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f64) (sigma: [n]f64)
+                                        (maturities: [n]f64) (cashflows: [n]i32) (cashflow_steps: [k]i32)
+                                        (repayments: [k]f64) (coupons: [k]f64) (spreads: [n]f64) (types: [n]i32)
+                                        (strikes: [n]f64) (first_exercise: [n]i32) (last_exercise: [n]i32)
+                                        (frequencies: [n]i32) (curve_index: [n]i32) (curve_terms: [c]i32)
+                                        (curve_rates: [l]f64) (curve_days: [l]i32) (exercise_counts: [n]i32)
+                                        (exercise_steps: [e]i32) (exercise_prices: [e]f64)
+                                        (cashflow_times: [k]f64) : [n]f64 =
+  bonds_f64.prices term_units term_steps a sigma maturities cashflows cashflow_steps repayments coupons
+                   spreads types strikes first_exercise last_exercise frequencies curve_index curve_terms
+                   curve_rates curve_days exercise_counts exercise_steps exercise_prices cashflow_times
+
+entry bonds_timed32 [n] [k] [c] [l] [e] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f32) (sigma: [n]f32)
+                                        (maturities: [n]f32) (cashflows: [n]i32) (cashflow_steps: [k]i32)
+                                        (repayments: [k]f32) (coupons: [k]f32) (spreads: [n]f32) (types: [n]i32)
+                                        (strikes: [n]f32) (first_exercise: [n]i32) (last_exercise: [n]i32)
+                                        (frequencies: [n]i32) (curve_index: [n]i32) (curve_terms: [c]i32)
+                                        (curve_rates: [l]f32) (curve_days: [l]i32) (exercise_counts: [n]i32)
+                                        (exercise_steps: [e]i32) (exercise_prices: [e]f32)
+                                        (cashflow_times: [k]f64) : [n]f32 =
+  bonds_f32.prices term_units term_steps a sigma maturities cashflows cashflow_steps repayments coupons
+                   spreads types strikes first_exercise last_exercise frequencies curve_index curve_terms
+                   curve_rates curve_days exercise_counts exercise_steps exercise_prices cashflow_times

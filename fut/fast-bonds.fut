@@ -181,30 +181,37 @@ module fast_bond (R: float) = {
              else if kind == CALL then (if cont R.> exercise_price then exercise_price else cont)
              else (if exercise_price R.> cont then exercise_price else cont))
 
+  -- | A continuation with the step's flows between steps (`timed`: c0 + c1 x_j, bonds.fut's `timed_flow`).
+  def with_timed ((c0, c1): (f64, f64)) (x: real) (cont: real) : real =
+    if c0 == 0 && c1 == 0 then cont else cont R.+ B.r (c0 + c1 * B.d x)
+
   -- | One backward level, as a map over the w nodes (the GPU shape: a thread a node): the nodes
   -- |j| <= hh of `Val` (level i+1) take the step's cash flow `added` as they are read, each live
   -- node of level i is its continuation times (e x_j) g, exercised; the others are zero.
   def level_mapped [w] (tb: tables [w]) (h: i64) (jmax: i64) (kind: i32) (g: real) (Val: *[w]real) (hh: i64)
-                       (added: real) (exercise: bool) (exercise_price: real) (e: real) : *[w]real =
+                       (added: real) (timed: (f64, f64)) (exercise: bool) (exercise_price: real) (e: real)
+                       : *[w]real =
     let c = F.centre h
     let is_live (q: i64) = u64.i64 (q - c + hh) <= u64.i64 (2 * hh)
     let at (q: i64) : real = if is_live q then Val[q] R.+ added else Val[q]
     in tabulate w (\q -> if !(is_live q) then zero
                          else exercised kind exercise exercise_price
-                                        (backward_node tb h jmax at q R.* ((e R.* tb.x[q]) R.* g)))
+                                        (with_timed timed tb.x[q]
+                                                    (backward_node tb h jmax at q R.* ((e R.* tb.x[q]) R.* g))))
 
   -- | The same level in place on the CPU, with `pm` as a table: the cash flow is added to level i+1
   -- first, then the interior nodes are a loop without branches or gathers that the C compiler
   -- vectorises, and the two edge nodes |j| = jmax (which branch from j -+ 1) come after it.  Nodes
   -- outside the live window keep stale values: no live node reads them.
   def level_in_place [w] (tb: tables [w]) (pm: [w]real) (h: i64) (jmax: i64) (kind: i32) (g: real)
-                         ((Val, out): (*[w]real, *[w]real)) (hh: i64) (added: real) (exercise: bool)
-                         (exercise_price: real) (e: real) : (*[w]real, *[w]real) =
+                         ((Val, out): (*[w]real, *[w]real)) (hh: i64) (added: real) (timed: (f64, f64))
+                         (exercise: bool) (exercise_price: real) (e: real) : (*[w]real, *[w]real) =
     let c = F.centre h
     let Val = if added R.== zero then Val
               else loop Val for t < 2 * hh + 1 do let q = c - hh + t in Val with [q] = copy (Val[q] R.+ added)
     let edge = i64.bool (hh == jmax)
-    let finish (q: i64) (sum: real) = exercised kind exercise exercise_price (sum R.* ((e R.* tb.x[q]) R.* g))
+    let finish (q: i64) (sum: real) =
+      exercised kind exercise exercise_price (with_timed timed tb.x[q] (sum R.* ((e R.* tb.x[q]) R.* g)))
     let out = loop out for t < 2 * (hh - edge) + 1 do
                 let q = c - hh + edge + t
                 let (up, mid, down) = (Val[q + 1], Val[q], Val[q - 1])
@@ -225,10 +232,11 @@ module fast_bond (R: float) = {
   -- global arrays (read in place: a per-bond slice would be an allocation of varying size inside a
   -- workgroup), its listed exercise points likewise (`lx`, walked from the last down as in bonds.fut).
   def backward [k] [w] [depth] [e] 'levels (start: *[w]real -> *levels)
-               (level: *levels -> i64 -> real -> bool -> real -> real -> *levels) (root: levels -> [w]real)
-               (steps: [w][depth]f64) (cashflow_steps: [k]i32) (repayments: [k]real) (coupons: [k]real)
-               (off: i64) (K: i64) (geo: B.geometry) (kind: i32) (strike: real) (first_ex: i64) (last_ex: i64)
-               (frequency: i64) (lx: listed [e]) : real =
+               (level: *levels -> i64 -> real -> (f64, f64) -> bool -> real -> real -> *levels)
+               (root: levels -> [w]real) (steps: [w][depth]f64) (cashflow_steps: [k]i32) (cashflow_times: [k]f64)
+               (repayments: [k]real) (coupons: [k]real) (off: i64) (K: i64) (geo: B.geometry) (kind: i32)
+               (strike: real) (first_ex: i64) (last_ex: i64) (frequency: i64) (lx: listed [e])
+               (flows_at: B.timed_flows) : real =
     let n = geo.n
     let jmax = geo.jmax
     let h = window geo
@@ -236,10 +244,11 @@ module fast_bond (R: float) = {
     let step_of (p: i64) : i64 = i64.i32 cashflow_steps[off + p]
     let flow (p: i64) : real = repayments[off + p] R.+ coupons[off + p]
     let p = K - 1
-    let levels = start (tabulate w (\q -> if i64.abs (q - c) <= h then flow p else zero))
-    let left = K - 1
+    let timed_last = !(f64.isnan cashflow_times[off + p])  -- paid before step n: taken at step n - 1
+    let levels = start (tabulate w (\q -> if i64.abs (q - c) <= h && !timed_last then flow p else zero))
+    let left = if timed_last then K else K - 1
     let S = step_of p
-    let (p, S) = if p > 0 && S <= n && left > 0 then (p - 1, step_of (p - 1)) else (p, S)
+    let (p, S) = if !timed_last && p > 0 && S <= n && left > 0 then (p - 1, step_of (p - 1)) else (p, S)
     let listed_step (q: i64) : i64 = i64.i32 lx.steps[lx.offset + q]
     let q = B.listed_start listed_step lx.count n
     let (levels, _, _, _, _, _) =
@@ -248,12 +257,15 @@ module fast_bond (R: float) = {
         let hh = i64.min i jmax
         let e = B.r steps[col, row]
         let exercise = first_ex <= i && i <= last_ex && i32.i64 (S - i) % i32.i64 frequency == 0
-        -- The cash flow of step i+1, added to the nodes |j| <= hh as they are read (Q1).
-        let pays = i == S - 1 && left > 0
-        let added = if pays then flow p else zero
-        let (p, S, left) = if pays then (if p > 0 && S <= n then (p - 1, step_of (p - 1), left - 1)
-                                         else (p, S, left - 1))
-                           else (p, S, left)
+        -- The cash flow of step i+1, added to the nodes |j| <= hh as they are read (Q1), and those with a
+        -- time between steps i and i+1 (several may share the step), valued at step i: c0 + c1 x_j.
+        let (added, timed, p, S, left) =
+          loop (added, (c0, c1), p, S, left) = (zero, (0f64, 0f64), p, S, left) while i == S - 1 && left > 0 do
+            let t = cashflow_times[off + p]
+            let (added, timed) = if f64.isnan t then (flow p, (c0, c1))
+                                 else let (k0, k1) = flows_at i e t (flow p) in (added, (c0 + k0, c1 + k1))
+            let (p, S) = if p > 0 && S <= n then (p - 1, step_of (p - 1)) else (p, S)
+            in (added, timed, p, S, left - 1)
         -- Accrued interest since the last cash-flow date, with that date's coupon (Q2).
         let AI = if exercise && S != 0 && left > 0
                  then let next = step_of (i64.min (p + 1) (K - 1))
@@ -265,28 +277,31 @@ module fast_bond (R: float) = {
         let (exercise, exercise_price) =
           B.with_listed kind exercise (strike R.+ AI) listed (if listed then lx.prices[lx.offset + q] else zero)
         let q = if listed then q - 1 else q
-        in (level levels hh added exercise exercise_price e, p, S, left, q, previous w (col, row))
+        in (level levels hh added timed exercise exercise_price e, p, S, left, q, previous w (col, row))
     in (root levels)[c]
 
   -- | `backward` with mapped levels (the GPU shape).
   def backward_mapped [k] [w] [depth] [e] (tb: tables [w]) (steps: [w][depth]f64) (cashflow_steps: [k]i32)
-                                          (repayments: [k]real) (coupons: [k]real) (off: i64) (K: i64)
-                                          (geo: B.geometry) (kind: i32) (strike: real) (first_ex: i64) (last_ex: i64)
-                                          (frequency: i64) (lx: listed [e]) : real =
+                                          (cashflow_times: [k]f64) (repayments: [k]real) (coupons: [k]real)
+                                          (off: i64) (K: i64) (geo: B.geometry) (kind: i32) (strike: real)
+                                          (first_ex: i64) (last_ex: i64) (frequency: i64) (lx: listed [e])
+                                          (flows_at: B.timed_flows) : real =
     let fresh (Val: *[w]real) : *[w]real = Val
     let same (Val: [w]real) : [w]real = Val
-    in backward fresh (level_mapped tb (window geo) geo.jmax kind geo.g) same steps cashflow_steps repayments
-                coupons off K geo kind strike first_ex last_ex frequency lx
+    in backward fresh (level_mapped tb (window geo) geo.jmax kind geo.g) same steps cashflow_steps cashflow_times
+                repayments coupons off K geo kind strike first_ex last_ex frequency lx flows_at
 
   -- | `backward` with levels in place (the CPU shape).
   def backward_in_place [k] [w] [depth] [e] (tb: tables [w]) (steps: [w][depth]f64) (cashflow_steps: [k]i32)
-                                            (repayments: [k]real) (coupons: [k]real) (off: i64) (K: i64)
-                                            (geo: B.geometry) (kind: i32) (strike: real) (first_ex: i64)
-                                            (last_ex: i64) (frequency: i64) (lx: listed [e]) : real =
+                                            (cashflow_times: [k]f64) (repayments: [k]real) (coupons: [k]real)
+                                            (off: i64) (K: i64) (geo: B.geometry) (kind: i32) (strike: real)
+                                            (first_ex: i64) (last_ex: i64) (frequency: i64) (lx: listed [e])
+                                            (flows_at: B.timed_flows) : real =
     let pair (Val: *[w]real) : (*[w]real, *[w]real) = (Val, copy Val)
     let first ((Val, _): ([w]real, [w]real)) : [w]real = Val
-    in backward pair (level_in_place tb (tabulate w (pm_of tb)) (window geo) geo.jmax kind geo.g) first steps cashflow_steps
-                repayments coupons off K geo kind strike first_ex last_ex frequency lx
+    in backward pair (level_in_place tb (tabulate w (pm_of tb)) (window geo) geo.jmax kind geo.g) first steps
+                cashflow_steps cashflow_times repayments coupons off K geo kind strike first_ex last_ex frequency lx
+                flows_at
 
   -- | E_i of one bond from its own forward pass (mapped levels), on levels of w >= 2 window + 3 nodes
   -- (the tables `tb`) and step arrays of N >= max(n, 1) + 1 entries (E_0 = P_1).
@@ -337,7 +352,8 @@ module fast_bond (R: float) = {
                                           (first_exercise: [n]i32) (last_exercise: [n]i32) (frequencies: [n]i32)
                                           (curve_index: [n]i32) (curve_terms: [c]i32) (curve_rates: [l]real)
                                           (curve_days: [l]i32) (ex_offsets: [n]i64) (exercise_counts: [n]i32)
-                                          (exercise_steps: [e]i32) (exercise_prices: [e]real) : [n]real =
+                                          (exercise_steps: [e]i32) (exercise_prices: [e]real)
+                                          (cashflow_times: [k]f64) : [n]real =
     let yc_offsets = exclusive_scan curve_terms
     let one_bond (v: i64) : real =
       let off = cf_offsets[v]
@@ -353,11 +369,14 @@ module fast_bond (R: float) = {
       let frequency = i64.max 1 (i64.i32 frequencies[v])
       let lx = {steps = exercise_steps, prices = exercise_prices, offset = ex_offsets[v],
                 count = i64.i32 exercise_counts[v]}
+      let zero_price (t: real) = f64.exp (B.d (R.neg (rate_at t) R.* t))
+      let zero_price_at (t: f64) = f64.exp (f64.neg (B.d (rate_at (B.r t))) * t)
+      let flows_at = B.timed_flow (B.d a[v]) (B.d geo.dt) (B.d spreads[v] / SPREAD_UNIT) zero_price zero_price_at geo
       in if in_place
-         then backward_in_place tb steps cashflow_steps repayments coupons off K geo types[v] strikes[v] first_ex
-                                last_ex frequency lx
-         else backward_mapped tb steps cashflow_steps repayments coupons off K geo types[v] strikes[v] first_ex
-                              last_ex frequency lx
+         then backward_in_place tb steps cashflow_steps cashflow_times repayments coupons off K geo types[v]
+                                strikes[v] first_ex last_ex frequency lx flows_at
+         else backward_mapped tb steps cashflow_steps cashflow_times repayments coupons off K geo types[v] strikes[v]
+                              first_ex last_ex frequency lx flows_at
     in run one_bond (iota n)
 
   -- | The CPU shape with the forward pass shared by the bonds of one lattice: bond v belongs to
@@ -370,7 +389,7 @@ module fast_bond (R: float) = {
                                         (first_exercise: [n]i32) (last_exercise: [n]i32) (frequencies: [n]i32)
                                         (curve_index: [n]i32) (curve_terms: [c]i32) (curve_rates: [l]real)
                                         (curve_days: [l]i32) (exercise_counts: [n]i32) (exercise_steps: [e]i32)
-                                        (exercise_prices: [e]real) : [n]real =
+                                        (exercise_prices: [e]real) (cashflow_times: [k]f64) : [n]real =
     let cf_offsets = exclusive_scan cashflows
     let ratios = #[unsafe] map (\v -> ratios_of M (geometry_at cf_offsets term_units term_steps a sigma cashflows
                                                       cashflow_steps spreads v))
@@ -378,7 +397,7 @@ module fast_bond (R: float) = {
     in prices_with (\f xs -> #[unsafe] map f xs) own_shape true lattice ratios true cf_offsets term_units
                    term_steps a sigma cashflows cashflow_steps repayments coupons spreads types strikes
                    first_exercise last_exercise frequencies curve_index curve_terms curve_rates curve_days
-                   (exclusive_scan exercise_counts) exercise_counts exercise_steps exercise_prices
+                   (exclusive_scan exercise_counts) exercise_counts exercise_steps exercise_prices cashflow_times
 }
 
 
@@ -393,13 +412,14 @@ entry bonds_listed64 [n] [k] [c] [l] [e] (term_units: [n]i32) (term_steps: [n]i3
                                          (strikes: [n]f64) (first_exercise: [n]i32) (last_exercise: [n]i32)
                                          (frequencies: [n]i32) (curve_index: [n]i32) (curve_terms: [c]i32)
                                          (curve_rates: [l]f64) (curve_days: [l]i32) (exercise_counts: [n]i32)
-                                         (exercise_steps: [e]i32) (exercise_prices: [e]f64) : [n]f64 =
+                                         (exercise_steps: [e]i32) (exercise_prices: [e]f64)
+                                         (cashflow_times: [k]f64) : [n]f64 =
   fast_bond64.prices_with map fast_bond64.own_shape false (replicate n 0) (replicate 0 (replicate 0 0f64)) false
                           (fast_bond64.exclusive_scan cashflows)
                           term_units term_steps a sigma cashflows cashflow_steps repayments coupons spreads
                           types strikes first_exercise last_exercise frequencies curve_index curve_terms
                           curve_rates curve_days (fast_bond64.exclusive_scan exercise_counts) exercise_counts
-                          exercise_steps exercise_prices
+                          exercise_steps exercise_prices cashflow_times
 
 -- | `bonds_listed64` without listed exercise points: the paper's 19 arrays (the test above).
 entry bonds64 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f64) (sigma: [n]f64)
@@ -411,6 +431,7 @@ entry bonds64 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f
   bonds_listed64 term_units term_steps a sigma maturities cashflows cashflow_steps repayments coupons spreads
                  types strikes first_exercise last_exercise frequencies curve_index curve_terms curve_rates
                  curve_days (replicate n 0) (replicate 0 0) (replicate 0 0)
+                 (replicate k f64.nan)
 
 -- | Bonds, one per map element with its own forward pass (mapped levels): bonds.fut's 19 arrays
 -- (docs/paper-instrument.md §1) and the listed exercise points (bonds.fut's `bonds_listed32`).
@@ -420,13 +441,14 @@ entry bonds_listed32 [n] [k] [c] [l] [e] (term_units: [n]i32) (term_steps: [n]i3
                                          (strikes: [n]f32) (first_exercise: [n]i32) (last_exercise: [n]i32)
                                          (frequencies: [n]i32) (curve_index: [n]i32) (curve_terms: [c]i32)
                                          (curve_rates: [l]f32) (curve_days: [l]i32) (exercise_counts: [n]i32)
-                                         (exercise_steps: [e]i32) (exercise_prices: [e]f32) : [n]f32 =
+                                         (exercise_steps: [e]i32) (exercise_prices: [e]f32)
+                                         (cashflow_times: [k]f64) : [n]f32 =
   fast_bond32.prices_with map fast_bond32.own_shape false (replicate n 0) (replicate 0 (replicate 0 0f64)) false
                           (fast_bond32.exclusive_scan cashflows)
                           term_units term_steps a sigma cashflows cashflow_steps repayments coupons spreads
                           types strikes first_exercise last_exercise frequencies curve_index curve_terms
                           curve_rates curve_days (fast_bond32.exclusive_scan exercise_counts) exercise_counts
-                          exercise_steps exercise_prices
+                          exercise_steps exercise_prices cashflow_times
 
 -- | `bonds_listed32` without listed exercise points: the paper's 19 arrays (the test above).
 entry bonds32 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f32) (sigma: [n]f32)
@@ -438,6 +460,7 @@ entry bonds32 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f
   bonds_listed32 term_units term_steps a sigma maturities cashflows cashflow_steps repayments coupons spreads
                  types strikes first_exercise last_exercise frequencies curve_index curve_terms curve_rates
                  curve_days (replicate n 0) (replicate 0 0) (replicate 0 0)
+                 (replicate k f64.nan)
 
 -- | The CPU shape with one forward pass per lattice (`shared_prices`): `lattice` numbers each bond's
 -- lattice (its term unit, steps per unit, a and sigma), `heads` names the tallest bond of each and
@@ -449,10 +472,10 @@ entry bonds_shared64 [n] [k] [c] [l] [g] [e] (lattice: [n]i64) (heads: [g]i64) (
                                              (first_exercise: [n]i32) (last_exercise: [n]i32) (frequencies: [n]i32)
                                              (curve_index: [n]i32) (curve_terms: [c]i32) (curve_rates: [l]f64)
                                              (curve_days: [l]i32) (exercise_counts: [n]i32) (exercise_steps: [e]i32)
-                                             (exercise_prices: [e]f64) : [n]f64 =
+                                             (exercise_prices: [e]f64) (cashflow_times: [k]f64) : [n]f64 =
   fast_bond64.shared_prices lattice heads M term_units term_steps a sigma cashflows cashflow_steps repayments
                             coupons spreads types strikes first_exercise last_exercise frequencies curve_index
-                            curve_terms curve_rates curve_days exercise_counts exercise_steps exercise_prices
+                            curve_terms curve_rates curve_days exercise_counts exercise_steps exercise_prices cashflow_times
 
 entry bonds_shared32 [n] [k] [c] [l] [g] [e] (lattice: [n]i64) (heads: [g]i64) (M: i64) (term_units: [n]i32)
                                              (term_steps: [n]i32) (a: [n]f32) (sigma: [n]f32) (_maturities: [n]f32)
@@ -461,10 +484,10 @@ entry bonds_shared32 [n] [k] [c] [l] [g] [e] (lattice: [n]i64) (heads: [g]i64) (
                                              (first_exercise: [n]i32) (last_exercise: [n]i32) (frequencies: [n]i32)
                                              (curve_index: [n]i32) (curve_terms: [c]i32) (curve_rates: [l]f32)
                                              (curve_days: [l]i32) (exercise_counts: [n]i32) (exercise_steps: [e]i32)
-                                             (exercise_prices: [e]f32) : [n]f32 =
+                                             (exercise_prices: [e]f32) (cashflow_times: [k]f64) : [n]f32 =
   fast_bond32.shared_prices lattice heads M term_units term_steps a sigma cashflows cashflow_steps repayments
                             coupons spreads types strikes first_exercise last_exercise frequencies curve_index
-                            curve_terms curve_rates curve_days exercise_counts exercise_steps exercise_prices
+                            curve_terms curve_rates curve_days exercise_counts exercise_steps exercise_prices cashflow_times
 
 -- | Bonds one per workgroup (the GPU shape): levels of `w` nodes (at least 2 min(jmax, n) + 3 of
 -- every bond) and `N` steps (at least n + 1 of every bond).  `cashflow_offsets`: where each bond's
@@ -480,13 +503,14 @@ entry bonds_grouped64 [n] [k] [c] [l] [e] (w: i64) (N: i64) (cashflow_offsets: [
                                           (last_exercise: [n]i32) (frequencies: [n]i32) (curve_index: [n]i32)
                                           (curve_terms: [c]i32) (curve_rates: [l]f64) (curve_days: [l]i32)
                                           (exercise_offsets: [n]i64) (exercise_counts: [n]i32)
-                                          (exercise_steps: [e]i32) (exercise_prices: [e]f64) : [n]f64 =
+                                          (exercise_steps: [e]i32) (exercise_prices: [e]f64)
+                                          (cashflow_times: [k]f64) : [n]f64 =
   fast_bond64.prices_with (\f xs -> #[unsafe] #[incremental_flattening(only_intra)] map f xs)
                           (\_ -> (w, N)) false (replicate n 0) (replicate 0 (replicate 0 0f64)) false
                           cashflow_offsets term_units term_steps a sigma cashflows cashflow_steps repayments
                           coupons spreads types strikes first_exercise last_exercise frequencies curve_index
                           curve_terms curve_rates curve_days exercise_offsets exercise_counts exercise_steps
-                          exercise_prices
+                          exercise_prices cashflow_times
 
 entry bonds_grouped32 [n] [k] [c] [l] [e] (w: i64) (N: i64) (cashflow_offsets: [n]i64)
                                           (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f32) (sigma: [n]f32)
@@ -496,10 +520,11 @@ entry bonds_grouped32 [n] [k] [c] [l] [e] (w: i64) (N: i64) (cashflow_offsets: [
                                           (last_exercise: [n]i32) (frequencies: [n]i32) (curve_index: [n]i32)
                                           (curve_terms: [c]i32) (curve_rates: [l]f32) (curve_days: [l]i32)
                                           (exercise_offsets: [n]i64) (exercise_counts: [n]i32)
-                                          (exercise_steps: [e]i32) (exercise_prices: [e]f32) : [n]f32 =
+                                          (exercise_steps: [e]i32) (exercise_prices: [e]f32)
+                                          (cashflow_times: [k]f64) : [n]f32 =
   fast_bond32.prices_with (\f xs -> #[unsafe] #[incremental_flattening(only_intra)] map f xs)
                           (\_ -> (w, N)) false (replicate n 0) (replicate 0 (replicate 0 0f64)) false
                           cashflow_offsets term_units term_steps a sigma cashflows cashflow_steps repayments
                           coupons spreads types strikes first_exercise last_exercise frequencies curve_index
                           curve_terms curve_rates curve_days exercise_offsets exercise_counts exercise_steps
-                          exercise_prices
+                          exercise_prices cashflow_times

@@ -28,8 +28,8 @@ def test_public_names_are_unchanged():
 #: Names that moved out of trinom.instruments.trades: the dated-bond lowering and the side tables.
 _MOVED_FROM_TRADES = {
     "trinom.instruments.dated_bond": ("DatedBonds", "ExerciseDates", "ExerciseWindows", "Amortization", "LoweredBonds",
-                                      "lower_dated_bonds", "step_of", "date_of_step", "NO_EXERCISE_PRICE", "YEAR_DAYS",
-                                      "EDGE_STEPS"),
+                                      "lower_dated_bonds", "step_of", "date_of_step", "NO_EXERCISE_PRICE",
+                                      "YEAR_DAYS"),
     "trinom.instruments.side_tables": ("SIDE_COLUMNS", "read_side_table"),
 }
 

@@ -268,27 +268,44 @@ def test_american_windows_the_tree_alone_would_misprice_match_quantlib(hull_whit
     compare(AMERICAN_POINTS, hull_white, 800)
 
 
-def test_cash_flows_in_the_first_steps_are_paid_in_full(hull_white):
-    """The tree misses a flow's share on the outermost nodes while it grows (a third of one at step 1); the lowering
-    pays it in full: a bond without an option is its flows discounted on the curve at their steps' times (at any
-    resolution)."""
+def test_straight_bonds_are_their_flows_discounted_at_every_resolution(hull_white):
+    """Issue 34: a cash flow is paid at its date, between the tree's steps (valued at the step before it by
+    Hull-White's zero-coupon bond price fitted to the tree), so a bond without an option is its flows (QuantLib's
+    schedule and amounts) discounted on the curve at their dates, to 1e-10 per 100, at 1 to 365 steps a year: flows
+    in the first steps (a third of one once missed the tree's outer nodes at step 1), one paid tomorrow, monthly
+    coupons several to a step."""
     issues = ["2024-11-26", "2024-11-27", "2024-11-28", "2024-11-30", "2025-12-10", "2025-12-20", "2025-01-02"]
     cases = [bond(f"early-{k}", "early flows", issue, str(np.datetime64(issue) + 365 * 6), 0.05, 2, "ACT/365F")
              for k, issue in enumerate(issues)]
-    cases += [bond("matures-in-2-days", "early flows", "2026-05-27", "2026-11-27", 0.05, 2),  # paid on every node
-              bond("monthly-short", "early flows", "2026-09-26", "2027-01-26", 0.04, 12, "ACT/360")]
+    cases += [bond("matures-in-2-days", "early flows", "2026-05-27", "2026-11-27", 0.05, 2),
+              bond("monthly-short", "early flows", "2026-09-26", "2027-01-26", 0.04, 12, "ACT/360"),
+              bond("monthly-long", "straight", "2020-02-14", "2049-08-14", 0.045, 12, "30/360"),
+              bond("annual-30y", "straight", "2026-03-01", "2056-03-01", 0.03, 1, "ACT/ACT-ICMA"),
+              bond("quarterly", "straight", "2023-07-31", "2033-07-31", 0.06, 4, "ACT/360")]
+    for curve in (dated_curve(), dated_curve("log-linear-discount")):
+        for steps_per_year in (365, 52, 12, 4, 2, 1):
+            trades = bond_trades(cases, steps_per_year=steps_per_year)
+            prices = trinom.price(trades, {"EUR": curve}, **ENGINE).price
+            for case, price in zip(cases, prices, strict=True):
+                flows = [(cf.date(), cf.amount()) for cf in quantlib_bond(case, hull_white, 10).cashflows()
+                         if cf.date() > ql_date(AS_OF)]
+                dates = np.array([f"{d.year():04d}-{d.month():02d}-{d.dayOfMonth():02d}" for d, _a in flows],
+                                 dtype="datetime64[D]")
+                expected = float(np.dot([amount for _d, amount in flows], curve.discount(dates)))
+                assert price == pytest.approx(expected, abs=1e-10), (case["id"], steps_per_year, price - expected)
+
+
+def test_a_flow_paid_tomorrow_is_worth_it_at_one_step_a_year():
+    """The issue's example: a bond paying 102.5 tomorrow priced 99.97 at one step a year (its flow moved to the
+    step a year away); paid tomorrow it is 102.5 discounted for a day."""
+    trades = Trades(as_of=AS_OF, id=["T"], type=["bond"], issue=["2026-05-26"], maturity=["2026-11-26"],
+                    coupon=[0.05], frequency=[2], day_count=["30/360"], a=A, sigma=SIGMA, curve="EUR",
+                    steps_per_year=1)
     curve = dated_curve()
-    for steps_per_year in (365, 52, 12):
-        trades = bond_trades(cases, steps_per_year=steps_per_year)
-        prices = trinom.price(trades, {"EUR": curve}, **ENGINE).price
-        for case, price in zip(cases, prices, strict=True):
-            flows = [(cf.date() - ql_date(AS_OF), cf.amount())
-                     for cf in quantlib_bond(case, hull_white, 10).cashflows() if cf.date() > ql_date(AS_OF)]
-            steps = np.array([max((2 * days * steps_per_year + 365) // 730, 1) for days, _amount in flows])
-            # the tree reads the curve at whole days (its zero rate at the step's time rounded to a day)
-            expected = float(np.dot([amount for _days, amount in flows],
-                                    discount_factor(curve.to_yield_curve(), steps / steps_per_year)))
-            assert price == pytest.approx(expected, rel=1e-11), (case["id"], steps_per_year, price - expected)
+    price = trinom.price(trades, {"EUR": curve}, **ENGINE).price[0]
+    assert price == pytest.approx(102.5 * float(curve.discount(np.array(["2026-11-26"], dtype="datetime64[D]"))[0]),
+                                  abs=1e-10)
+    assert price > 102.49
 
 
 # --- zero-coupon bond options ----------------------------------------------------------------------------------

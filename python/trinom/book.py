@@ -18,7 +18,8 @@ Per event (a compact table; one entry per cash flow, exercise right or payoff):
 
 * ``kind``: :data:`CASH_FLOW` (``amount`` of principal plus ``coupon`` is paid at ``step``: the
   thesis' face value at the last level, the paper's flows on the nodes of the step before, see
-  docs/paper-instrument.md §6), :data:`EXERCISE` (from step ``first`` to ``last`` every ``every``
+  docs/paper-instrument.md §6; a bond's flow with a ``time`` is paid then, between the step before ``step`` and
+  ``step``, and valued at the first by Hull-White's zero-coupon bond price: "Flows between steps" there), :data:`EXERCISE` (from step ``first`` to ``last`` every ``every``
   steps the value is capped (call) or floored (put) at the strike ``amount`` plus accrued
   interest; ``first > last``: no step) and :data:`PAYOFF` (at the step of time ``time``, in years,
   the value is replaced by ``max(value - amount, 0)`` (call) or ``max(amount - value, 0)`` (put));
@@ -86,7 +87,7 @@ class Book:
     event_offset: np.ndarray  #: int64, ``len + 1`` entries
     event_kind: np.ndarray  #: int8
     event_step: np.ndarray  #: int64, -1: from ``event_time`` or the last level
-    event_time: np.ndarray  #: years (NaN where ``event_step`` is given)
+    event_time: np.ndarray  #: years (NaN where ``event_step`` alone gives it; a bond flow's own time where it has one)
     event_amount: np.ndarray
     event_coupon: np.ndarray
     event_side: np.ndarray  #: int8, CALL/PUT (-1 for cash flows)

@@ -256,7 +256,8 @@ def _curves_into(ffi: Any, target: Any, keep: list, curves: tuple[YieldCurve, ..
 
 def _bond_section(ffi: Any, book: Any, keep: list, bonds: BondPortfolio, curves: Sequence[YieldCurve]) -> None:
     """Fill the book's bond section, the arrays as trinom.bonds.BondPortfolio holds them (int64, float64, int8);
-    the listed exercise points' arrays stay NULL where no bond has any."""
+    the listed exercise points' arrays stay NULL where no bond has any, the cash flows' times where no flow has
+    one."""
     section = book.bonds
     section.count = len(bonds)
     skipped = () if bonds.exercise_step.size else _LISTED_FIELDS
@@ -265,6 +266,9 @@ def _bond_section(ffi: Any, book: Any, keep: list, bonds: BondPortfolio, curves:
             if name not in skipped:
                 setattr(section, name, _buffer(ffi, keep, np.ascontiguousarray(getattr(bonds, name), dtype=dtype)))
     section.option_type = _buffer(ffi, keep, np.ascontiguousarray(bonds.option_type, dtype=np.int8))
+    times = getattr(bonds, "cashflow_time", None)
+    if times is not None and np.isfinite(times).any():  # flows between steps (NULL: every flow on its step)
+        section.cashflow_time = _buffer(ffi, keep, np.ascontiguousarray(times, dtype=np.float64))
     _curves_into(ffi, book.bond_curves, keep, tuple(curves))
 
 

@@ -17,7 +17,7 @@ from ..book import Book
 #: ``exercise_offset`` apart).
 PER_BOND = ("term_unit", "term_steps", "a", "sigma", "maturity", "spread", "option_type", "strike", "first_exercise",
             "last_exercise", "exercise_frequency", "curve_index")
-PER_FLOW = ("cashflow_step", "repayment", "coupon")
+PER_FLOW = ("cashflow_step", "cashflow_time", "repayment", "coupon")
 PER_POINT = ("exercise_step", "exercise_price")
 
 

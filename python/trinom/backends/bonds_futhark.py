@@ -27,6 +27,8 @@ TARGETS: tuple[str, ...] = ("c", "multicore", "opencl", "cuda")
 PROGRAM = "bonds"
 #: Entry point by precision (the 19 arrays, then the listed exercise points).
 ENTRIES: dict[str, str] = {"f64": "bonds_listed64", "f32": "bonds_listed32"}
+#: Entry point by precision for a book with flows between steps (those arrays, then the flows' times in f64).
+TIMED_ENTRIES: dict[str, str] = {"f64": "bonds_timed64", "f32": "bonds_timed32"}
 #: NVRTC options of the cuda target when the caller gives none: NVRTC contracts ``a*b + c``
 #: into fused multiply-adds by default, and the spec's arithmetic has none.
 CUDA_BUILD_OPTIONS: tuple[str, ...] = ("--fmad=false",)
@@ -76,6 +78,11 @@ def listed_arrays(portfolio: BondPortfolio, precision: str) -> list[np.ndarray]:
             np.ascontiguousarray(portfolio.exercise_price, dtype=real)]
 
 
+def time_array(portfolio: BondPortfolio) -> np.ndarray:
+    """The cash flows' times in years as the timed entry points take them (float64; NaN: a flow on its step)."""
+    return np.ascontiguousarray(portfolio.cashflow_time, dtype=np.float64)
+
+
 def checked_options(precision: str, target: str | None, options: dict[str, Any]) -> dict[str, Any]:
     """The context options of a Futhark bond backend's ``price`` call, after checking its precision, target
     and options (an unknown one is an error); shared with ``bonds_futhark_fast``."""
@@ -96,5 +103,8 @@ def price(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precision: str
     if chosen == "cuda" and "build_options" not in context_options:
         context_options["build_options"] = CUDA_BUILD_OPTIONS
     arrays = [*entry_arrays(portfolio, curves, precision), *listed_arrays(portfolio, precision)]
-    return _futhark.call_entry(PROGRAM, ENTRIES[precision], arrays, precision, chosen, context_options,
-                               targets=TARGETS)
+    entry = ENTRIES[precision]
+    if portfolio.has_flow_times():
+        arrays.append(time_array(portfolio))
+        entry = TIMED_ENTRIES[precision]
+    return _futhark.call_entry(PROGRAM, entry, arrays, precision, chosen, context_options, targets=TARGETS)

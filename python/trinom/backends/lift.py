@@ -66,7 +66,8 @@ def _bonds(book: Book) -> BondPortfolio:
                            "(event_every 0)")])
     return BondPortfolio(term_unit=book.term_unit, term_steps=book.term_steps, a=book.a, sigma=book.sigma,
                          maturity=book.maturity, cashflow_count=np.bincount(owner[flow], minlength=len(book)),
-                         cashflow_step=book.event_step[flow], repayment=book.event_amount[flow],
+                         cashflow_step=book.event_step[flow], cashflow_time=book.event_time[flow],
+                         repayment=book.event_amount[flow],
                          coupon=book.event_coupon[flow], spread=book.spread,
                          option_type=book.event_side[window], strike=book.event_amount[window],
                          first_exercise=book.event_first[window], last_exercise=book.event_last[window],

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..backends.reference import width_groups
-from ..constants import CALL
+from ..constants import CALL, SPREAD_UNIT
 from ..curve import YieldCurve
 from ..instruments.bond import BondPortfolio
 from ..lattice import BondGeometry, Convention, libm_exp, libm_log, probability_table
@@ -93,8 +93,9 @@ def _tree(geometry: BondGeometry, rows: np.ndarray, dtype: np.dtype) -> _Tree:
 
 
 def _discount_factors(portfolio: BondPortfolio, curves: Sequence[YieldCurve], geometry: BondGeometry,
-                      rows: np.ndarray, tree: _Tree, dtype: np.dtype) -> np.ndarray:
-    """Forward pass (§5): ``E[r, i] = exp(-alpha_i dt)`` for every step ``i < n`` of bond ``rows[r]``."""
+                      rows: np.ndarray, tree: _Tree, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """Forward pass (§5): ``E[r, i] = exp(-alpha_i dt)`` for every step ``i < n`` of bond ``rows[r]``, and the
+    curve's ``P[r, i] = P(0, (i + 1) dt)`` (double)."""
     n, J, x, edge, bottom, top = tree.n, tree.J, tree.x, tree.edge, tree.bottom, tree.top
     pu_in, pm_in, pd_in = tree.interior
     dt = geometry.dt[rows]
@@ -134,7 +135,7 @@ def _discount_factors(portfolio: BondPortfolio, curves: Sequence[YieldCurve], ge
         alpha = (libm_log(A.astype(np.float64) / P[:m, i]) / dt64[:m]).astype(dtype).astype(np.float64)
         E[:m, i] = libm_exp(-alpha * dt64[:m])
         Q[:m] = Qn
-    return E
+    return E, P
 
 
 def _price_group(portfolio: BondPortfolio, curves: Sequence[YieldCurve], geometry: BondGeometry,
@@ -142,7 +143,7 @@ def _price_group(portfolio: BondPortfolio, curves: Sequence[YieldCurve], geometr
     """Backward pass (§6) for bonds ``rows`` (sorted by height, tallest first), padded to the widest."""
     real = dtype.type
     tree = _tree(geometry, rows, dtype)
-    E = _discount_factors(portfolio, curves, geometry, rows, tree, dtype)
+    E, P = _discount_factors(portfolio, curves, geometry, rows, tree, dtype)
     n, jmax, J, inside, x, edge, bottom, top = tree.n, tree.jmax, tree.J, tree.inside, tree.x, tree.edge, tree.bottom, tree.top
     pu_in, pm_in, pd_in = tree.interior
     count, steps = rows.size, int(n.max())
@@ -152,14 +153,18 @@ def _price_group(portfolio: BondPortfolio, curves: Sequence[YieldCurve], geometr
 
     steps_cf = portfolio.cashflow_step
     paid = portfolio.repayment.astype(dtype) + portfolio.coupon.astype(dtype)  # added in the working type, as in C
+    times = portfolio.cashflow_time
+    between = _FlowsBetweenSteps(portfolio, curves, geometry, rows, E, P) if portfolio.has_flow_times() else None
     coupon = portfolio.coupon.astype(dtype)
     first_cf = portfolio.cashflow_offset[rows]
-    # Initialisation at step n: the maturity cash flow on every node of the tree.
+    # Initialisation at step n: the maturity cash flow on every node of the tree (one with a time, paid before step
+    # n, is taken at step n - 1 as the other flows between steps are).
     ptr = portfolio.cashflow_offset[rows + 1] - 1
-    Val = np.where(inside, paid[ptr][:, None], real(0)).astype(dtype)
-    left = portfolio.cashflow_count[rows] - 1  # cash flows not yet added (r in the spec)
+    timed_last = np.isfinite(times[ptr])
+    Val = np.where(inside & ~timed_last[:, None], paid[ptr][:, None], real(0)).astype(dtype)
+    left = portfolio.cashflow_count[rows] - 1 + timed_last  # cash flows not yet added (r in the spec)
     S = steps_cf[ptr]
-    move = (ptr > first_cf) & (S <= n) & (left > 0)
+    move = (ptr > first_cf) & (S <= n) & (left > 0) & ~timed_last
     ptr = ptr - move
     S = steps_cf[ptr]
 
@@ -176,19 +181,33 @@ def _price_group(portfolio: BondPortfolio, curves: Sequence[YieldCurve], geometr
         h = np.minimum(i, jmax[:m])
         live = np.abs(j)[None, :] <= h[:, None]  # |j| <= h: the nodes of step i
         exercise = (first_ex[:m] <= i) & (i <= last_ex[:m]) & ((S[:m] - i) % freq[:m] == 0)
-        cash = np.flatnonzero((S[:m] == i + 1) & (left[:m] > 0))
-        if cash.size:  # the cash flow of step i+1, on the nodes of step i only (Q1)
-            Val[cash] += np.where(live[cash], paid[ptr[cash]][:, None], real(0))
+        timed: list[tuple[np.ndarray, np.ndarray]] = []  # (rows, flows) paid between steps i and i+1
+        while (cash := np.flatnonzero((S[:m] == i + 1) & (left[:m] > 0))).size:
+            on_step = np.ones(cash.size, dtype=bool) if between is None else ~np.isfinite(times[ptr[cash]])
+            stepped = cash[on_step]  # the cash flow of step i+1, on the nodes of step i only (Q1)
+            Val[stepped] += np.where(live[stepped], paid[ptr[stepped]][:, None], real(0))
+            if not on_step.all():
+                timed.append((cash[~on_step], ptr[cash[~on_step]]))
             advance = cash[(ptr[cash] > first_cf[cash]) & (S[cash] <= n[cash])]
             ptr[advance] -= 1
             S[advance] = steps_cf[ptr[advance]]
             left[cash] -= 1
+            if between is None:  # flows on steps: one a step
+                break
         V = Val[:m]
         cont = np.zeros_like(V)
         cont[:, 1:-1] = (pu_in[:m, 1:-1] * V[:, 2:] + pm_in[:m, 1:-1] * V[:, 1:-1]) + pd_in[:m, 1:-1] * V[:, :-2]
         cont[rm, b] = (edge["pu_b"][:m] * V[rm, b + 2] + edge["pm_b"][:m] * V[rm, b + 1]) + edge["pd_b"][:m] * V[rm, b]
         cont[rm, tp] = (edge["pu_c"][:m] * V[rm, tp] + edge["pm_c"][:m] * V[rm, tp - 1]) + edge["pd_c"][:m] * V[rm, tp - 2]
         cont *= (E[:m, i: i + 1] * x[:m]) * g[:m]
+        if timed:  # flows between steps i and i+1, valued at step i (before the step's exercise)
+            c0, c1 = np.zeros(m), np.zeros(m)  # per bond, its flows' c0 + c1 x_j summed in double
+            for at, flows in timed:
+                k0, k1 = between.coefficients(at, flows, i, paid)
+                c0[at] += k0
+                c1[at] += k1
+            at = np.unique(np.concatenate([rows_ for rows_, _flows in timed]))
+            cont[at] += (c0[at, None] + c1[at, None] * x[at].astype(np.float64)).astype(dtype)
         ex_rows = np.flatnonzero(exercise)
         if ex_rows.size:
             accrued = np.zeros(ex_rows.size, dtype=dtype)
@@ -211,6 +230,43 @@ def _price_group(portfolio: BondPortfolio, curves: Sequence[YieldCurve], geometr
         cont[cont == -np.inf] = tiny
         Val[:m] = np.where(live, cont, real(0))
     return Val[:, J]
+
+
+class _FlowsBetweenSteps:
+    """Cash flows paid between two steps (``cashflow_time`` t in (t_i, t_i+1]), valued at step i from each node j:
+    ``paid * W * ((1 - lambda) + lambda x_j)``, Hull-White's zero-coupon bond price P(t_i, t | r) with its
+    dependence on the node's rate exp(-B(t_i, t) r) to first order (``lambda = B(t - t_i) / B(dt)``: the tree's own
+    one-step discount x_j where t = t_i+1, a constant where t = t_i) and its level ``W`` fitted so that the tree
+    prices the curve's discount factor P(0, t) (with the spread) exactly: the tree's Arrow-Debreu prices of step i
+    sum to P(0, t_i), their products with x_j to P(0, t_i+1) / E_i. Arithmetic in double, as in every engine."""
+
+    def __init__(self, portfolio: BondPortfolio, curves: Sequence[YieldCurve], geometry: BondGeometry,
+                 rows: np.ndarray, E: np.ndarray, P: np.ndarray):
+        self.portfolio, self.curves, self.rows, self.E, self.P = portfolio, curves, rows, E, P
+        self.a = portfolio.a[rows].astype(np.float64)
+        self.dt = geometry.dt[rows].astype(np.float64)
+        self.spread = portfolio.spread[rows].astype(np.float64) / SPREAD_UNIT
+
+    def coefficients(self, at: np.ndarray, flows: np.ndarray, i: int,
+                     paid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The values ``c0 + c1 x_j`` at step ``i`` of ``flows``, one each of bonds ``at`` (group rows), as
+        ``(c0, c1)`` in double."""
+        p = self.portfolio
+        t = p.cashflow_time[flows]
+        a, dt = self.a[at], self.dt[at]
+        tau = t - i * dt
+        lam = (1.0 - libm_exp(-a * tau)) / (1.0 - libm_exp(-a * dt))
+        rate = np.empty(at.size)
+        curve_of = p.curve_index[self.rows[at]]
+        for c in np.unique(curve_of):
+            mine = curve_of == c
+            rate[mine] = self.curves[int(c)].rate_at(t[mine], p.term_unit[self.rows[at]][mine], np.float64)
+        at_flow = libm_exp(-rate * t) * libm_exp(-self.spread[at] * tau)
+        before = self.P[at, i - 1] if i > 0 else np.ones(at.size)
+        after = self.P[at, i] / self.E[at, i].astype(np.float64)
+        level = at_flow / ((1.0 - lam) * before + lam * after)
+        amount = paid[flows].astype(np.float64) * level
+        return amount * (1.0 - lam), amount * lam
 
 
 class _ListedCursor:

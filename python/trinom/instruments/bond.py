@@ -52,6 +52,13 @@ CASHFLOW_FIELDS: dict[str, str] = {
     "repayment": "principal paid at that step (per 100 face)",
     "coupon": "coupon amount paid at that step (per 100 face, not a rate)",
 }
+#: The cash flows' times, optional (per cash flow, like :data:`CASHFLOW_FIELDS`; left out, every flow is on its step).
+TIME_FIELDS: dict[str, str] = {
+    "cashflow_time": "the cash flow's time in years (NaN: on its step, the paper's flow); a flow with a time is paid "
+                     "then: cashflow_step is the first step at or after it, and the tree values it at the step "
+                     "before (Hull-White's zero-coupon bond price from each node: docs/paper-instrument.md, "
+                     "\"Flows between steps\")",
+}
 #: Listed exercise points, optional (the bonds' lists concatenated in bond order, ``exercise_count`` per bond).
 LISTED_FIELDS: dict[str, str] = {
     "exercise_count": "number of listed exercise points of the bond (>= 0; default 0)",
@@ -109,9 +116,9 @@ class BondPortfolio:
     def __init__(self, *, accrued: npt.ArrayLike | None = None, **fields: npt.ArrayLike):
         names = (*BOND_FIELDS, *CASHFLOW_FIELDS)
         missing = [f for f in names if f not in fields]
-        unknown = [f for f in fields if f not in names and f not in LISTED_FIELDS]
+        unknown = [f for f in fields if f not in names and f not in LISTED_FIELDS and f not in TIME_FIELDS]
         if missing or unknown:
-            known = ", ".join((*names, *LISTED_FIELDS))
+            known = ", ".join((*names, *TIME_FIELDS, *LISTED_FIELDS))
             raise InputError([(None, f, f"missing field '{f}'") for f in missing]
                              + [(None, f, f"unknown field '{f}' (fields: {known})") for f in unknown])
         arrays: dict[str, np.ndarray] = {}
@@ -124,6 +131,9 @@ class BondPortfolio:
                 arrays[name] = _numeric(name, fields[name], integer=name in _INTEGER_FIELDS)
         n_bonds = arrays["strike"].size
         arrays.update(_listed_arrays(fields, n_bonds))
+        given_times = fields.get("cashflow_time")
+        arrays["cashflow_time"] = (np.full(arrays["cashflow_step"].size, np.nan) if given_times is None
+                                   else _cashflow_numeric("cashflow_time", given_times, arrays["cashflow_count"]))
         problems = [(None, f, f"{f} has {arrays[f].size} entries, expected one per bond ({n_bonds})")
                     for f in (*BOND_FIELDS, "exercise_count") if arrays[f].size != n_bonds]
         if not problems:
@@ -133,7 +143,7 @@ class BondPortfolio:
                          for r in bad_rows]
             total = int(np.maximum(counts, 0).sum())
             problems += [(None, f, f"{f} has {arrays[f].size} entries, but the cashflow_count sum is {total}")
-                         for f in CASHFLOW_FIELDS if arrays[f].size != total]
+                         for f in (*CASHFLOW_FIELDS, *TIME_FIELDS) if arrays[f].size != total]
             points = arrays["exercise_count"]
             problems += [(int(r), "exercise_count", f"exercise_count must be >= 0, got {int(points[r])}")
                          for r in np.flatnonzero(points < 0)]
@@ -232,6 +242,10 @@ class BondPortfolio:
         listed = f", {self.exercise_step.size} listed exercise points" if self.has_listed() else ""
         return f"BondPortfolio({len(self)} bonds, {self.cashflow_step.size} cash flows{listed})"
 
+    def has_flow_times(self) -> bool:
+        """Does any cash flow have a time (paid between steps, :data:`TIME_FIELDS`)?"""
+        return self.cached("has-flow-times", lambda: bool(np.isfinite(self.cashflow_time).any()))
+
     def has_listed(self) -> bool:
         """Does any bond have listed exercise points?"""
         return bool(self.exercise_step.size)
@@ -239,7 +253,8 @@ class BondPortfolio:
     def as_dict(self) -> dict[str, np.ndarray]:
         """Every field by name (per-bond fields, then the cash-flow fields, then the listed exercise points'
         fields where any bond has some: a portfolio without them gives the 16 fields it always gave)."""
-        names = (*BOND_FIELDS, *CASHFLOW_FIELDS, *(LISTED_FIELDS if self.has_listed() else ()))
+        names = (*BOND_FIELDS, *CASHFLOW_FIELDS, *(TIME_FIELDS if self.has_flow_times() else ()),
+                 *(LISTED_FIELDS if self.has_listed() else ()))
         return {name: getattr(self, name) for name in names}
 
     def cashflows(self, row: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -258,6 +273,8 @@ class BondPortfolio:
         _offsets, flat = segments(self.cashflow_offset, rows)
         fields = {name: getattr(self, name)[rows] for name in BOND_FIELDS}
         fields.update({name: getattr(self, name)[flat] for name in CASHFLOW_FIELDS})
+        if self.has_flow_times():
+            fields["cashflow_time"] = self.cashflow_time[flat]
         if self.has_listed():
             _offsets, points = segments(self.exercise_offset, rows)
             fields.update(exercise_count=self.exercise_count[rows],
@@ -274,6 +291,9 @@ class BondPortfolio:
             steps, repayments, coupons = self.cashflows(row)
             bond: dict[str, Any] = {name: getattr(self, name)[row].item() for name in BOND_FIELDS}
             bond.update(cashflow_step=steps.tolist(), repayment=repayments.tolist(), coupon=coupons.tolist())
+            if self.has_flow_times():
+                lo, hi = int(self.cashflow_offset[row]), int(self.cashflow_offset[row + 1])
+                bond.update(cashflow_time=self.cashflow_time[lo:hi].tolist())
             if self.has_listed():
                 points, prices = self.listed(row)
                 bond.update(exercise_step=points.tolist(), exercise_price=prices.tolist())
@@ -283,7 +303,8 @@ class BondPortfolio:
     def concatenate(cls, parts: Sequence[BondPortfolio]) -> BondPortfolio:
         """The bonds of ``parts``, one after the other (with their listed exercise points, if any part has some, and
         their read problems, renumbered)."""
-        names = (*BOND_FIELDS, *CASHFLOW_FIELDS, *(LISTED_FIELDS if any(p.has_listed() for p in parts) else ()))
+        names = (*BOND_FIELDS, *CASHFLOW_FIELDS, *(TIME_FIELDS if any(p.has_flow_times() for p in parts) else ()),
+                 *(LISTED_FIELDS if any(p.has_listed() for p in parts) else ()))
         given = [p._accrued_given for p in parts]
         accrued = None if all(g is None for g in given) else np.concatenate([p.accrued() for p in parts])
         whole = cls(accrued=accrued, **{name: np.concatenate([getattr(p, name) for p in parts]) for name in names})
@@ -353,7 +374,7 @@ class BondPortfolio:
         side = self.option_type[point_owner]
         events = {"event_kind": column(CASH_FLOW, EXERCISE, EXERCISE, np.int8),
                   "event_step": column(self.cashflow_step, -1, self.exercise_step, np.int64),
-                  "event_time": np.full(size, np.nan),
+                  "event_time": column(self.cashflow_time, np.nan, np.nan, np.float64),
                   "event_amount": column(self.repayment, self.strike, self.exercise_price, np.float64),
                   "event_coupon": column(self.coupon, 0.0, 0.0, np.float64),
                   "event_side": column(-1, self.option_type, side, np.int8),
@@ -483,7 +504,11 @@ def _find_problems(p: BondPortfolio, n_curves: int, max_width: int, max_steps: i
     owner = np.repeat(np.arange(len(p)), p.cashflow_count)
     steps = p.cashflow_step
     last = p.cashflow_offset[1:] - 1
-    descending = np.flatnonzero((np.diff(steps) <= 0) & (owner[1:] == owner[:-1])) + 1
+    times = p.cashflow_time
+    timed = np.isfinite(times)
+    # flows with times may share a step (several between two steps of a coarse tree), their times ascending
+    shared = timed[1:] & timed[:-1] & (np.diff(steps) == 0) & (np.diff(np.where(timed, times, 0.0)) > 0)
+    descending = np.flatnonzero((np.diff(steps) <= 0) & ~shared & (owner[1:] == owner[:-1])) + 1
     for k in descending:
         row = int(owner[k])
         if checked[row]:
@@ -496,6 +521,18 @@ def _find_problems(p: BondPortfolio, n_curves: int, max_width: int, max_steps: i
             problems.append((row, "cashflow_step", f"cashflow_step must be >= 1 (a cash flow at step 0 is "
                              f"never paid), got {int(steps[k])} for cash flow {k - p.cashflow_offset[row]}"))
             checked[row] = False
+    if timed.any():  # a flow's time is between the step before its step and its step
+        dt = geometry.dt[owner].astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            outside = timed & ~((times > (steps - 1) * dt) & (times <= steps * dt * (1 + 1e-12)))
+        outside |= ~np.isfinite(times) & ~np.isnan(times)
+        for k in np.flatnonzero(outside):
+            row = int(owner[k])
+            if checked[row]:
+                problems.append((row, "cashflow_time", f"cashflow_time of cash flow {k - p.cashflow_offset[row]} "
+                                 f"must be after step {int(steps[k]) - 1} and at most step {int(steps[k])} (its "
+                                 f"cashflow_step) at {show(dt[k])} years a step, got {show(times[k])}"))
+                checked[row] = False
     for row in np.flatnonzero(checked):
         if steps[last[row]] != n[row]:
             problems.append((int(row), "cashflow_step", f"the last cashflow_step must be the maturity step "

@@ -10,9 +10,14 @@ bond's coupon schedule is generated backward from maturity (:mod:`trinom.convent
 maturity; only the flows after the as-of date are kept.
 
 **The tree grid** is ``steps_per_year`` steps a year, its time the ACT/365F year fraction from the as-of date (the
-curves' time). **Every date maps to the step nearest its time** (halves up; a cash flow never before step 1:
-:func:`step_of`, and back :func:`date_of_step`); flows that fall on one step are paid together. At one step a day
-(the trades' default) every date is a step of its own.
+curves' time). **A cash flow is paid at its time, between steps** (issue 34): it is valued at the step before it,
+from each node, by Hull-White's zero-coupon bond price fitted to the tree (docs/paper-instrument.md, "Flows between
+steps"), so that a straight bond is its flows discounted on the curve at any resolution. **An exercise date is on
+the step nearest it** (halves up: :func:`step_of`, and back :func:`date_of_step`), with its price and accrued interest
+at the date: where the date is between steps, the point's price is their value at the step (:func:`value_at_steps`:
+the price paid on the date and the flows between the step and the date, discounted on the curve), so that the flows
+paid on or before the date are the holder's whatever is decided and those after it are given up (ex-coupon on a
+coupon date). At one step a day (the trades' default) every date is a step of its own.
 
 **Exercise** pays the exercise price, clean per 100 of the notional outstanding, plus the interest accrued at the
 exercise date by the bond's day count (QuantLib's ``accruedAmount``; 0 on a coupon date, where exercise is ex-coupon:
@@ -49,27 +54,19 @@ notional outstanding in their period, everything per 100 of the original notiona
 the notional outstanding at the exercise date (after a repayment on it), so a point's dirty price is the price plus
 accrued times the outstanding share; the accrued interest at the as-of date is on the notional outstanding then.
 
-**Early cash flows.** The tree adds a flow of step ``s`` to the nodes of step ``s - 1``'s width (the paper's Q1), so
-while it grows the two outermost nodes of step ``s`` miss it: a third of a flow at step 1, 5.6% at step 2, 0.9% at
-step 3 (at any resolution: a coupon in the next half month of a 12-steps-a-year tree, or tomorrow's at one step a
-day). Every flow at or before the first exercise step (every one of a bond without an option), but the maturity's
-(paid on every node), is raised by the share it misses, which depends on ``a``, ``sigma`` and the step only
-(:func:`_edge_shares`), so that its value is the curve's. One after the first exercise step is not (an exercise
-before it sees it): a window opening in the first few steps misses that share of the flows in them.
-
 Formerly part of :mod:`trinom.instruments.trades`, whose names for these stay importable for one release.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
-from ..constants import CALL, JMAX_FACTOR, PUT
+from ..constants import CALL, PUT
 from ..conventions import (
     Schedules,
     accrual_fractions,
@@ -89,8 +86,6 @@ from .bond import BondPortfolio
 NO_EXERCISE_PRICE: Final[float] = 1e30
 #: Whole days in the curves' year (ACT/365F).
 YEAR_DAYS: Final[int] = 365
-#: The steps within which the lowering pays a cash flow in full (beyond, the tree misses less than 1e-16 of it).
-EDGE_STEPS: Final[int] = 24
 
 
 @dataclass(frozen=True, eq=False)
@@ -192,14 +187,16 @@ class _Coupons:
 
 @dataclass(frozen=True, eq=False)
 class _Flows:
-    """Bonds' cash flows on tree steps, in bond and step order (a bond's coupons of one step are one flow)."""
+    """Bonds' cash flows, in bond and date order (a bond's coupons of one date are one flow), each valued at the tree
+    step before its ``step`` (the first step at or after its date)."""
 
     owner: np.ndarray  #: the flow's bond
     step: np.ndarray  #: its tree step (ascending within a bond)
-    date: np.ndarray  #: the date of the step's first coupon (a day number)
-    coupon: np.ndarray  #: the coupons paid at the step, per 100
-    repayment: np.ndarray  #: the principal paid at the step (and the share the tree misses: _pay_early_flows_in_full)
+    date: np.ndarray  #: its payment date (a day number)
+    coupon: np.ndarray  #: the coupons paid on the date, per 100
+    repayment: np.ndarray  #: the principal paid on the date
     offsets: np.ndarray  #: bond ``k``'s flows are ``[offsets[k]:offsets[k + 1]]``
+    time: np.ndarray  #: its time in years (ACT/365F from the as-of date): the tree's ``cashflow_time``
 
     @property
     def counts(self) -> np.ndarray:
@@ -292,12 +289,6 @@ def lower_dated_bonds(as_of: int, bonds: DatedBonds, *, dates: ExerciseDates | N
     exercise.add_coupon_dates(coupon_dates)
     exercise.add_american(american)
     window_first, window_last, strike, offsets, step, price = exercise.finish()
-    first_exercise = np.minimum(np.where(window_first <= window_last, window_first, flows.last_step),
-                                flows.last_step)
-    has_points = np.diff(offsets) > 0
-    first_exercise[has_points] = np.minimum(first_exercise[has_points], step[offsets[:-1][has_points]])
-    _pay_early_flows_in_full(flows, first_exercise, np.asarray(bonds.a, dtype=np.float64),
-                             np.asarray(bonds.sigma, dtype=np.float64), spy)
     return LoweredBonds(bonds=bonds, flows=flows, accrued=accrued, window_first=window_first, window_last=window_last,
                         strike=strike, point_offsets=offsets, point_step=step, point_price=price, problems=late)
 
@@ -364,21 +355,16 @@ def _coupons(as_of: int, bonds: DatedBonds, schedules: Schedules, fractions: np.
 
 
 def _flows(coupons: _Coupons, spy: np.ndarray, as_of: int) -> _Flows:
-    """The coupons on tree steps (``spy`` steps a year per bond; each date on the step nearest its time, halves up,
-    never before step 1), the coupons (and repayments) of one step paid together, and the principal: 100 with each
+    """The coupons as cash flows paid on their dates (each at its time, on the first step at or after it: ``spy``
+    steps a year per bond), the coupons (and repayments) of one date paid together, and the principal: 100 with each
     bond's last coupon, or the amortizing repayments."""
     owner, end, amount = coupons.owner, coupons.end, coupons.amount
     uniform = spy.size > 0 and bool(np.all(spy == spy[0]))  # one tree resolution for the book: no gather
-    step = end - as_of
-    step *= 2
-    step *= spy[0] if uniform else spy[owner]
-    step += YEAR_DAYS
-    step //= 2 * YEAR_DAYS
-    np.maximum(step, 1, out=step)
+    step = step_after(end, as_of, spy[0] if uniform else spy[owner])
     principal = coupons.principal
-    # a bond's flows come in date order: the coupons of one step are adjacent
-    merged = np.zeros(step.size, dtype=bool)
-    np.equal(step[1:], step[:-1], out=merged[1:])
+    # a bond's flows come in date order: the coupons of one date are adjacent
+    merged = np.zeros(end.size, dtype=bool)
+    np.equal(end[1:], end[:-1], out=merged[1:])
     merged[1:] &= owner[1:] == owner[:-1]
     if merged.any():
         later = np.flatnonzero(merged)  # the j-th of them joins the flow before it: flow later[j] - j - 1
@@ -401,12 +387,19 @@ def _flows(coupons: _Coupons, spy: np.ndarray, as_of: int) -> _Flows:
         repayment[offsets[1:][counts > 0] - 1] = 100.0
     else:
         repayment = principal.copy()
-    return _Flows(owner=owner, step=step, date=end, coupon=coupon, repayment=repayment, offsets=offsets)
+    return _Flows(owner=owner, step=step, date=end, coupon=coupon, repayment=repayment, offsets=offsets,
+                  time=(end - as_of) / YEAR_DAYS)
 
 
 def step_of(days: np.ndarray, as_of: int, steps_per_year: np.ndarray | int) -> np.ndarray:
     """The tree step nearest each date (halves up), never before step 1."""
     return np.maximum((2 * (days - as_of) * steps_per_year + YEAR_DAYS) // (2 * YEAR_DAYS), 1)
+
+
+def step_after(days: np.ndarray, as_of: int, steps_per_year: np.ndarray | int) -> np.ndarray:
+    """The first tree step at or after each date, never before step 1: a cash flow's (valued at the step before it)
+    and an exercise date's (the flows paid on or before the date are kept, those after it given up)."""
+    return np.maximum(-((-(days - as_of) * steps_per_year) // YEAR_DAYS), 1)
 
 
 def date_of_step(steps: np.ndarray, as_of: int, steps_per_year: np.ndarray | int) -> np.ndarray:
@@ -584,9 +577,17 @@ class _Exercise:
             dirty[clean] += accrued
         if self.ratio is not None:  # per 100 of the outstanding notional: per 100 of the original
             dirty *= _ratio_at(self.schedules, self.ratio, bond, day)
-        noticed = np.flatnonzero(notice > 0)
-        if noticed.size:
-            dirty[noticed] = self._noticed(bond[noticed], step[noticed], day[noticed], dirty[noticed])
+        # off its step (notice days, or a date between steps): the value at the step of what exercise pays
+        off = np.flatnonzero((notice > 0) | (step * YEAR_DAYS != (day - self.as_of) * self.spy[bond]))
+        if off.size and (self.curves is not None or bool(np.any(notice[off] > 0))):
+            if self.curves is None:
+                raise InputError([(None, "curves", "exercise with notice days discounts its price on the trade's "
+                                   "curve: lower the trades with their curves")])
+            flows = self.flows
+            dirty[off] = value_at_steps(self.as_of, bond[off], step[off], day[off], dirty[off], self.spy,
+                                        FlowTable(step=flows.step, time=flows.time, paid=flows.coupon + flows.repayment,
+                                                  offsets=flows.offsets),
+                                        lambda b, t: curve_discount(self.curves, np.asarray(self.bonds.curve)[b], t))
         bond, step, dirty = _merged_points(bond, step, dirty, np.asarray(self.bonds.side)[bond] == PUT)
         counts = np.bincount(bond, minlength=count)
         offsets = np.zeros(count + 1, dtype=np.int64)
@@ -597,37 +598,49 @@ class _Exercise:
         window_last[none] = self.height[none]
         return window_first, window_last, self.strike, offsets, step, dirty
 
-    def _noticed(self, bond: np.ndarray, step: np.ndarray, day: np.ndarray, dirty: np.ndarray) -> np.ndarray:
-        """The value at the decision step of exercise with notice: the dirty price paid on the exercise date ``day``
-        and the bond's cash flows after the decision step up to that date, discounted to the decision step by the
-        curve's deterministic forward discount factors."""
-        if self.curves is None:
-            raise InputError([(None, "curves", "exercise with notice days discounts its price on the trade's curve: "
-                               "lower the trades with their curves")])
-        spy = self.spy[bond].astype(np.float64)
-        decision = self._discount(bond, step / spy)
-        value = dirty * self._discount(bond, (day - self.as_of) / YEAR_DAYS) / decision
-        flows = self.flows
-        start, stop = flows.offsets[bond], flows.offsets[bond + 1]
-        lo = _segment_search(flows.step, start, stop, step, side="right")  # the first flow after the decision step
-        hi = _segment_search(flows.date, lo, stop, day, side="right")  # the first one after the exercise date
-        for k in range(int(np.max(hi - lo, initial=0))):  # the few flows of a notice period
+
+@dataclass(frozen=True)
+class FlowTable:
+    """Cash flows by bond (``offsets`` locates bond ``k``'s), each its step (the first at or after it), its time in
+    years and the amount paid: what :func:`value_at_steps` reads."""
+
+    step: np.ndarray
+    time: np.ndarray
+    paid: np.ndarray
+    offsets: np.ndarray
+
+
+def value_at_steps(as_of: int, bond: np.ndarray, step: np.ndarray, day: np.ndarray, dirty: np.ndarray,
+                   spy: np.ndarray, flows: FlowTable,
+                   discount: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+    """The value at its decision step (time ``step / spy``) of each exercise paying ``dirty`` on ``day``: the price
+    and the flows paid after the step up to that date (the tree values them after the decision), less the flows paid
+    after the date but at or before the step (the tree pays them whatever is decided), discounted to the step by
+    the curve's deterministic forward discount factors (``discount(bonds, years)``). Notice days put the step before
+    the date; a date between steps is on the nearest (:func:`step_of`), before or after it."""
+    at_step = step / spy[bond]
+    decision = discount(bond, at_step)
+    value = dirty * discount(bond, (day - as_of) / YEAR_DAYS) / decision
+    start, stop = flows.offsets[bond], flows.offsets[bond + 1]
+    after_step = _segment_search(flows.step, start, stop, step, side="right")  # the first flow after the step
+    after_date = _segment_search(flows.time, start, stop, (day - as_of) / YEAR_DAYS, side="right")
+    for sign, lo, hi in ((1.0, after_step, after_date), (-1.0, after_date, after_step)):
+        for k in range(int(np.max(hi - lo, initial=0))):  # the few flows between a step and a date
             take = np.flatnonzero(lo + k < hi)
             j = lo[take] + k
-            paid = flows.coupon[j] + flows.repayment[j]
-            value[take] += paid * self._discount(bond[take], flows.step[j] / spy[take]) / decision[take]
-        return value
+            value[take] += sign * flows.paid[j] * discount(bond[take], flows.time[j]) / decision[take]
+    return value
 
-    def _discount(self, bond: np.ndarray, years: np.ndarray) -> np.ndarray:
-        """The discount factor of each bond's curve at ``years`` (ACT/365F from the as-of date; its zero rate read at
-        whole days, as the tree reads it)."""
-        out = np.empty(bond.size)
-        curve = np.asarray(self.bonds.curve)[bond]
-        for index in np.unique(curve):
-            mine = np.flatnonzero(curve == index)
-            t = years[mine]
-            out[mine] = np.exp(-self.curves[int(index)].rate_at(t, YEAR_DAYS) * t)  # type: ignore[index]
-        return out
+
+def curve_discount(curves: Sequence[YieldCurve], curve: np.ndarray, years: np.ndarray) -> np.ndarray:
+    """The discount factor at ``years`` (ACT/365F from the as-of date) of each entry's curve (``curves[curve[k]]``;
+    its zero rate read at whole days, as the tree reads it)."""
+    out = np.empty(curve.size)
+    for index in np.unique(curve):
+        mine = np.flatnonzero(curve == index)
+        t = years[mine]
+        out[mine] = np.exp(-curves[int(index)].rate_at(t, YEAR_DAYS) * t)
+    return out
 
 
 def _merged_points(bond: np.ndarray, step: np.ndarray, price: np.ndarray,
@@ -674,8 +687,8 @@ def portfolio_fields(lowered: LoweredBonds, g: np.ndarray, placeholder: np.ndarr
     slots[lone_slots] = False
     kept = None if real.all() else np.repeat(real, flows.counts)
     fields: dict[str, np.ndarray] = {}
-    for name, values, filler in (("cashflow_step", flows.step, 1), ("coupon", flows.coupon, 0.0),
-                                 ("repayment", flows.repayment, 100.0)):
+    for name, values, filler in (("cashflow_step", flows.step, 1), ("cashflow_time", flows.time, np.nan),
+                                 ("coupon", flows.coupon, 0.0), ("repayment", flows.repayment, 100.0)):
         if kept is not None:
             values = values[kept]
         if lone_slots.size:
@@ -711,50 +724,6 @@ def portfolio_fields(lowered: LoweredBonds, g: np.ndarray, placeholder: np.ndarr
         fields["exercise_step"] = lowered.point_step[keep]
         fields["exercise_price"] = lowered.point_price[keep]
     return fields, per_row(lowered.accrued, 0.0)
-
-
-def _pay_early_flows_in_full(flows: _Flows, first_exercise: np.ndarray, a: np.ndarray, sigma: np.ndarray,
-                             spy: np.ndarray) -> None:
-    """Raise the flows that the tree pays before its width is full, which miss its outermost nodes, by the share they
-    miss (:func:`_edge_shares`): those where no exercise sees them (at or before the first exercise step), but a
-    bond's last (the maturity's is on every node already)."""
-    candidates = np.flatnonzero(flows.step <= EDGE_STEPS)
-    owner, step = flows.owner[candidates], flows.step[candidates]
-    early = candidates[(step <= first_exercise[owner]) & (step < flows.last_step[owner])]
-    if early.size == 0:
-        return
-    owner = flows.owner[early]  # ascending: each bond's early flows are adjacent
-    new = np.ones(owner.size, dtype=bool)
-    np.not_equal(owner[1:], owner[:-1], out=new[1:])
-    bonds, which = owner[new], np.cumsum(new) - 1
-    shares = _edge_shares(a[bonds], sigma[bonds], spy[bonds])
-    missed = shares[which, flows.step[early] - 1]
-    flows.repayment[early] += (flows.coupon[early] + flows.repayment[early]) * (missed / (1.0 - missed))
-
-
-def _edge_shares(a: np.ndarray, sigma: np.ndarray, steps_per_year: np.ndarray) -> np.ndarray:
-    """Per bond, the share of a cash flow at step ``s = 1 .. EDGE_STEPS`` (column ``s - 1``) that the tree does not
-    pay (docs/paper-instrument.md §6.3, Q1).
-
-    The tree adds a flow of step ``s`` to the nodes of step ``s - 1``'s width, so while it grows (``s <= jmax``) the
-    two outermost nodes of step ``s`` miss it: their share of the step's state prices. A node's state price is the
-    product of the branchings and node discounts of its paths times factors common to the step (the curve's
-    ``exp(-alpha dt)``, the spread's), so the share does not depend on the curve or the spread; the outermost
-    nodes have one path each, ``prod_k pu_k x_(+-k)`` (``pu_k`` the interior up-branching of node ``k``,
-    ``x_(+-k) = exp(-+k dr dt)``), and the step's total is ``1 + (dr dt)^2 (s-1) s (2s-1) / 36`` to second order
-    (its rounding is below 1e-11 of the flow even at one step a year). 0 from step ``jmax + 1``. NumPy's ``exp``:
-    the tree's constants to rounding, and so the share."""
-    dt = 1.0 / steps_per_year.astype(np.float64)  # docs/paper-instrument.md §2 with a term unit of 365 days
-    M = np.expm1(-a * dt)
-    jmax = np.trunc(JMAX_FACTOR / M) + 1
-    d = (np.sqrt(3.0 * (sigma * sigma) * -np.expm1(-2.0 * a * dt) / (2.0 * a)) * dt)[:, None]
-    k = np.arange(EDGE_STEPS, dtype=np.float64)[None, :]
-    M = M[:, None]
-    pu = 1.0 / 6.0 + ((k * k) * M * M + k * M) * 0.5
-    outer = np.cumprod(pu * np.exp(-d * k), axis=1) + np.cumprod(pu * np.exp(d * k), axis=1)
-    s = k + 1.0
-    total = 1.0 + d * d * ((s - 1.0) * s * (2.0 * s - 1.0) / 36.0)
-    return np.where(s <= jmax[:, None], outer / total, 0.0)
 
 
 def _segment_search(values: np.ndarray, start: np.ndarray, stop: np.ndarray, target: np.ndarray,

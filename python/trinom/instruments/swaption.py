@@ -13,9 +13,10 @@ receiving (``receiver``) the fixed ``rate`` against the floating rate. Single cu
 The floating leg's frequency plays no part (its resets are taken to include the fixed leg's start dates, where it is
 worth par). Both trees are the dated bonds' (:mod:`trinom.instruments.dated_bond`): the fixed leg's schedule generated
 backward from ``maturity`` (its ``frequency``, ``day_count``, ``calendar`` and ``convention``), each coupon
-``100 * rate * accrual fraction`` on its period's (adjusted) end, every date at the step nearest its time; the
-exercise is a listed point at each exercise date's step at the dirty price 100 (the bond is ex-coupon there: the
-coupon paid that day belongs to the period before). The bond holds the periods that start on or after the first
+``100 * rate * accrual fraction`` paid on its period's (adjusted) end, at its time between the tree's steps; the
+exercise is a listed point on the step nearest each exercise date at the dirty price 100 (the bond is ex-coupon
+there: the coupon paid that day belongs to the period before), or, for a date between steps, that price's value at
+the step (:func:`trinom.instruments.dated_bond.value_at_steps`, on the market's curve). The bond holds the periods that start on or after the first
 exercise date. Exercise dates: ``european``, the fixed-leg start date ``first_exercise`` (default: the swap's
 start); ``bermudan``, every fixed-leg start date from ``first_exercise`` to ``last_exercise`` (default: from the
 start to the last period's start). Only dates after the as-of date count.
@@ -37,6 +38,7 @@ value in currency, ``price * notional / 100``, is :attr:`trinom.Prices.value`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,8 +49,17 @@ from ..conventions import Schedules, accrual_fractions, generate_schedules
 from ..conventions.business_days import adjust
 from ..conventions.dates import day_text
 from ..conventions.names import Problem
+from ..curve import YieldCurve
 from .bond import BondPortfolio
-from .dated_bond import NO_EXERCISE_PRICE, YEAR_DAYS, step_of
+from .dated_bond import (
+    NO_EXERCISE_PRICE,
+    YEAR_DAYS,
+    FlowTable,
+    curve_discount,
+    step_after,
+    step_of,
+    value_at_steps,
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -117,8 +128,9 @@ def fixed_leg_periods(specs: SwaptionSpecs) -> FixedLegPeriods:
     return FixedLegPeriods(schedules=schedules, owner=owner, begin=begin, end=end, in_window=in_window)
 
 
-def lower_swaptions(specs: SwaptionSpecs) -> LoweredSwaptions:
-    """The swaptions of ``specs`` as bond trees (see the module)."""
+def lower_swaptions(specs: SwaptionSpecs, curves: Sequence[YieldCurve] | None = None) -> LoweredSwaptions:
+    """The swaptions of ``specs`` as bond trees (see the module). ``curves``: the market's, by ``specs.curve``: an
+    exercise date between steps is valued at its step with them (without, 100 is paid at the step)."""
     count = specs.start.size
     legs = fixed_leg_periods(specs)
     schedules, begin, end, owner = legs.schedules, legs.begin, legs.end, legs.owner
@@ -144,24 +156,35 @@ def lower_swaptions(specs: SwaptionSpecs) -> LoweredSwaptions:
     spy = specs.steps_per_year
     # the bond: the periods that start on or after the first exercise date
     held = (begin >= first_date[owner]) & ~bad[owner]
-    f_owner, f_step = owner[held], step_of(end[held], specs.as_of, spy[owner[held]])
+    f_owner, f_end = owner[held], end[held]
+    f_step = step_after(f_end, specs.as_of, spy[f_owner])  # each flow at its date, valued at the step before
     f_coupon = 100.0 * specs.rate[f_owner] * fractions[held]
     last = np.zeros(f_owner.size, dtype=bool)
     if f_owner.size:
         last[np.flatnonzero(np.diff(np.append(f_owner, -1)) != 0)] = True
     f_repay = np.where(last, 100.0, 0.0)
-    new = np.ones(f_owner.size, dtype=bool)  # flows on one step are paid together
-    new[1:] = (f_owner[1:] != f_owner[:-1]) | (f_step[1:] != f_step[:-1])
+    new = np.ones(f_owner.size, dtype=bool)  # flows on one date are paid together
+    new[1:] = (f_owner[1:] != f_owner[:-1]) | (f_end[1:] != f_end[:-1])
     group = np.cumsum(new) - 1
-    flow_owner, flow_step = f_owner[new], f_step[new]
+    flow_owner, flow_step, flow_time = f_owner[new], f_step[new], (f_end[new] - specs.as_of) / YEAR_DAYS
     flow_coupon = np.bincount(group, weights=f_coupon, minlength=int(new.sum()))
     flow_repay = np.bincount(group, weights=f_repay, minlength=int(new.sum()))
     x_owner = owner[exercisable & ~bad[owner]]
-    x_step = step_of(begin[exercisable & ~bad[owner]], specs.as_of, spy[x_owner])
+    x_day = begin[exercisable & ~bad[owner]]
+    x_step = step_of(x_day, specs.as_of, spy[x_owner])
     keep = np.ones(x_owner.size, dtype=bool)  # exercise dates on one step: one point
     keep[1:] = (x_owner[1:] != x_owner[:-1]) | (x_step[1:] != x_step[:-1])
-    x_owner, x_step = x_owner[keep], x_step[keep]
-    return LoweredSwaptions(bonds=_trees(specs, bad, flow_owner, flow_step, flow_coupon, flow_repay, x_owner, x_step),
+    x_owner, x_step, x_day = x_owner[keep], x_step[keep], x_day[keep]
+    x_price = np.full(x_step.size, 100.0)
+    off = np.flatnonzero(x_step * YEAR_DAYS != (x_day - specs.as_of) * spy[x_owner])
+    if off.size and curves is not None:  # a date between steps: the value at its step of entering the swap then
+        offsets = np.zeros(count + 1, dtype=np.int64)
+        np.cumsum(np.bincount(flow_owner, minlength=count), out=offsets[1:])
+        table = FlowTable(step=flow_step, time=flow_time, paid=flow_coupon + flow_repay, offsets=offsets)
+        x_price[off] = value_at_steps(specs.as_of, x_owner[off], x_step[off], x_day[off], x_price[off], spy, table,
+                                      lambda b, t: curve_discount(curves, specs.curve[b], t))
+    return LoweredSwaptions(bonds=_trees(specs, bad, flow_owner, flow_step, flow_time, flow_coupon, flow_repay, x_owner,
+                                         x_step, x_price),
                             weight=_weights(specs), problems=problems)
 
 
@@ -172,8 +195,9 @@ def _weights(specs: SwaptionSpecs) -> np.ndarray:
     return np.column_stack([sign, -sign]).reshape(-1)
 
 
-def _trees(specs: SwaptionSpecs, bad: np.ndarray, flow_owner: np.ndarray, flow_step: np.ndarray,
-           flow_coupon: np.ndarray, flow_repay: np.ndarray, x_owner: np.ndarray, x_step: np.ndarray) -> BondPortfolio:
+def _trees(specs: SwaptionSpecs, bad: np.ndarray, flow_owner: np.ndarray, flow_step: np.ndarray, flow_time: np.ndarray,
+           flow_coupon: np.ndarray, flow_repay: np.ndarray, x_owner: np.ndarray, x_step: np.ndarray,
+           x_price: np.ndarray) -> BondPortfolio:
     """The bond trees, two per swaption (plain, then with the listed exercise); a bad swaption's are one-step
     placeholders (its problem is the row's)."""
     count = specs.start.size
@@ -185,10 +209,12 @@ def _trees(specs: SwaptionSpecs, bad: np.ndarray, flow_owner: np.ndarray, flow_s
     spy = np.where(bad, 1, specs.steps_per_year)
     starts = np.concatenate(([0], np.cumsum(flows)))
     steps = np.ones(starts[-1], dtype=np.int64)
+    times = np.full(starts[-1], np.nan)  # a bad swaption's placeholder flow: on its step
     coupon = np.zeros(starts[-1])
     repay = np.full(starts[-1], 100.0)
     position = starts[flow_owner] + (np.arange(flow_owner.size) - np.searchsorted(flow_owner, flow_owner))
-    steps[position], coupon[position], repay[position] = flow_step, flow_coupon, flow_repay
+    steps[position], times[position] = flow_step, flow_time
+    coupon[position], repay[position] = flow_coupon, flow_repay
     points = np.bincount(x_owner, minlength=count)
     side = np.where(specs.payer, PUT, CALL).astype(np.int8)
 
@@ -205,11 +231,12 @@ def _trees(specs: SwaptionSpecs, bad: np.ndarray, flow_owner: np.ndarray, flow_s
     return BondPortfolio(
         term_unit=np.full(2 * count, YEAR_DAYS), term_steps=twice(spy), a=twice(np.where(bad, 0.1, specs.a)),
         sigma=twice(np.where(bad, 0.01, specs.sigma)), maturity=twice((n - 0.5) / spy),
-        cashflow_count=twice(flows), cashflow_step=flows_twice(steps), repayment=flows_twice(repay),
+        cashflow_count=twice(flows), cashflow_step=flows_twice(steps), cashflow_time=flows_twice(times),
+        repayment=flows_twice(repay),
         coupon=flows_twice(coupon), spread=np.zeros(2 * count),
         option_type=np.where(optioned, twice(side), CALL).astype(np.int8),
         strike=np.where(optioned, 100.0, NO_EXERCISE_PRICE),
         first_exercise=twice(n), last_exercise=np.where(exercise_count > 0, twice(n) - 1, twice(n)),
         exercise_frequency=np.ones(2 * count, dtype=np.int64), curve_index=twice(specs.curve),
-        exercise_count=exercise_count, exercise_step=x_step, exercise_price=np.full(x_step.size, 100.0),
+        exercise_count=exercise_count, exercise_step=x_step, exercise_price=x_price,
         accrued=np.zeros(2 * count)).with_signed_coupons()
