@@ -65,6 +65,7 @@ struct ChunkPlan {
     bool search = false;                 // a spread search per bond (trinom_bonds::search)
     bool listed = false;                 // the chunk has listed exercise points (trinom_bonds::exercise_offset)
     bool timed = false;                  // the cash flows have times (trinom_bonds::cashflow_time)
+    bool dated = false;                  // the chunk's listed points have dates (trinom_bonds::exercise_time)
     long long ex_first = 0;              // the chunk's first listed point in the caller's arrays
     int points = 0;                      // the chunk's listed points
 };
@@ -119,6 +120,7 @@ void plan_chunk(HostPool &pool, const trinom_bonds &bd, int64_t curves, long lon
         refuse(TRINOM_ERR_ARGUMENT, first_row, "too many listed exercise points in one chunk (set a smaller chunk_size)");
     plan.points = static_cast<int>(ex_end - plan.ex_first);
     plan.listed = plan.points > 0;  // a chunk without points runs as if no bond had any (null arrays)
+    plan.dated = plan.listed && bd.exercise_time != nullptr;
     std::vector<int> key(count);
     pool.parallel_for(count, kStagingGrain, [&](int, long long lo, long long hi) {
         for (int i = static_cast<int>(lo); i < hi; ++i) {
@@ -226,7 +228,7 @@ enum IntArray { kN, kJmax, kTermUnit, kTermSteps, kFirst, kLast, kFreq, kCurve, 
 enum RealArray { kA, kSigma, kSpread, kStrike, kPaid, kCoupon, kRates, kEntSpread, kExPrice, kRealArrays };
 
 template <typename real> struct ChunkLayout {
-    size_t ints[kIntArrays], reals[kRealArrays], times, type, at, target, upload, out, found_spread,
+    size_t ints[kIntArrays], reals[kRealArrays], times, dates, type, at, target, upload, out, found_spread,
         found_iterations, found_status, scratch, total;
 };
 
@@ -245,6 +247,7 @@ template <typename real> ChunkLayout<real> chunk_layout(const ChunkPlan &plan, i
     for (int k = 0; k < kIntArrays; ++k) c.ints[k] = l.take(int_sizes[k] * sizeof(int));
     for (int k = 0; k < kRealArrays; ++k) c.reals[k] = l.take(real_sizes[k] * sizeof(real));
     c.times = l.take((plan.timed ? size_t(plan.cashflows) : 0) * sizeof(double));
+    c.dates = l.take((plan.dated ? size_t(plan.points) : 0) * sizeof(double));
     c.type = l.take(count);
     c.at = l.take(plan.at.size() * sizeof(long long));
     const size_t searched = plan.search ? count : 0;
@@ -327,6 +330,8 @@ void price_chunk(DeviceContext &ctx, const trinom_bonds &bd, const trinom_bond_c
                 reals(kExPrice)[k] = static_cast<real>(bd.exercise_price[plan.ex_first + k]);
             }
         });
+        if (plan.dated)
+            std::memcpy(st + lay.dates, bd.exercise_time + plan.ex_first, size_t(plan.points) * sizeof(double));
     }
     std::memcpy(st + lay.at, plan.at.data(), plan.at.size() * sizeof(long long));
     if (plan.search) std::memcpy(st + lay.target, bd.search->target + b0, count * sizeof(double));
@@ -377,6 +382,7 @@ void price_chunk(DeviceContext &ctx, const trinom_bonds &bd, const trinom_bond_c
     args.ex_step = plan.listed ? d_ints(kExStep) : nullptr;
     args.ex_price = plan.listed ? d_reals(kExPrice) : nullptr;
     args.cf_time = plan.timed ? reinterpret_cast<const double *>(dev + lay.times) : nullptr;
+    args.ex_time = plan.dated ? reinterpret_cast<const double *>(dev + lay.dates) : nullptr;
     args.target = plan.search ? reinterpret_cast<const double *>(dev + lay.target) : nullptr;
     args.search_low = plan.search ? bd.search->low : 0.0;
     args.search_high = plan.search ? bd.search->high : 0.0;

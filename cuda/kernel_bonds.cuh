@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cfloat>
+#include <math_constants.h>
 
 #include "trinom_bonds.cuh"
 
@@ -235,21 +236,52 @@ __device__ __forceinline__ real take_cashflow(CashflowCursor &c, int i, int n, c
 // Flows between steps (docs/paper-instrument.md, "Flows between steps"): the flows of step i+1 with a time t in
 // (t_i, t_i+1] are valued at step i from each node j as c0 + c1 x_j (bonds/reference.py's _FlowsBetweenSteps, in
 // double): lambda = B(t - t_i) / B(dt) weighs the tree's one-step discount x_j against a constant, and the level
-// makes the tree price P(0, t) exp(-s (t - t_i)) exactly, with E_i and the curve's P(0, t_i), P(0, t_i+1). d0 + d1 x_j
-// is their derivative by the spread (percent), for a spread search.
+// makes the tree price P(0, t) exp(-s (t - t_i)) exactly, with E_i and the curve's P(0, t_i), P(0, t_i+1). A listed
+// point dated between steps i and i+1 pays its price then: its value from each node is e0 + e1 x_j the same way, and
+// the step's flows paid by its date (a0 + a1 x_j) come after its exercise. The d* are the derivatives by the spread
+// (percent), for a spread search.
 struct TimedFlows {
-    double c0, c1, d0, d1;
-    __device__ __forceinline__ bool any() const { return c0 != 0.0 || c1 != 0.0; }
+    double c0, c1, d0, d1;  // the flows valued before the step's exercise
+    double a0, a1, da0, da1;  // the flows paid by the listed point's date: after it
+    double e0, e1, de0, de1;  // the dated listed point's price
+    bool dated;
+    // Nothing between steps at this step: the node loop is the one before flows had times.
+    __device__ __forceinline__ bool plain() const {
+        return !dated && c0 == 0.0 && c1 == 0.0 && a0 == 0.0 && a1 == 0.0;
+    }
+};
+
+// The tree's constants a flow's value needs at step i: its curve (the scenario's), spread (percent), E_i.
+template <typename real> struct FlowContext {
+    CurveCursor<real> curve;
+    const BondConstants<real> *c;
+    double a, spread, e_i;
+    int term_unit;
+
+    // The value c0 + c1 x_j at step i of `amount` paid at t (in (t_i, t_i+1]), and its derivative d0 + d1 x_j.
+    __device__ __forceinline__ void value(int i, double t, double amount, double &k0, double &k1, double &q0,
+                                          double &q1) const {
+        const double tau = t - double(i) * c->dt64;
+        const double lambda = (1.0 - exp(-a * tau)) / (1.0 - exp(-a * c->dt64));
+        const double before = i > 0 ? zero_price_at(curve, i - 1, *c, term_unit) : 1.0;
+        const double after = zero_price_at(curve, i, *c, term_unit) / e_i;
+        const double level = zero_price_time(curve, t, term_unit) * exp(-(spread / SPREAD_UNIT) * tau) /
+                             ((1.0 - lambda) * before + lambda * after);
+        const double scaled = amount * level;
+        k0 = scaled * (1.0 - lambda);
+        k1 = scaled * lambda;
+        q0 = -tau / SPREAD_UNIT * k0;
+        q1 = -tau / SPREAD_UNIT * k1;
+    }
 };
 
 // take_cashflow with flows between steps: the flow of step i+1 on its step (or 0) is returned, the flows with a
-// time (several may share a step) are summed into `tf`. `curve`: the tree's curve (its scenario's), `spread`: the
-// spread in percent, `e_i`: exp(-alpha_i dt).
+// time (several may share a step) are summed into `tf`, those paid by `date` (the step's dated listed point's, NaN:
+// none) apart.
 template <typename real>
-__device__ __forceinline__ real take_flows(CashflowCursor &cf, int i, int n, const BondArgs<real> &b, double a,
-                                           double spread, double e_i, const CurveCursor<real> &curve,
-                                           const BondConstants<real> &c, int term_unit, TimedFlows &tf) {
-    tf = TimedFlows{0.0, 0.0, 0.0, 0.0};
+__device__ __forceinline__ real take_flows(CashflowCursor &cf, int i, int n, const BondArgs<real> &b,
+                                           const FlowContext<real> &ctx, double date, TimedFlows &tf) {
+    tf = TimedFlows{};
     if (b.cf_time == nullptr) return take_cashflow(cf, i, n, b.cf_step, b.cf_paid);
     real stepped = real(0);
     while (i == cf.S - 1 && cf.r > 0) {
@@ -257,18 +289,13 @@ __device__ __forceinline__ real take_flows(CashflowCursor &cf, int i, int n, con
         if (isnan(t)) {
             stepped = b.cf_paid[cf.p];
         } else {
-            const double tau = t - double(i) * c.dt64;
-            const double lambda = (1.0 - exp(-a * tau)) / (1.0 - exp(-a * c.dt64));
-            const double before = i > 0 ? zero_price_at(curve, i - 1, c, term_unit) : 1.0;
-            const double after = zero_price_at(curve, i, c, term_unit) / e_i;
-            const double level = zero_price_time(curve, t, term_unit) * exp(-(spread / SPREAD_UNIT) * tau) /
-                                 ((1.0 - lambda) * before + lambda * after);
-            const double amount = double(b.cf_paid[cf.p]) * level;
-            const double k0 = amount * (1.0 - lambda), k1 = amount * lambda, ds = -tau / SPREAD_UNIT;
-            tf.c0 += k0;
-            tf.c1 += k1;
-            tf.d0 += ds * k0;
-            tf.d1 += ds * k1;
+            double k0, k1, q0, q1;
+            ctx.value(i, t, double(b.cf_paid[cf.p]), k0, k1, q0, q1);
+            if (t <= date) {
+                tf.a0 += k0, tf.a1 += k1, tf.da0 += q0, tf.da1 += q1;
+            } else {
+                tf.c0 += k0, tf.c1 += k1, tf.d0 += q0, tf.d1 += q1;
+            }
         }
         if (cf.p > cf.first && cf.S <= n) cf.S = b.cf_step[--cf.p];
         cf.r -= 1;
@@ -276,9 +303,32 @@ __device__ __forceinline__ real take_flows(CashflowCursor &cf, int i, int n, con
     return stepped;
 }
 
-// The flows between steps on node value v with node discount x (c0 + c1 x added in double, rounded once).
-template <typename real> __device__ __forceinline__ real with_timed(const TimedFlows &tf, real v, real x) {
-    return tf.any() ? v + real(tf.c0 + tf.c1 * double(x)) : v;
+// Node value v (continuation at x, its spread derivative d) after the step: the flows before exercise, the window's
+// or an undated listed point's bound `price` where `exercise`, a dated listed point's, the flows paid by its date.
+template <typename real>
+__device__ __forceinline__ real settle(const TimedFlows &tf, bool call, bool exercise, real price, real v, real x,
+                                       real &d) {
+    const double xd = double(x);
+    if (tf.c0 != 0.0 || tf.c1 != 0.0) {
+        v = v + real(tf.c0 + tf.c1 * xd);
+        d = d + real(tf.d0 + tf.d1 * xd);
+    }
+    if (exercise && (call ? v > price : price > v)) {
+        v = price;
+        d = real(0);
+    }
+    if (tf.dated) {
+        const real bound = real(tf.e0 + tf.e1 * xd);
+        if (call ? v > bound : bound > v) {
+            v = bound;
+            d = real(tf.de0 + tf.de1 * xd);
+        }
+    }
+    if (tf.a0 != 0.0 || tf.a1 != 0.0) {
+        v = v + real(tf.a0 + tf.a1 * xd);
+        d = d + real(tf.da0 + tf.da1 * xd);
+    }
+    return v;
 }
 
 // §6.4: the exercise price strike + accrued interest at step i (Q2: the coupon paid at S).
@@ -313,15 +363,28 @@ template <typename real> __device__ __forceinline__ ListedCursor listed_start(co
     return c;
 }
 
+// The date of step i's listed point where it is between steps (b.ex_time), else NaN.
+template <typename real>
+__device__ __forceinline__ double listed_date(const ListedCursor &c, int i, const BondArgs<real> &b) {
+    return c.step == i && b.ex_time != nullptr ? b.ex_time[c.at] : CUDART_NAN;
+}
+
 // Step i's exercise with its listed point, if it has one: `exercise` and `price` (the window's, strike +
-// accrued interest) become the step's exercise flag and its one bound (a call's lower, a put's higher).
+// accrued interest) become the step's exercise flag and its one bound (a call's lower, a put's higher); a point
+// dated between steps is valued from each node instead (tf's e0 + e1 x_j, FlowContext::value).
 template <typename real>
 __device__ __forceinline__ void take_listed(ListedCursor &c, int i, const BondArgs<real> &b, bool call, bool &exercise,
-                                            real &price) {
+                                            real &price, const FlowContext<real> &ctx, TimedFlows &tf) {
     if (c.step != i) return;
     const real listed = b.ex_price[c.at];
-    price = !exercise ? listed : call ? (listed < price ? listed : price) : (listed > price ? listed : price);
-    exercise = true;
+    const double date = b.ex_time != nullptr ? b.ex_time[c.at] : CUDART_NAN;
+    if (isnan(date)) {
+        price = !exercise ? listed : call ? (listed < price ? listed : price) : (listed > price ? listed : price);
+        exercise = true;
+    } else {
+        tf.dated = true;
+        ctx.value(i, date, double(listed), tf.e0, tf.e1, tf.de0, tf.de1);
+    }
     --c.at;
     c.step = c.at >= c.first ? b.ex_step[c.at] : -1;
 }
@@ -669,21 +732,22 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
         }
         bool exercise = false;
         real price = 0;
-        TimedFlows tf{0.0, 0.0, 0.0, 0.0};
+        TimedFlows tf{};
         if (live) {
             const int h = min(i, jmax);
             exercise = exercise_at(i, cf.S, first_ex, last_ex, freq);
             const double e_i = kSearch ? double(eg) : double(eg) / double(g);
             const double spread = kScen ? double(b.ent_spread[e0 + e]) : kSearch ? search.s : double(b.spread[o]);
-            const CurveCursor<real> flow_curve = curve_cursor_of(b, kScen ? b.ent_curve[e0 + e] : b.curve[o]);
-            const real cash = take_flows(cf, i, n, b, double(b.a[o]), spread, e_i, flow_curve, c, term_unit, tf);
+            const FlowContext<real> ctx{curve_cursor_of(b, kScen ? b.ent_curve[e0 + e] : b.curve[o]), &c,
+                                        double(b.a[o]), spread, e_i, term_unit};
+            const real cash = take_flows(cf, i, n, b, ctx, listed_date(lx, i, b), tf);
             if (cash != real(0)) {  // Q1: only the nodes of step i, |j| <= h
 #pragma unroll
                 for (int k = 0; k < K; ++k)
                     if (abs(base + k) <= h) v[k] += cash;
             }
             if (exercise) price = exercise_price(cf, i, strike, steps, b.cf_coupon);
-            take_listed(lx, i, b, call, exercise, price);
+            take_listed(lx, i, b, call, exercise, price, ctx, tf);
         }
         real left1 = 0, left2 = 0, right = 0;
         real d_left1 = 0, d_left2 = 0, d_right = 0;
@@ -698,6 +762,7 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
             }
         }
         if (live) {
+            const bool plain = tf.plain();
             backward_sums(v, left1, left2, right, w_right, w_mid, w_left, top_kb, top_b, bottom_b, sl == 0);
             if constexpr (kSearch)  // dV/ds: the same linear step
                 backward_sums(dv, d_left1, d_left2, d_right, w_right, w_mid, w_left, top_kb, top_b, bottom_b, sl == 0);
@@ -705,15 +770,17 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
 #pragma unroll
             for (int k = 0; k < K; ++k) {
                 const real ex = eg_i * x[k];
-                real cont = with_timed(tf, v[k] * ex, x[k]);
-                if constexpr (kSearch) {
-                    dv[k] = (dv[k] - v[k] * spread_dt) * ex;
-                    if (tf.any()) dv[k] += real(tf.d0 + tf.d1 * double(x[k]));
+                real d = kSearch ? (dv[k] - v[k] * spread_dt) * ex : real(0);
+                real cont = v[k] * ex;
+                if (plain) {
+                    if (exercise && (call ? cont > price : price > cont)) {
+                        cont = price;
+                        d = real(0);
+                    }
+                } else {
+                    cont = settle(tf, call, exercise, price, cont, x[k], d);
                 }
-                if (exercise && (call ? cont > price : price > cont)) {
-                    cont = price;
-                    if constexpr (kSearch) dv[k] = 0;
-                }
+                if constexpr (kSearch) dv[k] = d;
                 v[k] = clamp_inf(cont);
             }
             if (!kScen) eg = eg_next;
@@ -855,30 +922,26 @@ __global__ void __launch_bounds__(kWideThreads) bond_wide_kernel(BondArgs<real> 
         bool exercise = exercise_at(i, cf.S, first_ex, last_ex, freq);
         TimedFlows tf;
         const double spread = kSearch ? search.s : scen ? double(b.ent_spread[e0 + ent]) : double(b.spread[o]);
-        const real cash = take_flows(cf, i, n, b, double(b.a[o]), spread, double(e), curve, c, term_unit, tf);
+        const FlowContext<real> ctx{curve, &c, double(b.a[o]), spread, double(e), term_unit};
+        const real cash = take_flows(cf, i, n, b, ctx, listed_date(lx, i, b), tf);
         if (cash != real(0)) {
             for (int j = tid - h; j <= h; j += kWideThreads) cur[j + half] = R::add(cur[j + half], cash);
             __syncthreads();
         }
         real price = exercise ? exercise_price(cf, i, strike, b.cf_step, b.cf_coupon) : real(0);
-        take_listed(lx, i, b, call, exercise, price);
+        take_listed(lx, i, b, call, exercise, price, ctx, tf);
         for (int j = tid - h; j <= h; j += kWideThreads) {
             const Probs<real> p = bond_probabilities(j, jmax, c.M);
             const int u = j == -jmax ? j + 2 : j == jmax ? j : j + 1;  // targets u > m > d
             const real sum = R::add(R::add(R::mul(p.pu, cur[u + half]), R::mul(p.pm, cur[u - 1 + half])),
                                     R::mul(p.pd, cur[u - 2 + half]));
             const real ex = R::mul(R::mul(e, x[j + half]), g_pass);
-            real cont = with_timed(tf, R::mul(sum, ex), x[j + half]);
             real d_cont = 0;
             if constexpr (kSearch) {
                 const real d_sum = p.pu * d_cur[u + half] + p.pm * d_cur[u - 1 + half] + p.pd * d_cur[u - 2 + half];
                 d_cont = (d_sum - sum * spread_dt) * ex;
-                if (tf.any()) d_cont += real(tf.d0 + tf.d1 * double(x[j + half]));
             }
-            if (exercise && (call ? cont > price : price > cont)) {
-                cont = price;
-                d_cont = 0;
-            }
+            const real cont = settle(tf, call, exercise, price, R::mul(sum, ex), x[j + half], d_cont);
             nxt[j + half] = clamp_inf(cont);
             if constexpr (kSearch) d_nxt[j + half] = d_cont;
         }
@@ -1102,9 +1165,11 @@ __global__ void __launch_bounds__(T, kMinBlocks) bond_block_kernel(BondArgs<real
             bool exercise = exercise_at(i, cf.S, first_ex, last_ex, freq);
             TimedFlows tf;
             const double spread = scen ? double(b.ent_spread[e0 + ent]) : double(b.spread[o]);
-            const real cash = take_flows(cf, i, n, b, double(b.a[o]), spread, double(e_i), curve, c, term_unit, tf);
+            const FlowContext<real> ctx{curve, &c, double(b.a[o]), spread, double(e_i), term_unit};
+            const real cash = take_flows(cf, i, n, b, ctx, listed_date(lx, i, b), tf);
             real price = exercise ? exercise_price(cf, i, strike, b.cf_step, b.cf_coupon) : real(0);
-            take_listed(lx, i, b, call, exercise, price);
+            take_listed(lx, i, b, call, exercise, price, ctx, tf);
+            const bool plain = tf.plain();
             if (cash != real(0)) {
 #pragma unroll
                 for (int k = 0; k < K; ++k)
@@ -1137,8 +1202,13 @@ __global__ void __launch_bounds__(T, kMinBlocks) bond_block_kernel(BondArgs<real
                     const Probs<real> p = probabilities(k, jd);
                     sum = fma(p.pu, up1, fma(p.pm, cur, p.pd * prev1));
                 }
-                real cont = with_timed(tf, sum * (eg * xk), xk);
-                if (exercise && (call ? cont > price : price > cont)) cont = price;
+                real cont = sum * (eg * xk);
+                if (plain) {
+                    if (exercise && (call ? cont > price : price > cont)) cont = price;
+                } else {
+                    real unused = real(0);
+                    cont = settle(tf, call, exercise, price, cont, xk, unused);
+                }
                 v[k] = clamp_inf(cont);
                 prev2 = prev1;
                 prev1 = cur;

@@ -32,8 +32,9 @@ template <typename real> struct BondArgs {
     // step ex_step[k] (ascending) the value is capped (call) or floored (put) at the dirty price ex_price[k].
     const int *ex_begin, *ex_step;
     const real *ex_price;
-    // Optional (nullptr: every flow on its step): per cash flow its time in years, NaN on its step (take_flows).
-    const double *cf_time;
+    // Optional (nullptr: every flow on its step): per cash flow its time in years, NaN on its step (take_flows); per
+    // listed point its date in years, NaN at its step (take_listed).
+    const double *cf_time, *ex_time;
     // Optional (nullptr: price): a spread search (trinom_spread_search) for every bond o of the chunk, towards
     // the dirty price target[o]; the bond's price at the spread reported goes to out[o], the rest to found_*.
     const double *target;

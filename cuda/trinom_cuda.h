@@ -136,6 +136,10 @@ typedef struct trinom_bonds {
      * first of them from each node by Hull-White's zero-coupon bond price fitted to the tree
      * (docs/paper-instrument.md, "Flows between steps"). */
     const double *cashflow_time;
+    /* Optional (NULL: every listed point at its step). Per listed exercise point, its date in years (NaN: at its
+     * step): a point with a date between exercise_step and the next step pays its price then, and the flows paid by
+     * the date are the holder's whatever is decided. */
+    const double *exercise_time;
 } trinom_bonds;
 
 /* How a bond's spread search ended (trinom_spread_search.status). */

@@ -165,7 +165,8 @@ module coupon_bond (R: float) = {
   def backward [w] [m] [K] [E] (geo: geometry) (x: [w]real) (pu: [w]real) (pm: [w]real) (pd: [w]real)
                            (Es: [m]real) (steps: [K]i64) (times: [K]f64) (repayments: [K]real) (coupons: [K]real)
                            (kind: i32) (strike: real) (first_ex: i64) (last_ex: i64) (frequency: i64)
-                           (listed_steps: [E]i64) (listed_prices: [E]real) (flows_at: timed_flows) : real =
+                           (listed_steps: [E]i64) (listed_prices: [E]real) (listed_times: [E]f64)
+                           (flows_at: timed_flows) : real =
     let n = geo.n
     let jmax = geo.jmax
     let flow (p: i64) : real = repayments[p] R.+ coupons[p]
@@ -185,17 +186,23 @@ module coupon_bond (R: float) = {
         let e = Es[i]
         -- The exercise test uses S as it is before this step's cash flow (Q4).
         let exercise = first_ex <= i && i <= last_ex && (S - i) % frequency == 0
+        -- Step i's listed point, and its date where it is between steps i and i+1 (NaN: at the step).
+        let listed = q >= 0 && listed_steps[q] == i
+        let date = if listed then listed_times[q] else f64.nan
         -- The cash flows of step i+1: one on the step on the nodes |j| <= h only (Q1); those with a time
-        -- (several may share a step) valued at step i on every node, c0 + c1 x_j (`flows_at`).
-        let (stepped, added, p, S, left, c0, c1) =
-          loop (stepped, added, p, S, left, c0, c1) = (false, zero, p, S, left, 0f64, 0f64)
+        -- (several may share a step) valued at step i on every node, c0 + c1 x_j (`flows_at`), before the step's
+        -- exercise, or after it (a0 + a1 x_j) where paid by the listed point's date.
+        let (stepped, added, p, S, left, (c0, c1), (a0, a1)) =
+          loop (stepped, added, p, S, left, (c0, c1), (a0, a1)) = (false, zero, p, S, left, (0f64, 0f64), (0f64, 0f64))
           while i == S - 1 && left > 0 do
             let c = flow p
-            let (stepped, added, c0, c1) =
-              if f64.isnan times[p] then (true, c, c0, c1)
-              else let (k0, k1) = flows_at i e times[p] c in (stepped, added, c0 + k0, c1 + k1)
+            let (stepped, added, before, after) =
+              if f64.isnan times[p] then (true, c, (c0, c1), (a0, a1))
+              else let (k0, k1) = flows_at i e times[p] c
+                   in if times[p] <= date then (stepped, added, (c0, c1), (a0 + k0, a1 + k1))
+                      else (stepped, added, (c0 + k0, c1 + k1), (a0, a1))
             let (p, S) = if p > 0 && S <= n then (p - 1, steps[p - 1]) else (p, S)
-            in (stepped, added, p, S, left - 1, c0, c1)
+            in (stepped, added, p, S, left - 1, before, after)
         let Val = if !stepped then Val
                   else tabulate w (\t -> if t < jmax - h || t > jmax + h then Val[t] else Val[t] R.+ added)
         -- Accrued interest since the last cash-flow date, with that date's coupon (Q2).
@@ -205,18 +212,22 @@ module coupon_bond (R: float) = {
                       let remaining = R.i64 (i64.max (next - i) 0)
                       in ((span R.- remaining) R./ span) R.* coupons[p]
                  else zero
-        let listed = q >= 0 && listed_steps[q] == i
+        -- A listed point on its date between steps pays its price then: its value from each node, as a flow's.
+        let dated = listed && !(f64.isnan date)
+        let (e0, e1) = if dated then flows_at i e date listed_prices[q] else (0f64, 0f64)
         let (exercise, exercise_price) =
-          with_listed kind exercise (strike R.+ AI) listed (if listed then listed_prices[q] else zero)
+          with_listed kind exercise (strike R.+ AI) (listed && !dated) (if listed then listed_prices[q] else zero)
         let q = if listed then q - 1 else q
+        let bound (v: real) (price: real) : real =
+          if kind == CALL then (if v R.> price then price else v) else (if price R.> v then price else v)
         let Val = tabulate w (\t ->
                     if t < jmax - h || t > jmax + h then zero
                     else let ev = L.expected_value jmax (pu[t], pm[t], pd[t]) (\jj -> Val[jj + jmax]) (t - jmax)
                          let cont = ev R.* ((e R.* x[t]) R.* geo.g)
                          let cont = if c0 == 0 && c1 == 0 then cont else cont R.+ r (c0 + c1 * d x[t])
-                         let v = if !exercise then cont
-                                 else if kind == CALL then (if cont R.> exercise_price then exercise_price else cont)
-                                 else (if exercise_price R.> cont then exercise_price else cont)
+                         let v = if !exercise then cont else bound cont exercise_price
+                         let v = if dated then bound v (r (e0 + e1 * d x[t])) else v
+                         let v = if a0 == 0 && a1 == 0 then v else v R.+ r (a0 + a1 * d x[t])
                          in if R.isinf v then (if v R.> zero then max_finite else min_normal) else v)
         in (Val, p, S, left, q)
     in Val[jmax]
@@ -230,7 +241,7 @@ module coupon_bond (R: float) = {
                                  (frequencies: [n]i32) (curve_index: [n]i32) (curve_terms: [c]i32)
                                  (curve_rates: [l]real) (curve_days: [l]i32) (exercise_counts: [n]i32)
                                  (exercise_steps: [e]i32) (exercise_prices: [e]real) (cashflow_times: [k]f64)
-                                 : [n]real =
+                                 (exercise_times: [e]f64) : [n]real =
     let exclusive_scan [m] (xs: [m]i32) : [m]i64 =
       map2 (-) (scan (+) 0 (map i64.i32 xs)) (map i64.i32 xs)
     let cf_offsets = exclusive_scan cashflows
@@ -252,7 +263,8 @@ module coupon_bond (R: float) = {
               in backward geo x pu pm pd Es steps cashflow_times[off:off + K] repayments[off:off + K]
                           coupons[off:off + K] types[v] strikes[v] (i64.i32 first_exercise[v])
                           (i64.i32 last_exercise[v]) (i64.max 1 (i64.i32 frequencies[v]))
-                          (map i64.i32 exercise_steps[eoff:eoff + E]) exercise_prices[eoff:eoff + E] flows_at)
+                          (map i64.i32 exercise_steps[eoff:eoff + E]) exercise_prices[eoff:eoff + E]
+                          exercise_times[eoff:eoff + E] flows_at)
            (iota n)
 }
 
@@ -268,7 +280,7 @@ entry bonds64 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f
                               (curve_rates: [l]f64) (curve_days: [l]i32) : [n]f64 =
   bonds_f64.prices term_units term_steps a sigma maturities cashflows cashflow_steps repayments coupons
                    spreads types strikes first_exercise last_exercise frequencies curve_index curve_terms
-                   curve_rates curve_days (replicate n 0) (replicate 0 0) (replicate 0 0) (replicate k f64.nan)
+                   curve_rates curve_days (replicate n 0) (replicate 0 0) (replicate 0 0) (replicate k f64.nan) (replicate 0 0)
 
 entry bonds32 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f32) (sigma: [n]f32)
                               (maturities: [n]f32) (cashflows: [n]i32) (cashflow_steps: [k]i32)
@@ -278,7 +290,7 @@ entry bonds32 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f
                               (curve_rates: [l]f32) (curve_days: [l]i32) : [n]f32 =
   bonds_f32.prices term_units term_steps a sigma maturities cashflows cashflow_steps repayments coupons
                    spreads types strikes first_exercise last_exercise frequencies curve_index curve_terms
-                   curve_rates curve_days (replicate n 0) (replicate 0 0) (replicate 0 0) (replicate k f64.nan)
+                   curve_rates curve_days (replicate n 0) (replicate 0 0) (replicate 0 0) (replicate k f64.nan) (replicate 0 0)
 
 -- | The 19 arrays and the listed exercise points (what python/trinom/backends/bonds_futhark.py calls).
 entry bonds_listed64 [n] [k] [c] [l] [e] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f64) (sigma: [n]f64)
@@ -291,6 +303,7 @@ entry bonds_listed64 [n] [k] [c] [l] [e] (term_units: [n]i32) (term_steps: [n]i3
   bonds_f64.prices term_units term_steps a sigma maturities cashflows cashflow_steps repayments coupons
                    spreads types strikes first_exercise last_exercise frequencies curve_index curve_terms
                    curve_rates curve_days exercise_counts exercise_steps exercise_prices (replicate k f64.nan)
+                   (replicate e f64.nan)
 
 entry bonds_listed32 [n] [k] [c] [l] [e] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f32) (sigma: [n]f32)
                                          (maturities: [n]f32) (cashflows: [n]i32) (cashflow_steps: [k]i32)
@@ -302,8 +315,10 @@ entry bonds_listed32 [n] [k] [c] [l] [e] (term_units: [n]i32) (term_steps: [n]i3
   bonds_f32.prices term_units term_steps a sigma maturities cashflows cashflow_steps repayments coupons
                    spreads types strikes first_exercise last_exercise frequencies curve_index curve_terms
                    curve_rates curve_days exercise_counts exercise_steps exercise_prices (replicate k f64.nan)
+                   (replicate e f64.nan)
 
--- | The 19 arrays, the listed exercise points and the cash flows' times in years (f64; NaN: a flow on its step):
+-- | The 19 arrays, the listed exercise points, the cash flows' times and the listed points' dates in years (f64; NaN:
+-- on its step):
 -- what python/trinom/backends/bonds_futhark.py calls for a book with flows between steps.
 entry bonds_timed64 [n] [k] [c] [l] [e] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f64) (sigma: [n]f64)
                                         (maturities: [n]f64) (cashflows: [n]i32) (cashflow_steps: [k]i32)
@@ -312,10 +327,10 @@ entry bonds_timed64 [n] [k] [c] [l] [e] (term_units: [n]i32) (term_steps: [n]i32
                                         (frequencies: [n]i32) (curve_index: [n]i32) (curve_terms: [c]i32)
                                         (curve_rates: [l]f64) (curve_days: [l]i32) (exercise_counts: [n]i32)
                                         (exercise_steps: [e]i32) (exercise_prices: [e]f64)
-                                        (cashflow_times: [k]f64) : [n]f64 =
+                                        (cashflow_times: [k]f64) (exercise_times: [e]f64) : [n]f64 =
   bonds_f64.prices term_units term_steps a sigma maturities cashflows cashflow_steps repayments coupons
                    spreads types strikes first_exercise last_exercise frequencies curve_index curve_terms
-                   curve_rates curve_days exercise_counts exercise_steps exercise_prices cashflow_times
+                   curve_rates curve_days exercise_counts exercise_steps exercise_prices cashflow_times exercise_times
 
 entry bonds_timed32 [n] [k] [c] [l] [e] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f32) (sigma: [n]f32)
                                         (maturities: [n]f32) (cashflows: [n]i32) (cashflow_steps: [k]i32)
@@ -324,7 +339,7 @@ entry bonds_timed32 [n] [k] [c] [l] [e] (term_units: [n]i32) (term_steps: [n]i32
                                         (frequencies: [n]i32) (curve_index: [n]i32) (curve_terms: [c]i32)
                                         (curve_rates: [l]f32) (curve_days: [l]i32) (exercise_counts: [n]i32)
                                         (exercise_steps: [e]i32) (exercise_prices: [e]f32)
-                                        (cashflow_times: [k]f64) : [n]f32 =
+                                        (cashflow_times: [k]f64) (exercise_times: [e]f64) : [n]f32 =
   bonds_f32.prices term_units term_steps a sigma maturities cashflows cashflow_steps repayments coupons
                    spreads types strikes first_exercise last_exercise frequencies curve_index curve_terms
-                   curve_rates curve_days exercise_counts exercise_steps exercise_prices cashflow_times
+                   curve_rates curve_days exercise_counts exercise_steps exercise_prices cashflow_times exercise_times

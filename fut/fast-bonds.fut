@@ -174,48 +174,71 @@ module fast_bond (R: float) = {
   def clamped (v: real) : real =
     if v R.> B.max_finite then B.max_finite else if v R.< R.neg B.max_finite then B.min_normal else v
 
+  -- | A node value with flows between steps (c0 + c1 x_j, bonds.fut's `timed_flow`).
+  def with_timed ((c0, c1): (f64, f64)) (x: real) (v: real) : real =
+    if c0 == 0 && c1 == 0 then v else v R.+ B.r (c0 + c1 * B.d x)
+
+  -- | What a step holds between steps (bonds.fut's backward): the flows valued before its exercise, a listed point on
+  -- its date between steps (`dated`, its price's value `point`) and the flows paid by that date (after exercise).
+  type between = {before: (f64, f64), dated: bool, point: (f64, f64), after: (f64, f64)}
+
   -- | Node q's value at an exercise date or not: the continuation `cont` against the exercise price
-  -- (a call caps it, a put floors it), clamped.
+  -- (a call caps it, a put floors it), clamped: a step with nothing between steps.
   def exercised (kind: i32) (exercise: bool) (exercise_price: real) (cont: real) : real =
     clamped (if !exercise then cont
              else if kind == CALL then (if cont R.> exercise_price then exercise_price else cont)
              else (if exercise_price R.> cont then exercise_price else cont))
 
-  -- | A continuation with the step's flows between steps (`timed`: c0 + c1 x_j, bonds.fut's `timed_flow`).
-  def with_timed ((c0, c1): (f64, f64)) (x: real) (cont: real) : real =
-    if c0 == 0 && c1 == 0 then cont else cont R.+ B.r (c0 + c1 * B.d x)
+  -- | Whether a step holds nothing between steps (its levels then take `exercised`, a loop the C compiler
+  -- vectorises as before flows had times).
+  def plain (bt: between) : bool = !bt.dated && bt.before == (0, 0) && bt.after == (0, 0)
+
+  -- | Node q's value from its continuation `cont` with x_q: the flows before exercise, the window's or an undated
+  -- listed point's exercise (`exercised`), a dated point's, then the flows paid by its date, clamped.
+  def settle (kind: i32) (exercise: bool) (exercise_price: real) (bt: between) (x: real) (cont: real) : real =
+    let v = with_timed bt.before x cont
+    let v = if !exercise then v
+            else if kind == CALL then (if v R.> exercise_price then exercise_price else v)
+            else (if exercise_price R.> v then exercise_price else v)
+    let v = if !bt.dated then v
+            else let price = B.r (bt.point.0 + bt.point.1 * B.d x)
+                 in if kind == CALL then (if v R.> price then price else v) else (if price R.> v then price else v)
+    in clamped (with_timed bt.after x v)
 
   -- | One backward level, as a map over the w nodes (the GPU shape: a thread a node): the nodes
   -- |j| <= hh of `Val` (level i+1) take the step's cash flow `added` as they are read, each live
   -- node of level i is its continuation times (e x_j) g, exercised; the others are zero.
   def level_mapped [w] (tb: tables [w]) (h: i64) (jmax: i64) (kind: i32) (g: real) (Val: *[w]real) (hh: i64)
-                       (added: real) (timed: (f64, f64)) (exercise: bool) (exercise_price: real) (e: real)
+                       (added: real) (bt: between) (exercise: bool) (exercise_price: real) (e: real)
                        : *[w]real =
     let c = F.centre h
     let is_live (q: i64) = u64.i64 (q - c + hh) <= u64.i64 (2 * hh)
     let at (q: i64) : real = if is_live q then Val[q] R.+ added else Val[q]
     in tabulate w (\q -> if !(is_live q) then zero
-                         else exercised kind exercise exercise_price
-                                        (with_timed timed tb.x[q]
-                                                    (backward_node tb h jmax at q R.* ((e R.* tb.x[q]) R.* g))))
+                         else settle kind exercise exercise_price bt tb.x[q]
+                                     (backward_node tb h jmax at q R.* ((e R.* tb.x[q]) R.* g)))
 
   -- | The same level in place on the CPU, with `pm` as a table: the cash flow is added to level i+1
   -- first, then the interior nodes are a loop without branches or gathers that the C compiler
   -- vectorises, and the two edge nodes |j| = jmax (which branch from j -+ 1) come after it.  Nodes
   -- outside the live window keep stale values: no live node reads them.
   def level_in_place [w] (tb: tables [w]) (pm: [w]real) (h: i64) (jmax: i64) (kind: i32) (g: real)
-                         ((Val, out): (*[w]real, *[w]real)) (hh: i64) (added: real) (timed: (f64, f64))
+                         ((Val, out): (*[w]real, *[w]real)) (hh: i64) (added: real) (bt: between)
                          (exercise: bool) (exercise_price: real) (e: real) : (*[w]real, *[w]real) =
     let c = F.centre h
     let Val = if added R.== zero then Val
               else loop Val for t < 2 * hh + 1 do let q = c - hh + t in Val with [q] = copy (Val[q] R.+ added)
     let edge = i64.bool (hh == jmax)
     let finish (q: i64) (sum: real) =
-      exercised kind exercise exercise_price (with_timed timed tb.x[q] (sum R.* ((e R.* tb.x[q]) R.* g)))
-    let out = loop out for t < 2 * (hh - edge) + 1 do
-                let q = c - hh + edge + t
-                let (up, mid, down) = (Val[q + 1], Val[q], Val[q - 1])
-                in out with [q] = copy (finish q R.((tb.pu[q] * up + pm[q] * mid) + tb.pd[q] * down))
+      settle kind exercise exercise_price bt tb.x[q] (sum R.* ((e R.* tb.x[q]) R.* g))
+    let interior (finish: i64 -> real -> real) (out: *[w]real) : *[w]real =
+      loop out for t < 2 * (hh - edge) + 1 do
+        let q = c - hh + edge + t
+        let (up, mid, down) = (Val[q + 1], Val[q], Val[q - 1])
+        in out with [q] = copy (finish q R.((tb.pu[q] * up + pm[q] * mid) + tb.pd[q] * down))
+    let out = if plain bt
+              then interior (\q sum -> exercised kind exercise exercise_price (sum R.* ((e R.* tb.x[q]) R.* g))) out
+              else interior finish out
     let out = if edge == 0 then out
               else let (low, high) = (c - jmax, c + jmax)
                    in out with [low] = copy (finish low (backward_node tb h jmax (\q -> Val[q]) low))
@@ -224,7 +247,7 @@ module fast_bond (R: float) = {
 
   -- | A bond's listed exercise points: the global arrays and the bond's `offset` and `count` into them
   -- (read in place, as the cash flows are).
-  type listed [e] = {steps: [e]i32, prices: [e]real, offset: i64, count: i64}
+  type listed [e] = {steps: [e]i32, prices: [e]real, times: [e]f64, offset: i64, count: i64}
 
   -- | The backward pass (§6) of one bond with the E_i in `steps` (as `forward` leaves them) and
   -- levels `start` makes from the maturity's values and `level` steps back, the pointer logic of
@@ -232,7 +255,7 @@ module fast_bond (R: float) = {
   -- global arrays (read in place: a per-bond slice would be an allocation of varying size inside a
   -- workgroup), its listed exercise points likewise (`lx`, walked from the last down as in bonds.fut).
   def backward [k] [w] [depth] [e] 'levels (start: *[w]real -> *levels)
-               (level: *levels -> i64 -> real -> (f64, f64) -> bool -> real -> real -> *levels)
+               (level: *levels -> i64 -> real -> between -> bool -> real -> real -> *levels)
                (root: levels -> [w]real) (steps: [w][depth]f64) (cashflow_steps: [k]i32) (cashflow_times: [k]f64)
                (repayments: [k]real) (coupons: [k]real) (off: i64) (K: i64) (geo: B.geometry) (kind: i32)
                (strike: real) (first_ex: i64) (last_ex: i64) (frequency: i64) (lx: listed [e])
@@ -257,15 +280,21 @@ module fast_bond (R: float) = {
         let hh = i64.min i jmax
         let e = B.r steps[col, row]
         let exercise = first_ex <= i && i <= last_ex && i32.i64 (S - i) % i32.i64 frequency == 0
+        let listed = q >= 0 && listed_step q == i
+        let date = if listed then lx.times[lx.offset + q] else f64.nan  -- a date between steps i and i+1
         -- The cash flow of step i+1, added to the nodes |j| <= hh as they are read (Q1), and those with a
-        -- time between steps i and i+1 (several may share the step), valued at step i: c0 + c1 x_j.
-        let (added, timed, p, S, left) =
-          loop (added, (c0, c1), p, S, left) = (zero, (0f64, 0f64), p, S, left) while i == S - 1 && left > 0 do
+        -- time between steps i and i+1 (several may share the step), valued at step i: c0 + c1 x_j, before the
+        -- step's exercise or after it (paid by the listed point's date).
+        let (added, (before, after), p, S, left) =
+          loop (added, ((c0, c1), (a0, a1)), p, S, left) = (zero, ((0f64, 0f64), (0f64, 0f64)), p, S, left)
+          while i == S - 1 && left > 0 do
             let t = cashflow_times[off + p]
-            let (added, timed) = if f64.isnan t then (flow p, (c0, c1))
-                                 else let (k0, k1) = flows_at i e t (flow p) in (added, (c0 + k0, c1 + k1))
+            let (added, sums) = if f64.isnan t then (flow p, ((c0, c1), (a0, a1)))
+                                else let (k0, k1) = flows_at i e t (flow p)
+                                     in if t <= date then (added, ((c0, c1), (a0 + k0, a1 + k1)))
+                                        else (added, ((c0 + k0, c1 + k1), (a0, a1)))
             let (p, S) = if p > 0 && S <= n then (p - 1, step_of (p - 1)) else (p, S)
-            in (added, timed, p, S, left - 1)
+            in (added, sums, p, S, left - 1)
         -- Accrued interest since the last cash-flow date, with that date's coupon (Q2).
         let AI = if exercise && S != 0 && left > 0
                  then let next = step_of (i64.min (p + 1) (K - 1))
@@ -273,11 +302,12 @@ module fast_bond (R: float) = {
                       let remaining = R.i64 (i64.max (next - i) 0)
                       in ((span R.- remaining) R./ span) R.* coupons[off + p]
                  else zero
-        let listed = q >= 0 && listed_step q == i
-        let (exercise, exercise_price) =
-          B.with_listed kind exercise (strike R.+ AI) listed (if listed then lx.prices[lx.offset + q] else zero)
+        let price = if listed then lx.prices[lx.offset + q] else zero
+        let dated = listed && !(f64.isnan date)
+        let bt = {before, dated, point = if dated then flows_at i e date price else (0, 0), after}
+        let (exercise, exercise_price) = B.with_listed kind exercise (strike R.+ AI) (listed && !dated) price
         let q = if listed then q - 1 else q
-        in (level levels hh added timed exercise exercise_price e, p, S, left, q, previous w (col, row))
+        in (level levels hh added bt exercise exercise_price e, p, S, left, q, previous w (col, row))
     in (root levels)[c]
 
   -- | `backward` with mapped levels (the GPU shape).
@@ -353,7 +383,7 @@ module fast_bond (R: float) = {
                                           (curve_index: [n]i32) (curve_terms: [c]i32) (curve_rates: [l]real)
                                           (curve_days: [l]i32) (ex_offsets: [n]i64) (exercise_counts: [n]i32)
                                           (exercise_steps: [e]i32) (exercise_prices: [e]real)
-                                          (cashflow_times: [k]f64) : [n]real =
+                                          (cashflow_times: [k]f64) (exercise_times: [e]f64) : [n]real =
     let yc_offsets = exclusive_scan curve_terms
     let one_bond (v: i64) : real =
       let off = cf_offsets[v]
@@ -367,7 +397,7 @@ module fast_bond (R: float) = {
       let steps = if shared then shared_steps w N ratios[lattice[v]] geo rate_at else own_steps tb N geo rate_at
       let (first_ex, last_ex) = (i64.i32 first_exercise[v], i64.i32 last_exercise[v])
       let frequency = i64.max 1 (i64.i32 frequencies[v])
-      let lx = {steps = exercise_steps, prices = exercise_prices, offset = ex_offsets[v],
+      let lx = {steps = exercise_steps, prices = exercise_prices, times = exercise_times, offset = ex_offsets[v],
                 count = i64.i32 exercise_counts[v]}
       let zero_price (t: real) = f64.exp (B.d (R.neg (rate_at t) R.* t))
       let zero_price_at (t: f64) = f64.exp (f64.neg (B.d (rate_at (B.r t))) * t)
@@ -389,7 +419,8 @@ module fast_bond (R: float) = {
                                         (first_exercise: [n]i32) (last_exercise: [n]i32) (frequencies: [n]i32)
                                         (curve_index: [n]i32) (curve_terms: [c]i32) (curve_rates: [l]real)
                                         (curve_days: [l]i32) (exercise_counts: [n]i32) (exercise_steps: [e]i32)
-                                        (exercise_prices: [e]real) (cashflow_times: [k]f64) : [n]real =
+                                        (exercise_prices: [e]real) (cashflow_times: [k]f64) (exercise_times: [e]f64)
+                                        : [n]real =
     let cf_offsets = exclusive_scan cashflows
     let ratios = #[unsafe] map (\v -> ratios_of M (geometry_at cf_offsets term_units term_steps a sigma cashflows
                                                       cashflow_steps spreads v))
@@ -398,6 +429,7 @@ module fast_bond (R: float) = {
                    term_steps a sigma cashflows cashflow_steps repayments coupons spreads types strikes
                    first_exercise last_exercise frequencies curve_index curve_terms curve_rates curve_days
                    (exclusive_scan exercise_counts) exercise_counts exercise_steps exercise_prices cashflow_times
+                   exercise_times
 }
 
 
@@ -413,13 +445,13 @@ entry bonds_listed64 [n] [k] [c] [l] [e] (term_units: [n]i32) (term_steps: [n]i3
                                          (frequencies: [n]i32) (curve_index: [n]i32) (curve_terms: [c]i32)
                                          (curve_rates: [l]f64) (curve_days: [l]i32) (exercise_counts: [n]i32)
                                          (exercise_steps: [e]i32) (exercise_prices: [e]f64)
-                                         (cashflow_times: [k]f64) : [n]f64 =
+                                         (cashflow_times: [k]f64) (exercise_times: [e]f64) : [n]f64 =
   fast_bond64.prices_with map fast_bond64.own_shape false (replicate n 0) (replicate 0 (replicate 0 0f64)) false
                           (fast_bond64.exclusive_scan cashflows)
                           term_units term_steps a sigma cashflows cashflow_steps repayments coupons spreads
                           types strikes first_exercise last_exercise frequencies curve_index curve_terms
                           curve_rates curve_days (fast_bond64.exclusive_scan exercise_counts) exercise_counts
-                          exercise_steps exercise_prices cashflow_times
+                          exercise_steps exercise_prices cashflow_times exercise_times
 
 -- | `bonds_listed64` without listed exercise points: the paper's 19 arrays (the test above).
 entry bonds64 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f64) (sigma: [n]f64)
@@ -431,7 +463,7 @@ entry bonds64 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f
   bonds_listed64 term_units term_steps a sigma maturities cashflows cashflow_steps repayments coupons spreads
                  types strikes first_exercise last_exercise frequencies curve_index curve_terms curve_rates
                  curve_days (replicate n 0) (replicate 0 0) (replicate 0 0)
-                 (replicate k f64.nan)
+                 (replicate k f64.nan) (replicate 0 0)
 
 -- | Bonds, one per map element with its own forward pass (mapped levels): bonds.fut's 19 arrays
 -- (docs/paper-instrument.md §1) and the listed exercise points (bonds.fut's `bonds_listed32`).
@@ -442,13 +474,13 @@ entry bonds_listed32 [n] [k] [c] [l] [e] (term_units: [n]i32) (term_steps: [n]i3
                                          (frequencies: [n]i32) (curve_index: [n]i32) (curve_terms: [c]i32)
                                          (curve_rates: [l]f32) (curve_days: [l]i32) (exercise_counts: [n]i32)
                                          (exercise_steps: [e]i32) (exercise_prices: [e]f32)
-                                         (cashflow_times: [k]f64) : [n]f32 =
+                                         (cashflow_times: [k]f64) (exercise_times: [e]f64) : [n]f32 =
   fast_bond32.prices_with map fast_bond32.own_shape false (replicate n 0) (replicate 0 (replicate 0 0f64)) false
                           (fast_bond32.exclusive_scan cashflows)
                           term_units term_steps a sigma cashflows cashflow_steps repayments coupons spreads
                           types strikes first_exercise last_exercise frequencies curve_index curve_terms
                           curve_rates curve_days (fast_bond32.exclusive_scan exercise_counts) exercise_counts
-                          exercise_steps exercise_prices cashflow_times
+                          exercise_steps exercise_prices cashflow_times exercise_times
 
 -- | `bonds_listed32` without listed exercise points: the paper's 19 arrays (the test above).
 entry bonds32 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f32) (sigma: [n]f32)
@@ -460,7 +492,7 @@ entry bonds32 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f
   bonds_listed32 term_units term_steps a sigma maturities cashflows cashflow_steps repayments coupons spreads
                  types strikes first_exercise last_exercise frequencies curve_index curve_terms curve_rates
                  curve_days (replicate n 0) (replicate 0 0) (replicate 0 0)
-                 (replicate k f64.nan)
+                 (replicate k f64.nan) (replicate 0 0)
 
 -- | The CPU shape with one forward pass per lattice (`shared_prices`): `lattice` numbers each bond's
 -- lattice (its term unit, steps per unit, a and sigma), `heads` names the tallest bond of each and
@@ -472,10 +504,12 @@ entry bonds_shared64 [n] [k] [c] [l] [g] [e] (lattice: [n]i64) (heads: [g]i64) (
                                              (first_exercise: [n]i32) (last_exercise: [n]i32) (frequencies: [n]i32)
                                              (curve_index: [n]i32) (curve_terms: [c]i32) (curve_rates: [l]f64)
                                              (curve_days: [l]i32) (exercise_counts: [n]i32) (exercise_steps: [e]i32)
-                                             (exercise_prices: [e]f64) (cashflow_times: [k]f64) : [n]f64 =
+                                             (exercise_prices: [e]f64) (cashflow_times: [k]f64)
+                                             (exercise_times: [e]f64) : [n]f64 =
   fast_bond64.shared_prices lattice heads M term_units term_steps a sigma cashflows cashflow_steps repayments
                             coupons spreads types strikes first_exercise last_exercise frequencies curve_index
                             curve_terms curve_rates curve_days exercise_counts exercise_steps exercise_prices cashflow_times
+                            exercise_times
 
 entry bonds_shared32 [n] [k] [c] [l] [g] [e] (lattice: [n]i64) (heads: [g]i64) (M: i64) (term_units: [n]i32)
                                              (term_steps: [n]i32) (a: [n]f32) (sigma: [n]f32) (_maturities: [n]f32)
@@ -484,10 +518,12 @@ entry bonds_shared32 [n] [k] [c] [l] [g] [e] (lattice: [n]i64) (heads: [g]i64) (
                                              (first_exercise: [n]i32) (last_exercise: [n]i32) (frequencies: [n]i32)
                                              (curve_index: [n]i32) (curve_terms: [c]i32) (curve_rates: [l]f32)
                                              (curve_days: [l]i32) (exercise_counts: [n]i32) (exercise_steps: [e]i32)
-                                             (exercise_prices: [e]f32) (cashflow_times: [k]f64) : [n]f32 =
+                                             (exercise_prices: [e]f32) (cashflow_times: [k]f64)
+                                             (exercise_times: [e]f64) : [n]f32 =
   fast_bond32.shared_prices lattice heads M term_units term_steps a sigma cashflows cashflow_steps repayments
                             coupons spreads types strikes first_exercise last_exercise frequencies curve_index
                             curve_terms curve_rates curve_days exercise_counts exercise_steps exercise_prices cashflow_times
+                            exercise_times
 
 -- | Bonds one per workgroup (the GPU shape): levels of `w` nodes (at least 2 min(jmax, n) + 3 of
 -- every bond) and `N` steps (at least n + 1 of every bond).  `cashflow_offsets`: where each bond's
@@ -504,13 +540,13 @@ entry bonds_grouped64 [n] [k] [c] [l] [e] (w: i64) (N: i64) (cashflow_offsets: [
                                           (curve_terms: [c]i32) (curve_rates: [l]f64) (curve_days: [l]i32)
                                           (exercise_offsets: [n]i64) (exercise_counts: [n]i32)
                                           (exercise_steps: [e]i32) (exercise_prices: [e]f64)
-                                          (cashflow_times: [k]f64) : [n]f64 =
+                                          (cashflow_times: [k]f64) (exercise_times: [e]f64) : [n]f64 =
   fast_bond64.prices_with (\f xs -> #[unsafe] #[incremental_flattening(only_intra)] map f xs)
                           (\_ -> (w, N)) false (replicate n 0) (replicate 0 (replicate 0 0f64)) false
                           cashflow_offsets term_units term_steps a sigma cashflows cashflow_steps repayments
                           coupons spreads types strikes first_exercise last_exercise frequencies curve_index
                           curve_terms curve_rates curve_days exercise_offsets exercise_counts exercise_steps
-                          exercise_prices cashflow_times
+                          exercise_prices cashflow_times exercise_times
 
 entry bonds_grouped32 [n] [k] [c] [l] [e] (w: i64) (N: i64) (cashflow_offsets: [n]i64)
                                           (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f32) (sigma: [n]f32)
@@ -521,10 +557,10 @@ entry bonds_grouped32 [n] [k] [c] [l] [e] (w: i64) (N: i64) (cashflow_offsets: [
                                           (curve_terms: [c]i32) (curve_rates: [l]f32) (curve_days: [l]i32)
                                           (exercise_offsets: [n]i64) (exercise_counts: [n]i32)
                                           (exercise_steps: [e]i32) (exercise_prices: [e]f32)
-                                          (cashflow_times: [k]f64) : [n]f32 =
+                                          (cashflow_times: [k]f64) (exercise_times: [e]f64) : [n]f32 =
   fast_bond32.prices_with (\f xs -> #[unsafe] #[incremental_flattening(only_intra)] map f xs)
                           (\_ -> (w, N)) false (replicate n 0) (replicate 0 (replicate 0 0f64)) false
                           cashflow_offsets term_units term_steps a sigma cashflows cashflow_steps repayments
                           coupons spreads types strikes first_exercise last_exercise frequencies curve_index
                           curve_terms curve_rates curve_days exercise_offsets exercise_counts exercise_steps
-                          exercise_prices cashflow_times
+                          exercise_prices cashflow_times exercise_times

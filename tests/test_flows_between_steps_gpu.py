@@ -67,6 +67,20 @@ def test_every_kernel_matches_the_reference(steps_per_year: int, wide_only):
     np.testing.assert_allclose(got.price, reference(steps_per_year), rtol=0, atol=F64)
 
 
+@pytest.mark.parametrize("steps_per_year", (1, 4, 52))
+@pytest.mark.parametrize("wide_only", [False, True, "global"])
+def test_an_exercise_that_always_binds_is_its_dates_value(steps_per_year: int, wide_only):
+    """A put at 900 on a date between steps (a coupon date, a day after one, mid-period) is always exercised: the
+    bond is worth the flows paid up to the date and the price paid on it, on every kernel as on the reference."""
+    dates = ["2029-03-15", "2029-03-16", "2029-06-01"]
+    trades = Trades(as_of=AS_OF, id=dates, type="bond", issue="2024-03-15", maturity="2034-03-15", coupon=0.05,
+                    frequency=2, option="put", exercise="european", first_exercise=dates, exercise_price=900.0,
+                    a=0.05, sigma=0.012, steps_per_year=steps_per_year)
+    got = trinom.price(trades, curves(), backend="cuda", wide_only=wide_only).price
+    expected = trinom.price(trades, curves(), backend="reference").price
+    np.testing.assert_allclose(got, expected, rtol=0, atol=F64)
+
+
 @pytest.mark.parametrize("steps_per_year", (1, 12, 365))
 def test_float32_within_the_float32_rule(steps_per_year: int):
     got = trinom.price(book(steps_per_year), curves(), backend="cuda", precision="f32").price

@@ -22,9 +22,9 @@ from trinom.backends import futhark_fast
 #: The global memory a grouped kernel may touch: options, the ten arrays and the prices; bonds, eighteen
 #: arrays read (maturities is not), the cash flows' and curves' offsets, the prices, and one scratch array
 #: through which Futhark builds the per-step table once per bond before copying it to local memory
-#: (`#[sequential]` columns), the listed exercise points' offsets, counts, steps and prices, and the cash flows' times
-#: (issue 34). One more would be a level in global memory.
-GLOBAL_ARRAYS = {"fast.fut": 11, "fast-bonds.fut": 27}
+#: (`#[sequential]` columns), the listed exercise points' offsets, counts, steps and prices, the cash flows' times and
+#: the listed points' dates (issue 34). One more would be a level in global memory.
+GLOBAL_ARRAYS = {"fast.fut": 11, "fast-bonds.fut": 28}
 
 
 def futhark() -> str | None:

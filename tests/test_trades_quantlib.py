@@ -39,7 +39,7 @@ import numpy as np
 import pytest
 import QuantLib as ql  # noqa: N813 (the usual alias)
 import trinom
-from trinom.closed_form import discount_factor, zero_coupon_bond_option
+from trinom.closed_form import zero_coupon_bond_option
 from trinom.instruments import Trades
 from trinom.model import DatedCurve
 
@@ -306,6 +306,40 @@ def test_a_flow_paid_tomorrow_is_worth_it_at_one_step_a_year():
     assert price == pytest.approx(102.5 * float(curve.discount(np.array(["2026-11-26"], dtype="datetime64[D]"))[0]),
                                   abs=1e-10)
     assert price > 102.49
+
+
+def test_an_exercise_that_always_binds_is_its_dates_flows_and_price_at_every_resolution(hull_white):
+    """Issue 34: a put at 900 is always exercised on its one date, so the bond is worth the flows paid up to that date
+    (the coupon of a coupon date included: ex-coupon) and 900 plus the interest accrued at the date, paid then,
+    discounted on the curve: to 1e-9 per 100 at every resolution, the date on a coupon date, a day after one, between
+    two and a day before one (the engines value a date between steps from the last step before it)."""
+    curve = dated_curve()
+    dates = ["2029-03-15", "2029-03-16", "2029-06-01", "2029-09-14"]
+    cases = [bond(f"put-{date}", "always", "2024-03-15", "2034-03-15", 0.05, 2, "30/360", "NONE", "F", "put",
+                  "european", date, None, 900.0) for date in dates]
+    for steps_per_year in (1, 2, 4, 12, 52, 365):
+        prices = trinom.price(bond_trades(cases, steps_per_year=steps_per_year), {"EUR": curve}, **ENGINE).price
+        for case, price in zip(cases, prices, strict=True):
+            ql_bond = quantlib_bond(case, hull_white, 10)
+            exercise = ql_date(case["first_exercise"])
+            flows = [(cf.date(), cf.amount()) for cf in ql_bond.cashflows()
+                     if ql_date(AS_OF) < cf.date() <= exercise]
+            days = np.array([f"{d.year():04d}-{d.month():02d}-{d.dayOfMonth():02d}" for d, _a in flows]
+                            + [case["first_exercise"]], dtype="datetime64[D]")
+            paid = [amount for _d, amount in flows] + [900.0 + ql_bond.accruedAmount(exercise)]
+            expected = float(np.dot(paid, curve.discount(days)))
+            assert price == pytest.approx(expected, abs=1e-9), (case["id"], steps_per_year, price - expected)
+
+
+@pytest.mark.parametrize("steps_per_year", [4, 52])
+@pytest.mark.parametrize(("backend", "target"), [("futhark", "c"), ("futhark", "multicore"), ("futhark-paper", "c"),
+                                                 ("futhark-paper", "multicore")])
+def test_cpu_engines_agree_with_the_reference_between_steps(steps_per_year, backend, target):
+    """Flows and exercise dates between steps (every case at 4 and 52 steps a year), with spreads."""
+    book = bond_trades(FAST, spread=SPREADS, steps_per_year=steps_per_year)
+    expected = trinom.price(book, {"EUR": dated_curve()}, backend="reference").price
+    prices = trinom.price(book, {"EUR": dated_curve()}, backend=backend, target=target)
+    np.testing.assert_allclose(prices.price, expected, rtol=1e-11, atol=0)
 
 
 # --- zero-coupon bond options ----------------------------------------------------------------------------------

@@ -19,7 +19,9 @@ Per event (a compact table; one entry per cash flow, exercise right or payoff):
 * ``kind``: :data:`CASH_FLOW` (``amount`` of principal plus ``coupon`` is paid at ``step``: the
   thesis' face value at the last level, the paper's flows on the nodes of the step before, see
   docs/paper-instrument.md §6; a bond's flow with a ``time`` is paid then, between the step before ``step`` and
-  ``step``, and valued at the first by Hull-White's zero-coupon bond price: "Flows between steps" there), :data:`EXERCISE` (from step ``first`` to ``last`` every ``every``
+  ``step``, and valued at the first by Hull-White's zero-coupon bond price: "Flows between steps" there; so is a
+  listed point's ``time``, its date after its step, where its price is paid), :data:`EXERCISE` (from step
+  ``first`` to ``last`` every ``every``
   steps the value is capped (call) or floored (put) at the strike ``amount`` plus accrued
   interest; ``first > last``: no step) and :data:`PAYOFF` (at the step of time ``time``, in years,
   the value is replaced by ``max(value - amount, 0)`` (call) or ``max(amount - value, 0)`` (put));

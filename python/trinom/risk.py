@@ -247,6 +247,15 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
             elif measure == "spread_duration":
                 slope, message = _difference(values, p0, sides, "spread_duration", shift, failures, n)
                 add(checked("spread_duration", shift, slope / p0, message), "spread")
+    if errors == "raise":  # a measure the prices cannot give (a base price of 0, a difference out of range)
+        found = {}
+        for part in parts:
+            if part.error is not None:
+                covered = np.arange(n) if part.rows is None else part.rows
+                for row in covered[part.error[covered] != ""].tolist():
+                    found.setdefault(int(row), (part.measure, str(part.error[row])))
+        if found:
+            raise InputError([(row, measure, message) for row, (measure, message) in sorted(found.items())])
     return _table(parts, names, p0, n, frame)
 
 

@@ -266,9 +266,10 @@ def _bond_section(ffi: Any, book: Any, keep: list, bonds: BondPortfolio, curves:
             if name not in skipped:
                 setattr(section, name, _buffer(ffi, keep, np.ascontiguousarray(getattr(bonds, name), dtype=dtype)))
     section.option_type = _buffer(ffi, keep, np.ascontiguousarray(bonds.option_type, dtype=np.int8))
-    times = getattr(bonds, "cashflow_time", None)
-    if times is not None and np.isfinite(times).any():  # flows between steps (NULL: every flow on its step)
-        section.cashflow_time = _buffer(ffi, keep, np.ascontiguousarray(times, dtype=np.float64))
+    for name in ("cashflow_time", "exercise_time"):  # flows and listed points between steps (NULL: none)
+        times = getattr(bonds, name, None)
+        if times is not None and np.isfinite(times).any():
+            setattr(section, name, _buffer(ffi, keep, np.ascontiguousarray(times, dtype=np.float64)))
     _curves_into(ffi, book.bond_curves, keep, tuple(curves))
 
 

@@ -18,7 +18,7 @@ from ..book import Book
 PER_BOND = ("term_unit", "term_steps", "a", "sigma", "maturity", "spread", "option_type", "strike", "first_exercise",
             "last_exercise", "exercise_frequency", "curve_index")
 PER_FLOW = ("cashflow_step", "cashflow_time", "repayment", "coupon")
-PER_POINT = ("exercise_step", "exercise_price")
+PER_POINT = ("exercise_step", "exercise_price", "exercise_time")
 
 
 class BondArrays:

@@ -27,7 +27,7 @@ TARGETS: tuple[str, ...] = ("c", "multicore", "opencl", "cuda")
 PROGRAM = "bonds"
 #: Entry point by precision (the 19 arrays, then the listed exercise points).
 ENTRIES: dict[str, str] = {"f64": "bonds_listed64", "f32": "bonds_listed32"}
-#: Entry point by precision for a book with flows between steps (those arrays, then the flows' times in f64).
+#: Entry point by precision for a book with flows or listed points between steps (those arrays, then their times).
 TIMED_ENTRIES: dict[str, str] = {"f64": "bonds_timed64", "f32": "bonds_timed32"}
 #: NVRTC options of the cuda target when the caller gives none: NVRTC contracts ``a*b + c``
 #: into fused multiply-adds by default, and the spec's arithmetic has none.
@@ -78,9 +78,11 @@ def listed_arrays(portfolio: BondPortfolio, precision: str) -> list[np.ndarray]:
             np.ascontiguousarray(portfolio.exercise_price, dtype=real)]
 
 
-def time_array(portfolio: BondPortfolio) -> np.ndarray:
-    """The cash flows' times in years as the timed entry points take them (float64; NaN: a flow on its step)."""
-    return np.ascontiguousarray(portfolio.cashflow_time, dtype=np.float64)
+def time_arrays(portfolio: BondPortfolio) -> list[np.ndarray]:
+    """The cash flows' times and the listed points' dates in years as the entry points take them after the listed
+    points (float64; NaN: on its step)."""
+    return [np.ascontiguousarray(portfolio.cashflow_time, dtype=np.float64),
+            np.ascontiguousarray(portfolio.exercise_time, dtype=np.float64)]
 
 
 def checked_options(precision: str, target: str | None, options: dict[str, Any]) -> dict[str, Any]:
@@ -105,6 +107,6 @@ def price(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precision: str
     arrays = [*entry_arrays(portfolio, curves, precision), *listed_arrays(portfolio, precision)]
     entry = ENTRIES[precision]
     if portfolio.has_flow_times():
-        arrays.append(time_array(portfolio))
+        arrays += time_arrays(portfolio)
         entry = TIMED_ENTRIES[precision]
     return _futhark.call_entry(PROGRAM, entry, arrays, precision, chosen, context_options, targets=TARGETS)

@@ -161,8 +161,8 @@ PER_BOND = (0, 1, 2, 3, 4, 5, 9, 10, 11, 12, 13, 14, 15)
 #: The inputs of ``bonds_grouped`` that hold the listed exercise points' steps and prices (after ``w``, ``N``, the
 #: cash-flow offsets, the 19 arrays, and the bonds' offsets into the points and their counts).
 GROUPED_POINT_INPUTS = (24, 25)
-#: The input of ``bonds_grouped`` that holds the cash flows' times (the last).
-GROUPED_TIME_INPUT = 26
+#: The inputs of ``bonds_grouped`` that hold the cash flows' times and the listed points' dates (the last two).
+GROUPED_TIME_INPUTS = (26, 27)
 
 
 def price_grouped(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precision: str, target: str,
@@ -189,7 +189,8 @@ def price_grouped(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precis
             library = _futhark.usable_context(PROGRAM, target, context_options)
             shared = {i: library.resident(entry, i + 3, column) for i, column in enumerate(arrays) if i not in PER_BOND}
             listed = [library.resident(entry, at, column) for at, column in zip(GROUPED_POINT_INPUTS, points, strict=True)]
-            listed.append(library.resident(entry, GROUPED_TIME_INPUT, bonds_futhark.time_array(portfolio)))
+            listed += [library.resident(entry, at, column)
+                       for at, column in zip(GROUPED_TIME_INPUTS, bonds_futhark.time_arrays(portfolio), strict=True)]
         part = [column[rows] if i in PER_BOND else shared[i] for i, column in enumerate(arrays)]
         out[rows] = _futhark.call_entry(PROGRAM, entry, [np.int64(width), np.int64(steps), offsets[rows], *part,
                                                          point_offsets[rows], point_counts[rows], *listed],
@@ -200,6 +201,6 @@ def price_grouped(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precis
 def _run(shape: tuple[str, tuple[Any, ...]], portfolio: BondPortfolio, curves: Sequence[YieldCurve],
          precision: str, target: str, context_options: dict[str, Any]) -> np.ndarray:
     arrays = [*bonds_futhark.entry_arrays(portfolio, curves, precision), *bonds_futhark.listed_arrays(portfolio, precision),
-              bonds_futhark.time_array(portfolio)]
+              *bonds_futhark.time_arrays(portfolio)]
     return _futhark.call_entry(PROGRAM, ENTRIES[shape[0], precision], [*shape[1], *arrays], precision, target,
                                context_options, targets=TARGETS)

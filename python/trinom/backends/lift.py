@@ -73,7 +73,8 @@ def _bonds(book: Book) -> BondPortfolio:
                          first_exercise=book.event_first[window], last_exercise=book.event_last[window],
                          exercise_frequency=book.event_every[window], curve_index=book.curve,
                          exercise_count=np.bincount(owner[listed], minlength=len(book)),
-                         exercise_step=book.event_step[listed], exercise_price=book.event_amount[listed])
+                         exercise_step=book.event_step[listed], exercise_price=book.event_amount[listed],
+                         exercise_time=book.event_time[listed])
 
 
 def _require(book: Book, instrument: int) -> None:

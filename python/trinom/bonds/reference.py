@@ -181,6 +181,7 @@ def _price_group(portfolio: BondPortfolio, curves: Sequence[YieldCurve], geometr
         h = np.minimum(i, jmax[:m])
         live = np.abs(j)[None, :] <= h[:, None]  # |j| <= h: the nodes of step i
         exercise = (first_ex[:m] <= i) & (i <= last_ex[:m]) & ((S[:m] - i) % freq[:m] == 0)
+        point_at, point_pay, point_time = listed.take(i, m) if listed is not None else (None, None, None)
         timed: list[tuple[np.ndarray, np.ndarray]] = []  # (rows, flows) paid between steps i and i+1
         while (cash := np.flatnonzero((S[:m] == i + 1) & (left[:m] > 0))).size:
             on_step = np.ones(cash.size, dtype=bool) if between is None else ~np.isfinite(times[ptr[cash]])
@@ -200,14 +201,22 @@ def _price_group(portfolio: BondPortfolio, curves: Sequence[YieldCurve], geometr
         cont[rm, b] = (edge["pu_b"][:m] * V[rm, b + 2] + edge["pm_b"][:m] * V[rm, b + 1]) + edge["pd_b"][:m] * V[rm, b]
         cont[rm, tp] = (edge["pu_c"][:m] * V[rm, tp] + edge["pm_c"][:m] * V[rm, tp - 1]) + edge["pd_c"][:m] * V[rm, tp - 2]
         cont *= (E[:m, i: i + 1] * x[:m]) * g[:m]
-        if timed:  # flows between steps i and i+1, valued at step i (before the step's exercise)
-            c0, c1 = np.zeros(m), np.zeros(m)  # per bond, its flows' c0 + c1 x_j summed in double
+        kept = None  # flows paid by a listed point's date between steps: the holder's whatever is decided
+        if timed:  # flows between steps i and i+1, valued at step i (before the step's exercise, or after)
+            date = np.full(m, np.nan)  # per bond, its listed point's date at this step, if it has one
+            if point_at is not None and point_at.size:
+                date[point_at] = point_time
+            c0, c1, a0, a1 = np.zeros(m), np.zeros(m), np.zeros(m), np.zeros(m)  # summed in double
             for at, flows in timed:
-                k0, k1 = between.coefficients(at, flows, i, paid)
-                c0[at] += k0
-                c1[at] += k1
+                k0, k1 = between.coefficients(at, times[flows], paid[flows], i)
+                after = times[flows] <= date[at]
+                np.add.at(c0, at[~after], k0[~after])
+                np.add.at(c1, at[~after], k1[~after])
+                np.add.at(a0, at[after], k0[after])
+                np.add.at(a1, at[after], k1[after])
             at = np.unique(np.concatenate([rows_ for rows_, _flows in timed]))
             cont[at] += (c0[at, None] + c1[at, None] * x[at].astype(np.float64)).astype(dtype)
+            kept = (at, a0, a1) if bool(np.any(a0[at] != 0) or np.any(a1[at] != 0)) else None
         ex_rows = np.flatnonzero(exercise)
         if ex_rows.size:
             accrued = np.zeros(ex_rows.size, dtype=dtype)
@@ -221,11 +230,19 @@ def _price_group(portfolio: BondPortfolio, curves: Sequence[YieldCurve], geometr
             pay = (strike[ex_rows] + accrued)[:, None]
             c = cont[ex_rows]
             cont[ex_rows] = np.where(is_call[ex_rows, None], np.where(c > pay, pay, c), np.where(pay > c, pay, c))
-        if listed is not None:  # after the window's exercise: both cap (call) or both floor (put), in either order
-            at, pay = listed.take(i, m)
-            if at.size:
-                c, price = cont[at], pay[:, None]
-                cont[at] = np.where(is_call[at, None], np.where(c > price, price, c), np.where(price > c, price, c))
+        if point_at is not None and point_at.size:  # after the window's exercise: both cap (call) or both floor (put)
+            at = point_at
+            price = np.broadcast_to(point_pay[:, None], (at.size, cont.shape[1])).astype(dtype)
+            dated = np.isfinite(point_time)
+            if dated.any():  # paid on its date between steps: its value at step i from each node, as a flow's
+                k0, k1 = between.coefficients(at[dated], point_time[dated], point_pay[dated].astype(np.float64), i)
+                price = price.copy()
+                price[dated] = (k0[:, None] + k1[:, None] * x[at[dated]].astype(np.float64)).astype(dtype)
+            c = cont[at]
+            cont[at] = np.where(is_call[at, None], np.where(c > price, price, c), np.where(price > c, price, c))
+        if kept is not None:
+            at, a0, a1 = kept
+            cont[at] += (a0[at, None] + a1[at, None] * x[at].astype(np.float64)).astype(dtype)
         cont[cont == np.inf] = big
         cont[cont == -np.inf] = tiny
         Val[:m] = np.where(live, cont, real(0))
@@ -247,12 +264,10 @@ class _FlowsBetweenSteps:
         self.dt = geometry.dt[rows].astype(np.float64)
         self.spread = portfolio.spread[rows].astype(np.float64) / SPREAD_UNIT
 
-    def coefficients(self, at: np.ndarray, flows: np.ndarray, i: int,
-                     paid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The values ``c0 + c1 x_j`` at step ``i`` of ``flows``, one each of bonds ``at`` (group rows), as
-        ``(c0, c1)`` in double."""
+    def coefficients(self, at: np.ndarray, t: np.ndarray, paid: np.ndarray, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """The values ``c0 + c1 x_j`` at step ``i`` of amounts ``paid`` (in the working type) at times ``t`` (in
+        ``(t_i, t_i+1]``), one each of bonds ``at`` (group rows), as ``(c0, c1)`` in double."""
         p = self.portfolio
-        t = p.cashflow_time[flows]
         a, dt = self.a[at], self.dt[at]
         tau = t - i * dt
         lam = (1.0 - libm_exp(-a * tau)) / (1.0 - libm_exp(-a * dt))
@@ -265,7 +280,7 @@ class _FlowsBetweenSteps:
         before = self.P[at, i - 1] if i > 0 else np.ones(at.size)
         after = self.P[at, i] / self.E[at, i].astype(np.float64)
         level = at_flow / ((1.0 - lam) * before + lam * after)
-        amount = paid[flows].astype(np.float64) * level
+        amount = np.asarray(paid).astype(np.float64) * level
         return amount * (1.0 - lam), amount * lam
 
 
@@ -277,6 +292,7 @@ class _ListedCursor:
     def __init__(self, portfolio: BondPortfolio, rows: np.ndarray, n: np.ndarray, dtype: np.dtype):
         self.steps = portfolio.exercise_step
         self.prices = portfolio.exercise_price.astype(dtype)
+        self.times = portfolio.exercise_time
         self.first = portfolio.exercise_offset[rows]
         self.at = portfolio.exercise_offset[rows + 1] - 1
         self.at -= (self.at >= self.first) & (self.steps[np.maximum(self.at, 0)] >= n)  # a point at n: never taken
@@ -286,12 +302,13 @@ class _ListedCursor:
         """The step of point ``at``, or -1 where the bond has no point left."""
         return np.where(at >= first, self.steps[np.maximum(at, 0)], -1)
 
-    def take(self, i: int, m: int) -> tuple[np.ndarray, np.ndarray]:
-        """The rows (of the first ``m``) with a listed point at step ``i``, its prices; the pointers move down."""
+    def take(self, i: int, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The rows (of the first ``m``) with a listed point at step ``i``, its prices and its dates in years (NaN: at
+        the step); the pointers move down."""
         due = np.flatnonzero(self.step[:m] == i)
         if not due.size:
-            return due, self.prices[:0]
-        prices = self.prices[self.at[due]]
+            return due, self.prices[:0], self.times[:0]
+        prices, times = self.prices[self.at[due]], self.times[self.at[due]]
         self.at[due] -= 1
         self.step[due] = self._step_at(self.at[due], self.first[due])
-        return due, prices
+        return due, prices, times

@@ -58,6 +58,9 @@ TIME_FIELDS: dict[str, str] = {
                      "then: cashflow_step is the first step at or after it, and the tree values it at the step "
                      "before (Hull-White's zero-coupon bond price from each node: docs/paper-instrument.md, "
                      "\"Flows between steps\")",
+    "exercise_time": "a listed exercise point's date in years (NaN: at its step); a point with a time pays its price "
+                     "then: exercise_step is the last step before it, where the decision is taken (the flows paid up "
+                     "to that time are the holder's either way)",
 }
 #: Listed exercise points, optional (the bonds' lists concatenated in bond order, ``exercise_count`` per bond).
 LISTED_FIELDS: dict[str, str] = {
@@ -134,6 +137,10 @@ class BondPortfolio:
         given_times = fields.get("cashflow_time")
         arrays["cashflow_time"] = (np.full(arrays["cashflow_step"].size, np.nan) if given_times is None
                                    else _cashflow_numeric("cashflow_time", given_times, arrays["cashflow_count"]))
+        given_times = fields.get("exercise_time")
+        arrays["exercise_time"] = (np.full(arrays["exercise_step"].size, np.nan) if given_times is None
+                                   else _cashflow_numeric("exercise_time", given_times, arrays["exercise_count"],
+                                                          item="exercise point"))
         problems = [(None, f, f"{f} has {arrays[f].size} entries, expected one per bond ({n_bonds})")
                     for f in (*BOND_FIELDS, "exercise_count") if arrays[f].size != n_bonds]
         if not problems:
@@ -143,13 +150,15 @@ class BondPortfolio:
                          for r in bad_rows]
             total = int(np.maximum(counts, 0).sum())
             problems += [(None, f, f"{f} has {arrays[f].size} entries, but the cashflow_count sum is {total}")
-                         for f in (*CASHFLOW_FIELDS, *TIME_FIELDS) if arrays[f].size != total]
+                         for f in (*CASHFLOW_FIELDS, *(["cashflow_time"] if "cashflow_time" in fields else []))
+                         if arrays[f].size != total]
             points = arrays["exercise_count"]
             problems += [(int(r), "exercise_count", f"exercise_count must be >= 0, got {int(points[r])}")
                          for r in np.flatnonzero(points < 0)]
             total = int(np.maximum(points, 0).sum())
             problems += [(None, f, f"{f} has {arrays[f].size} entries, but the exercise_count sum is {total}")
-                         for f in POINT_FIELDS if arrays[f].size != total]
+                         for f in (*POINT_FIELDS, *(["exercise_time"] if "exercise_time" in fields else []))
+                         if arrays[f].size != total]
         if problems:
             raise InputError(problems)
         for name, arr in arrays.items():
@@ -243,8 +252,9 @@ class BondPortfolio:
         return f"BondPortfolio({len(self)} bonds, {self.cashflow_step.size} cash flows{listed})"
 
     def has_flow_times(self) -> bool:
-        """Does any cash flow have a time (paid between steps, :data:`TIME_FIELDS`)?"""
-        return self.cached("has-flow-times", lambda: bool(np.isfinite(self.cashflow_time).any()))
+        """Does any cash flow or listed exercise point have a time (between steps, :data:`TIME_FIELDS`)?"""
+        return self.cached("has-flow-times", lambda: bool(np.isfinite(self.cashflow_time).any()
+                                                         or np.isfinite(self.exercise_time).any()))
 
     def has_listed(self) -> bool:
         """Does any bond have listed exercise points?"""
@@ -253,8 +263,8 @@ class BondPortfolio:
     def as_dict(self) -> dict[str, np.ndarray]:
         """Every field by name (per-bond fields, then the cash-flow fields, then the listed exercise points'
         fields where any bond has some: a portfolio without them gives the 16 fields it always gave)."""
-        names = (*BOND_FIELDS, *CASHFLOW_FIELDS, *(TIME_FIELDS if self.has_flow_times() else ()),
-                 *(LISTED_FIELDS if self.has_listed() else ()))
+        names = (*BOND_FIELDS, *CASHFLOW_FIELDS, *(LISTED_FIELDS if self.has_listed() else ()),
+                 *(TIME_FIELDS if self.has_flow_times() else ()))
         return {name: getattr(self, name) for name in names}
 
     def cashflows(self, row: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -279,6 +289,8 @@ class BondPortfolio:
             _offsets, points = segments(self.exercise_offset, rows)
             fields.update(exercise_count=self.exercise_count[rows],
                           **{name: getattr(self, name)[points] for name in POINT_FIELDS})
+            if self.has_flow_times():
+                fields["exercise_time"] = self.exercise_time[points]
         given = self._accrued_given
         part = BondPortfolio(accrued=None if given is None else given[rows], **fields)
         object.__setattr__(part, "_read_problems", rows_problems(self._read_problems, rows))
@@ -297,14 +309,17 @@ class BondPortfolio:
             if self.has_listed():
                 points, prices = self.listed(row)
                 bond.update(exercise_step=points.tolist(), exercise_price=prices.tolist())
+                if self.has_flow_times():
+                    lo, hi = int(self.exercise_offset[row]), int(self.exercise_offset[row + 1])
+                    bond.update(exercise_time=self.exercise_time[lo:hi].tolist())
             yield bond
 
     @classmethod
     def concatenate(cls, parts: Sequence[BondPortfolio]) -> BondPortfolio:
         """The bonds of ``parts``, one after the other (with their listed exercise points, if any part has some, and
         their read problems, renumbered)."""
-        names = (*BOND_FIELDS, *CASHFLOW_FIELDS, *(TIME_FIELDS if any(p.has_flow_times() for p in parts) else ()),
-                 *(LISTED_FIELDS if any(p.has_listed() for p in parts) else ()))
+        names = (*BOND_FIELDS, *CASHFLOW_FIELDS, *(LISTED_FIELDS if any(p.has_listed() for p in parts) else ()),
+                 *(TIME_FIELDS if any(p.has_flow_times() for p in parts) else ()))
         given = [p._accrued_given for p in parts]
         accrued = None if all(g is None for g in given) else np.concatenate([p.accrued() for p in parts])
         whole = cls(accrued=accrued, **{name: np.concatenate([getattr(p, name) for p in parts]) for name in names})
@@ -374,7 +389,7 @@ class BondPortfolio:
         side = self.option_type[point_owner]
         events = {"event_kind": column(CASH_FLOW, EXERCISE, EXERCISE, np.int8),
                   "event_step": column(self.cashflow_step, -1, self.exercise_step, np.int64),
-                  "event_time": column(self.cashflow_time, np.nan, np.nan, np.float64),
+                  "event_time": column(self.cashflow_time, np.nan, self.exercise_time, np.float64),
                   "event_amount": column(self.repayment, self.strike, self.exercise_price, np.float64),
                   "event_coupon": column(self.coupon, 0.0, 0.0, np.float64),
                   "event_side": column(-1, self.option_type, side, np.int8),
@@ -557,6 +572,19 @@ def _find_problems(p: BondPortfolio, n_curves: int, max_width: int, max_steps: i
             problems.append((row, "exercise_step", f"exercise_step must be in 1..{int(n[row])} (the bond's tree "
                              f"height), got {int(points[k])} for exercise point {k - p.exercise_offset[row]}"))
             checked[row] = False
+    times = p.exercise_time
+    if np.isfinite(times).any():  # a point's time is at or after its step, before the next
+        dt = geometry.dt[point_owner].astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            outside = np.isfinite(times) & ~((times >= points * dt * (1 - 1e-12)) & (times < (points + 1) * dt))
+        outside |= np.isinf(times)
+        for k in np.flatnonzero(outside):
+            row = int(point_owner[k])
+            if checked[row]:
+                problems.append((row, "exercise_time", f"exercise_time of exercise point {k - p.exercise_offset[row]} "
+                                 f"must be at or after its step {int(points[k])} and before the next at "
+                                 f"{show(dt[k])} years a step, got {show(times[k])}"))
+                checked[row] = False
     problems.sort(key=lambda item: item[0])
     return problems
 

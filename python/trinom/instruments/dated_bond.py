@@ -12,12 +12,12 @@ maturity; only the flows after the as-of date are kept.
 **The tree grid** is ``steps_per_year`` steps a year, its time the ACT/365F year fraction from the as-of date (the
 curves' time). **A cash flow is paid at its time, between steps** (issue 34): it is valued at the step before it,
 from each node, by Hull-White's zero-coupon bond price fitted to the tree (docs/paper-instrument.md, "Flows between
-steps"), so that a straight bond is its flows discounted on the curve at any resolution. **An exercise date is on
-the step nearest it** (halves up: :func:`step_of`, and back :func:`date_of_step`), with its price and accrued interest
-at the date: where the date is between steps, the point's price is their value at the step (:func:`value_at_steps`:
-the price paid on the date and the flows between the step and the date, discounted on the curve), so that the flows
-paid on or before the date are the holder's whatever is decided and those after it are given up (ex-coupon on a
-coupon date). At one step a day (the trades' default) every date is a step of its own.
+steps"), so that a straight bond is its flows discounted on the curve at any resolution. **An exercise date between
+steps** is a listed point at the last step before it with the date (``exercise_time``): the tree decides there and
+values the price, paid on the date, from each node as a flow of that date, and the flows paid up to the date are the
+holder's whatever is decided, those after it given up (ex-coupon on a coupon date); its price and accrued interest are
+the date's. A window's ends and a date in the first step are on the nearest step (halves up: :func:`step_of`, and
+back :func:`date_of_step`). At one step a day (the trades' default) every date is a step of its own.
 
 **Exercise** pays the exercise price, clean per 100 of the notional outstanding, plus the interest accrued at the
 exercise date by the bond's day count (QuantLib's ``accruedAmount``; 0 on a coupon date, where exercise is ex-coupon:
@@ -229,6 +229,7 @@ class LoweredBonds:
     point_offsets: np.ndarray  #: bond ``k``'s points are ``[point_offsets[k]:point_offsets[k + 1]]``
     point_step: np.ndarray
     point_price: np.ndarray
+    point_time: np.ndarray  #: years: the exercise date of a point between steps (NaN: at its step)
     problems: list[Problem]
 
     @property
@@ -288,9 +289,10 @@ def lower_dated_bonds(as_of: int, bonds: DatedBonds, *, dates: ExerciseDates | N
     exercise.add_dates(dates)
     exercise.add_coupon_dates(coupon_dates)
     exercise.add_american(american)
-    window_first, window_last, strike, offsets, step, price = exercise.finish()
+    window_first, window_last, strike, offsets, step, price, time = exercise.finish()
     return LoweredBonds(bonds=bonds, flows=flows, accrued=accrued, window_first=window_first, window_last=window_last,
-                        strike=strike, point_offsets=offsets, point_step=step, point_price=price, problems=late)
+                        strike=strike, point_offsets=offsets, point_step=step, point_price=price, point_time=time,
+                        problems=late)
 
 
 def _period_ratios(bonds: DatedBonds, schedules: Schedules, amortization: Amortization | None,
@@ -476,17 +478,23 @@ class _Exercise:
         self.window_first = np.ones(count, dtype=np.int64)  # empty windows until a bond gets one
         self.window_last = np.zeros(count, dtype=np.int64)
         self.strike = np.full(count, NO_EXERCISE_PRICE)
-        self.points: list[tuple[np.ndarray, ...]] = []  # (bond, step, exercise date, price, clean, notice)
+        self.points: list[tuple[np.ndarray, ...]] = []  # (bond, step, exercise date, price, clean, notice, timed)
 
     def add_dates(self, dates: ExerciseDates | None) -> None:
-        """Exercise on given dates: a point at the step of each decision date after the as-of date."""
+        """Exercise on given dates: a point at the step of each decision date after the as-of date: a date without
+        notice between steps at the last step before it, with its time (the engines value its price at the step);
+        with notice, at the step nearest the decision date (its price discounted there on the curve: ``finish``)."""
         if dates is None or dates.bond.size == 0:
             return
         decision = dates.date - dates.notice
-        step = step_of(decision, self.as_of, self.spy[dates.bond])
+        spy = self.spy[dates.bond]
+        step = step_of(decision, self.as_of, spy)
+        before = ((decision - self.as_of) * spy) // YEAR_DAYS  # the last step at or before the date
+        timed = (dates.notice == 0) & (before >= 1) & (before * YEAR_DAYS != (decision - self.as_of) * spy)
+        step = np.where(timed, before, step)
         live = (decision > self.as_of) & (step <= self.height[dates.bond])  # a step beyond the height: never reached
         self.points.append((dates.bond[live], step[live], dates.date[live], dates.price[live], dates.clean[live],
-                            dates.notice[live]))
+                            dates.notice[live], timed[live]))
 
     def add_coupon_dates(self, windows: ExerciseWindows | None) -> None:
         """Exercise on the coupon dates of each window (the schedule's adjusted period ends in it); a window that
@@ -538,7 +546,7 @@ class _Exercise:
         step = np.repeat(first - np.cumsum(counts) + counts, counts) + np.arange(which.size)
         owner = bond[which]
         self.points.append((owner, step, date_of_step(step, self.as_of, self.spy[owner]) + notice[which], price[which],
-                            np.ones(which.size, dtype=bool), notice[which]))
+                            np.ones(which.size, dtype=bool), notice[which], np.zeros(which.size, dtype=bool)))
 
     def _coupons_change(self, bond: np.ndarray, opens: np.ndarray, last: np.ndarray) -> np.ndarray:
         """Per window, whether a coupon period running in its steps ``opens .. last`` pays another amount than the
@@ -566,10 +574,11 @@ class _Exercise:
         dates share a step: the lower for a call, the higher for a put)."""
         count = len(self.bonds)
         if self.points:
-            bond, step, day, price, clean, notice = (np.concatenate(parts) for parts in zip(*self.points, strict=True))
+            bond, step, day, price, clean, notice, timed = (np.concatenate(parts)
+                                                            for parts in zip(*self.points, strict=True))
         else:
             bond = step = day = notice = np.zeros(0, dtype=np.int64)
-            price, clean = np.zeros(0), np.zeros(0, dtype=bool)
+            price, clean, timed = np.zeros(0), np.zeros(0, dtype=bool), np.zeros(0, dtype=bool)
         dirty = price.copy()
         if clean.any():
             accrued = _accrued_at(self.schedules, self.codes, np.asarray(self.bonds.coupon, dtype=np.float64),
@@ -577,18 +586,18 @@ class _Exercise:
             dirty[clean] += accrued
         if self.ratio is not None:  # per 100 of the outstanding notional: per 100 of the original
             dirty *= _ratio_at(self.schedules, self.ratio, bond, day)
-        # off its step (notice days, or a date between steps): the value at the step of what exercise pays
-        off = np.flatnonzero((notice > 0) | (step * YEAR_DAYS != (day - self.as_of) * self.spy[bond]))
-        if off.size and (self.curves is not None or bool(np.any(notice[off] > 0))):
+        noticed = np.flatnonzero(notice > 0)  # the value at the decision step of what exercise pays
+        if noticed.size:
             if self.curves is None:
                 raise InputError([(None, "curves", "exercise with notice days discounts its price on the trade's "
                                    "curve: lower the trades with their curves")])
             flows = self.flows
-            dirty[off] = value_at_steps(self.as_of, bond[off], step[off], day[off], dirty[off], self.spy,
-                                        FlowTable(step=flows.step, time=flows.time, paid=flows.coupon + flows.repayment,
-                                                  offsets=flows.offsets),
-                                        lambda b, t: curve_discount(self.curves, np.asarray(self.bonds.curve)[b], t))
-        bond, step, dirty = _merged_points(bond, step, dirty, np.asarray(self.bonds.side)[bond] == PUT)
+            dirty[noticed] = value_at_steps(
+                self.as_of, bond[noticed], step[noticed], day[noticed], dirty[noticed], self.spy,
+                FlowTable(step=flows.step, time=flows.time, paid=flows.coupon + flows.repayment, offsets=flows.offsets),
+                lambda b, t: curve_discount(self.curves, np.asarray(self.bonds.curve)[b], t))  # type: ignore[arg-type]
+        time = np.where(timed, (day - self.as_of) / YEAR_DAYS, np.nan)
+        bond, step, dirty, time = _merged_points(bond, step, dirty, np.asarray(self.bonds.side)[bond] == PUT, time)
         counts = np.bincount(bond, minlength=count)
         offsets = np.zeros(count + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
@@ -596,7 +605,7 @@ class _Exercise:
         none = (window_first > window_last) & (counts == 0)  # no exercise at all: the never-binding call
         window_first[none] = self.height[none]
         window_last[none] = self.height[none]
-        return window_first, window_last, self.strike, offsets, step, dirty
+        return window_first, window_last, self.strike, offsets, step, dirty, time
 
 
 @dataclass(frozen=True)
@@ -643,29 +652,23 @@ def curve_discount(curves: Sequence[YieldCurve], curve: np.ndarray, years: np.nd
     return out
 
 
-def _merged_points(bond: np.ndarray, step: np.ndarray, price: np.ndarray,
-                   put: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _merged_points(bond: np.ndarray, step: np.ndarray, price: np.ndarray, put: np.ndarray,
+                   time: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Points in bond and step order, one a step: where several share a step, the tighter price holds (the lowest
-    for a call, the highest for a put)."""
+    for a call, the highest for a put; the earliest of equal ones), with its time."""
     if bond.size < 2:
-        return bond, step, price
+        return bond, step, price, time
     if bool(np.any(bond[1:] < bond[:-1])):  # parts of the book, each in bond order: a merge of sorted runs
         order = np.argsort(bond, kind="stable")
-        bond, step, price, put = bond[order], step[order], price[order], put[order]
+        bond, step, price, put, time = bond[order], step[order], price[order], put[order], time[order]
     if bool(np.all((step[1:] > step[:-1]) | (bond[1:] != bond[:-1]))):
-        return bond, step, price
-    key = bond * (np.int64(1) << 32) + step  # a bond's points from several parts, or dates sharing a step
-    order = np.argsort(key, kind="stable")
-    bond, step, price, put, key = bond[order], step[order], price[order], put[order], key[order]
-    new = np.ones(key.size, dtype=bool)
-    new[1:] = key[1:] != key[:-1]
-    if new.all():
-        return bond, step, price
+        return bond, step, price, time
     signed = np.where(put, -price, price)  # the tighter one is the lowest of these
-    starts = np.flatnonzero(new)
-    tightest = np.minimum.reduceat(signed, starts)
-    put = put[starts]
-    return bond[starts], step[starts], np.where(put, -tightest, tightest)
+    order = np.lexsort((signed, step, bond))  # by bond, step, then the tighter first (stable: the earliest of ties)
+    bond, step, price, time = bond[order], step[order], price[order], time[order]
+    new = np.ones(bond.size, dtype=bool)
+    new[1:] = (bond[1:] != bond[:-1]) | (step[1:] != step[:-1])
+    return bond[new], step[new], price[new], time[new]
 
 
 def portfolio_fields(lowered: LoweredBonds, g: np.ndarray, placeholder: np.ndarray,
@@ -723,6 +726,7 @@ def portfolio_fields(lowered: LoweredBonds, g: np.ndarray, placeholder: np.ndarr
         keep = np.repeat(real, points)
         fields["exercise_step"] = lowered.point_step[keep]
         fields["exercise_price"] = lowered.point_price[keep]
+        fields["exercise_time"] = lowered.point_time[keep]
     return fields, per_row(lowered.accrued, 0.0)
 
 

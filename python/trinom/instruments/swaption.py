@@ -14,10 +14,10 @@ The floating leg's frequency plays no part (its resets are taken to include the 
 worth par). Both trees are the dated bonds' (:mod:`trinom.instruments.dated_bond`): the fixed leg's schedule generated
 backward from ``maturity`` (its ``frequency``, ``day_count``, ``calendar`` and ``convention``), each coupon
 ``100 * rate * accrual fraction`` paid on its period's (adjusted) end, at its time between the tree's steps; the
-exercise is a listed point on the step nearest each exercise date at the dirty price 100 (the bond is ex-coupon
-there: the coupon paid that day belongs to the period before), or, for a date between steps, that price's value at
-the step (:func:`trinom.instruments.dated_bond.value_at_steps`, on the market's curve). The bond holds the periods that start on or after the first
-exercise date. Exercise dates: ``european``, the fixed-leg start date ``first_exercise`` (default: the swap's
+exercise is a listed point at each exercise date at the dirty price 100 (the bond is ex-coupon there: the coupon
+paid that day belongs to the period before): on its step, or, for a date between steps, at the last step before it
+with the date's time (docs/paper-instrument.md, "Flows between steps"). The bond holds the periods that start on or
+after the first exercise date. Exercise dates: ``european``, the fixed-leg start date ``first_exercise`` (default: the swap's
 start); ``bermudan``, every fixed-leg start date from ``first_exercise`` to ``last_exercise`` (default: from the
 start to the last period's start). Only dates after the as-of date count.
 
@@ -38,7 +38,6 @@ value in currency, ``price * notional / 100``, is :attr:`trinom.Prices.value`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,17 +48,8 @@ from ..conventions import Schedules, accrual_fractions, generate_schedules
 from ..conventions.business_days import adjust
 from ..conventions.dates import day_text
 from ..conventions.names import Problem
-from ..curve import YieldCurve
 from .bond import BondPortfolio
-from .dated_bond import (
-    NO_EXERCISE_PRICE,
-    YEAR_DAYS,
-    FlowTable,
-    curve_discount,
-    step_after,
-    step_of,
-    value_at_steps,
-)
+from .dated_bond import NO_EXERCISE_PRICE, YEAR_DAYS, step_after, step_of
 
 
 @dataclass(frozen=True, eq=False)
@@ -128,9 +118,8 @@ def fixed_leg_periods(specs: SwaptionSpecs) -> FixedLegPeriods:
     return FixedLegPeriods(schedules=schedules, owner=owner, begin=begin, end=end, in_window=in_window)
 
 
-def lower_swaptions(specs: SwaptionSpecs, curves: Sequence[YieldCurve] | None = None) -> LoweredSwaptions:
-    """The swaptions of ``specs`` as bond trees (see the module). ``curves``: the market's, by ``specs.curve``: an
-    exercise date between steps is valued at its step with them (without, 100 is paid at the step)."""
+def lower_swaptions(specs: SwaptionSpecs) -> LoweredSwaptions:
+    """The swaptions of ``specs`` as bond trees (see the module)."""
     count = specs.start.size
     legs = fixed_leg_periods(specs)
     schedules, begin, end, owner = legs.schedules, legs.begin, legs.end, legs.owner
@@ -171,20 +160,16 @@ def lower_swaptions(specs: SwaptionSpecs, curves: Sequence[YieldCurve] | None = 
     flow_repay = np.bincount(group, weights=f_repay, minlength=int(new.sum()))
     x_owner = owner[exercisable & ~bad[owner]]
     x_day = begin[exercisable & ~bad[owner]]
-    x_step = step_of(x_day, specs.as_of, spy[x_owner])
-    keep = np.ones(x_owner.size, dtype=bool)  # exercise dates on one step: one point
+    x_spy = spy[x_owner]
+    before = ((x_day - specs.as_of) * x_spy) // YEAR_DAYS  # a date between steps: the last step before it, timed
+    timed = (before >= 1) & (before * YEAR_DAYS != (x_day - specs.as_of) * x_spy)
+    x_step = np.where(timed, before, step_of(x_day, specs.as_of, x_spy))
+    x_time = np.where(timed, (x_day - specs.as_of) / YEAR_DAYS, np.nan)
+    keep = np.ones(x_owner.size, dtype=bool)  # exercise dates on one step: the first
     keep[1:] = (x_owner[1:] != x_owner[:-1]) | (x_step[1:] != x_step[:-1])
-    x_owner, x_step, x_day = x_owner[keep], x_step[keep], x_day[keep]
-    x_price = np.full(x_step.size, 100.0)
-    off = np.flatnonzero(x_step * YEAR_DAYS != (x_day - specs.as_of) * spy[x_owner])
-    if off.size and curves is not None:  # a date between steps: the value at its step of entering the swap then
-        offsets = np.zeros(count + 1, dtype=np.int64)
-        np.cumsum(np.bincount(flow_owner, minlength=count), out=offsets[1:])
-        table = FlowTable(step=flow_step, time=flow_time, paid=flow_coupon + flow_repay, offsets=offsets)
-        x_price[off] = value_at_steps(specs.as_of, x_owner[off], x_step[off], x_day[off], x_price[off], spy, table,
-                                      lambda b, t: curve_discount(curves, specs.curve[b], t))
+    x_owner, x_step, x_time = x_owner[keep], x_step[keep], x_time[keep]
     return LoweredSwaptions(bonds=_trees(specs, bad, flow_owner, flow_step, flow_time, flow_coupon, flow_repay, x_owner,
-                                         x_step, x_price),
+                                         x_step, x_time),
                             weight=_weights(specs), problems=problems)
 
 
@@ -197,7 +182,7 @@ def _weights(specs: SwaptionSpecs) -> np.ndarray:
 
 def _trees(specs: SwaptionSpecs, bad: np.ndarray, flow_owner: np.ndarray, flow_step: np.ndarray, flow_time: np.ndarray,
            flow_coupon: np.ndarray, flow_repay: np.ndarray, x_owner: np.ndarray, x_step: np.ndarray,
-           x_price: np.ndarray) -> BondPortfolio:
+           x_time: np.ndarray) -> BondPortfolio:
     """The bond trees, two per swaption (plain, then with the listed exercise); a bad swaption's are one-step
     placeholders (its problem is the row's)."""
     count = specs.start.size
@@ -238,5 +223,5 @@ def _trees(specs: SwaptionSpecs, bad: np.ndarray, flow_owner: np.ndarray, flow_s
         strike=np.where(optioned, 100.0, NO_EXERCISE_PRICE),
         first_exercise=twice(n), last_exercise=np.where(exercise_count > 0, twice(n) - 1, twice(n)),
         exercise_frequency=np.ones(2 * count, dtype=np.int64), curve_index=twice(specs.curve),
-        exercise_count=exercise_count, exercise_step=x_step, exercise_price=x_price,
+        exercise_count=exercise_count, exercise_step=x_step, exercise_price=np.full(x_step.size, 100.0), exercise_time=x_time,
         accrued=np.zeros(2 * count)).with_signed_coupons()

@@ -850,10 +850,9 @@ class Trades:
         """The trades as tree-step instruments, ``(first row, block)`` in row order: runs of consecutive trades of one
         type (and, for options, one curve), each lowered whole; a bad row is a row of its block carrying its
         problems (masked or raised by :func:`trinom.price` like any bad row). ``curves``: the market's curves in the
-        order of ``curve_names``, needed where an exercise has notice days or falls between steps (its price is
-        discounted to its step on its curve)."""
+        order of ``curve_names``, needed where an exercise has notice days (its price is discounted on its curve)."""
         names = tuple(curve_names)
-        noticed = curves is not None and (self._has_notice_days() or self._has_exercise_between_steps())
+        noticed = curves is not None and self._has_notice_days()
         key = ("instruments", names, tuple(curves) if noticed else None)  # type: ignore[arg-type]
         if key not in self._memo:
             if noticed:  # lowerings on other curves: the latest few are kept
@@ -862,13 +861,6 @@ class Trades:
                     del self._memo[stale]
             self._memo[key] = self._instruments(names, key[2])
         return self._memo[key]
-
-    def _has_exercise_between_steps(self) -> bool:
-        """Whether a trade with exercise (a bond with an option, a swaption) is on a tree coarser than a step a day,
-        where its exercise dates may fall between steps (their prices are then discounted to the steps)."""
-        p = self._parsed()
-        exercised = (p.kind == 0) & p.present["option"] | (p.kind == TYPES.index("swaption"))
-        return bool(np.any(exercised & (self._steps_per_year() != YEAR_DAYS)))
 
     def _has_notice_days(self) -> bool:
         """Whether a bond with an option has notice days (its lowering needs the curves)."""
@@ -911,11 +903,11 @@ class Trades:
                     rows = np.arange(first, last)
                     blocks.append((int(first), self._options(rows, bad[rows], problems, curve_names[curve[first]])))
             return blocks
-        return self._trees(curve_names, curve, kind, bad, bounds, bonds, bond_rows, problems, rate, curves)
+        return self._trees(curve_names, curve, kind, bad, bounds, bonds, bond_rows, problems, rate)
 
     def _trees(self, curve_names: tuple[str, ...], curve: np.ndarray, kind: np.ndarray, bad: np.ndarray,
                bounds: np.ndarray, bonds: BondPortfolio | None, bond_rows: np.ndarray, problems: list[Problem],
-               rate: RateRows, curves: Sequence[YieldCurve] | None) -> list[tuple[int, Portfolio | BondPortfolio]]:
+               rate: RateRows) -> list[tuple[int, Portfolio | BondPortfolio]]:
         """The blocks of a book with swaptions, caps or floors: each run's trees in trade order (a swaption's two, a
         cap's caplets, one for every other trade and every bad one), and the legs that add them up."""
         size = len(self)
@@ -928,7 +920,7 @@ class Trades:
         used = bond_rows.size
         specs = replace(rate.swaptions, curve=curve[rate.swaptions.rows])
         if specs.rows.size:
-            lowered = lower_swaptions(specs, curves)
+            lowered = lower_swaptions(specs)
             tree_of = {row: 2 * k for k, row in enumerate(specs.rows.tolist())}  # each swaption's first tree
             late = self._where_prefixed(lowered.problems)  # a late-failing swaption: both its trees carry them
             tables.append(BondPortfolio.with_read_problems(
