@@ -305,12 +305,15 @@ def prepare(instruments: Instrument | Sequence[Instrument], market: Market, *,
     masked: list[tuple[int, tuple[int, ...]]] = []  # rows good but in some scenarios: NaN there only
     for start, block in zip(starts[:-1], blocks, strict=True):
         found = _validate_as_is(block, market, max_width, max_steps)
+        said: set[int] = set()
         for (row, field, message), scenarios in _scenario_problems(block, market, max_width, max_steps, found):
             if row is None:
                 found.append((row, field, message))
-            else:
+                continue
+            if row not in said:  # a row's first move that fails it is its message; every such move masks
+                said.add(row)
                 problems.append((int(row + start), field, message))
-                masked.append((int(row + start), scenarios))
+            masked.append((int(row + start), scenarios))
         problems += [(None if row is None else int(row + start), field, message) for row, field, message in found]
         good = np.setdiff1d(np.arange(len(block)), [row for row, _f, _m in found if row is not None])
         part = block if not found else block[good] if good.size else None
@@ -321,7 +324,7 @@ def prepare(instruments: Instrument | Sequence[Instrument], market: Market, *,
         books, rows = [], []
     book = books[0] if len(books) == 1 else Book.concatenate(books) if books else empty_book(market.names)
     problems.sort(key=lambda p: -1 if p[0] is None else p[0])
-    every_row = len(problems) == len(masked)
+    every_row = len(problems) == len({row for row, _s in masked})
     return Job(blocks=tuple(blocks), starts=starts, problems=problems, book=book,
                rows=None if every_row else (np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)),
                masked=tuple(masked))
@@ -421,7 +424,11 @@ def _validate(block: Instrument, market: Market, max_width: int, max_steps: int)
     """The block's problems, rows numbered within it; a row that a scenario's move of sigma or of the spread
     makes invalid is a problem too (named with the move)."""
     found = _validate_as_is(block, market, max_width, max_steps)
-    moved = [problem for problem, _scenarios in _scenario_problems(block, market, max_width, max_steps, found)]
+    moved, said = [], set()
+    for problem, _scenarios in _scenario_problems(block, market, max_width, max_steps, found):
+        if problem[0] not in said:  # a row's first move that fails it is its message
+            said.add(problem[0])
+            moved.append(problem)
     return sorted(found + moved, key=lambda p: -1 if p[0] is None else p[0])
 
 
@@ -429,8 +436,8 @@ def _scenario_problems(block: Instrument, market: Market, max_width: int, max_st
                        found: list[tuple[int | None, str, str]]
                        ) -> list[tuple[tuple[int | None, str, str], tuple[int, ...]]]:
     """The problems of the rows good as they are (not among ``found``) that a scenario's move of sigma or of the
-    spread makes invalid, each with the scenarios that move it so (a row's first such problem only; row None: the
-    whole input)."""
+    spread makes invalid, each with the scenarios that move it so (every such move of a row; row None: the whole
+    input)."""
     bad = {row for row, _f, _m in found}
     if None in bad or not market.moves_trees:
         return []
@@ -447,7 +454,6 @@ def _scenario_problems(block: Instrument, market: Market, max_width: int, max_st
             for row, name, message in problems:
                 if row not in bad:
                     out.append(((row, name, f"in the scenario that moves {field} by {shift:g}: {message}"), scenarios))
-                    bad.add(row)
     return out
 
 
