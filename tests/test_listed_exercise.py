@@ -445,3 +445,17 @@ def test_book_files_refuse_listed_points_rather_than_drop_them(tmp_path, suffix:
     with pytest.raises(InputError, match="listed exercise points, which the 19-array, CSV and Parquet book formats"):
         write_bonds(bonds, [trinom.YieldCurve(rates=[0.03], days=[365])], tmp_path / f"book{suffix}")
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("suffix", [".in", ".csv", ".parquet"])
+def test_book_files_refuse_flows_between_steps_rather_than_drop_them(tmp_path, suffix: str):
+    """Issue 34: a dated trade's bonds have flows between steps, which the tree-step book formats cannot hold."""
+    from trinom.bonds.io import write_bonds
+
+    bonds = BondPortfolio(term_unit=[365], term_steps=[4], a=[0.1], sigma=[0.01], maturity=[2.0], cashflow_count=[2],
+                          cashflow_step=[4, 8], cashflow_time=[0.9, 2.0], repayment=[0.0, 100.0], coupon=[5.0, 5.0],
+                          spread=[0.0], option_type=[0], strike=[1e30], first_exercise=[8], last_exercise=[8],
+                          exercise_frequency=[1], curve_index=[0])
+    with pytest.raises(InputError, match="flows between the tree's steps"):
+        write_bonds(bonds, [trinom.YieldCurve(rates=[0.03], days=[365])], tmp_path / f"book{suffix}")
+    assert not list(tmp_path.iterdir())
