@@ -440,7 +440,10 @@ class Trades:
                 continue
             values = np.full(size, np.nan)
             given = np.flatnonzero(present[name])
-            booleans = np.array([isinstance(cells[name][k], (bool, np.bool_)) for k in given.tolist()], dtype=bool)
+            column = cells[name][given].tolist()
+            kinds = set(map(type, column))  # a CSV's cells are text: no cell needs a look one by one
+            booleans = (np.array([isinstance(value, (bool, np.bool_)) for value in column], dtype=bool)
+                        if bool in kinds or np.bool_ in kinds else np.zeros(given.size, dtype=bool))
             for k in given[booleans]:  # True is no 100% coupon
                 problems.append((int(k), name, f"{name} {cells[name][k]!r} is a boolean, not a number"))
             given = given[~booleans] if booleans.size else given
