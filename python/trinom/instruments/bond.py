@@ -515,6 +515,15 @@ def _find_problems(p: BondPortfolio, n_curves: int, max_width: int, max_steps: i
     for row in np.flatnonzero(checked & ((width < 3) | (width > max_width))):
         problems.append((int(row), "a", f"a gives a tree of width {int(width[row])}, outside 3..{max_width} "
                          f"(a={show(p.a[row])})"))
+    def first_of_each_bond(items: np.ndarray, owner: np.ndarray, field: str, message: Callable[[int, int], str]) -> None:
+        """A problem for the first of ``items`` (a cash flow's or listed point's index) of each bond that has none
+        yet, ``message(item, row)``."""
+        for k in items.tolist():
+            row = int(owner[k])
+            if checked[row]:
+                problems.append((row, field, message(k, row)))
+                checked[row] = False
+
     # Cash-flow schedules: steps ascending, within 1..n, the last one at the maturity step n.
     owner = np.repeat(np.arange(len(p)), p.cashflow_count)
     steps = p.cashflow_step
@@ -524,30 +533,20 @@ def _find_problems(p: BondPortfolio, n_curves: int, max_width: int, max_steps: i
     # flows with times may share a step (several between two steps of a coarse tree), their times ascending
     shared = timed[1:] & timed[:-1] & (np.diff(steps) == 0) & (np.diff(np.where(timed, times, 0.0)) > 0)
     descending = np.flatnonzero((np.diff(steps) <= 0) & ~shared & (owner[1:] == owner[:-1])) + 1
-    for k in descending:
-        row = int(owner[k])
-        if checked[row]:
-            problems.append((row, "cashflow_step", f"cashflow_step must be strictly ascending: cash flow "
-                             f"{k - p.cashflow_offset[row]} at step {int(steps[k])} follows step {int(steps[k - 1])}"))
-            checked[row] = False
-    for k in np.flatnonzero(steps < 1):
-        row = int(owner[k])
-        if checked[row]:
-            problems.append((row, "cashflow_step", f"cashflow_step must be >= 1 (a cash flow at step 0 is "
-                             f"never paid), got {int(steps[k])} for cash flow {k - p.cashflow_offset[row]}"))
-            checked[row] = False
+    first_of_each_bond(descending, owner, "cashflow_step", lambda k, row: (
+        f"cashflow_step must be strictly ascending: cash flow {k - p.cashflow_offset[row]} at step {int(steps[k])} "
+        f"follows step {int(steps[k - 1])}"))
+    first_of_each_bond(np.flatnonzero(steps < 1), owner, "cashflow_step", lambda k, row: (
+        f"cashflow_step must be >= 1 (a cash flow at step 0 is never paid), got {int(steps[k])} for cash flow "
+        f"{k - p.cashflow_offset[row]}"))
     if timed.any():  # a flow's time is between the step before its step and its step
         dt = geometry.dt[owner].astype(np.float64)
         with np.errstate(invalid="ignore"):
             outside = timed & ~((times > (steps - 1) * dt) & (times <= steps * dt * (1 + 1e-12)))
         outside |= ~np.isfinite(times) & ~np.isnan(times)
-        for k in np.flatnonzero(outside):
-            row = int(owner[k])
-            if checked[row]:
-                problems.append((row, "cashflow_time", f"cashflow_time of cash flow {k - p.cashflow_offset[row]} "
-                                 f"must be after step {int(steps[k]) - 1} and at most step {int(steps[k])} (its "
-                                 f"cashflow_step) at {show(dt[k])} years a step, got {show(times[k])}"))
-                checked[row] = False
+        first_of_each_bond(np.flatnonzero(outside), owner, "cashflow_time", lambda k, row: (
+            f"cashflow_time of cash flow {k - p.cashflow_offset[row]} must be after step {int(steps[k]) - 1} and at "
+            f"most step {int(steps[k])} (its cashflow_step) at {show(dt[k])} years a step, got {show(times[k])}"))
     for row in np.flatnonzero(checked):
         if steps[last[row]] != n[row]:
             problems.append((int(row), "cashflow_step", f"the last cashflow_step must be the maturity step "
@@ -560,31 +559,22 @@ def _find_problems(p: BondPortfolio, n_curves: int, max_width: int, max_steps: i
                          f"{int(p.last_exercise[row])}"))
     # Listed exercise points: steps strictly ascending within the bond, each in 1..n.
     points = p.exercise_step
-    for k in np.flatnonzero((np.diff(points) <= 0) & (point_owner[1:] == point_owner[:-1])) + 1:
-        row = int(point_owner[k])
-        if checked[row]:
-            problems.append((row, "exercise_step", f"exercise_step must be strictly ascending: exercise point "
-                             f"{k - p.exercise_offset[row]} at step {int(points[k])} follows step {int(points[k - 1])}"))
-            checked[row] = False
-    for k in np.flatnonzero((points < 1) | (points > n[point_owner])):
-        row = int(point_owner[k])
-        if checked[row]:
-            problems.append((row, "exercise_step", f"exercise_step must be in 1..{int(n[row])} (the bond's tree "
-                             f"height), got {int(points[k])} for exercise point {k - p.exercise_offset[row]}"))
-            checked[row] = False
-    times = p.exercise_time
-    if np.isfinite(times).any():  # a point's time is at or after its step, before the next
+    first_of_each_bond(np.flatnonzero((np.diff(points) <= 0) & (point_owner[1:] == point_owner[:-1])) + 1,
+                       point_owner, "exercise_step", lambda k, row: (
+        f"exercise_step must be strictly ascending: exercise point {k - p.exercise_offset[row]} at step "
+        f"{int(points[k])} follows step {int(points[k - 1])}"))
+    first_of_each_bond(np.flatnonzero((points < 1) | (points > n[point_owner])), point_owner, "exercise_step",
+                       lambda k, row: (f"exercise_step must be in 1..{int(n[row])} (the bond's tree height), got "
+                                       f"{int(points[k])} for exercise point {k - p.exercise_offset[row]}"))
+    dates = p.exercise_time
+    if np.isfinite(dates).any():  # a point's time is at or after its step, before the next
         dt = geometry.dt[point_owner].astype(np.float64)
         with np.errstate(invalid="ignore"):
-            outside = np.isfinite(times) & ~((times >= points * dt * (1 - 1e-12)) & (times < (points + 1) * dt))
-        outside |= np.isinf(times)
-        for k in np.flatnonzero(outside):
-            row = int(point_owner[k])
-            if checked[row]:
-                problems.append((row, "exercise_time", f"exercise_time of exercise point {k - p.exercise_offset[row]} "
-                                 f"must be at or after its step {int(points[k])} and before the next at "
-                                 f"{show(dt[k])} years a step, got {show(times[k])}"))
-                checked[row] = False
+            outside = np.isfinite(dates) & ~((dates >= points * dt * (1 - 1e-12)) & (dates < (points + 1) * dt))
+        outside |= np.isinf(dates)
+        first_of_each_bond(np.flatnonzero(outside), point_owner, "exercise_time", lambda k, row: (
+            f"exercise_time of exercise point {k - p.exercise_offset[row]} must be at or after its step "
+            f"{int(points[k])} and before the next at {show(dt[k])} years a step, got {show(dates[k])}"))
     problems.sort(key=lambda item: item[0])
     return problems
 
