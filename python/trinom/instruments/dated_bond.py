@@ -404,6 +404,15 @@ def step_after(days: np.ndarray, as_of: int, steps_per_year: np.ndarray | int) -
     return np.maximum(-((-(days - as_of) * steps_per_year) // YEAR_DAYS), 1)
 
 
+def exercise_step(days: np.ndarray, as_of: int, steps_per_year: np.ndarray | int) -> tuple[np.ndarray, np.ndarray]:
+    """Each exercise date's step and time: a date on a step (or in the first step) is that step's (:func:`step_of`),
+    time NaN; a date between steps is decided at the last step before it, its time (years) the date's."""
+    before = ((days - as_of) * steps_per_year) // YEAR_DAYS  # the last step at or before the date
+    timed = (before >= 1) & (before * YEAR_DAYS != (days - as_of) * steps_per_year)
+    return (np.where(timed, before, step_of(days, as_of, steps_per_year)),
+            np.where(timed, (days - as_of) / YEAR_DAYS, np.nan))
+
+
 def date_of_step(steps: np.ndarray, as_of: int, steps_per_year: np.ndarray | int) -> np.ndarray:
     """The date nearest each step's time (halves up): the step's date (at one step a day, ``as_of + step``)."""
     return as_of + (2 * steps * YEAR_DAYS + steps_per_year) // (2 * steps_per_year)
@@ -478,7 +487,7 @@ class _Exercise:
         self.window_first = np.ones(count, dtype=np.int64)  # empty windows until a bond gets one
         self.window_last = np.zeros(count, dtype=np.int64)
         self.strike = np.full(count, NO_EXERCISE_PRICE)
-        self.points: list[tuple[np.ndarray, ...]] = []  # (bond, step, exercise date, price, clean, notice, timed)
+        self.points: list[tuple[np.ndarray, ...]] = []  # (bond, step, exercise date, price, clean, notice, time)
 
     def add_dates(self, dates: ExerciseDates | None) -> None:
         """Exercise on given dates: a point at the step of each decision date after the as-of date: a date without
@@ -488,13 +497,13 @@ class _Exercise:
             return
         decision = dates.date - dates.notice
         spy = self.spy[dates.bond]
-        step = step_of(decision, self.as_of, spy)
-        before = ((decision - self.as_of) * spy) // YEAR_DAYS  # the last step at or before the date
-        timed = (dates.notice == 0) & (before >= 1) & (before * YEAR_DAYS != (decision - self.as_of) * spy)
-        step = np.where(timed, before, step)
+        step, time = exercise_step(decision, self.as_of, spy)
+        noticed = dates.notice > 0
+        step = np.where(noticed, step_of(decision, self.as_of, spy), step)
+        time = np.where(noticed, np.nan, time)
         live = (decision > self.as_of) & (step <= self.height[dates.bond])  # a step beyond the height: never reached
         self.points.append((dates.bond[live], step[live], dates.date[live], dates.price[live], dates.clean[live],
-                            dates.notice[live], timed[live]))
+                            dates.notice[live], time[live]))
 
     def add_coupon_dates(self, windows: ExerciseWindows | None) -> None:
         """Exercise on the coupon dates of each window (the schedule's adjusted period ends in it); a window that
@@ -546,7 +555,7 @@ class _Exercise:
         step = np.repeat(first - np.cumsum(counts) + counts, counts) + np.arange(which.size)
         owner = bond[which]
         self.points.append((owner, step, date_of_step(step, self.as_of, self.spy[owner]) + notice[which], price[which],
-                            np.ones(which.size, dtype=bool), notice[which], np.zeros(which.size, dtype=bool)))
+                            np.ones(which.size, dtype=bool), notice[which], np.full(which.size, np.nan)))
 
     def _coupons_change(self, bond: np.ndarray, opens: np.ndarray, last: np.ndarray) -> np.ndarray:
         """Per window, whether a coupon period running in its steps ``opens .. last`` pays another amount than the
@@ -574,11 +583,11 @@ class _Exercise:
         dates share a step: the lower for a call, the higher for a put)."""
         count = len(self.bonds)
         if self.points:
-            bond, step, day, price, clean, notice, timed = (np.concatenate(parts)
+            bond, step, day, price, clean, notice, time = (np.concatenate(parts)
                                                             for parts in zip(*self.points, strict=True))
         else:
             bond = step = day = notice = np.zeros(0, dtype=np.int64)
-            price, clean, timed = np.zeros(0), np.zeros(0, dtype=bool), np.zeros(0, dtype=bool)
+            price, clean, time = np.zeros(0), np.zeros(0, dtype=bool), np.zeros(0)
         dirty = price.copy()
         if clean.any():
             accrued = _accrued_at(self.schedules, self.codes, np.asarray(self.bonds.coupon, dtype=np.float64),
@@ -596,7 +605,6 @@ class _Exercise:
                 self.as_of, bond[noticed], step[noticed], day[noticed], dirty[noticed], self.spy,
                 FlowTable(step=flows.step, time=flows.time, paid=flows.coupon + flows.repayment, offsets=flows.offsets),
                 lambda b, t: curve_discount(self.curves, np.asarray(self.bonds.curve)[b], t))  # type: ignore[arg-type]
-        time = np.where(timed, (day - self.as_of) / YEAR_DAYS, np.nan)
         bond, step, dirty, time = _merged_points(bond, step, dirty, np.asarray(self.bonds.side)[bond] == PUT, time)
         counts = np.bincount(bond, minlength=count)
         offsets = np.zeros(count + 1, dtype=np.int64)

@@ -49,7 +49,7 @@ from ..conventions.business_days import adjust
 from ..conventions.dates import day_text
 from ..conventions.names import Problem
 from .bond import BondPortfolio
-from .dated_bond import NO_EXERCISE_PRICE, YEAR_DAYS, step_after, step_of
+from .dated_bond import NO_EXERCISE_PRICE, YEAR_DAYS, exercise_step, step_after
 
 
 @dataclass(frozen=True, eq=False)
@@ -160,11 +160,7 @@ def lower_swaptions(specs: SwaptionSpecs) -> LoweredSwaptions:
     flow_repay = np.bincount(group, weights=f_repay, minlength=int(new.sum()))
     x_owner = owner[exercisable & ~bad[owner]]
     x_day = begin[exercisable & ~bad[owner]]
-    x_spy = spy[x_owner]
-    before = ((x_day - specs.as_of) * x_spy) // YEAR_DAYS  # a date between steps: the last step before it, timed
-    timed = (before >= 1) & (before * YEAR_DAYS != (x_day - specs.as_of) * x_spy)
-    x_step = np.where(timed, before, step_of(x_day, specs.as_of, x_spy))
-    x_time = np.where(timed, (x_day - specs.as_of) / YEAR_DAYS, np.nan)
+    x_step, x_time = exercise_step(x_day, specs.as_of, spy[x_owner])
     keep = np.ones(x_owner.size, dtype=bool)  # exercise dates on one step: the first
     keep[1:] = (x_owner[1:] != x_owner[:-1]) | (x_step[1:] != x_step[:-1])
     x_owner, x_step, x_time = x_owner[keep], x_step[keep], x_time[keep]
