@@ -285,8 +285,9 @@ class Job:
         problems = sorted(self.problems + found, key=lambda p: -1 if p[0] is None else p[0])
         good = np.setdiff1d(np.arange(values.shape[1]), book_rows)
         rows = good if self.rows is None else self.rows[good]
+        kept = set(rows.tolist())
         job = Job(blocks=self.blocks, starts=self.starts, problems=problems, book=self.book.take(good), rows=rows,
-                  masked=tuple((row, s) for row, s in self.masked if row in set(rows.tolist())))
+                  masked=tuple((row, s) for row, s in self.masked if row in kept))
         return job.result(values[:, good], engine, errors, checked=True, keep_axis=keep_axis)
 
 
@@ -305,15 +306,10 @@ def prepare(instruments: Instrument | Sequence[Instrument], market: Market, *,
     masked: list[tuple[int, tuple[int, ...]]] = []  # rows good but in some scenarios: NaN there only
     for start, block in zip(starts[:-1], blocks, strict=True):
         found = _validate_as_is(block, market, max_width, max_steps)
-        said: set[int] = set()
-        for (row, field, message), scenarios in _scenario_problems(block, market, max_width, max_steps, found):
-            if row is None:
-                found.append((row, field, message))
-                continue
-            if row not in said:  # a row's first move that fails it is its message; every such move masks
-                said.add(row)
-                problems.append((int(row + start), field, message))
-            masked.append((int(row + start), scenarios))
+        moved, masks = _scenario_problems(block, market, max_width, max_steps, found)
+        found += [problem for problem in moved if problem[0] is None]
+        problems += [(int(row + start), field, message) for row, field, message in moved if row is not None]
+        masked += [(int(row + start), scenarios) for row, scenarios in masks]
         problems += [(None if row is None else int(row + start), field, message) for row, field, message in found]
         good = np.setdiff1d(np.arange(len(block)), [row for row, _f, _m in found if row is not None])
         part = block if not found else block[good] if good.size else None
@@ -424,37 +420,40 @@ def _validate(block: Instrument, market: Market, max_width: int, max_steps: int)
     """The block's problems, rows numbered within it; a row that a scenario's move of sigma or of the spread
     makes invalid is a problem too (named with the move)."""
     found = _validate_as_is(block, market, max_width, max_steps)
-    moved, said = [], set()
-    for problem, _scenarios in _scenario_problems(block, market, max_width, max_steps, found):
-        if problem[0] not in said:  # a row's first move that fails it is its message
-            said.add(problem[0])
-            moved.append(problem)
+    moved, _masks = _scenario_problems(block, market, max_width, max_steps, found)
     return sorted(found + moved, key=lambda p: -1 if p[0] is None else p[0])
 
 
 def _scenario_problems(block: Instrument, market: Market, max_width: int, max_steps: int,
                        found: list[tuple[int | None, str, str]]
-                       ) -> list[tuple[tuple[int | None, str, str], tuple[int, ...]]]:
-    """The problems of the rows good as they are (not among ``found``) that a scenario's move of sigma or of the
-    spread makes invalid, each with the scenarios that move it so (every such move of a row; row None: the whole
-    input)."""
+                       ) -> tuple[list[tuple[int | None, str, str]], list[tuple[int, tuple[int, ...]]]]:
+    """The rows good as they are (not among ``found``) that a scenario's move of sigma or of the spread makes
+    invalid: their problems (a row's first such move names it; row None: the whole input) and, per such move of a
+    row, ``(row, the scenarios that move it so)``, where it is NaN."""
     bad = {row for row, _f, _m in found}
     if None in bad or not market.moves_trees:
-        return []
+        return [], []
     curves = tuple((c.days.tobytes(), np.asarray(c.rates).tobytes()) for c in market.curves)
-    out: list[tuple[tuple[int | None, str, str], tuple[int, ...]]] = []
+    problems: list[tuple[int | None, str, str]] = []
+    masks: list[tuple[int, tuple[int, ...]]] = []
+    named: set[int | None] = set()
     for field, shifts in (("sigma", market.sigma_shifts), ("spread", market.spread_shifts)):
         if field == "spread" and isinstance(block, Portfolio):  # options have no spread
             continue
         for shift in sorted(set(shifts) - {0.0}):
             key = ("moved-problems", field, shift, max_width, max_steps, curves)
-            problems = block.cached(key, lambda f=field, s=shift: _validate_as_is(  # type: ignore[misc]
+            moved = block.cached(key, lambda f=field, s=shift: _validate_as_is(  # type: ignore[misc]
                 _moved(block, f, s), market, max_width, max_steps))
             scenarios = tuple(k for k, s in enumerate(shifts) if s == shift)
-            for row, name, message in problems:
-                if row not in bad:
-                    out.append(((row, name, f"in the scenario that moves {field} by {shift:g}: {message}"), scenarios))
-    return out
+            for row, name, message in moved:
+                if row in bad:
+                    continue
+                if row not in named:
+                    named.add(row)
+                    problems.append((row, name, f"in the scenario that moves {field} by {shift:g}: {message}"))
+                if row is not None:
+                    masks.append((row, scenarios))
+    return problems, masks
 
 
 def _moved(block: Instrument, field: str, shift: float) -> Instrument:
