@@ -59,7 +59,7 @@ Formerly part of :mod:`trinom.instruments.trades`, whose names for these stay im
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -595,16 +595,9 @@ class _Exercise:
             dirty[clean] += accrued
         if self.ratio is not None:  # per 100 of the outstanding notional: per 100 of the original
             dirty *= _ratio_at(self.schedules, self.ratio, bond, day)
-        noticed = np.flatnonzero(notice > 0)  # the value at the decision step of what exercise pays
+        noticed = np.flatnonzero(notice > 0)
         if noticed.size:
-            if self.curves is None:
-                raise InputError([(None, "curves", "exercise with notice days discounts its price on the trade's "
-                                   "curve: lower the trades with their curves")])
-            flows = self.flows
-            dirty[noticed] = value_at_steps(
-                self.as_of, bond[noticed], step[noticed], day[noticed], dirty[noticed], self.spy,
-                FlowTable(step=flows.step, time=flows.time, paid=flows.coupon + flows.repayment, offsets=flows.offsets),
-                lambda b, t: curve_discount(self.curves, np.asarray(self.bonds.curve)[b], t))  # type: ignore[arg-type]
+            dirty[noticed] = self._noticed(bond[noticed], step[noticed], day[noticed], dirty[noticed])
         bond, step, dirty, time = _merged_points(bond, step, dirty, np.asarray(self.bonds.side)[bond] == PUT, time)
         counts = np.bincount(bond, minlength=count)
         offsets = np.zeros(count + 1, dtype=np.int64)
@@ -615,49 +608,39 @@ class _Exercise:
         window_last[none] = self.height[none]
         return window_first, window_last, self.strike, offsets, step, dirty, time
 
+    def _noticed(self, bond: np.ndarray, step: np.ndarray, day: np.ndarray, dirty: np.ndarray) -> np.ndarray:
+        """The value at its decision step (time ``step / spy``, the step nearest the decision date) of each exercise
+        with notice paying ``dirty`` on ``day``: the price and the flows paid after the step up to that date (the tree
+        values them after the decision), less the flows paid after the date but at or before the step (the tree
+        pays them whatever is decided), discounted to the step by the curve's deterministic forward discount
+        factors."""
+        if self.curves is None:
+            raise InputError([(None, "curves", "exercise with notice days discounts its price on the trade's curve: "
+                               "lower the trades with their curves")])
+        flows = self.flows
+        decision = self._discount(bond, step / self.spy[bond])
+        value = dirty * self._discount(bond, (day - self.as_of) / YEAR_DAYS) / decision
+        start, stop = flows.offsets[bond], flows.offsets[bond + 1]
+        after_step = _segment_search(flows.step, start, stop, step, side="right")  # the first flow after the step
+        after_date = _segment_search(flows.time, start, stop, (day - self.as_of) / YEAR_DAYS, side="right")
+        for sign, lo, hi in ((1.0, after_step, after_date), (-1.0, after_date, after_step)):
+            for k in range(int(np.max(hi - lo, initial=0))):  # the few flows between a step and a date
+                take = np.flatnonzero(lo + k < hi)
+                j = lo[take] + k
+                paid = flows.coupon[j] + flows.repayment[j]
+                value[take] += sign * paid * self._discount(bond[take], flows.time[j]) / decision[take]
+        return value
 
-@dataclass(frozen=True)
-class FlowTable:
-    """Cash flows by bond (``offsets`` locates bond ``k``'s), each its step (the first at or after it), its time in
-    years and the amount paid: what :func:`value_at_steps` reads."""
-
-    step: np.ndarray
-    time: np.ndarray
-    paid: np.ndarray
-    offsets: np.ndarray
-
-
-def value_at_steps(as_of: int, bond: np.ndarray, step: np.ndarray, day: np.ndarray, dirty: np.ndarray,
-                   spy: np.ndarray, flows: FlowTable,
-                   discount: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
-    """The value at its decision step (time ``step / spy``) of each exercise paying ``dirty`` on ``day``: the price
-    and the flows paid after the step up to that date (the tree values them after the decision), less the flows paid
-    after the date but at or before the step (the tree pays them whatever is decided), discounted to the step by
-    the curve's deterministic forward discount factors (``discount(bonds, years)``). Notice days put the step before
-    the date; a date between steps is on the nearest (:func:`step_of`), before or after it."""
-    at_step = step / spy[bond]
-    decision = discount(bond, at_step)
-    value = dirty * discount(bond, (day - as_of) / YEAR_DAYS) / decision
-    start, stop = flows.offsets[bond], flows.offsets[bond + 1]
-    after_step = _segment_search(flows.step, start, stop, step, side="right")  # the first flow after the step
-    after_date = _segment_search(flows.time, start, stop, (day - as_of) / YEAR_DAYS, side="right")
-    for sign, lo, hi in ((1.0, after_step, after_date), (-1.0, after_date, after_step)):
-        for k in range(int(np.max(hi - lo, initial=0))):  # the few flows between a step and a date
-            take = np.flatnonzero(lo + k < hi)
-            j = lo[take] + k
-            value[take] += sign * flows.paid[j] * discount(bond[take], flows.time[j]) / decision[take]
-    return value
-
-
-def curve_discount(curves: Sequence[YieldCurve], curve: np.ndarray, years: np.ndarray) -> np.ndarray:
-    """The discount factor at ``years`` (ACT/365F from the as-of date) of each entry's curve (``curves[curve[k]]``;
-    its zero rate read at whole days, as the tree reads it)."""
-    out = np.empty(curve.size)
-    for index in np.unique(curve):
-        mine = np.flatnonzero(curve == index)
-        t = years[mine]
-        out[mine] = np.exp(-curves[int(index)].rate_at(t, YEAR_DAYS) * t)
-    return out
+    def _discount(self, bond: np.ndarray, years: np.ndarray) -> np.ndarray:
+        """The discount factor at ``years`` (ACT/365F from the as-of date) of each bond's curve (its zero rate read
+        at whole days, as the tree reads it)."""
+        out = np.empty(bond.size)
+        curve = np.asarray(self.bonds.curve)[bond]
+        for index in np.unique(curve):
+            mine = np.flatnonzero(curve == index)
+            t = years[mine]
+            out[mine] = np.exp(-self.curves[int(index)].rate_at(t, YEAR_DAYS) * t)  # type: ignore[index]
+        return out
 
 
 def _merged_points(bond: np.ndarray, step: np.ndarray, price: np.ndarray, put: np.ndarray,
