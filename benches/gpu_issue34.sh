@@ -21,7 +21,7 @@ if [[ $stages == *" classes "* ]]; then
   for variants in ${CLASS_VARIANTS:-0,3,5,6}; do
     echo "variants $variants"
     TRINOM_BLOCK_VARIANTS=$variants python3 benches/width_classes.py --engines ${CLASS_ENGINES:-cuda,multicore} \
-      --rounds 3 --out "$OUT/width-classes-${variants//,/_}.json"
+      --classes ${CLASSES:-"<=64,65-512,513-2048,2049-8192"} --rounds 3 --out "$OUT/width-classes-${variants//,/_}.json"
   done
 fi
 if [[ $stages == *" desk "* ]]; then

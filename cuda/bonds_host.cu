@@ -28,7 +28,7 @@ constexpr long long kStagingGrain = 16384;      // bonds (or cash flows) per hos
 // variant numbers, one per class, for benchmarks and tests; read at each call); a variant too narrow for its class
 // keeps the default.
 int block_variant(int cls) {
-    int v[kBlockClasses] = {0, 3, 5, 6};
+    int v[kBlockClasses] = {7, 8, 9, 10};
     if (const char *text = std::getenv("TRINOM_BLOCK_VARIANTS")) {
         int c = 0;
         for (const char *p = text; *p && c < kBlockClasses; ++c) {

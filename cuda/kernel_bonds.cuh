@@ -389,6 +389,20 @@ __device__ __forceinline__ void take_listed(ListedCursor &c, int i, const BondAr
     c.step = c.at >= c.first ? b.ex_step[c.at] : -1;
 }
 
+// The last step at or below i where the backward pass has something to do besides the nodes' sums: a cash flow
+// (the cursor's), a listed point or the window's exercise (with the cursor's S, which moves only at a flow); -1: none.
+__device__ __forceinline__ int last_event_step(int i, const CashflowCursor &cf, const ListedCursor &lx, int first_ex,
+                                               int last_ex, int freq) {
+    int event = max(cf.r > 0 ? cf.S - 1 : -1, lx.step);
+    const int top = min(i, last_ex);
+    if (freq <= 0) return i;  // no window arithmetic to trust: every step is looked at
+    if (top >= first_ex) {
+        const int e = top - ((top - cf.S) % freq + freq) % freq;  // the last step <= top with (S - e) % freq == 0
+        if (e >= first_ex) event = max(event, e);
+    }
+    return min(event, i);
+}
+
 // One bond's spread search (trinom_spread_search): every thread that works on the bond holds the same
 // state and takes the same steps, from the same price and derivative. The gap f = log(model / target)
 // is nearly linear in the spread and falls as it rises; f' = (dP/ds) / P.
@@ -979,8 +993,11 @@ __global__ void __launch_bounds__(kWideThreads) bond_wide_kernel(BondArgs<real> 
 // step's path: the forward pass spreads the level without alpha (bond_kernel's scaled level, renormalised by powers
 // of two a step late), its sums reach the block two steps late, and E_i = exp(-alpha_i dt) is found for all steps at
 // once afterwards from the zero prices P_{i+1} (looked up for all steps at once, a binary search each); the backward
-// pass reads E a step ahead. The backward pass is bond_wide_kernel's, operation by operation: the same cash flows,
-// exercise window, listed points and +-inf mapping; only E_i's last bits differ.
+// pass reads E a step ahead. The forward pass runs once a tree (its sums do not depend on a scenario entry). In both
+// passes a thread whose nodes all lie outside the step's level skips them (the growing levels, and the block's
+// threads past the tree's width), and the backward pass skips a step's flow, exercise and listed-point bookkeeping
+// up to the next step that has one (last_event_step). The backward pass is bond_wide_kernel's, operation by
+// operation: the same cash flows, exercise window, listed points and +-inf mapping; only E_i's last bits differ.
 
 // The node value at position p (-2..K+1, a constant once unrolled) of a thread's range: its own registers, or its
 // neighbours' two values either side.
@@ -1011,7 +1028,8 @@ __global__ void __launch_bounds__(T, kMinBlocks) bond_block_kernel(BondArgs<real
     const int W = 2 * half + 1;
     const int term_unit = b.term_unit[o];
     const BondConstants<real> c = bond_constants<real>(term_unit, b.term_steps[o], b.a[o], b.sigma[o], b.spread[o]);
-    real *P = b.scratch + bond_at[blockIdx.x];  // 3 n reals: P_{i+1}; S_i; the shift of step i, then E_i
+    // 3 n reals: (P) the ratio's low part; (S) S_i, then the ratio; (E) the shift of step i, then E_i
+    real *P = b.scratch + bond_at[blockIdx.x];
     real *S = P + n, *E = S + n;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int base = tid * K - half;                 // j of the thread's first node
@@ -1046,12 +1064,9 @@ __global__ void __launch_bounds__(T, kMinBlocks) bond_block_kernel(BondArgs<real
 
     const bool scen = b.ent_begin != nullptr;
     const int e0 = scen ? b.ent_begin[o] : 0, entries = scen ? b.ent_begin[o + 1] - e0 : 1;
-    for (int ent = 0; ent < entries; ++ent) {
-        const real g = scen ? spread_factor(b.ent_spread[e0 + ent], c.dt) : c.g;
-        const CurveCursor<real> curve = scen ? curve_cursor_of(b, b.ent_curve[e0 + ent]) : curve_cursor(b, o);
-        for (int i = tid; i < n; i += T) P[i] = real(zero_price_at(curve, i, c, term_unit));
-
-        // ---- forward: Q'_0 = 1 at j = 0; step i spreads Q'_i x_j to level i + 1 (no alpha: Q_i = D_i Q'_i, with
+    {
+        // ---- forward, once a tree (nothing in it depends on a scenario entry's curve or spread): Q'_0 = 1 at j = 0;
+        // step i spreads Q'_i x_j to level i + 1 (no alpha: Q_i = D_i Q'_i, with
         // S_i = sum_j Q'_ij x_j, E_i = (P_{i+1} / P_i) (S_{i-1} 2^-shift_i / S_i), found for all steps afterwards).
         // The level sum's warp shares reach the other warps a step later and its block total a step after that,
         // off each step's path; Q' is renormalised by a power of two once that total leaves [2^-16, 2^16].
@@ -1087,6 +1102,9 @@ __global__ void __launch_bounds__(T, kMinBlocks) bond_block_kernel(BondArgs<real
             real part = real(0), xk = x_first, jd = j_first;
             opaque(xk);  // per-node factors are recomputed each step (a few operations) rather than held
             opaque(jd);
+            // A thread whose nodes are all outside level i (zeros) spreads nothing: it only adds its neighbours'.
+            const int hi = min(i, jmax);
+            if (base <= hi && base + K - 1 >= -hi) {
 #pragma unroll
             for (int k = 0; k < K; ++k) {
                 const real t = k < valid ? v[k] * xk : real(0);
@@ -1107,6 +1125,7 @@ __global__ void __launch_bounds__(T, kMinBlocks) bond_block_kernel(BondArgs<real
                 }
                 xk *= x_step;
                 jd += real(1);
+            }
             }
             edge[par][0][tid] = acc[0];
             edge[par][1][tid] = acc[1];
@@ -1138,10 +1157,25 @@ __global__ void __launch_bounds__(T, kMinBlocks) bond_block_kernel(BondArgs<real
             }
         }
         __syncthreads();
+        // The ratio S_{i-1} 2^-shift_i / S_i (all that step i needs of the sums) for every entry, as a sum of two
+        // reals (the second 0 in double): in S's place and P's.
         for (int i = tid; i < n; i += T) {
             const double s_before = i > 0 ? double(R::ldexp_(S[i - 1], -int(E[i]))) : 1.0;
-            const double p_before = i > 0 ? double(P[i - 1]) : 1.0;
-            E[i] = real((double(P[i]) / p_before) * (s_before / double(S[i])));
+            const double ratio = s_before / double(S[i]);
+            E[i] = real(ratio);
+            P[i] = real(ratio - double(real(ratio)));
+        }
+        __syncthreads();
+        for (int i = tid; i < n; i += T) S[i] = E[i];
+        __syncthreads();
+    }
+    for (int ent = 0; ent < entries; ++ent) {
+        const real g = scen ? spread_factor(b.ent_spread[e0 + ent], c.dt) : c.g;
+        const CurveCursor<real> curve = scen ? curve_cursor_of(b, b.ent_curve[e0 + ent]) : curve_cursor(b, o);
+        for (int i = tid; i < n; i += T) {
+            const double p = double(real(zero_price_at(curve, i, c, term_unit)));
+            const double p_before = i > 0 ? double(real(zero_price_at(curve, i - 1, c, term_unit))) : 1.0;
+            E[i] = real((p / p_before) * (double(S[i]) + double(P[i])));
         }
         __syncthreads();  // E is complete
 
@@ -1157,19 +1191,26 @@ __global__ void __launch_bounds__(T, kMinBlocks) bond_block_kernel(BondArgs<real
 #pragma unroll
         for (int k = 0; k < K; ++k) v[k] = at_maturity;
         real e_next = E[n - 1];
+        const double spread = scen ? double(b.ent_spread[e0 + ent]) : double(b.spread[o]);
+        int event = last_event_step(n - 1, cf, lx, first_ex, last_ex, freq);
         for (int i = n - 1; i >= 0; --i) {
             const int par = i & 1;
             const int h = min(i, jmax);
             const real e_i = e_next, eg = e_i * g;
             if (i > 0) e_next = E[i - 1];  // prefetched a step ahead
-            bool exercise = exercise_at(i, cf.S, first_ex, last_ex, freq);
+            // A step with no flow, exercise or listed point (most of them) skips their bookkeeping.
+            bool exercise = false, plain = true;
+            real cash = real(0), price = real(0);
             TimedFlows tf;
-            const double spread = scen ? double(b.ent_spread[e0 + ent]) : double(b.spread[o]);
-            const FlowContext<real> ctx{curve, &c, double(b.a[o]), spread, double(e_i), term_unit};
-            const real cash = take_flows(cf, i, n, b, ctx, listed_date(lx, i, b), tf);
-            real price = exercise ? exercise_price(cf, i, strike, b.cf_step, b.cf_coupon) : real(0);
-            take_listed(lx, i, b, call, exercise, price, ctx, tf);
-            const bool plain = tf.plain();
+            if (i <= event) {
+                exercise = exercise_at(i, cf.S, first_ex, last_ex, freq);
+                const FlowContext<real> ctx{curve, &c, double(b.a[o]), spread, double(e_i), term_unit};
+                cash = take_flows(cf, i, n, b, ctx, listed_date(lx, i, b), tf);
+                price = exercise ? exercise_price(cf, i, strike, b.cf_step, b.cf_coupon) : real(0);
+                take_listed(lx, i, b, call, exercise, price, ctx, tf);
+                plain = tf.plain();
+                event = last_event_step(i - 1, cf, lx, first_ex, last_ex, freq);
+            }
             if (cash != real(0)) {
 #pragma unroll
                 for (int k = 0; k < K; ++k)
@@ -1182,6 +1223,8 @@ __global__ void __launch_bounds__(T, kMinBlocks) bond_block_kernel(BondArgs<real
             __syncthreads();
             // Old values either side of node k as it is rewritten: v[k-2], v[k-1] (from the left neighbour at first),
             // v[k+1], v[k+2] (from the right neighbour past the end).
+            // A thread whose nodes are all outside level i skips them: no node of the level reads theirs.
+            if (base > h || base + K - 1 < -h) continue;
             real prev2 = tid > 0 ? edge[par][2][tid - 1] : real(0), prev1 = tid > 0 ? edge[par][3][tid - 1] : real(0);
             const real r0 = tid + 1 < T ? edge[par][0][tid + 1] : real(0);
             const real r1 = tid + 1 < T ? edge[par][1][tid + 1] : real(0);
