@@ -652,14 +652,30 @@ def _merged_points(bond: np.ndarray, step: np.ndarray, price: np.ndarray, put: n
     if bool(np.any(bond[1:] < bond[:-1])):  # parts of the book, each in bond order: a merge of sorted runs
         order = np.argsort(bond, kind="stable")
         bond, step, price, put, time = bond[order], step[order], price[order], put[order], time[order]
-    if bool(np.all((step[1:] > step[:-1]) | (bond[1:] != bond[:-1]))):
+    same_bond = bond[1:] == bond[:-1]
+    if bool(np.all((step[1:] > step[:-1]) | ~same_bond)):
         return bond, step, price, time
-    signed = np.where(put, -price, price)  # the tighter one is the lowest of these
-    order = np.lexsort((signed, step, bond))  # by bond, step, then the tighter first (stable: the earliest of ties)
-    bond, step, price, time = bond[order], step[order], price[order], time[order]
-    new = np.ones(bond.size, dtype=bool)
-    new[1:] = (bond[1:] != bond[:-1]) | (step[1:] != step[:-1])
-    return bond[new], step[new], price[new], time[new]
+    if bool(np.all((step[1:] >= step[:-1]) | ~same_bond)):
+        # steps already in order within each bond (as the lowering adds them): only the points that share a step
+        # are sorted, and the tightest of each such run kept in its place
+        shared = same_bond & (step[1:] == step[:-1])
+        grouped = np.zeros(bond.size, dtype=bool)
+        grouped[1:] |= shared
+        grouped[:-1] |= shared
+        at = np.flatnonzero(grouped)
+    else:
+        at = np.arange(bond.size)
+    signed = np.where(put[at], -price[at], price[at])  # the tighter one is the lowest of these
+    order = at[np.lexsort((signed, step[at], bond[at]))]  # by bond, step, then the tighter first (stable: ties)
+    first = np.ones(order.size, dtype=bool)
+    first[1:] = (bond[order[1:]] != bond[order[:-1]]) | (step[order[1:]] != step[order[:-1]])
+    if at.size == bond.size:
+        kept = order[first]
+        return bond[kept], step[kept], price[kept], time[kept]
+    keep = np.ones(bond.size, dtype=bool)
+    keep[at] = False
+    keep[order[first]] = True
+    return bond[keep], step[keep], price[keep], time[keep]
 
 
 def portfolio_fields(lowered: LoweredBonds, g: np.ndarray, placeholder: np.ndarray,
