@@ -54,6 +54,7 @@ def price(
     scenarios: Sequence[Scenario] | None = None,
     client: Any = None,
     recalibrate: Any = None,
+    accuracy: float | None = None,
     **tuning: Any,
 ) -> Prices:
     """Price every row of ``instruments`` in ``curves``; one result per row, in input order.
@@ -83,7 +84,10 @@ def price(
     Dated trades (:class:`~trinom.instruments.Trades`) on dated curves take a ``CurveShift``'s ``pillar`` as a dated
     curve's pillar, and mappings of names to dated curves as scenarios; ``recalibrate``
     (:class:`trinom.analytics.Recalibration`, dated trades only) fits the model to the volatility quotes again in
-    every scenario before pricing in it (:mod:`trinom.analytics.recalibration`).
+    every scenario before pricing in it (:mod:`trinom.analytics.recalibration`). ``accuracy`` (dated trades without
+    their own ``steps_per_year``; per 100 of notional): each trade's steps a year chosen on doubling grids until its
+    two-grid error estimate is at most that (:mod:`trinom.analytics.resolution`; ``result.steps_per_year`` and
+    ``result.accuracy`` say what each row got).
 
     >>> import trinom
     >>> p = trinom.Portfolio(strike=[63.0, 63.0], maturity=[9.0, 9.0], expiry=[3.0, 3.0],
@@ -99,6 +103,18 @@ def price(
         if client is not None and client is not instruments.client:  # type: ignore[union-attr]
             raise ValueError("this DistributedBook is placed through another client: pass client=None or its own")
         client = instruments.client  # type: ignore[union-attr]
+    if accuracy is not None:  # each trade's grid chosen by its convergence: one pricing a grid
+        from .analytics.resolution import check_accuracy, priced_to_accuracy
+
+        wanted = check_accuracy(accuracy, instruments)
+        if scenarios is not None or client is not None or recalibrate is not None or progress is not None:
+            raise ValueError("accuracy prices one market in this process: pass scenarios, client, recalibrate and "
+                             "progress as None")
+        return priced_to_accuracy(
+            instruments, wanted,  # type: ignore[arg-type]
+            lambda book, mode: price(book, curves, backend=backend, precision=precision, target=target,
+                                     device=device, errors=mode, max_width=max_width, max_steps=max_steps, **tuning),
+            errors)
     if recalibrate is not None and not isinstance(instruments, Trades):
         raise TypeError("recalibrate needs dated trades (trinom.instruments.Trades) on dated curves: the model is "
                         "fitted to quotes on dates")

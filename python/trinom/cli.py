@@ -174,6 +174,9 @@ def price_parquet(args: argparse.Namespace, bonds: bool, folder: bool) -> int:
 def cmd_price(args: argparse.Namespace) -> int:
     if is_trades_file(args.portfolio):  # dated trades: trinom.trades_cli
         return cmd_price_trades(args)
+    if getattr(args, "accuracy", None) is not None:
+        raise InputError([(None, "--accuracy", "--accuracy chooses dated trades' steps a year: give a trades file "
+                           "(a tree-step book has its steps)")])
     unused_trade_options(args)
     inputs = [*input_files(args.portfolio), args.yield_file, args.scenarios]
     file_to_file = bool(args.out) and parquet.is_parquet(args.portfolio) and not args.scenarios
@@ -588,6 +591,10 @@ def parser() -> argparse.ArgumentParser:
     pr.add_argument("--errors", default="raise", choices=("raise", "mask"),
                     help="raise: stop at the first bad input, naming every bad row; mask: price the good rows, "
                     "NaN and a message for the bad ones (default %(default)s)")
+    pr.add_argument("--accuracy", type=float, default=None,
+                    help="trades files without a steps_per_year column: each trade's steps a year chosen on doubling "
+                    "grids until its two-grid error estimate is at most this, per 100 of notional; the prices get "
+                    "steps_per_year and accuracy columns")
     pr.add_argument("--dask", metavar="local:N|ADDRESS",
                     help="price on a Dask cluster: local:N starts N worker processes here, ADDRESS (e.g. "
                     f"tcp://host:8786) connects to a running scheduler (exit 3 if none answers within "

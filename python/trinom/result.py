@@ -30,6 +30,8 @@ class Prices:
       input), what :class:`trinom.InputError` holds; empty for a book without errors.
     * ``warnings``: ``(row, message)`` for rows priced as asked but not as a user may expect (a bond whose exercise
       dates have all passed, priced without its option); the command line prints them on stderr.
+    * ``steps_per_year`` and ``accuracy``: with ``price(..., accuracy=...)`` (:mod:`trinom.analytics.resolution`),
+      the grid that priced each row and its estimated error per 100 (NaN and 0 for a row with an error); else None.
 
     ``numpy.asarray(prices)`` gives ``price``.
     """
@@ -43,6 +45,8 @@ class Prices:
     problems: tuple[tuple[int | None, str, str], ...] = field(default=(), repr=False, compare=False)
     warnings: tuple[tuple[int, str], ...] = field(default=(), repr=False, compare=False)
     notional: np.ndarray | None = field(default=None, repr=False, compare=False)  #: per row; None: 100 each
+    steps_per_year: np.ndarray | None = field(default=None, repr=False, compare=False)  #: with accuracy=
+    accuracy: np.ndarray | None = field(default=None, repr=False, compare=False)  #: the estimate, with accuracy=
 
     @property
     def value(self) -> np.ndarray:
@@ -62,14 +66,17 @@ class Prices:
 
     def to_pandas(self) -> Any:
         """A DataFrame, one row per input row (and scenario): ``id, [scenario,] instrument, price, clean,
-        accrued, error, value``."""
+        accrued, error, value`` (and ``steps_per_year, accuracy`` where priced to an accuracy)."""
         import pandas as pd
 
         ids = np.arange(len(self))
         if self.price.ndim == 1:
-            return pd.DataFrame({"id": ids, "instrument": self.instrument, "price": self.price,
-                                 "clean": self.clean, "accrued": self.accrued, "error": self.error,
-                                 "value": self.value})
+            frame = pd.DataFrame({"id": ids, "instrument": self.instrument, "price": self.price,
+                                  "clean": self.clean, "accrued": self.accrued, "error": self.error,
+                                  "value": self.value})
+            if self.steps_per_year is not None and self.accuracy is not None:
+                frame["steps_per_year"], frame["accuracy"] = self.steps_per_year, self.accuracy
+            return frame
         scenarios = self.price.shape[0]
         return pd.DataFrame({"id": np.tile(ids, scenarios), "scenario": np.repeat(np.arange(scenarios), len(self)),
                              "instrument": np.tile(self.instrument, scenarios), "price": self.price.reshape(-1),

@@ -173,11 +173,14 @@ def say_warnings(result: Prices, ids: list[str]) -> None:
 
 def write_prices(path: Path | None, result: Prices, ids: list[str]) -> None:
     """Prices ``id,price,clean,accrued,error,value`` to ``path`` (.csv or .parquet, written whole or not at all), or
-    stdout: ``price``, ``clean`` and ``accrued`` per 100 of each trade's notional, ``value`` in its currency."""
+    stdout: ``price``, ``clean`` and ``accrued`` per 100 of each trade's notional, ``value`` in its currency; priced
+    to an accuracy, ``steps_per_year,accuracy`` after them (the grid and the error estimate per 100)."""
     import pandas as pd
 
     table = pd.DataFrame({"id": ids, "price": result.price, "clean": result.clean, "accrued": result.accrued,
                           "error": result.error, "value": result.value})
+    if result.steps_per_year is not None and result.accuracy is not None:
+        table["steps_per_year"], table["accuracy"] = result.steps_per_year, result.accuracy
     if path is None:
         table.to_csv(sys.stdout, index=False, float_format="%.17g")
     else:
@@ -205,7 +208,7 @@ def cmd_price_trades(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     result = price(trades, curves, backend=args.backend, target=args.target, precision=args.precision,
                    device=args.device, errors=args.errors, max_width=args.max_width, max_steps=args.max_steps,
-                   scenarios=scenarios, recalibrate=recalibration)
+                   scenarios=scenarios, recalibrate=recalibration, accuracy=getattr(args, "accuracy", None))
     elapsed = time.perf_counter() - start
     say_warnings(result, trades.ids)
     if scenarios is not None:
