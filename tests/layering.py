@@ -27,7 +27,7 @@ ANYWHERE: frozenset[str] = frozenset({"errors", "result"})
 #: part; a module already in its folder (``instruments.trades``) is found by its first part.
 TODAY: dict[str, str] = {
     "": "api", "api": "api", "api_arguments": "pipeline",
-    "cli": "cli", "trades_cli": "cli", "calibrate_cli": "cli", "bonds.cli": "cli",
+    "cli": "cli",
     "risk": "analytics", "oas": "analytics", "spreads": "analytics", "scenarios": "analytics",
     "bond_market_prices": "analytics", "analytics": "analytics",
     "distributed": "distributed", "worker_calls": "distributed", "worker_tuning": "distributed",

@@ -1,4 +1,4 @@
-"""``trinom calibrate`` (trinom.calibrate_cli), through trinom's command line: global and per-trade model files, their
+"""``trinom calibrate`` (trinom.cli.calibrate), through trinom's command line: global and per-trade model files, their
 contract columns, the quotes table, errors, and read_model_file."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import trinom
-from trinom import calibrate_cli
-from trinom.calibrate_cli import GLOBAL_COLUMNS, TRADE_COLUMNS, ModelFile, add_calibrate_parser, read_model_file
+from trinom.cli import calibrate as calibrate_cli
+from trinom.cli.calibrate import GLOBAL_COLUMNS, TRADE_COLUMNS, ModelFile, add_calibrate_parser, read_model_file
 from trinom.instruments import TRADE_COLUMNS as TRADE_FILE_COLUMNS
 from trinom.instruments import read_trades
 from trinom.model import read_dated_curves

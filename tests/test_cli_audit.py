@@ -12,10 +12,15 @@ import numpy as np
 import pytest
 import trinom
 from conftest import PAPER_SAMPLE, data_dir
-from trinom import cli, io, parquet
+from trinom import io, parquet
 from trinom.bonds.generator import generate_bonds
 from trinom.bonds.io import read_bonds, write_bonds
+from trinom.cli import arguments as cli_arguments
+from trinom.cli import generate as cli_generate
 from trinom.cli import main
+from trinom.cli import oas as cli_oas
+from trinom.cli import price as cli_price
+from trinom.cli import risk as cli_risk
 from trinom.scenarios import read_scenarios
 
 pa = pytest.importorskip("pyarrow")
@@ -34,8 +39,10 @@ def forbid(monkeypatch: pytest.MonkeyPatch, *names: str) -> None:
     def priced(*_args: object, **_kwargs: object) -> None:
         raise AssertionError("priced before the input was checked")
 
-    for name in names:
-        monkeypatch.setattr(cli, name, priced)
+    for name in names:  # in every command's module that calls it
+        for module in (cli_price, cli_risk, cli_oas, cli_generate):
+            if hasattr(module, name):
+                monkeypatch.setattr(module, name, priced)
 
 
 def bond_parquet(tmp_path: Path, count: int = 4, ids: list[str] | None = None) -> tuple[Path, trinom.BondPortfolio,
@@ -397,7 +404,7 @@ def test_dask_address_that_does_not_answer_fails_within_seconds(capsys):
     pytest.importorskip("distributed")
     start = time.perf_counter()
     assert main(["price", str(SAMPLE), *REFERENCE, "--dask", "tcp://127.0.0.1:1"]) == 3
-    assert time.perf_counter() - start < cli.DASK_CONNECT_SECONDS + 10
+    assert time.perf_counter() - start < cli_arguments.DASK_CONNECT_SECONDS + 10
     assert "--dask tcp://127.0.0.1:1: no Dask scheduler answered within 5 s" in capsys.readouterr().err
     assert main(["price", str(SAMPLE), "--dask", "scheduler"]) == 2
     assert "give local:N (N worker processes here) or a running scheduler's address" in capsys.readouterr().err

@@ -24,7 +24,7 @@ import trinom
 from hypothesis import given
 from hypothesis import strategies as st
 from test_fuzz import FUZZ, check_result
-from trinom.calibrate_cli import read_model_file
+from trinom.cli.calibrate import read_model_file
 from trinom.instruments import TRADE_COLUMNS, read_trades
 from trinom.model import read_dated_curves
 from trinom.model.quotes import read_vol_quotes

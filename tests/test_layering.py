@@ -59,12 +59,11 @@ KNOWN_VIOLATIONS: frozenset[str] = frozenset({
     "spreads -> api (analytics -> api)",
 })
 
-#: The five import circles of today (issue 36 names them), each a set of modules.
+#: The import circles left of the five that issue 36 names (the command line's is gone), each a set of modules.
 KNOWN_CIRCLES: tuple[frozenset[str], ...] = (
     frozenset({"analytics.recalibration", "api", "distributed", "spreads"}),
     frozenset({"backends", "backends._cuda_lib", "backends._futhark", "backends.engine"}),
     frozenset({"bonds.io", "instruments.option", "io", "parquet"}),
-    frozenset({"calibrate_cli", "cli", "trades_cli"}),
     frozenset({"instruments.trades", "model", "model.baskets"}),
 )
 

@@ -313,7 +313,7 @@ class Trades:
 
     def with_columns(self, **columns: Any) -> Trades:
         """The same book (as-of date, rows' places, schedules and notionals) with ``columns`` replaced, e.g. ``a``
-        and ``sigma`` from a calibration (:func:`trinom.calibrate_cli.read_model_file`)."""
+        and ``sigma`` from a calibration (:func:`trinom.cli.calibrate.read_model_file`)."""
         unknown = [name for name in columns if name not in TRADE_COLUMNS]
         if unknown:
             raise InputError([(None, name, f"unknown column '{name}' (trades have: {', '.join(TRADE_COLUMNS)})")

@@ -25,8 +25,7 @@ where the fit is well determined; ``auto``: ``cuda`` with a GPU, else ``multicor
 or ``.parquet`` by their suffix, each written whole or not at all, checked before any work and never over an input.
 
 :func:`read_model_file` reads a model file back, for ``trinom price trades.csv --model model.csv``: a trade's own
-row first, else its curve's (:meth:`ModelFile.parameters`).
-"""
+row first, else its curve's (:meth:`ModelFile.parameters`)."""
 
 from __future__ import annotations
 
@@ -40,12 +39,16 @@ from typing import Any, Final
 
 import numpy as np
 
-from .errors import InputError
-from .files import TABLE_FORMATS, check_outputs, output_format
+from ..errors import InputError
+from ..files import TABLE_FORMATS, check_outputs, output_format
 
 #: The model file's leading columns, in order: global (per curve) and per trade. More may follow them.
 GLOBAL_COLUMNS: Final[tuple[str, ...]] = ("curve", "a", "sigma", "status", "rmse")
+
+
 TRADE_COLUMNS: Final[tuple[str, ...]] = ("id", "a", "sigma", "status", "message")
+
+
 #: The statuses a model file's rows may have.
 STATUSES: Final[tuple[str, ...]] = ("converged", "bound", "no fit")
 
@@ -61,10 +64,10 @@ def add_calibrate_parser(subparsers: Any) -> argparse.ArgumentParser:
     >>> args.trades, args.a, args.error, args.func.__name__
     (None, 0.03, 'relative_price', 'cmd_calibrate')
     """
-    from .cli import positive_number  # cli imports this module: its argument types are read once both are loaded
-    from .model.baskets import STRIKES
-    from .model.calibration import ERRORS
-    from .model.calibration_kernel import TARGETS as KERNEL_TARGETS
+    from ..model.baskets import STRIKES
+    from ..model.calibration import ERRORS
+    from ..model.calibration_kernel import TARGETS as KERNEL_TARGETS
+    from .arguments import positive_number
 
     text = "fit Hull-White a and sigma to swaption volatilities: one pair per curve, or per trade (with a trades file)"
     cmd = subparsers.add_parser("calibrate", help=text, description=f"{text}.\n\n{_EXAMPLES}",
@@ -115,8 +118,8 @@ _EXAMPLES = """examples:
 def cmd_calibrate(args: argparse.Namespace) -> int:
     """Run ``trinom calibrate`` (see the module's documentation); 0 once the model file is written, whatever the
     rows' statuses (a line on stderr counts them); an :class:`~trinom.InputError` for bad input."""
-    from .model import read_dated_curves
-    from .result_files import write_table_file
+    from ..model import read_dated_curves
+    from ..result_files import write_table_file
 
     outputs = [("--out", args.out)]
     output_format(args.out, TABLE_FORMATS, "--out", "the model table")
@@ -156,7 +159,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 def _global(args: argparse.Namespace, curves: dict[str, Any]) -> tuple[Any, Any, np.ndarray, str]:
     import pandas as pd
 
-    from .model.calibration import calibrate
+    from ..model.calibration import calibrate
 
     result = calibrate(curves=curves, quotes=args.vols, as_of=args.as_of, a=args.a, error=args.error)
     index = result.instruments.curve_index
@@ -173,8 +176,8 @@ def _global(args: argparse.Namespace, curves: dict[str, Any]) -> tuple[Any, Any,
 
 
 def _per_trade(args: argparse.Namespace, curves: dict[str, Any]) -> tuple[Any, Any, np.ndarray, str]:
-    from .instruments.trades import read_trades
-    from .model.baskets import book_baskets, calibrate_baskets
+    from ..instruments.trades import read_trades
+    from ..model.baskets import book_baskets, calibrate_baskets
 
     trades = read_trades(args.trades, as_of=args.as_of, schedule=getattr(args, "schedule", None),
                          notionals=getattr(args, "notionals", None))
@@ -184,8 +187,6 @@ def _per_trade(args: argparse.Namespace, curves: dict[str, Any]) -> tuple[Any, A
                                backend=getattr(args, "backend", None) or "numpy")
     return result.trades_frame(), result.quotes_frame(), np.asarray(result.status), "trades"
 
-
-# --- the model file ---------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True, eq=False)
 class ModelFile:
@@ -241,8 +242,8 @@ def read_model_file(path: str | Path) -> ModelFile:
     >>> m.curves, m.unfitted
     ({'EUR': (0.03, 0.01)}, {'USD': 'no fit'})
     """
-    from . import parquet
-    from .csvtable import read_rows, read_table_lines
+    from .. import parquet
+    from ..csvtable import read_rows, read_table_lines
 
     path = Path(path)
     if parquet.is_parquet(path):

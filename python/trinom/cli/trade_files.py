@@ -8,25 +8,22 @@ schedules) and a ``notionals.csv`` (``id,date,notional``: amortizing notionals),
 order: prices ``id,price,clean,accrued,error`` (price: dirty per 100 notional), risk
 ``id,measure,factor,shift,base,value,error``, OAS ``id,oas,price,iterations,error`` (oas as a decimal, the unit of the
 file's ``spread``).
-"""
+
+The trades-file side that ``price``, ``risk`` and ``oas`` share: reading the inputs, the options."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from . import parquet
-from .api import price
-from .errors import InputError
-from .files import PRICE_FORMATS, TABLE_FORMATS, check_outputs, output_format
-from .instruments.trades import TYPES, Trades, read_trades
-from .result import Prices
-from .result_files import write_scenario_grid, write_table_file
+from .. import parquet
+from ..errors import InputError
+from ..instruments.trades import Trades, read_trades
+from ..result import Prices
 
 
 def is_trades_file(path: str | Path) -> bool:
@@ -83,7 +80,7 @@ def not_a_trades_file(path: str | Path) -> str | None:
 
 def read_inputs(args: argparse.Namespace) -> tuple[Trades, dict[str, Any]]:
     """The trades of ``args.portfolio`` and the dated curves of ``--curve``, both as of ``--as-of``."""
-    from .model import read_dated_curves
+    from ..model import read_dated_curves
 
     missing = [flag for flag, value in (("--as-of", args.as_of), ("--curve", args.curve)) if value is None]
     if missing:
@@ -111,7 +108,7 @@ def with_model(trades: Trades, path: Path, curve_names: list[str]) -> Trades:
     prices otherwise (a straight bond or a cap has nothing to fit and carries its own cells or its curve's row); a
     trade left with no parameters is a bad row naming the model file and why (``--errors mask`` masks that row only).
     Rows for ids the book does not hold are said on stderr (skipped)."""
-    from .calibrate_cli import read_model_file
+    from .calibrate import read_model_file
 
     model = read_model_file(path)
     cells = trades.column("curve")
@@ -128,7 +125,7 @@ def with_model(trades: Trades, path: Path, curve_names: list[str]) -> Trades:
         found = (f"has no fit for trade {trade!r} ({why})" if why else
                  f"has no row for trade {trade!r} nor for its curve {curve!r}")
         problems.append((k, "a", f"{path} {found}, and the trade has no a and sigma of its own"))
-    from .instruments.trades import PLAUSIBLE_SIGMA
+    from ..instruments.trades import PLAUSIBLE_SIGMA
 
     for k in np.flatnonzero(source != "").tolist():  # a fit at a bound of the calibration no tree can take
         if sigma[k] > PLAUSIBLE_SIGMA or a[k] < MIN_MODEL_A:
@@ -171,92 +168,6 @@ def say_warnings(result: Prices, ids: list[str]) -> None:
         print(f"trinom: warning: trade {ids[row]!r}: {message}", file=sys.stderr)
 
 
-def write_prices(path: Path | None, result: Prices, ids: list[str]) -> None:
-    """Prices ``id,price,clean,accrued,error,value`` to ``path`` (.csv or .parquet, written whole or not at all), or
-    stdout: ``price``, ``clean`` and ``accrued`` per 100 of each trade's notional, ``value`` in its currency; priced
-    to an accuracy, ``steps_per_year,accuracy`` after them (the grid and the error estimate per 100)."""
-    import pandas as pd
-
-    table = pd.DataFrame({"id": ids, "price": result.price, "clean": result.clean, "accrued": result.accrued,
-                          "error": result.error, "value": result.value})
-    if result.steps_per_year is not None and result.accuracy is not None:
-        table["steps_per_year"], table["accuracy"] = result.steps_per_year, result.accuracy
-    if path is None:
-        table.to_csv(sys.stdout, index=False, float_format="%.17g")
-    else:
-        write_table_file(path, table)
-
-
-def cmd_price_trades(args: argparse.Namespace) -> int:
-    if args.dask is not None:
-        raise InputError([(None, "--dask", "--dask is not yet taken with a trades file: price a tree-step book")])
-    if args.out is not None:
-        if args.scenarios:
-            output_format(args.out, TABLE_FORMATS, "--out", "a scenario grid (id,scenario,price,error)")
-        elif output_format(args.out, PRICE_FORMATS, "--out", "prices") == "out":
-            raise InputError([(None, "--out", "trades' prices are a table (id,price,clean,accrued,error,value): write "
-                               ".csv or .parquet")])
-        check_outputs([("--out", args.out)], [*_inputs(args), *(p for p in (args.scenarios,) if p is not None)])
-    trades, curves = read_inputs(args)
-    recalibration = recalibration_of(args)
-    names: list[str] = []
-    scenarios = None
-    if args.scenarios:
-        from .scenarios import read_dated_scenarios
-
-        names, scenarios = read_dated_scenarios(args.scenarios, curves)
-    start = time.perf_counter()
-    result = price(trades, curves, backend=args.backend, target=args.target, precision=args.precision,
-                   device=args.device, errors=args.errors, max_width=args.max_width, max_steps=args.max_steps,
-                   scenarios=scenarios, recalibrate=recalibration, accuracy=getattr(args, "accuracy", None))
-    elapsed = time.perf_counter() - start
-    say_warnings(result, trades.ids)
-    if scenarios is not None:
-        write_scenario_grid(args.out, result, trades.ids, names)
-    else:
-        write_prices(args.out, result, trades.ids)
-    bad = int((result.error != "").sum())
-    types = ["" if v is None else str(v).strip().lower() for v in trades.column("type").tolist()]
-    kinds = ", ".join(f"{types.count(name)} {name}s" for name in TYPES if name in types)
-    print(f"trinom: {len(trades)} trades ({kinds}) as of {trades.as_of} priced on {result.engine} ({args.precision}) "
-          f"in {elapsed:.3f} s{f', {bad} rows with errors' if bad else ''}"
-          f"{f' -> {args.out}' if args.out else ''}", file=sys.stderr)
-    return 0
-
-
-def cmd_risk_trades(args: argparse.Namespace, measures: list[str] | None) -> int:
-    from .risk import risk
-
-    output_format(args.out, TABLE_FORMATS, "--out", "the risk table")
-    check_outputs([("--out", args.out)], _inputs(args))
-    trades, curves = read_inputs(args)
-    table = risk(trades, curves, measures=measures, shift=args.shift, sigma_shift=args.sigma_shift,
-                 backend=args.backend, target=args.target, precision=args.precision, errors=args.errors,
-                 max_width=args.max_width, max_steps=args.max_steps, recalibrate=recalibration_of(args))
-    write_table_file(args.out, table)
-    _summary(len(trades), int(table.loc[table.error != "", "id"].nunique()), "trades' risk", args.out)
-    return 0
-
-
-def cmd_oas_trades(args: argparse.Namespace) -> int:
-    from .bond_market_prices import read_market_prices
-    from .oas import oas
-
-    output_format(args.out, TABLE_FORMATS, "--out", "the OAS table")
-    check_outputs([("--out", args.out)], [*_inputs(args), args.market_prices])
-    trades, curves = read_inputs(args)
-    market, unpriced = read_market_prices(args.market_prices, trades.ids, args.errors)
-    result = oas(trades, curves, market, price_type="dirty" if args.dirty else "clean", backend=args.backend,
-                 target=args.target, precision=args.precision, search=args.search, errors=args.errors,
-                 max_width=args.max_width, max_steps=args.max_steps)
-    table = result.to_frame(trades.ids)
-    for row, message in unpriced.items():
-        table.loc[row, "error"] = message
-    write_table_file(args.out, table)
-    _summary(len(trades), int((table.error != "").sum()), "OAS", args.out)
-    return 0
-
-
 def _summary(rows: int, failed: int, what: str, out: Path) -> None:
     print(f"trinom: {what} of {rows} trades -> {out}{f'; {failed} of {rows} failed' if failed else ''}",
           file=sys.stderr)
@@ -278,8 +189,8 @@ def add_trade_options(cmd: argparse.ArgumentParser) -> None:
 
 def add_recalibration_options(cmd: argparse.ArgumentParser) -> None:
     """``--recalibrate`` and what it fits to (``--vols``, ``--a``, ``--strike``, ``--vol-shift``): trades files."""
-    from .analytics.recalibration import PER
-    from .model.baskets import STRIKES
+    from ..analytics.recalibration import PER
+    from ..model.baskets import STRIKES
 
     cmd.add_argument("--recalibrate", nargs="?", const="trade", default=None, choices=PER,
                      help="trades files: fit the Hull-White model to --vols again in every scenario (risk: every bump; "
@@ -297,7 +208,7 @@ def add_recalibration_options(cmd: argparse.ArgumentParser) -> None:
 def recalibration_of(args: argparse.Namespace) -> Any:
     """The :class:`~trinom.analytics.Recalibration` the command line asks for (None: none); ``--vols`` and the other
     options without ``--recalibrate`` (or the reverse) are errors, not ignored."""
-    from .analytics.recalibration import Recalibration
+    from ..analytics.recalibration import Recalibration
 
     how = getattr(args, "recalibrate", None)
     if how is None:
@@ -331,7 +242,3 @@ def unused_trade_options(args: argparse.Namespace) -> None:
             raise InputError([(None, "file", f"{why} (read as a trades file, as {', '.join(given)} ask)")])
         raise InputError([(None, flag, f"{flag} applies to trades files (a CSV with a type column); {args.portfolio} "
                            "is a tree-step book") for flag in given])
-
-
-__all__ = ["add_recalibration_options", "add_trade_options", "cmd_oas_trades", "cmd_price_trades",
-           "cmd_risk_trades", "is_trades_file", "read_inputs", "unused_trade_options", "write_prices"]
