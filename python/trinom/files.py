@@ -16,7 +16,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
+
 from .errors import InputError
+from .instruments.bond import BondPortfolio
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -109,3 +112,20 @@ def replacing(paths: Sequence[str | Path]) -> Iterator[list[Path]]:
     finally:
         for temporary in temporaries:
             temporary.unlink(missing_ok=True)
+
+
+def refuse_listed_points(portfolio: object, path: str | Path) -> None:
+    """An :class:`InputError` for bonds with listed exercise points or flows between steps: the book formats hold one
+    exercise window a bond and flows on steps, and nothing is dropped silently."""
+    if isinstance(portfolio, BondPortfolio) and portfolio.has_listed():
+        rows = np.flatnonzero(portfolio.exercise_count > 0)
+        raise InputError([(int(rows[0]), "exercise_count", f"{path}: bond {int(rows[0])} (and {rows.size - 1} more) has "
+                           "listed exercise points, which the 19-array, CSV and Parquet book formats cannot hold (one "
+                           "exercise window a bond): keep such bonds as a trades file and price that")])
+    if isinstance(portfolio, BondPortfolio) and portfolio.has_flow_times():
+        owner = np.repeat(np.arange(len(portfolio)), portfolio.cashflow_count)
+        rows = np.unique(owner[np.isfinite(portfolio.cashflow_time)])
+        row = int(rows[0]) if rows.size else 0
+        raise InputError([(row, "cashflow_time", f"{path}: bond {row} (and {max(rows.size - 1, 0)} more) has cash "
+                           "flows between the tree's steps (cashflow_time), which the 19-array, CSV and Parquet book "
+                           "formats cannot hold (flows on steps): keep such bonds as a trades file and price that")])

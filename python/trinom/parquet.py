@@ -42,7 +42,7 @@ import numpy as np
 from .columns import show
 from .curve import YieldCurve
 from .errors import InputError, check_error_mode
-from .files import replacing
+from .files import refuse_listed_points, replacing
 from .instruments.bond import _INTEGER_FIELDS, BOND_FIELDS, BondPortfolio
 from .instruments.option import CONVENTIONS, FIELDS, Portfolio, book_convention
 from .result import Prices
@@ -63,8 +63,6 @@ def write_book(path: str | Path, instruments: Portfolio | BondPortfolio, curves:
                ids: Sequence[object] | None = None, row_group_size: int = 1 << 20) -> None:
     """``instruments`` (and ``curves``) as one Parquet file, in row groups of ``row_group_size`` rows; ``ids``
     (default the row numbers) must be one per row, none empty or repeated."""
-    from .bonds.io import refuse_listed_points
-
     refuse_listed_points(instruments, path)
     pa, pq = _arrow()
     names = row_numbers(len(instruments)) if ids is None else check_row_ids(

@@ -27,8 +27,7 @@ import numpy as np
 
 from ..curve import YieldCurve
 from ..portfolio import Portfolio
-from . import BackendUnavailable
-from .engine import SEARCH_OUTCOMES
+from .outcomes import SEARCH_OUTCOMES, BackendUnavailable
 
 if TYPE_CHECKING:
     from ..instruments.bond import BondPortfolio

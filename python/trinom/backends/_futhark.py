@@ -28,7 +28,7 @@ import numpy as np
 
 from ..curve import YieldCurve
 from ..portfolio import Portfolio
-from . import BackendUnavailable
+from .outcomes import BackendUnavailable
 
 #: Targets the Futhark backends know, best first where it matters (see :func:`default_target`).
 TARGETS: tuple[str, ...] = ("c", "multicore", "opencl", "cuda", "pyopencl")

@@ -33,6 +33,7 @@ import numpy as np
 
 from ..book import BOND, INSTRUMENT_NAMES, OPTION, Book
 from ..market import Market
+from .outcomes import SEARCH_OUTCOMES, BackendUnavailable
 
 if TYPE_CHECKING:
     from .scenario_batch import ScenarioBatch
@@ -40,10 +41,6 @@ if TYPE_CHECKING:
 PRECISIONS: tuple[str, ...] = ("f32", "f64")
 #: Futhark targets that run on a GPU (where a device index means something).
 GPU_TARGETS = ("opencl", "cuda", "pyopencl")
-
-
-class BackendUnavailable(RuntimeError):
-    """The chosen engine (or target, or device) cannot run here; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -67,11 +64,6 @@ class SpreadSolution(NamedTuple):
     price: np.ndarray
     iterations: np.ndarray
     status: np.ndarray
-
-
-#: The outcomes of an engine's spread search, by status code (converged, outside the attainable range, no
-#: convergence within the iterations, the price overflowed, not searched).
-SEARCH_OUTCOMES = ("converged", "outside", "no convergence", "overflow", "skipped")
 
 
 class Engine:

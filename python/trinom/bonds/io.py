@@ -23,7 +23,7 @@ from ..columns import show
 from ..csvtable import read_table_lines
 from ..curve import YieldCurve
 from ..errors import InputError, check_error_mode
-from ..files import BOOK_FORMATS, output_format, replacing
+from ..files import BOOK_FORMATS, output_format, refuse_listed_points, replacing
 from ..instruments.bond import _INTEGER_FIELDS, BOND_FIELDS, BondPortfolio, flatten_curves
 from ..market import NamedCurves
 from ..row_ids import check_row_ids, row_numbers
@@ -172,23 +172,6 @@ def write_bonds(portfolio: BondPortfolio, curves: Sequence[YieldCurve], path: st
     lines = [format_array(arrays[name], integer=name in _INTEGER_ARRAYS) for name in FILE_ARRAYS]
     with replacing([path]) as (temporary,):
         temporary.write_text("\n".join(lines) + "\n")
-
-
-def refuse_listed_points(portfolio: object, path: str | Path) -> None:
-    """An :class:`InputError` for bonds with listed exercise points or flows between steps: the book formats hold one
-    exercise window a bond and flows on steps, and nothing is dropped silently."""
-    if isinstance(portfolio, BondPortfolio) and portfolio.has_listed():
-        rows = np.flatnonzero(portfolio.exercise_count > 0)
-        raise InputError([(int(rows[0]), "exercise_count", f"{path}: bond {int(rows[0])} (and {rows.size - 1} more) has "
-                           "listed exercise points, which the 19-array, CSV and Parquet book formats cannot hold (one "
-                           "exercise window a bond): keep such bonds as a trades file and price that")])
-    if isinstance(portfolio, BondPortfolio) and portfolio.has_flow_times():
-        owner = np.repeat(np.arange(len(portfolio)), portfolio.cashflow_count)
-        rows = np.unique(owner[np.isfinite(portfolio.cashflow_time)])
-        row = int(rows[0]) if rows.size else 0
-        raise InputError([(row, "cashflow_time", f"{path}: bond {row} (and {max(rows.size - 1, 0)} more) has cash "
-                           "flows between the tree's steps (cashflow_time), which the 19-array, CSV and Parquet book "
-                           "formats cannot hold (flows on steps): keep such bonds as a trades file and price that")])
 
 
 def companions(path: str | Path) -> tuple[Path, Path]:

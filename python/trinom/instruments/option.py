@@ -5,10 +5,8 @@ Formerly ``trinom.portfolio``, which stays importable for one release (the same 
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -174,18 +172,6 @@ class Portfolio:
         if self.convention != "standard":
             frame["convention"] = self.convention
         return frame
-
-    @classmethod
-    def from_file(cls, path: str | Path) -> Portfolio:
-        """Deprecated (one release): use :func:`trinom.io.read_portfolio`, which reads the same files.
-
-        The portfolio module does not import the readers (they import it); this alias does so when called.
-        """
-        warnings.warn("Portfolio.from_file is deprecated: use trinom.io.read_portfolio", DeprecationWarning,
-                      stacklevel=2)
-        from ..io import read_portfolio
-
-        return read_portfolio(path)
 
     # --- container protocol ---------------------------------------------------------------
     def __len__(self) -> int:
