@@ -1146,7 +1146,7 @@ def read_trades(path: str | Path, *, as_of: Any, schedule: Any = None, notionals
 def trade_curves(trades: Trades, curves: Any) -> Any:
     """The market of ``trades``: dated curves (a :class:`~trinom.model.DatedCurve` or a mapping of names to them, as
     of the trades' date) as :class:`~trinom.YieldCurve` in days from the as-of date; other curves as given."""
-    from ..model import DatedCurve
+    from ..model.dated_curve import DatedCurve
 
     def converted(name: str, curve: Any) -> Any:
         if isinstance(curve, DatedCurve):
