@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 import trinom
-from trinom.api import prepare
 from trinom.backends.scenario_batch import batch
 from trinom.market import Market
+from trinom.pipeline import prepare
 from trinom.scenarios import CurveShift, scenario_market
 
 

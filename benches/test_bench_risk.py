@@ -15,8 +15,8 @@ import time
 import numpy as np
 import pytest
 import trinom
-from trinom.api import prepare
 from trinom.bonds.generator import generate_bonds
+from trinom.pipeline import prepare
 from trinom.risk import risk
 from trinom.scenarios import CurveShift, SigmaShift
 

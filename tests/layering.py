@@ -26,7 +26,7 @@ ANYWHERE: frozenset[str] = frozenset({"errors", "result"})
 #: Where today's modules go (docs/layout.md's "from today's" column), by dotted name under ``trinom`` or its first
 #: part; a module already in its folder (``instruments.trades``) is found by its first part.
 TODAY: dict[str, str] = {
-    "": "api", "api": "api", "api_arguments": "pipeline",
+    "": "api", "api": "api", "pipeline": "pipeline",
     "cli": "cli",
     "risk": "analytics", "oas": "analytics", "spreads": "analytics", "scenarios": "analytics",
     "bond_market_prices": "analytics", "analytics": "analytics",

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import trinom
 from conftest import PAPER_SAMPLE, load_paper, load_thesis
-from trinom import api
+from trinom import pipeline as api
 from trinom.backends import lift
 from trinom.bonds.generator import generate_bonds
 from trinom.book import BOND, CASH_FLOW, EXERCISE, OPTION, PAYOFF, Book

@@ -299,7 +299,7 @@ def test_a_bad_curve_of_several_is_named(tmp_path: Path):
 
 
 def test_the_progress_bar_counts_work_for_options_and_bonds(capsys, monkeypatch):
-    from trinom import api
+    from trinom import pipeline as api
     from trinom.cli import ProgressBar
 
     monkeypatch.setattr(api, "PROGRESS_MIN_SECONDS", 0)  # slice even a small job

@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 import trinom
 from scenario_plan_oracle import batch_before
-from trinom.api import prepare
 from trinom.backends import _cuda_lib
 from trinom.backends import get as engine_named
 from trinom.backends.scenario_batch import batch
@@ -22,6 +21,7 @@ from trinom.bonds.generator import generate_bonds
 from trinom.book import Book
 from trinom.generator import reversion_rate_for_width
 from trinom.market import Market
+from trinom.pipeline import prepare
 from trinom.scenarios import CurveSet, CurveShift, SigmaShift, SpreadShift, scenario_market
 
 H = 1e-4

@@ -52,8 +52,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .api import Job, prepare, price, resolve, run
-from .api_arguments import check_choice, check_client
 from .backends.engine import SEARCH_OUTCOMES, SearchLimits, SpreadSolution
 from .backends.scenario_batch import ScenarioBatch
 from .book import BOND, Book
@@ -62,6 +60,7 @@ from .errors import InputError, check_error_mode
 from .instruments.bond import BondPortfolio
 from .instruments.option import Portfolio
 from .market import CurvesLike, Market
+from .pipeline import Job, check_choice, check_client, check_price_arguments, prepare, price_book, resolve, run
 from .result import Prices
 from .scenarios import Scenario, scenario_market
 from .shared_results import Destination, SharedResult, opened_part, shared_result, write_part
@@ -107,8 +106,13 @@ def price_chunk(columns: Mapping[str, npt.ArrayLike] | Any, curves: CurvesLike =
     name to column, a pandas DataFrame, or a pyarrow Table); the result holds ``row`` (``first_row`` +
     position), ``price`` and ``clean`` (``(scenarios, rows)`` with ``scenarios``) and ``error`` (``""`` for a
     good row). Bad rows are masked, never raised: the caller decides."""
-    result = price(columns, curves, backend=backend, precision=precision, target=target, device=device,
-                   errors="mask", scenarios=scenarios, **options)
+    check_price_arguments(backend=backend, precision=precision, target=target, device=device, errors="mask",
+                          max_width=options.get("max_width", DEFAULT_MAX_WIDTH),
+                          max_steps=options.get("max_steps", DEFAULT_MAX_STEPS))
+    if scenarios is not None:  # every scenario's curves in one market, as trinom.price takes them
+        curves = scenario_market(curves, scenarios)
+    result = price_book(columns, curves, backend=backend, precision=precision, target=target, device=device,
+                        errors="mask", keep_axis=scenarios is not None, **options)
     count = result.error.size
     return {"row": np.arange(first_row, first_row + count, dtype=np.int64), "price": result.price,
             "clean": result.clean, "error": np.asarray(result.error, dtype=object)}

@@ -57,14 +57,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .api import as_portfolio, check_price_arguments
-from .api_arguments import check_choice, check_real, check_sequence, check_whole
 from .backends.engine import SEARCH_OUTCOMES, SearchLimits
 from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
 from .errors import InputError
 from .instruments.bond import BondPortfolio
 from .instruments.trades import Trades, single_instrument
 from .market import CurvesLike
+from .pipeline import as_portfolio, check_choice, check_price_arguments, check_real, check_sequence, check_whole
 from .spreads import SpreadPricer
 
 CONVERGED = "converged"

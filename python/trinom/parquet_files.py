@@ -62,13 +62,12 @@ from pathlib import Path
 from typing import Any
 
 from . import parquet
-from .api import check_price_arguments, price
-from .api_arguments import check_client
 from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
 from .curve import YieldCurve
 from .errors import InputError
 from .files import check_output, output_format
 from .market import CurvesLike
+from .pipeline import check_client, check_price_arguments, price_book
 from .worker_tuning import tune_workers
 
 #: A part file's name in the staging folder and in a dataset folder (the task's number, in input order).
@@ -271,7 +270,7 @@ def _price_groups(handle: Any, path: Path | str, groups: Sequence[int], first_ro
         book = parquet._book_of(table, path, first, settings["errors"])
         ids = parquet._id_column(table, first)
         try:
-            result = price(book, market, **settings)
+            result = price_book(book, market, **settings)
         except InputError as err:  # rows of the whole file, not of the row group
             raise InputError([(None if row is None else row + first, field, message)
                               for row, field, message in err.errors]) from None

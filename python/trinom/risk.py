@@ -57,8 +57,7 @@ from typing import Any
 import numpy as np
 
 from .analytics.recalibration import MarketState, Recalibration, dated_curves, is_dated, recalibrated_grid
-from .api import as_portfolio, check_price_arguments, price, row_problems
-from .api_arguments import check_real, check_sequence
+from .api import price
 from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
 from .errors import InputError
 from .instruments.bond import BondPortfolio
@@ -66,6 +65,7 @@ from .instruments.legs import Legs
 from .instruments.option import Portfolio
 from .instruments.trades import Trades, single_instrument
 from .market import CurvesLike, Market
+from .pipeline import as_portfolio, check_price_arguments, check_real, check_sequence, row_problems
 from .scenarios import CurveSet, CurveShift, Scenario, SigmaShift, SpreadShift, scenario_market
 
 MEASURES = ("dv01", "duration", "convexity", "krd", "vega", "spread_duration")

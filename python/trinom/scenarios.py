@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from .api_arguments import check_real, check_text, check_whole
 from .csvtable import read_rows
 from .curve import MAX_DAYS, YieldCurve
 from .errors import InputError
 from .market import CurvesLike, Market
+from .pipeline import check_real, check_text, check_whole
 
 
 def shifted(curve: YieldCurve, shift: float, pillar: int | None = None) -> YieldCurve:

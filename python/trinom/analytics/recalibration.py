@@ -38,8 +38,8 @@ from typing import Any, Final
 
 import numpy as np
 
-from ..api_arguments import check_real
 from ..errors import InputError
+from ..pipeline import check_real
 
 #: How the model is refitted.
 PER: Final[tuple[str, ...]] = ("trade", "curve")
@@ -225,9 +225,9 @@ def reparameterised_prices(blocks: list[Any], markets: Sequence[Any], a: Sequenc
     """:func:`trinom.price` of ``blocks`` (their rows numbered across them) in each market ``k`` with the trees'
     ``a`` and ``sigma`` replaced by ``a[k]``, ``sigma[k]`` (where finite and not ``keep``), validated and lowered
     once: a :class:`~trinom.Prices` per market (errors masked)."""
-    from ..api import Job, prepare, resolve
-    from ..api import run as run_engine
     from ..constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
+    from ..pipeline import Job, prepare, resolve
+    from ..pipeline import run as run_engine
 
     max_width = int(run.get("max_width", DEFAULT_MAX_WIDTH))
     job = prepare(blocks, markets[0], max_width=max_width, max_steps=int(run.get("max_steps", DEFAULT_MAX_STEPS)))
