@@ -5,10 +5,10 @@ books, and the checks of its arguments.
                 -> split by work -> run -> put back in input order -> Prices
 
 :func:`trinom.price` checks its arguments and hands a tree-step book to :func:`price_book`; dated trades are
-lowered to tree-step blocks first, a Dask client gets the plan through :mod:`trinom.distributed`, and
-``risk``, ``oas`` and the recalibration take its stages (:func:`prepare`, :func:`resolve`, :func:`run`).
+lowered to tree-step blocks first, a book with a Dask client goes to :mod:`trinom.distributed` (whose workers call
+:func:`price_book`), and ``risk``, ``oas`` and the recalibration take its stages (:func:`prepare`,
+:func:`resolve`, :func:`run`).
 """
-
 
 from __future__ import annotations
 
