@@ -86,7 +86,7 @@ def load_paper(name: str, precision: str = "f64"):
     Returns ``(bonds, curves, expected)``; ``expected`` is ``out64``/``out32`` for the sample
     and ``None`` for the ``*_50`` files (which have no published outputs).
     """
-    from trinom.bonds.io import read_bonds
+    from trinom.io.bond_books import read_bonds
 
     paper = data_dir() / "paper"
     bonds, curves = read_bonds(paper / f"{name}.in")

@@ -38,8 +38,7 @@ TODAY: dict[str, str] = {
     "bonds.api": "api",
     "model": "model", "curve": "model", "market": "model", "closed_form": "model",
     "conventions": "conventions",
-    "io": "io", "parquet": "io", "book_files": "io", "result_files": "io", "csvtable": "io", "textdata": "io",
-    "files": "io", "row_ids": "io", "bonds.io": "io",
+    "io": "io",
     "generator": "paper", "bonds.generator": "paper",
     "errors": "errors", "result": "result",
 }

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import trinom
 from trinom.bonds.generator import generate_bonds
-from trinom.bonds.io import read_bonds, write_bonds_csv
+from trinom.io.bond_books import read_bonds, write_bonds_csv
 from trinom.market import Market, NamedCurves
 from trinom.scenarios import CurveSet, CurveShift, SigmaShift, SpreadShift, read_scenarios
 

@@ -11,9 +11,9 @@ from conftest import PAPER_50, PAPER_SAMPLE, load_paper, shared_data_dir
 from trinom import InputError
 from trinom.bonds import BondPortfolio, reference
 from trinom.bonds.generator import DATASETS, generate_bonds, sample_bond
-from trinom.bonds.io import is_bond_file, read_bonds, write_bonds
 from trinom.closed_form import zero_coupon_bond_option
 from trinom.constants import CALL, PUT
+from trinom.io.bond_books import is_bond_file, read_bonds, write_bonds
 
 
 # --- the paper's sample: bit for bit -----------------------------------------------------------------

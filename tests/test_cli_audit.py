@@ -14,13 +14,13 @@ import trinom
 from conftest import PAPER_SAMPLE, data_dir
 from trinom import io, parquet
 from trinom.bonds.generator import generate_bonds
-from trinom.bonds.io import read_bonds, write_bonds
 from trinom.cli import arguments as cli_arguments
 from trinom.cli import generate as cli_generate
 from trinom.cli import main
 from trinom.cli import oas as cli_oas
 from trinom.cli import price as cli_price
 from trinom.cli import risk as cli_risk
+from trinom.io.bond_books import read_bonds, write_bonds
 from trinom.scenarios import read_scenarios
 
 pa = pytest.importorskip("pyarrow")
@@ -462,7 +462,7 @@ def test_an_empty_dask_address_is_an_error_not_a_local_run(capsys, spec):
 def test_a_header_only_bond_csv_writes_the_bond_header(tmp_path, capsys):
     """An empty bond book's prices file has the bond columns, not the options' (issue 35)."""
     from trinom.bonds.generator import generate_bonds
-    from trinom.bonds.io import write_bonds_csv
+    from trinom.io.bond_books import write_bonds_csv
 
     bonds, curves = generate_bonds("R1", 2, seed=1)
     write_bonds_csv(bonds, curves, tmp_path / "full.csv")
@@ -477,7 +477,7 @@ def test_a_header_only_bond_csv_writes_the_bond_header(tmp_path, capsys):
 def test_numbered_curves_with_a_gap_name_the_missing_ones(tmp_path, capsys):
     """A gap in a bond book's numbered curves (0, 3, 5) used to name an empty curve '1' the user never wrote."""
     from trinom.bonds.generator import generate_bonds
-    from trinom.bonds.io import write_bonds_csv
+    from trinom.io.bond_books import write_bonds_csv
 
     bonds, curves = generate_bonds("R1", 2, seed=1)
     write_bonds_csv(bonds, curves, tmp_path / "book.csv")

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from trinom import io
 from trinom.bonds.generator import generate_bonds
-from trinom.bonds.io import read_bonds, write_bonds
+from trinom.io.bond_books import read_bonds, write_bonds
 
 #: ``TRINOM_FUZZ_EXAMPLES=2000`` fuzzes longer, with fresh random examples (``make test`` runs 60, the same each time).
 EXAMPLES = int(os.environ.get("TRINOM_FUZZ_EXAMPLES", "60"))

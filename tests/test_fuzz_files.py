@@ -505,7 +505,7 @@ def command_files(folder: Path, case: dict[str, Any]) -> list[str]:
         ids, curves = [str(k) for k in range(3)], None
     else:
         bonds, curves = short_bonds(1)
-        trinom.bonds.io.write_bonds(bonds[:3], curves, book)
+        trinom.io.bond_books.write_bonds(bonds[:3], curves, book)
         ids = [str(k) for k in range(3)]
     files = sorted(f for f in folder.iterdir() if f.suffix in (".csv", ".in"))
     for position, word in case["hits"] if files else []:  # a cell of a text file replaced by another word

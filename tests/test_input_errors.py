@@ -7,11 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import trinom
-from trinom import io
 from trinom.bonds.generator import generate_bonds
-from trinom.bonds.io import read_bonds, write_bonds
-from trinom.csvtable import read_table
 from trinom.generator import generate
+from trinom.io import option_books as io
+from trinom.io.bond_books import read_bonds, write_bonds
+from trinom.io.csvtable import read_table
 
 HEADER = ",".join(trinom.FIELDS)
 ROW = "63,9,3,365,12,0.1,0.01,put"
@@ -382,7 +382,7 @@ def test_mask_covers_bond_array_items(tmp_path: Path):
 def test_a_bond_file_s_curve_point_count_of_1e999_names_the_field(tmp_path):
     """The 19-array file's curve point counts as inf (1e999): an error naming curve_terms, not an OverflowError."""
     from trinom.bonds.generator import generate_bonds
-    from trinom.bonds.io import read_bonds, write_bonds
+    from trinom.io.bond_books import read_bonds, write_bonds
 
     bonds, curves = generate_bonds("S1", 2, seed=1)
     path = tmp_path / "bonds.in"

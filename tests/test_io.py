@@ -7,7 +7,7 @@ import pytest
 import trinom
 from conftest import load_thesis
 from trinom import InputError, io
-from trinom.book_files import read_book_file
+from trinom.io.book_files import read_book_file
 
 
 def same_portfolio(a: trinom.Portfolio, b: trinom.Portfolio) -> None:
@@ -92,7 +92,7 @@ def test_bad_files_name_the_problem(tmp_path):
 def test_writers_take_the_format_of_the_suffix_and_refuse_others(tmp_path):
     from trinom import parquet
     from trinom.bonds.generator import generate_bonds
-    from trinom.bonds.io import write_bonds
+    from trinom.io.bond_books import write_bonds
 
     portfolio = trinom.generator.generate("uniform", 3)
     io.write_portfolio(portfolio, tmp_path / "book.parquet", trinom.YieldCurve.thesis())

@@ -439,7 +439,7 @@ def test_selection_concatenation_and_dictionaries_keep_the_lists():
 
 @pytest.mark.parametrize("suffix", [".in", ".csv", ".parquet"])
 def test_book_files_refuse_listed_points_rather_than_drop_them(tmp_path, suffix: str):
-    from trinom.bonds.io import write_bonds
+    from trinom.io.bond_books import write_bonds
 
     bonds = schedules()
     with pytest.raises(InputError, match="listed exercise points, which the 19-array, CSV and Parquet book formats"):
@@ -450,7 +450,7 @@ def test_book_files_refuse_listed_points_rather_than_drop_them(tmp_path, suffix:
 @pytest.mark.parametrize("suffix", [".in", ".csv", ".parquet"])
 def test_book_files_refuse_flows_between_steps_rather_than_drop_them(tmp_path, suffix: str):
     """Issue 34: a dated trade's bonds have flows between steps, which the tree-step book formats cannot hold."""
-    from trinom.bonds.io import write_bonds
+    from trinom.io.bond_books import write_bonds
 
     bonds = BondPortfolio(term_unit=[365], term_steps=[4], a=[0.1], sigma=[0.01], maturity=[2.0], cashflow_count=[2],
                           cashflow_step=[4, 8], cashflow_time=[0.9, 2.0], repayment=[0.0, 100.0], coupon=[5.0, 5.0],

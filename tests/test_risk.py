@@ -145,7 +145,7 @@ def test_cli_price_under_a_scenario_file(tmp_path):
 
     book = tmp_path / "s1.csv"
     assert main(["generate", "--instrument", "bonds", "S1", "--size", "4", "--seed", "1", "--out", str(book)]) == 0
-    bonds, curves = trinom.bonds.io.read_bonds(book)
+    bonds, curves = trinom.io.bond_books.read_bonds(book)
     first = trinom.Market.of(curves).curves[0]
     name, pillar = trinom.Market.of(curves).names[0], int(first.days[2])
     scenarios = tmp_path / "scenarios.csv"

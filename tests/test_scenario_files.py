@@ -15,7 +15,7 @@ import pytest
 import trinom
 from trinom import io
 from trinom.cli import main
-from trinom.csvtable import read_rows, read_table_lines
+from trinom.io.csvtable import read_rows, read_table_lines
 from trinom.scenarios import read_scenarios
 
 ROOT = Path(__file__).resolve().parent.parent

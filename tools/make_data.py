@@ -84,8 +84,8 @@ def from_thesis(thesis: Path, out_dir: Path) -> None:
 
 
 def bonds_from_paper(paper: Path, out_dir: Path) -> None:
-    from trinom.bonds import io as bond_io
     from trinom.bonds import reference
+    from trinom.io import bond_books as bond_io
 
     for source in sorted(paper.glob("*.in")):
         name = "bonds-sample" if source.stem.startswith("0_UNIFORM_1_") else f"bonds-{source.stem}"

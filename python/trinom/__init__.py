@@ -8,6 +8,8 @@ trinomial trees, on GPUs and CPUs.
 1.879957315
 """
 
+import sys as _sys
+
 from . import closed_form, generator
 from .api import price
 from .bonds import BondPortfolio, BondPrices, price_bonds
@@ -18,12 +20,16 @@ from .distributed import DistributedBook, distribute
 from .errors import InputError
 from .instruments.option import FIELDS, Portfolio
 from .instruments.trades import Trades, read_trades
+from .io import parquet
 from .market import Market
 from .model.calibration import calibrate
 from .model.dated_curve import DatedCurve
 from .oas import OASResult, oas
 from .result import Prices
 from .risk import risk
+
+# ``trinom.parquet`` (documented) is the Parquet format's module, now ``trinom.io.parquet`` (issue 36's layout).
+_sys.modules.setdefault(f"{__name__}.parquet", parquet)
 
 __version__ = "0.2.0"
 __all__ = [

@@ -1,7 +1,7 @@
 """The market-price file of ``trinom oas``: ``id,price`` rows, one per bond of the book, matched by id.
 
-The ids are the book's (:mod:`trinom.book_files`): a book's ``id`` column, else its row numbers ``0, 1, ...``.
-The file is read as strictly as every CSV trinom takes (:mod:`trinom.csvtable`): a column other than ``id`` and
+The ids are the book's (:mod:`trinom.io.book_files`): a book's ``id`` column, else its row numbers ``0, 1, ...``.
+The file is read as strictly as every CSV trinom takes (:mod:`trinom.io.csvtable`): a column other than ``id`` and
 ``price`` is an error naming it and the file. A row of a bond the book does not hold and a bond given twice are
 errors either way (no price can be laid to a bond); a price that is no positive number and a bond without a row
 are the bond's problems: an error with ``errors="raise"``, else the bond's message (its price NaN).
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .csvtable import read_table_lines
 from .errors import InputError, check_error_mode
+from .io.csvtable import read_table_lines
 
 FIELD = "--market-prices"
 

@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import InputError
-from .textdata import read_arrays
+from .io.textdata import read_arrays
 
 #: Largest day a curve point may have: the kernels hold days as int32.
 MAX_DAYS = 2**31 - 1

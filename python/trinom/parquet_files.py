@@ -1,11 +1,11 @@
 """A Parquet book priced file to file, in this process or on Dask workers (issue 27).
 
-:func:`price_parquet_file` reads a Parquet book (:mod:`trinom.parquet`'s layout: options or bonds) and writes
+:func:`price_parquet_file` reads a Parquet book (:mod:`trinom.io.parquet`'s layout: options or bonds) and writes
 its prices as Parquet, ``id, price, clean, accrued, error`` in input order, written whole or not at all.
 
 * In this process (``client=None``) it streams the book one row group at a time (memory bounded by a row
   group, and the id column while the ids are checked): read the group, price it, append its rows to the
-  output. The ids are checked in a thread meanwhile (:func:`trinom.parquet.check_ids`): a bad id stops the
+  output. The ids are checked in a thread meanwhile (:func:`trinom.io.parquet.check_ids`): a bad id stops the
   run, and is named before any bad row, as when they were checked first.
 * With a Dask ``client`` the calling process reads only the file's footer (its row groups and their row
   counts, its schema, the curves in its metadata) and checks the ids (the ``id`` column alone, while the
@@ -61,11 +61,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import parquet
 from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
 from .curve import YieldCurve
 from .errors import InputError
-from .files import check_output, output_format
+from .io import parquet
+from .io.files import check_output, output_format
 from .market import CurvesLike
 from .pipeline import check_client, check_price_arguments, price_book
 from .worker_tuning import tune_workers
@@ -345,7 +345,7 @@ class _StagedPart:
     as the one-process run writes its row group), made whole or not at all."""
 
     def __init__(self, path: Path):
-        from .files import replacing
+        from .io.files import replacing
 
         self._pa, _pq = parquet._arrow()
         self._context = replacing([path])
@@ -475,7 +475,7 @@ class _Stitcher:
 
     def __enter__(self) -> _Stitcher:
         if not self.folder:
-            from .files import replacing
+            from .io.files import replacing
 
             self._context = replacing([self.out])
             (self._target,) = self._context.__enter__()
@@ -603,7 +603,7 @@ def _worker_name() -> str:
 
 
 class _IdCheck:
-    """The book's ids checked (:func:`trinom.parquet.check_ids`) in a thread, while the rows are priced."""
+    """The book's ids checked (:func:`trinom.io.parquet.check_ids`) in a thread, while the rows are priced."""
 
     def __init__(self, path: Path):
         self._error: BaseException | None = None

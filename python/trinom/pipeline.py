@@ -373,12 +373,12 @@ def row_problems(block: Instrument, market: Market, *, max_width: int = DEFAULT_
 
 def _as_portfolio(value: object) -> Instrument | None:
     """A portfolio from a portfolio, a DataFrame, a mapping (options by their eight fields, bonds by theirs) or an
-    Arrow table (trinom.parquet's layout: a bond's cash flows in list columns);
+    Arrow table (trinom.io.parquet's layout: a bond's cash flows in list columns);
     None for anything else."""
     if isinstance(value, (Portfolio, BondPortfolio)):
         return value
-    if hasattr(value, "column_names") and hasattr(value, "schema"):  # an Arrow table, as trinom.parquet lays it out
-        from .parquet import book_of_table
+    if hasattr(value, "column_names") and hasattr(value, "schema"):  # an Arrow table, as trinom.io.parquet lays it out
+        from .io.parquet import book_of_table
 
         return book_of_table(value)
     columns = _columns_of(value)

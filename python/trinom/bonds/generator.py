@@ -42,7 +42,7 @@ def paper_curves(count: int = len(CURVE_SHIFTS)) -> tuple[YieldCurve, ...]:
 
 def sample_bond() -> tuple[BondPortfolio, tuple[YieldCurve, ...]]:
     """Hull's example as a bond: a European put at 3 years (strike 63) on a 9-year zero-coupon bond."""
-    from ..io import read_yield_curve
+    from ..io.option_books import read_yield_curve
 
     with resources.as_file(resources.files("trinom") / "data" / "paper-sample-yield.in") as path:
         curve = read_yield_curve(path)

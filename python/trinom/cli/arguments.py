@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..book_files import BookFile, holds_bonds, read_book_file
 from ..errors import InputError
 from ..instruments.bond import _STEP_LIMIT as BOND_STEP_LIMIT
+from ..io.book_files import BookFile, holds_bonds, read_book_file
 
 #: How long ``--dask ADDRESS`` waits for the scheduler to answer before giving up (exit 3).
 DASK_CONNECT_SECONDS = 5.0

@@ -40,7 +40,7 @@ from typing import Any, Final
 import numpy as np
 
 from ..errors import InputError
-from ..files import TABLE_FORMATS, check_outputs, output_format
+from ..io.files import TABLE_FORMATS, check_outputs, output_format
 
 #: The model file's leading columns, in order: global (per curve) and per trade. More may follow them.
 GLOBAL_COLUMNS: Final[tuple[str, ...]] = ("curve", "a", "sigma", "status", "rmse")
@@ -118,8 +118,8 @@ _EXAMPLES = """examples:
 def cmd_calibrate(args: argparse.Namespace) -> int:
     """Run ``trinom calibrate`` (see the module's documentation); 0 once the model file is written, whatever the
     rows' statuses (a line on stderr counts them); an :class:`~trinom.InputError` for bad input."""
+    from ..io.result_files import write_table_file
     from ..model import read_dated_curves
-    from ..result_files import write_table_file
 
     outputs = [("--out", args.out)]
     output_format(args.out, TABLE_FORMATS, "--out", "the model table")
@@ -242,8 +242,8 @@ def read_model_file(path: str | Path) -> ModelFile:
     >>> m.curves, m.unfitted
     ({'EUR': (0.03, 0.01)}, {'USD': 'no fit'})
     """
-    from .. import parquet
-    from ..csvtable import read_rows, read_table_lines
+    from ..io import parquet
+    from ..io.csvtable import read_rows, read_table_lines
 
     path = Path(path)
     if parquet.is_parquet(path):

@@ -6,16 +6,16 @@ import argparse
 import sys
 from pathlib import Path
 
-from .. import io
 from ..api import price
 from ..bonds.generator import DATASETS, generate_bonds
-from ..bonds.io import companions, write_bonds
 from ..curve import YieldCurve
 from ..errors import InputError
-from ..files import BOOK_FORMATS, PRICE_FORMATS, check_outputs, output_format
 from ..generator import generate
-from ..result_files import write_price_file
-from ..row_ids import row_numbers
+from ..io import option_books as io
+from ..io.bond_books import companions, write_bonds
+from ..io.files import BOOK_FORMATS, PRICE_FORMATS, check_outputs, output_format
+from ..io.result_files import write_price_file
+from ..io.row_ids import row_numbers
 
 
 def generate_outputs(args: argparse.Namespace) -> None:

@@ -7,11 +7,11 @@ import sys
 import time
 
 from ..bond_market_prices import read_market_prices
-from ..book_files import input_files
 from ..errors import InputError
-from ..files import TABLE_FORMATS, check_outputs, output_format
+from ..io.book_files import input_files
+from ..io.files import TABLE_FORMATS, check_outputs, output_format
+from ..io.result_files import write_table_file
 from ..oas import oas
-from ..result_files import write_table_file
 from .arguments import ProgressBar, book_kind, failures, read_book
 from .trade_files import _inputs, _summary, is_trades_file, read_inputs, unused_trade_options
 

@@ -8,14 +8,15 @@ import sys
 import time
 from pathlib import Path
 
-from .. import parquet, parquet_files
+from .. import parquet_files
 from ..api import price
-from ..book_files import check_curve_source, input_files, option_curve
 from ..errors import InputError
-from ..files import PRICE_FORMATS, TABLE_FORMATS, check_outputs, output_format
 from ..instruments.trades import TYPES
+from ..io import parquet
+from ..io.book_files import check_curve_source, input_files, option_curve
+from ..io.files import PRICE_FORMATS, TABLE_FORMATS, check_outputs, output_format
+from ..io.result_files import write_price_file, write_scenario_grid, write_table_file
 from ..result import Prices
-from ..result_files import write_price_file, write_scenario_grid, write_table_file
 from ..scenarios import read_scenarios
 from .arguments import ProgressBar, book_kind, check_dask, dask_client, failures, read_book
 from .trade_files import _inputs, is_trades_file, read_inputs, recalibration_of, say_warnings, unused_trade_options

@@ -7,10 +7,10 @@ import sys
 import time
 from pathlib import Path
 
-from ..book_files import check_curve_source, input_files
 from ..errors import InputError
-from ..files import TABLE_FORMATS, check_outputs, output_format
-from ..result_files import write_table_file
+from ..io.book_files import check_curve_source, input_files
+from ..io.files import TABLE_FORMATS, check_outputs, output_format
+from ..io.result_files import write_table_file
 from ..risk import MEASURES as RISK_MEASURES
 from ..risk import risk
 from .arguments import ProgressBar, book_kind, failures, read_book

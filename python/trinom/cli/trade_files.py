@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import parquet
 from ..errors import InputError
 from ..instruments.trades import Trades, read_trades
+from ..io import parquet
 from ..result import Prices
 
 

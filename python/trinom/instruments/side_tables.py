@@ -20,10 +20,10 @@ from typing import Any, Final
 
 import numpy as np
 
-from .. import parquet
 from ..conventions.names import Problem
-from ..csvtable import read_table_lines
 from ..errors import InputError
+from ..io import parquet
+from ..io.csvtable import read_table_lines
 
 #: The columns of the optional ``schedule.csv`` (explicit and step-down exercise schedules: a trade's exercise dates
 #: and their clean prices per 100 of the outstanding notional) and ``notionals.csv`` (amortizing notionals: from a

@@ -82,7 +82,6 @@ from typing import Any, Final
 
 import numpy as np
 
-from .. import parquet
 from ..constants import CALL, PUT
 from ..conventions import (
     Factorized,
@@ -94,11 +93,12 @@ from ..conventions import (
 )
 from ..conventions.dates import day_text
 from ..conventions.names import Problem
-from ..csvtable import read_table_lines
 from ..curve import YieldCurve
 from ..errors import InputError
+from ..io import parquet
+from ..io.csvtable import read_table_lines
+from ..io.row_ids import check_row_ids
 from ..result import Prices
-from ..row_ids import check_row_ids
 from .bond import BondPortfolio
 from .cap import CapSpecs, lower_caps
 from .dated_bond import (

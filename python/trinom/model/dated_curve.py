@@ -397,7 +397,7 @@ def _read_rows(path: Path) -> tuple[list[str], list[list[str]], list[str]]:
         columns = [_texts(table.column(name).to_pylist()) for name in header]
         rows = [list(cells) for cells in zip(*columns, strict=True)] if columns else []
         return header, rows, [f"{path.name} row {k + 1}" for k in range(len(rows))]
-    from ..csvtable import read_table_lines
+    from ..io.csvtable import read_table_lines
 
     header_only = _csv_header(path)
     table, lines = read_table_lines(path, [n for n in ("curve", "date") if n in header_only],

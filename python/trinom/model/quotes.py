@@ -332,8 +332,8 @@ def _numbers(cells: list[Any], field: str, bad: Any, *, default: float | None, r
 def read_vol_quotes(path: str | Path) -> VolQuotes:
     """The quotes of a ``vols.csv`` (or a Parquet table of its columns); messages name the file and the line
     (Parquet: the row). Unknown columns and missing required ones are errors."""
-    from .. import parquet
-    from ..csvtable import read_table_lines
+    from ..io import parquet
+    from ..io.csvtable import read_table_lines
 
     path = Path(path)
     if parquet.is_parquet(path):

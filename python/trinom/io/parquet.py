@@ -39,13 +39,13 @@ from typing import Any
 
 import numpy as np
 
-from .columns import show
-from .curve import YieldCurve
-from .errors import InputError, check_error_mode
+from ..columns import show
+from ..curve import YieldCurve
+from ..errors import InputError, check_error_mode
+from ..instruments.bond import _INTEGER_FIELDS, BOND_FIELDS, BondPortfolio
+from ..instruments.option import CONVENTIONS, FIELDS, Portfolio, book_convention
+from ..result import Prices
 from .files import refuse_listed_points, replacing
-from .instruments.bond import _INTEGER_FIELDS, BOND_FIELDS, BondPortfolio
-from .instruments.option import CONVENTIONS, FIELDS, Portfolio, book_convention
-from .result import Prices
 from .row_ids import check_row_ids, row_numbers
 from .textdata import WHOLE_NUMBER_LIMIT, not_whole
 
@@ -190,7 +190,7 @@ def read_text_rows(path: str | Path) -> list[list[str]]:
 
 class ResultWriter:
     """Results appended one part at a time to a Parquet file (``id, price, clean, accrued, error``), made whole or
-    not at all (:func:`trinom.files.replacing`)."""
+    not at all (:func:`trinom.io.files.replacing`)."""
 
     def __init__(self, path: str | Path):
         self._pa, self._pq = _arrow()

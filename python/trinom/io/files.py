@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import InputError
-from .instruments.bond import BondPortfolio
+from ..errors import InputError
+from ..instruments.bond import BondPortfolio
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ..curve import YieldCurve
+from ..errors import InputError, check_error_mode
+from ..instruments.option import FIELDS, Portfolio, book_convention
 from .csvtable import read_table, read_table_lines
-from .curve import YieldCurve
-from .errors import InputError, check_error_mode
 from .files import BOOK_FORMATS, output_format, replacing
-from .instruments.option import FIELDS, Portfolio, book_convention
 from .row_ids import check_row_ids, row_numbers
 from .textdata import format_array, format_float, read_arrays
 
@@ -81,7 +81,7 @@ def read_csv_portfolio(path: str | Path, errors: str = "raise") -> Portfolio:
 
 def read_csv_options(path: str | Path, errors: str = "raise") -> tuple[Portfolio, list[str]]:
     """:func:`read_csv_portfolio`, and the rows' ids: the optional ``id`` column (none empty or repeated,
-    :mod:`trinom.row_ids`), else the row numbers. The optional ``convention`` column gives the portfolio's
+    :mod:`trinom.io.row_ids`), else the row numbers. The optional ``convention`` column gives the portfolio's
     convention (``standard`` or ``thesis``, the same on every row: another value, or one that differs from the first
     row's, is an error naming the row, the line and the field with either ``errors``); without it, ``standard``."""
     check_error_mode(errors)
@@ -138,7 +138,7 @@ def _parsed(path: str | Path, field: str, cells: list[str], rows: bool = False,
 
 def write_portfolio(portfolio: Portfolio, path: str | Path, curve: YieldCurve | None = None) -> None:
     """Write as ``.csv``, as ``.in`` (8 arrays; 10 with ``curve``: the Futhark ``main`` input) or as ``.parquet``
-    (:func:`trinom.parquet.write_book`), by the suffix (any other is an :class:`InputError`); whole or not at all.
+    (:func:`trinom.io.parquet.write_book`), by the suffix (any other is an :class:`InputError`); whole or not at all.
     A CSV holds no curve: ``curve`` with a ``.csv`` path is an error, not dropped. A CSV of a thesis-convention
     portfolio has a ``convention`` column (``thesis`` on every row), so that it reads back as it was written; a
     standard one has none. A ``.in`` file has no place for a convention: it reads back as the thesis'."""
@@ -222,7 +222,7 @@ def write_prices(path: str | Path, prices: np.ndarray, errors: Sequence[str] | N
                  ids: Sequence[object] | None = None) -> None:
     """Write ``.out`` (17 significant digits) or ``.csv`` (``id,price,error``; ``ids`` default to the row
     numbers), by the suffix (any other is an :class:`InputError`: a Parquet result is written by
-    :class:`trinom.parquet.ResultWriter`); whole or not at all."""
+    :class:`trinom.io.parquet.ResultWriter`); whole or not at all."""
     path = Path(path)
     kind = output_format(path, {".out": "out", ".csv": "csv"}, "file", "prices")
     prices = np.asarray(prices, dtype=np.float64)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from .errors import InputError
+from ..errors import InputError
 
 
 def row_numbers(count: int) -> list[str]:

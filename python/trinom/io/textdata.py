@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import InputError
+from ..errors import InputError
 
 _SUFFIX = re.compile(r"(?<=[0-9.])(?:f16|f32|f64|i8|i16|i32|i64|u8|u16|u32|u64)\b")
 _COMMENT = re.compile(r"--[^\n]*")

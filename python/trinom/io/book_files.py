@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import io, parquet
-from .bonds.io import companions, is_bond_file, read_bond_book
-from .curve import YieldCurve
-from .errors import InputError
-from .instruments.bond import BondPortfolio
-from .instruments.option import Portfolio
+from ..curve import YieldCurve
+from ..errors import InputError
+from ..instruments.bond import BondPortfolio
+from ..instruments.option import Portfolio
+from . import option_books as io
+from . import parquet
+from .bond_books import companions, is_bond_file, read_bond_book
 
 #: Formats a book may be forced to (``--format``); ``auto`` recognises it from the file.
 BOOK_KINDS = ("auto", "options", "bonds")

@@ -12,7 +12,7 @@ import csv
 from collections.abc import Sequence
 from pathlib import Path
 
-from .errors import InputError
+from ..errors import InputError
 
 
 def read_table(path: str | Path, required: Sequence[str], optional: Sequence[str] = ()) -> dict[str, list[str]]:

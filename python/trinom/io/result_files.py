@@ -1,10 +1,10 @@
-"""The command line's outputs, in the format their suffix picks (:data:`trinom.files.PRICE_FORMATS`,
-:data:`~trinom.files.TABLE_FORMATS`): prices and tables as ``.csv``, ``.parquet`` or (prices only) ``.out``,
+"""The command line's outputs, in the format their suffix picks (:data:`trinom.io.files.PRICE_FORMATS`,
+:data:`~trinom.io.files.TABLE_FORMATS`): prices and tables as ``.csv``, ``.parquet`` or (prices only) ``.out``,
 each written whole or not at all.
 
 * prices ``.csv``: options ``id,price,error``; bonds ``id,dirty,clean,accrued,error``;
 * prices ``.out``: the prices (a bond's dirty price) as one Futhark array, 17 significant digits;
-* prices ``.parquet``: ``id, price, clean, accrued, error`` (:class:`trinom.parquet.ResultWriter`);
+* prices ``.parquet``: ``id, price, clean, accrued, error`` (:class:`trinom.io.parquet.ResultWriter`);
 * tables (risk, OAS, a scenario grid): their columns, as CSV (17 significant digits) or Parquet.
 """
 
@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from . import io, parquet
+from ..result import Prices
+from . import option_books as io
+from . import parquet
 from .files import PRICE_FORMATS, TABLE_FORMATS, output_format, replacing
-from .result import Prices
 from .textdata import format_float
 
 

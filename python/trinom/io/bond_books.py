@@ -20,14 +20,14 @@ from pathlib import Path
 import numpy as np
 
 from ..columns import show
-from ..csvtable import read_table_lines
 from ..curve import YieldCurve
 from ..errors import InputError, check_error_mode
-from ..files import BOOK_FORMATS, output_format, refuse_listed_points, replacing
 from ..instruments.bond import _INTEGER_FIELDS, BOND_FIELDS, BondPortfolio, flatten_curves
 from ..market import NamedCurves
-from ..row_ids import check_row_ids, row_numbers
-from ..textdata import WHOLE_NUMBER_LIMIT, format_array, format_float, not_whole, read_arrays, read_text
+from .csvtable import read_table_lines
+from .files import BOOK_FORMATS, output_format, refuse_listed_points, replacing
+from .row_ids import check_row_ids, row_numbers
+from .textdata import WHOLE_NUMBER_LIMIT, format_array, format_float, not_whole, read_arrays, read_text
 
 #: The 19 arrays in file order (the last three are the curves).
 FILE_ARRAYS: tuple[str, ...] = ("term_unit", "term_steps", "a", "sigma", "maturity", "cashflow_count",
@@ -163,7 +163,7 @@ def write_bonds(portfolio: BondPortfolio, curves: Sequence[YieldCurve], path: st
         write_bonds_csv(portfolio, curves, path)
         return
     if kind == "parquet":
-        from ..parquet import write_book
+        from .parquet import write_book
 
         write_book(path, portfolio, curves)
         return
