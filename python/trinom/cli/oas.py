@@ -13,7 +13,7 @@ from ..io.files import TABLE_FORMATS, check_outputs, output_format
 from ..io.result_files import write_table_file
 from ..oas import oas
 from .arguments import ProgressBar, book_kind, failures, read_book
-from .trade_files import _inputs, _summary, is_trades_file, read_inputs, unused_trade_options
+from .trade_files import is_trades_file, read_inputs, say_summary, trade_inputs, unused_trade_options
 
 
 def cmd_oas(args: argparse.Namespace) -> int:
@@ -49,7 +49,7 @@ def cmd_oas_trades(args: argparse.Namespace) -> int:
     from ..oas import oas
 
     output_format(args.out, TABLE_FORMATS, "--out", "the OAS table")
-    check_outputs([("--out", args.out)], [*_inputs(args), args.market_prices])
+    check_outputs([("--out", args.out)], [*trade_inputs(args), args.market_prices])
     trades, curves = read_inputs(args)
     market, unpriced = read_market_prices(args.market_prices, trades.ids, args.errors)
     result = oas(trades, curves, market, price_type="dirty" if args.dirty else "clean", backend=args.backend,
@@ -59,5 +59,5 @@ def cmd_oas_trades(args: argparse.Namespace) -> int:
     for row, message in unpriced.items():
         table.loc[row, "error"] = message
     write_table_file(args.out, table)
-    _summary(len(trades), int((table.error != "").sum()), "OAS", args.out)
+    say_summary(len(trades), int((table.error != "").sum()), "OAS", args.out)
     return 0

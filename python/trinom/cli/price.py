@@ -19,7 +19,7 @@ from ..io.result_files import write_price_file, write_scenario_grid, write_table
 from ..result import Prices
 from ..scenarios import read_scenarios
 from .arguments import ProgressBar, book_kind, check_dask, dask_client, failures, read_book
-from .trade_files import _inputs, is_trades_file, read_inputs, recalibration_of, say_warnings, unused_trade_options
+from .trade_files import is_trades_file, read_inputs, recalibration_of, say_warnings, trade_inputs, unused_trade_options
 
 
 def price_parquet(args: argparse.Namespace, bonds: bool, folder: bool) -> int:
@@ -128,7 +128,7 @@ def cmd_price_trades(args: argparse.Namespace) -> int:
         elif output_format(args.out, PRICE_FORMATS, "--out", "prices") == "out":
             raise InputError([(None, "--out", "trades' prices are a table (id,price,clean,accrued,error,value): write "
                                ".csv or .parquet")])
-        check_outputs([("--out", args.out)], [*_inputs(args), *(p for p in (args.scenarios,) if p is not None)])
+        check_outputs([("--out", args.out)], [*trade_inputs(args), *(p for p in (args.scenarios,) if p is not None)])
     trades, curves = read_inputs(args)
     recalibration = recalibration_of(args)
     names: list[str] = []

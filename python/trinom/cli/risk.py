@@ -14,7 +14,7 @@ from ..io.result_files import write_table_file
 from ..risk import MEASURES as RISK_MEASURES
 from ..risk import risk
 from .arguments import ProgressBar, book_kind, failures, read_book
-from .trade_files import _inputs, _summary, is_trades_file, read_inputs, recalibration_of, unused_trade_options
+from .trade_files import is_trades_file, read_inputs, recalibration_of, say_summary, trade_inputs, unused_trade_options
 
 #: Risk measures that only bonds have (an option has no spread).
 BOND_MEASURES = ("spread_duration",)
@@ -74,11 +74,11 @@ def cmd_risk_trades(args: argparse.Namespace, measures: list[str] | None) -> int
     from ..risk import risk
 
     output_format(args.out, TABLE_FORMATS, "--out", "the risk table")
-    check_outputs([("--out", args.out)], _inputs(args))
+    check_outputs([("--out", args.out)], trade_inputs(args))
     trades, curves = read_inputs(args)
     table = risk(trades, curves, measures=measures, shift=args.shift, sigma_shift=args.sigma_shift,
                  backend=args.backend, target=args.target, precision=args.precision, errors=args.errors,
                  max_width=args.max_width, max_steps=args.max_steps, recalibrate=recalibration_of(args))
     write_table_file(args.out, table)
-    _summary(len(trades), int(table.loc[table.error != "", "id"].nunique()), "trades' risk", args.out)
+    say_summary(len(trades), int(table.loc[table.error != "", "id"].nunique()), "trades' risk", args.out)
     return 0

@@ -155,7 +155,7 @@ def with_model(trades: Trades, path: Path, curve_names: list[str]) -> Trades:
     return priced.with_problems(problems, replacing=("a", "sigma")) if problems else priced
 
 
-def _inputs(args: argparse.Namespace) -> list[Path]:
+def trade_inputs(args: argparse.Namespace) -> list[Path]:
     """The files a trades command reads (an output must not overwrite one)."""
     return [path for path in (args.portfolio, args.curve, getattr(args, "schedule", None),
                               getattr(args, "notionals", None), getattr(args, "model", None),
@@ -168,7 +168,7 @@ def say_warnings(result: Prices, ids: list[str]) -> None:
         print(f"trinom: warning: trade {ids[row]!r}: {message}", file=sys.stderr)
 
 
-def _summary(rows: int, failed: int, what: str, out: Path) -> None:
+def say_summary(rows: int, failed: int, what: str, out: Path) -> None:
     print(f"trinom: {what} of {rows} trades -> {out}{f'; {failed} of {rows} failed' if failed else ''}",
           file=sys.stderr)
 
