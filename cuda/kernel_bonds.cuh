@@ -393,9 +393,9 @@ __device__ __forceinline__ void take_listed(ListedCursor &c, int i, const BondAr
 // (the cursor's), a listed point or the window's exercise (with the cursor's S, which moves only at a flow); -1: none.
 __device__ __forceinline__ int last_event_step(int i, const CashflowCursor &cf, const ListedCursor &lx, int first_ex,
                                                int last_ex, int freq) {
+    if (freq <= 0) return i;  // no window arithmetic to trust: every step is looked at
     int event = max(cf.r > 0 ? cf.S - 1 : -1, lx.step);
     const int top = min(i, last_ex);
-    if (freq <= 0) return i;  // no window arithmetic to trust: every step is looked at
     if (top >= first_ex) {
         const int e = top - ((top - cf.S) % freq + freq) % freq;  // the last step <= top with (S - e) % freq == 0
         if (e >= first_ex) event = max(event, e);

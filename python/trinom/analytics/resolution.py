@@ -75,8 +75,7 @@ def priced_to_accuracy(trades: Trades, accuracy: float, price: Callable[[Trades,
     if first.price.ndim != 1:
         raise ValueError("accuracy prices one market: pass scenarios=None")
     good = first.error == ""
-    history = [first.price.copy()]
-    best = first.price.copy()
+    history = [first.price.copy()]  # each row's prices on its grids so far (the last: its best)
     estimate = np.full(rows, np.inf)
     estimate[~good] = np.nan
     done = ~good
@@ -100,7 +99,6 @@ def priced_to_accuracy(trades: Trades, accuracy: float, price: Callable[[Trades,
             gap = np.abs(now - history[-1])
             before = np.abs(history[-1] - history[-2]) / 2
             estimate = np.where(taken, np.maximum(gap, before), estimate)
-        best = np.where(taken, now, best)
         history.append(now)
         done |= taken & (estimate <= accuracy)
     warnings = list(result.warnings)
@@ -108,6 +106,7 @@ def priced_to_accuracy(trades: Trades, accuracy: float, price: Callable[[Trades,
         why = stopped.get(int(row), f"the finest grid, steps_per_year {int(spy[row])}")
         warnings.append((int(row), f"accuracy {accuracy:g} not reached: estimate {estimate[row]:.3g} per 100 at "
                                    f"steps_per_year {int(spy[row])} ({why})"))
+    best = history[-1]
     clean = np.where(good, best - first.accrued, first.clean)
     return dataclasses.replace(first, price=np.where(good, best, first.price), clean=clean, engine=result.engine,
                                warnings=tuple(warnings), steps_per_year=np.where(good, spy, 0),

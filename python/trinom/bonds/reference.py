@@ -236,7 +236,6 @@ def _price_group(portfolio: BondPortfolio, curves: Sequence[YieldCurve], geometr
             dated = np.isfinite(point_time)
             if dated.any():  # paid on its date between steps: its value at step i from each node, as a flow's
                 k0, k1 = between.coefficients(at[dated], point_time[dated], point_pay[dated].astype(np.float64), i)
-                price = price.copy()
                 price[dated] = (k0[:, None] + k1[:, None] * x[at[dated]].astype(np.float64)).astype(dtype)
             c = cont[at]
             cont[at] = np.where(is_call[at, None], np.where(c > price, price, c), np.where(price > c, price, c))

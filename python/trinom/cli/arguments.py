@@ -20,8 +20,6 @@ from ..io.book_files import BookFile, holds_bonds, read_book_file
 
 #: How long ``--dask ADDRESS`` waits for the scheduler to answer before giving up (exit 3).
 DASK_CONNECT_SECONDS = 5.0
-
-
 _DASK_ADDRESS = re.compile(r"^(?:[a-z][a-z0-9+]*://\S+|[A-Za-z0-9_.\-\[\]]+:\d+)$")
 
 

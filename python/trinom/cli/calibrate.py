@@ -44,11 +44,7 @@ from ..io.files import TABLE_FORMATS, check_outputs, output_format
 
 #: The model file's leading columns, in order: global (per curve) and per trade. More may follow them.
 GLOBAL_COLUMNS: Final[tuple[str, ...]] = ("curve", "a", "sigma", "status", "rmse")
-
-
 TRADE_COLUMNS: Final[tuple[str, ...]] = ("id", "a", "sigma", "status", "message")
-
-
 #: The statuses a model file's rows may have.
 STATUSES: Final[tuple[str, ...]] = ("converged", "bound", "no fit")
 

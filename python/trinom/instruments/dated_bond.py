@@ -652,26 +652,22 @@ def _merged_points(bond: np.ndarray, step: np.ndarray, price: np.ndarray, put: n
     if bool(np.any(bond[1:] < bond[:-1])):  # parts of the book, each in bond order: a merge of sorted runs
         order = np.argsort(bond, kind="stable")
         bond, step, price, put, time = bond[order], step[order], price[order], put[order], time[order]
-    same_bond = bond[1:] == bond[:-1]
-    if bool(np.all((step[1:] > step[:-1]) | ~same_bond)):
+    if not bool(np.all((step[1:] >= step[:-1]) | (bond[1:] != bond[:-1]))):  # steps out of order within a bond
+        order = np.lexsort((step, bond))  # stable: points sharing a step keep their order
+        bond, step, price, put, time = bond[order], step[order], price[order], put[order], time[order]
+    # the steps in order within each bond (as the lowering adds them): only the points that share a step are sorted,
+    # and the tightest of each such run kept in its place
+    shared = (bond[1:] == bond[:-1]) & (step[1:] == step[:-1])
+    if not shared.any():
         return bond, step, price, time
-    if bool(np.all((step[1:] >= step[:-1]) | ~same_bond)):
-        # steps already in order within each bond (as the lowering adds them): only the points that share a step
-        # are sorted, and the tightest of each such run kept in its place
-        shared = same_bond & (step[1:] == step[:-1])
-        grouped = np.zeros(bond.size, dtype=bool)
-        grouped[1:] |= shared
-        grouped[:-1] |= shared
-        at = np.flatnonzero(grouped)
-    else:
-        at = np.arange(bond.size)
+    grouped = np.zeros(bond.size, dtype=bool)
+    grouped[1:] |= shared
+    grouped[:-1] |= shared
+    at = np.flatnonzero(grouped)
     signed = np.where(put[at], -price[at], price[at])  # the tighter one is the lowest of these
     order = at[np.lexsort((signed, step[at], bond[at]))]  # by bond, step, then the tighter first (stable: ties)
     first = np.ones(order.size, dtype=bool)
     first[1:] = (bond[order[1:]] != bond[order[:-1]]) | (step[order[1:]] != step[order[:-1]])
-    if at.size == bond.size:
-        kept = order[first]
-        return bond[kept], step[kept], price[kept], time[kept]
     keep = np.ones(bond.size, dtype=bool)
     keep[at] = False
     keep[order[first]] = True

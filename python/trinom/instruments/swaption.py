@@ -17,8 +17,8 @@ backward from ``maturity`` (its ``frequency``, ``day_count``, ``calendar`` and `
 exercise is a listed point at each exercise date at the dirty price 100 (the bond is ex-coupon there: the coupon
 paid that day belongs to the period before): on its step, or, for a date between steps, at the last step before it
 with the date's time (docs/paper-instrument.md, "Flows between steps"). The bond holds the periods that start on or
-after the first exercise date. Exercise dates: ``european``, the fixed-leg start date ``first_exercise`` (default: the swap's
-start); ``bermudan``, every fixed-leg start date from ``first_exercise`` to ``last_exercise`` (default: from the
+after the first exercise date. Exercise dates: ``european``, the fixed-leg start date ``first_exercise`` (default:
+the swap's start); ``bermudan``, every fixed-leg start date from ``first_exercise`` to ``last_exercise`` (default: from the
 start to the last period's start). Only dates after the as-of date count.
 
 Values are per 100 of the trade's notional, the difference of the trees (issue 35: one unit for every price; the
@@ -219,5 +219,6 @@ def _trees(specs: SwaptionSpecs, bad: np.ndarray, flow_owner: np.ndarray, flow_s
         strike=np.where(optioned, 100.0, NO_EXERCISE_PRICE),
         first_exercise=twice(n), last_exercise=np.where(exercise_count > 0, twice(n) - 1, twice(n)),
         exercise_frequency=np.ones(2 * count, dtype=np.int64), curve_index=twice(specs.curve),
-        exercise_count=exercise_count, exercise_step=x_step, exercise_price=np.full(x_step.size, 100.0), exercise_time=x_time,
+        exercise_count=exercise_count, exercise_step=x_step, exercise_price=np.full(x_step.size, 100.0),
+        exercise_time=x_time,
         accrued=np.zeros(2 * count)).with_signed_coupons()
