@@ -229,7 +229,7 @@ enum RealArray { kA, kSigma, kSpread, kStrike, kPaid, kCoupon, kRates, kEntSprea
 
 template <typename real> struct ChunkLayout {
     size_t ints[kIntArrays], reals[kRealArrays], times, dates, type, at, target, upload, out, found_spread,
-        found_iterations, found_status, scratch, total;
+        found_iterations, found_status, scratch, cf_terms, ex_terms, total;
 };
 
 template <typename real> ChunkLayout<real> chunk_layout(const ChunkPlan &plan, int curves, int points) {
@@ -258,6 +258,8 @@ template <typename real> ChunkLayout<real> chunk_layout(const ChunkPlan &plan, i
     c.found_iterations = l.take(searched * sizeof(int));
     c.found_status = l.take(searched * sizeof(int));
     c.scratch = l.take(static_cast<size_t>(plan.scratch) * sizeof(real));
+    c.cf_terms = l.take((plan.timed ? size_t(plan.cashflows) * kFlowTerms : 0) * sizeof(double));
+    c.ex_terms = l.take((plan.dated ? size_t(plan.points) * kFlowTerms : 0) * sizeof(double));
     c.total = l.bytes;
     return c;
 }
@@ -383,6 +385,8 @@ void price_chunk(DeviceContext &ctx, const trinom_bonds &bd, const trinom_bond_c
     args.ex_price = plan.listed ? d_reals(kExPrice) : nullptr;
     args.cf_time = plan.timed ? reinterpret_cast<const double *>(dev + lay.times) : nullptr;
     args.ex_time = plan.dated ? reinterpret_cast<const double *>(dev + lay.dates) : nullptr;
+    args.cf_terms = plan.timed ? reinterpret_cast<const double *>(dev + lay.cf_terms) : nullptr;
+    args.ex_terms = plan.dated ? reinterpret_cast<const double *>(dev + lay.ex_terms) : nullptr;
     args.target = plan.search ? reinterpret_cast<const double *>(dev + lay.target) : nullptr;
     args.search_low = plan.search ? bd.search->low : 0.0;
     args.search_high = plan.search ? bd.search->high : 0.0;
@@ -402,13 +406,21 @@ void price_chunk(DeviceContext &ctx, const trinom_bonds &bd, const trinom_bond_c
     TRINOM_CHECK(cudaEventRecord(mark[0], ctx.stream));
     TRINOM_CHECK(cudaMemcpyAsync(dev, st, lay.upload, cudaMemcpyHostToDevice, ctx.stream));
     TRINOM_CHECK(cudaEventRecord(mark[1], ctx.stream));
+    // The curve terms of the flows and listed points with dates first (flow_terms_kernel): every pricing kernel
+    // reads them.
+    const bool terms = plan.timed || plan.dated;
+    const cudaEvent_t ready = terms ? ctx.event() : mark[1];
+    if (terms) {
+        launch_flow_terms<real>(args, count, plan.cashflows, plan.dated ? plan.points : 0, ctx.stream);
+        TRINOM_CHECK(cudaEventRecord(ready, ctx.stream));
+    }
     // The groups side by side, the most work first (the wide kernel counts as the most).
     std::vector<int> groups;
     for (int g = 0; g < kGroups; ++g)
         if (plan.size[g] > 0) groups.push_back(g);
     std::sort(groups.begin(), groups.end(),
               [&](int x, int y) { return plan.size[x] * (x + 1LL) > plan.size[y] * (y + 1LL); });
-    ctx.fan_out(static_cast<int>(groups.size()), mark[1], [&](int q, cudaStream_t s) {
+    ctx.fan_out(static_cast<int>(groups.size()), ready, [&](int q, cudaStream_t s) {
         const int g = groups[q];
         if (g == kWide)
             launch_bonds_wide<real>(args, perm, plan.begin[g], plan.size[g], d_at + plan.at_begin[g], out, s);

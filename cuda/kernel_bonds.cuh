@@ -245,43 +245,98 @@ struct TimedFlows {
     double a0, a1, da0, da1;  // the flows paid by the listed point's date: after it
     double e0, e1, de0, de1;  // the dated listed point's price
     bool dated;
-    // Nothing between steps at this step: the node loop is the one before flows had times.
-    __device__ __forceinline__ bool plain() const {
-        return !dated && c0 == 0.0 && c1 == 0.0 && a0 == 0.0 && a1 == 0.0;
+    // Cleared before the step's first flow or dated point (`timed`: the step has one).
+    __device__ __forceinline__ void start(bool &timed) {
+        if (!timed) *this = TimedFlows{};
+        timed = true;
     }
 };
 
-// The tree's constants a flow's value needs at step i: its curve (the scenario's), spread (percent), E_i.
+// The curve's part of a flow's value at step i = its step - 1 (FlowContext::value): tau = t - t_i, lambda =
+// B(tau) / B(dt), P(0, t), P(0, t_i) and P(0, t_i+1) on the bond's own curve. flow_terms_kernel finds them once a
+// flow before the backward passes (BondArgs::cf_terms, kFlowTerms doubles a flow), so a pass only adds E_i and the
+// spread: a narrow kernel's lanes would otherwise each search the curve three times at every flow of any bond of
+// their warp.
+struct FlowTerms {
+    double tau, lambda, p_t, p_before, p_after;
+};
+
+template <typename real>
+__device__ __forceinline__ FlowTerms flow_terms(const CurveCursor<real> &curve, const BondConstants<real> &c, double a,
+                                                int term_unit, int i, double t) {
+    const double tau = t - double(i) * c.dt64;
+    return FlowTerms{tau, (1.0 - exp(-a * tau)) / (1.0 - exp(-a * c.dt64)), zero_price_time(curve, t, term_unit),
+                     i > 0 ? zero_price_at(curve, i - 1, c, term_unit) : 1.0, zero_price_at(curve, i, c, term_unit)};
+}
+
+// What a flow's value at step i needs, looked up only where the step has such a flow (a step without one loads
+// nothing): bond o's curve `curve` (a scenario entry's, or its own), its spread in percent (*spread_at, or `spread`
+// where that is nullptr), E_i = eg / g, and the flows' curve terms where the curve is the bond's own.
 template <typename real> struct FlowContext {
-    CurveCursor<real> curve;
+    const BondArgs<real> *b;
     const BondConstants<real> *c;
-    double a, spread, e_i;
-    int term_unit;
+    int o, curve, term_unit;
+    const real *spread_at;
+    double spread;
+    real eg, g;
 
-    // The value c0 + c1 x_j at step i of `amount` paid at t (in (t_i, t_i+1]), and its derivative d0 + d1 x_j.
+    // The value c0 + c1 x_j at step i of `amount` paid at t (in (t_i, t_i+1]), and its derivative d0 + d1 x_j; entry
+    // `at` of `terms` (cf_terms or ex_terms: its terms on the bond's own curve, or nullptr) holds its curve terms.
     __device__ __forceinline__ void value(int i, double t, double amount, double &k0, double &k1, double &q0,
-                                          double &q1) const {
-        const double tau = t - double(i) * c->dt64;
-        const double lambda = (1.0 - exp(-a * tau)) / (1.0 - exp(-a * c->dt64));
-        const double before = i > 0 ? zero_price_at(curve, i - 1, *c, term_unit) : 1.0;
-        const double after = zero_price_at(curve, i, *c, term_unit) / e_i;
-        const double level = zero_price_time(curve, t, term_unit) * exp(-(spread / SPREAD_UNIT) * tau) /
-                             ((1.0 - lambda) * before + lambda * after);
+                                          double &q1, const double *terms, int at) const {
+        FlowTerms f;
+        if (terms != nullptr && curve == b->curve[o]) {
+            const double *stored = terms + size_t(at) * kFlowTerms;
+            f = FlowTerms{stored[0], stored[1], stored[2], stored[3], stored[4]};
+        } else {
+            f = flow_terms(curve_cursor_of(*b, curve), *c, double(b->a[o]), term_unit, i, t);
+        }
+        const double s = spread_at != nullptr ? double(*spread_at) : spread;
+        const double after = f.p_after / (double(eg) / double(g));
+        const double level = f.p_t * exp(-(s / SPREAD_UNIT) * f.tau) / ((1.0 - f.lambda) * f.p_before + f.lambda * after);
         const double scaled = amount * level;
-        k0 = scaled * (1.0 - lambda);
-        k1 = scaled * lambda;
-        q0 = -tau / SPREAD_UNIT * k0;
-        q1 = -tau / SPREAD_UNIT * k1;
+        k0 = scaled * (1.0 - f.lambda);
+        k1 = scaled * f.lambda;
+        q0 = -f.tau / SPREAD_UNIT * k0;
+        q1 = -f.tau / SPREAD_UNIT * k1;
     }
 };
+
+// One thread an event with a time (a flow: `points` false, valued at its step - 1; a listed point: at its step): its
+// curve terms on its bond's own curve (FlowContext::value), for the `count` bonds of the chunk; `begin`, `step` and
+// `time` are the events' (cf_* or ex_*).
+template <typename real>
+__global__ void flow_terms_kernel(BondArgs<real> b, int count, const int *begin, const int *step, const double *time,
+                                  int before, double *terms) {
+    const int f = blockIdx.x * blockDim.x + threadIdx.x;
+    if (f >= begin[count]) return;
+    const double t = time[f];
+    const int i = step[f] - before;
+    if (isnan(t) || i < 0) return;
+    int lo = 0, hi = count;  // the bond o with begin[o] <= f < begin[o + 1]
+    while (hi - lo > 1) {
+        const int mid = (lo + hi) >> 1;
+        if (begin[mid] <= f) lo = mid;
+        else hi = mid;
+    }
+    const int o = lo;
+    const BondConstants<real> c = bond_constants<real>(b.term_unit[o], b.term_steps[o], b.a[o], b.sigma[o], b.spread[o]);
+    const FlowTerms k = flow_terms(curve_cursor(b, o), c, double(b.a[o]), b.term_unit[o], i, t);
+    double *out = terms + size_t(f) * kFlowTerms;
+    out[0] = k.tau;
+    out[1] = k.lambda;
+    out[2] = k.p_t;
+    out[3] = k.p_before;
+    out[4] = k.p_after;
+}
 
 // take_cashflow with flows between steps: the flow of step i+1 on its step (or 0) is returned, the flows with a
 // time (several may share a step) are summed into `tf`, those paid by `date` (the step's dated listed point's, NaN:
-// none) apart.
+// none) apart. `tf` is written only where the step has such a flow (`timed` is then set; tf is cleared first if it
+// was not), so a kernel may keep it out of registers.
 template <typename real>
 __device__ __forceinline__ real take_flows(CashflowCursor &cf, int i, int n, const BondArgs<real> &b,
-                                           const FlowContext<real> &ctx, double date, TimedFlows &tf) {
-    tf = TimedFlows{};
+                                           const FlowContext<real> &ctx, double date, TimedFlows &tf, bool &timed) {
     if (b.cf_time == nullptr) return take_cashflow(cf, i, n, b.cf_step, b.cf_paid);
     real stepped = real(0);
     while (i == cf.S - 1 && cf.r > 0) {
@@ -290,7 +345,8 @@ __device__ __forceinline__ real take_flows(CashflowCursor &cf, int i, int n, con
             stepped = b.cf_paid[cf.p];
         } else {
             double k0, k1, q0, q1;
-            ctx.value(i, t, double(b.cf_paid[cf.p]), k0, k1, q0, q1);
+            ctx.value(i, t, double(b.cf_paid[cf.p]), k0, k1, q0, q1, b.cf_terms, cf.p);
+            tf.start(timed);
             if (t <= date) {
                 tf.a0 += k0, tf.a1 += k1, tf.da0 += q0, tf.da1 += q1;
             } else {
@@ -374,7 +430,7 @@ __device__ __forceinline__ double listed_date(const ListedCursor &c, int i, cons
 // dated between steps is valued from each node instead (tf's e0 + e1 x_j, FlowContext::value).
 template <typename real>
 __device__ __forceinline__ void take_listed(ListedCursor &c, int i, const BondArgs<real> &b, bool call, bool &exercise,
-                                            real &price, const FlowContext<real> &ctx, TimedFlows &tf) {
+                                            real &price, const FlowContext<real> &ctx, TimedFlows &tf, bool &timed) {
     if (c.step != i) return;
     const real listed = b.ex_price[c.at];
     const double date = b.ex_time != nullptr ? b.ex_time[c.at] : CUDART_NAN;
@@ -382,8 +438,9 @@ __device__ __forceinline__ void take_listed(ListedCursor &c, int i, const BondAr
         price = !exercise ? listed : call ? (listed < price ? listed : price) : (listed > price ? listed : price);
         exercise = true;
     } else {
+        tf.start(timed);
         tf.dated = true;
-        ctx.value(i, date, double(listed), tf.e0, tf.e1, tf.de0, tf.de1);
+        ctx.value(i, date, double(listed), tf.e0, tf.e1, tf.de0, tf.de1, b.ex_terms, c.at);
     }
     --c.at;
     c.step = c.at >= c.first ? b.ex_step[c.at] : -1;
@@ -558,6 +615,10 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
     real *factor = b.scratch + warp_at[warp] + column;  // (E_i g) at factor[i * G]
     // kScen: the first entry's level after step cp_step[o], slot k of lane l at checkpoint[k * 32 + l]
     real *checkpoint = b.scratch + warp_at[warp] + G * n_max;
+    // The step's flows between steps (rarely written, read only then): in shared memory, out of the registers that the
+    // level and its weights fill.
+    __shared__ TimedFlows timed_flows[128];
+    TimedFlows &tf = timed_flows[threadIdx.x];
 
     real v[K], w_left[K], w_mid[K], w_right[K];
 
@@ -722,6 +783,8 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
     }
     double p_lane = 1;
     real eg = kScen ? real(0) : factor[(n - 1) * G];
+    // A step with no flow, exercise or listed point (most of them) skips their bookkeeping (as bond_block_kernel).
+    int event = last_event_step(top - 1, cf, lx, first_ex, last_ex, freq);
     // The warp starts at its highest step to price (resuming entries skip the steps above their checkpoint).
     const int i_start = kScen || kSearch ? __reduce_max_sync(kFull, has ? top : 0) - 1 : n_max - 1;
     for (int i = i_start; i >= 0; --i) {
@@ -744,24 +807,23 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
         } else {
             if (live && i > 0) eg_next = factor[(i - 1) * G];  // prefetch
         }
-        bool exercise = false;
+        bool exercise = false, timed = false;
         real price = 0;
-        TimedFlows tf{};
-        if (live) {
+        if (live && i <= event) {
             const int h = min(i, jmax);
             exercise = exercise_at(i, cf.S, first_ex, last_ex, freq);
-            const double e_i = kSearch ? double(eg) : double(eg) / double(g);
-            const double spread = kScen ? double(b.ent_spread[e0 + e]) : kSearch ? search.s : double(b.spread[o]);
-            const FlowContext<real> ctx{curve_cursor_of(b, kScen ? b.ent_curve[e0 + e] : b.curve[o]), &c,
-                                        double(b.a[o]), spread, e_i, term_unit};
-            const real cash = take_flows(cf, i, n, b, ctx, listed_date(lx, i, b), tf);
+            const FlowContext<real> ctx{&b, &c, o, kScen ? b.ent_curve[e0 + e] : b.curve[o], term_unit,
+                                        kScen ? b.ent_spread + e0 + e : kSearch ? nullptr : b.spread + o, search.s,
+                                        eg, kSearch ? real(1) : g};
+            const real cash = take_flows(cf, i, n, b, ctx, listed_date(lx, i, b), tf, timed);
             if (cash != real(0)) {  // Q1: only the nodes of step i, |j| <= h
 #pragma unroll
                 for (int k = 0; k < K; ++k)
                     if (abs(base + k) <= h) v[k] += cash;
             }
             if (exercise) price = exercise_price(cf, i, strike, steps, b.cf_coupon);
-            take_listed(lx, i, b, call, exercise, price, ctx, tf);
+            take_listed(lx, i, b, call, exercise, price, ctx, tf, timed);
+            event = last_event_step(i - 1, cf, lx, first_ex, last_ex, freq);
         }
         real left1 = 0, left2 = 0, right = 0;
         real d_left1 = 0, d_left2 = 0, d_right = 0;
@@ -776,7 +838,7 @@ __global__ void __launch_bounds__(128) bond_kernel(BondArgs<real> b, const int *
             }
         }
         if (live) {
-            const bool plain = tf.plain();
+            const bool plain = !timed;
             backward_sums(v, left1, left2, right, w_right, w_mid, w_left, top_kb, top_b, bottom_b, sl == 0);
             if constexpr (kSearch)  // dV/ds: the same linear step
                 backward_sums(dv, d_left1, d_left2, d_right, w_right, w_mid, w_left, top_kb, top_b, bottom_b, sl == 0);
@@ -934,16 +996,18 @@ __global__ void __launch_bounds__(kWideThreads) bond_wide_kernel(BondArgs<real> 
         const int h = min(i, jmax);
         const real e = E[i];
         bool exercise = exercise_at(i, cf.S, first_ex, last_ex, freq);
-        TimedFlows tf;
-        const double spread = kSearch ? search.s : scen ? double(b.ent_spread[e0 + ent]) : double(b.spread[o]);
-        const FlowContext<real> ctx{curve, &c, double(b.a[o]), spread, double(e), term_unit};
-        const real cash = take_flows(cf, i, n, b, ctx, listed_date(lx, i, b), tf);
+        TimedFlows tf{};
+        bool timed = false;
+        const FlowContext<real> ctx{&b, &c, o, scen ? b.ent_curve[e0 + ent] : b.curve[o], term_unit,
+                                    kSearch ? nullptr : scen ? b.ent_spread + e0 + ent : b.spread + o, search.s, e,
+                                    real(1)};
+        const real cash = take_flows(cf, i, n, b, ctx, listed_date(lx, i, b), tf, timed);
         if (cash != real(0)) {
             for (int j = tid - h; j <= h; j += kWideThreads) cur[j + half] = R::add(cur[j + half], cash);
             __syncthreads();
         }
         real price = exercise ? exercise_price(cf, i, strike, b.cf_step, b.cf_coupon) : real(0);
-        take_listed(lx, i, b, call, exercise, price, ctx, tf);
+        take_listed(lx, i, b, call, exercise, price, ctx, tf, timed);
         for (int j = tid - h; j <= h; j += kWideThreads) {
             const Probs<real> p = bond_probabilities(j, jmax, c.M);
             const int u = j == -jmax ? j + 2 : j == jmax ? j : j + 1;  // targets u > m > d
@@ -1172,7 +1236,7 @@ __global__ void __launch_bounds__(T, kMinBlocks) bond_block_kernel(BondArgs<real
     for (int ent = 0; ent < entries; ++ent) {
         const real g = scen ? spread_factor(b.ent_spread[e0 + ent], c.dt) : c.g;
         const CurveCursor<real> curve = scen ? curve_cursor_of(b, b.ent_curve[e0 + ent]) : curve_cursor(b, o);
-        for (int i = tid; i < n; i += T) {
+            for (int i = tid; i < n; i += T) {
             const double p = double(real(zero_price_at(curve, i, c, term_unit)));
             const double p_before = i > 0 ? double(real(zero_price_at(curve, i - 1, c, term_unit))) : 1.0;
             E[i] = real((p / p_before) * (double(S[i]) + double(P[i])));
@@ -1191,7 +1255,6 @@ __global__ void __launch_bounds__(T, kMinBlocks) bond_block_kernel(BondArgs<real
 #pragma unroll
         for (int k = 0; k < K; ++k) v[k] = at_maturity;
         real e_next = E[n - 1];
-        const double spread = scen ? double(b.ent_spread[e0 + ent]) : double(b.spread[o]);
         int event = last_event_step(n - 1, cf, lx, first_ex, last_ex, freq);
         for (int i = n - 1; i >= 0; --i) {
             const int par = i & 1;
@@ -1199,16 +1262,16 @@ __global__ void __launch_bounds__(T, kMinBlocks) bond_block_kernel(BondArgs<real
             const real e_i = e_next, eg = e_i * g;
             if (i > 0) e_next = E[i - 1];  // prefetched a step ahead
             // A step with no flow, exercise or listed point (most of them) skips their bookkeeping.
-            bool exercise = false, plain = true;
+            bool exercise = false, timed = false;
             real cash = real(0), price = real(0);
             TimedFlows tf;
             if (i <= event) {
                 exercise = exercise_at(i, cf.S, first_ex, last_ex, freq);
-                const FlowContext<real> ctx{curve, &c, double(b.a[o]), spread, double(e_i), term_unit};
-                cash = take_flows(cf, i, n, b, ctx, listed_date(lx, i, b), tf);
+                const FlowContext<real> ctx{&b, &c, o, scen ? b.ent_curve[e0 + ent] : b.curve[o], term_unit,
+                                            scen ? b.ent_spread + e0 + ent : b.spread + o, 0.0, e_i, real(1)};
+                cash = take_flows(cf, i, n, b, ctx, listed_date(lx, i, b), tf, timed);
                 price = exercise ? exercise_price(cf, i, strike, b.cf_step, b.cf_coupon) : real(0);
-                take_listed(lx, i, b, call, exercise, price, ctx, tf);
-                plain = tf.plain();
+                take_listed(lx, i, b, call, exercise, price, ctx, tf, timed);
                 event = last_event_step(i - 1, cf, lx, first_ex, last_ex, freq);
             }
             if (cash != real(0)) {
@@ -1246,7 +1309,7 @@ __global__ void __launch_bounds__(T, kMinBlocks) bond_block_kernel(BondArgs<real
                     sum = fma(p.pu, up1, fma(p.pm, cur, p.pd * prev1));
                 }
                 real cont = sum * (eg * xk);
-                if (plain) {
+                if (!timed) {
                     if (exercise && (call ? cont > price : price > cont)) cont = price;
                 } else {
                     real unused = real(0);
@@ -1289,6 +1352,18 @@ void launch_bonds(int cls, const BondArgs<real> &args, const int *perm, int begi
         launch_class<real, decltype(lanes)::value, decltype(nodes)::value>(args, perm, begin, count, warp_at, out,
                                                                             block_size, stream);
     });
+    TRINOM_CHECK(cudaGetLastError());
+}
+
+template <typename real>
+void launch_flow_terms(const BondArgs<real> &args, int count, int cashflows, int points, cudaStream_t stream) {
+    constexpr int threads = 128;
+    if (count > 0 && cashflows > 0 && args.cf_terms != nullptr)
+        flow_terms_kernel<real><<<(cashflows + threads - 1) / threads, threads, 0, stream>>>(
+            args, count, args.cf_begin, args.cf_step, args.cf_time, 1, const_cast<double *>(args.cf_terms));
+    if (count > 0 && points > 0 && args.ex_terms != nullptr)
+        flow_terms_kernel<real><<<(points + threads - 1) / threads, threads, 0, stream>>>(
+            args, count, args.ex_begin, args.ex_step, args.ex_time, 0, const_cast<double *>(args.ex_terms));
     TRINOM_CHECK(cudaGetLastError());
 }
 

@@ -7,4 +7,5 @@ template void launch_bonds<float>(int, const BondArgs<float> &, const int *, int
                                   cudaStream_t);
 template void launch_bonds_wide<float>(const BondArgs<float> &, const int *, int, int, const long long *, float *,
                                        cudaStream_t);
+template void launch_flow_terms<float>(const BondArgs<float> &, int, int, int, cudaStream_t);
 }  // namespace trinom

@@ -7,4 +7,5 @@ template void launch_bonds<double>(int, const BondArgs<double> &, const int *, i
                                   cudaStream_t);
 template void launch_bonds_wide<double>(const BondArgs<double> &, const int *, int, int, const long long *, double *,
                                        cudaStream_t);
+template void launch_flow_terms<double>(const BondArgs<double> &, int, int, int, cudaStream_t);
 }  // namespace trinom

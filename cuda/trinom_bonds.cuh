@@ -35,6 +35,9 @@ template <typename real> struct BondArgs {
     // Optional (nullptr: every flow on its step): per cash flow its time in years, NaN on its step (take_flows); per
     // listed point its date in years, NaN at its step (take_listed).
     const double *cf_time, *ex_time;
+    // Optional (nullptr: found where used): per flow with a time and per listed point with a date, its terms on the
+    // bond's own curve (kernel_bonds.cuh's flow_terms, written by launch_flow_terms before the pricing kernels).
+    const double *cf_terms, *ex_terms;
     // Optional (nullptr: price): a spread search (trinom_spread_search) for every bond o of the chunk, towards
     // the dirty price target[o]; the bond's price at the spread reported goes to out[o], the rest to found_*.
     const double *target;
@@ -74,6 +77,13 @@ __host__ __device__ inline int block_class(int width) {
         if (width <= block_class_width(c)) return c;
     return kBlockClasses;
 }
+
+constexpr int kFlowTerms = 5;  // doubles a flow in BondArgs::cf_terms
+
+// Before the pricing kernels: the curve terms of every flow with a time and every listed point with a date of the
+// chunk's `count` bonds (`cashflows` flows, `points` listed points) into args.cf_terms and args.ex_terms.
+template <typename real>
+void launch_flow_terms(const BondArgs<real> &args, int count, int cashflows, int points, cudaStream_t stream);
 
 template <typename real>
 void launch_bonds_block(int variant, const BondArgs<real> &args, const int *perm, int begin, int count,
