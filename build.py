@@ -50,7 +50,7 @@ FFI_TARGETS = ("c", "multicore", "opencl", "cuda")
 #: builds a library that runs on any x86-64.
 CPU_CFLAGS = os.environ.get("TRINOM_CPU_CFLAGS", "-O3 -march=native")
 #: Targets built per program: pyopencl only where a backend loads it (futhark-basic/flat's
-#: ``target="pyopencl"``; python/trinom/backends/bonds_futhark.py has no pyopencl target).
+#: ``target="pyopencl"``; python/trinom/engines/bonds_futhark.py has no pyopencl target).
 PROGRAM_TARGETS = {"basic": (*FFI_TARGETS, "pyopencl"), "flat": (*FFI_TARGETS, "pyopencl"), "bonds": FFI_TARGETS,
                    "fast": FFI_TARGETS, "fastbonds": FFI_TARGETS, "calibrate": FFI_TARGETS}
 CUDA_ARCH = os.environ.get("TRINOM_CUDA_ARCH", "90")

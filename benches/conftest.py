@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import trinom
 from trinom import io
-from trinom.lattice import work
+from trinom.lattice.geometry import work
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 

@@ -27,8 +27,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
 
 from trinom import io
-from trinom.backends import get
-from trinom.lattice import work
+from trinom.engines import get
+from trinom.lattice.geometry import work
 
 BIG = ("0_UNIFORM", "1_RAND", "2_RANDCONSTHEIGHT", "3_RANDCONSTWIDTH", "4_SKEWED", "5_SKEWEDCONSTHEIGHT",
        "6_SKEWEDCONSTWIDTH")
@@ -52,8 +52,8 @@ def data_dir() -> Path:
 
 
 #: The kernel module of each CUDA engine (their price() takes the timing dict).
-KERNELS = {"cuda": "trinom.backends.cuda", "cuda-option": "trinom.backends.cuda_option",
-           "cuda-multi": "trinom.backends.cuda_multi"}
+KERNELS = {"cuda": "trinom.engines.cuda", "cuda-option": "trinom.engines.cuda_option",
+           "cuda-multi": "trinom.engines.cuda_multi"}
 
 
 def measure(backend: str, portfolio, curve, precision: str, runs: int, warmup: int, **options) -> dict:

@@ -13,9 +13,9 @@ from statistics import median
 
 import numpy as np
 from quick import arguments, timed, write_json
-from trinom.bonds import reference
 from trinom.bonds.generator import generate_bonds
-from trinom.lattice import work
+from trinom.engines import bonds_reference as reference
+from trinom.lattice.geometry import work
 
 CHECK_ROWS = 64
 

@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT / "python"))
 import trinom  # noqa: E402
 from quick import arguments, timed, write_json  # noqa: E402
 from trinom import io  # noqa: E402
-from trinom.lattice import work  # noqa: E402
+from trinom.lattice.geometry import work  # noqa: E402
 
 
 def main() -> int:

@@ -252,7 +252,7 @@ class Work:
             return None
         import numpy as np
         from trinom import io
-        from trinom.lattice import work
+        from trinom.lattice.geometry import work
 
         portfolio, _curve = io.read_input(path)
         g = portfolio.geometry(np.float32 if precision == "f32" else np.float64)

@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 import trinom
-from trinom.backends.scenario_batch import batch
-from trinom.market import Market
+from trinom.engines.scenario_batch import batch
+from trinom.model.market import Market
 from trinom.pipeline import prepare
 from trinom.scenarios import CurveShift, scenario_market
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import trinom
 from conftest import dataset, record
-from trinom import backends
+from trinom import engines
 
 SMALL = ["book", "options-1000", "0_UNIFORM_1000", "1_RAND_1000", "2_RANDCONSTHEIGHT_1000", "3_RANDCONSTWIDTH_1000"]
 TEN_K = ["0_UNIFORM_10000", "1_RAND_10000", "2_RANDCONSTHEIGHT_10000", "3_RANDCONSTWIDTH_10000"]
@@ -41,8 +41,8 @@ def usable(name: str, target: str | None) -> None:
     if name == "auto":
         return
     try:
-        ok, why = backends.get(name).available(target)
-    except backends.BackendUnavailable as err:
+        ok, why = engines.get(name).available(target)
+    except engines.BackendUnavailable as err:
         ok, why = False, str(err)
     if not ok:
         pytest.skip(f"{name}/{target}: {why}")

@@ -14,11 +14,11 @@ import functools
 import numpy as np
 import pytest
 import trinom
-from trinom import backends
-from trinom.backends import BackendUnavailable
-from trinom.bonds import reference
+from trinom import engines
 from trinom.bonds.generator import DATASETS, generate_bonds
-from trinom.lattice import work as bond_work
+from trinom.engines import BackendUnavailable
+from trinom.engines import bonds_reference as reference
+from trinom.lattice.geometry import work as bond_work
 
 #: Floating-point operations of the spec (docs/paper-instrument.md §5-§6) per node update: forward
 #: 2 (scale by E and x) + 5 (three-branch gather) + 2 (alpha sum); backward 5 (three-branch sum) +
@@ -59,7 +59,7 @@ def expected(name: str, precision: str) -> tuple[np.ndarray, np.ndarray]:
 def run(benchmark, name: str, target: str | None, data: str, precision: str, rounds: int, rows: int | None = None):
     if name != "auto":
         try:
-            ok, why = backends.get(name).available(target)
+            ok, why = engines.get(name).available(target)
         except BackendUnavailable as err:
             ok, why = False, str(err)
         if not ok:

@@ -29,9 +29,9 @@ STEPS = (
     "trinom.distributed:DistributedBook._placement", "trinom.distributed:shared_result",
     "trinom.distributed:DistributedBook._execute", "trinom.shared_results:SharedResult.close",
     "trinom.api:Job.result", "trinom.distributed:price_placed", "trinom.distributed:_placed_prices",
-    "trinom.backends._cuda_lib:price_book", "trinom.backends.scenario_batch:planned",
-    "trinom.backends.scenario_batch:ScenarioBatch.gather", "trinom.backends.engine:CudaEngine.price_entries",
-    "trinom.backends.engine:KernelEngine.price_into", "trinom.shared_results:opened_part",
+    "trinom.engines._cuda_lib:price_book", "trinom.engines.scenario_batch:planned",
+    "trinom.engines.scenario_batch:ScenarioBatch.gather", "trinom.engines.engine:CudaEngine.price_entries",
+    "trinom.engines.engine:KernelEngine.price_into", "trinom.shared_results:opened_part",
     "trinom.shared_results:write_part",
 )
 RISK_STEPS = ("trinom.risk:price", "trinom.risk:_move_failures", "trinom.risk:_curve_of_rows")

@@ -1,4 +1,4 @@
-"""The scenario planning as it was before issue 27 (trinom.backends.scenario_batch.batch at 9956db1): a loop over
+"""The scenario planning as it was before issue 27 (trinom.engines.scenario_batch.batch at 9956db1): a loop over
 (candidate, tree) arrays per part. tests/test_scenario_plan.py checks the vectorised planning against it."""
 
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from trinom.backends.scenario_batch import ScenarioBatch
-from trinom.book import Book
-from trinom.curve import YieldCurve
-from trinom.market import Market
+from trinom.engines.scenario_batch import ScenarioBatch
+from trinom.lattice.book import Book
+from trinom.model.curve import YieldCurve
+from trinom.model.market import Market
 
 
 def batch_before(book: Book, market: Market) -> ScenarioBatch:

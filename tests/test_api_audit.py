@@ -11,7 +11,7 @@ import pytest
 import trinom
 from trinom.bonds.generator import generate_bonds
 from trinom.io.bond_books import read_bonds, write_bonds_csv
-from trinom.market import Market, NamedCurves
+from trinom.model.market import Market, NamedCurves
 from trinom.scenarios import CurveSet, CurveShift, SigmaShift, SpreadShift, read_scenarios
 
 H = 1e-4

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import trinom
 from conftest import load_thesis
-from trinom import auto, backends
-from trinom.backends import costs
+from trinom import engines
 from trinom.bonds.generator import generate_bonds
+from trinom.engines import auto, costs
 from trinom.generator import generate
 
 
@@ -82,7 +82,7 @@ def test_auto_honours_the_callers_target(monkeypatch):
     assert auto.choose(big, target="c") == ("futhark", "c")
     assert auto.choose(big, target="opencl") == ("futhark", "opencl")
     assert auto.choose(big, target="cuda") == ("cuda", "cuda")
-    with pytest.raises(backends.BackendUnavailable, match="no engine can run on target 'pyopencl'"):
+    with pytest.raises(engines.BackendUnavailable, match="no engine can run on target 'pyopencl'"):
         auto.choose(big, target="pyopencl")
 
 

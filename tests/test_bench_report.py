@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import trinom
 from trinom import io
-from trinom.lattice import work
+from trinom.lattice.geometry import work
 
 ROOT = Path(__file__).resolve().parent.parent
 

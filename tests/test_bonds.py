@@ -9,11 +9,12 @@ import pytest
 import trinom
 from conftest import PAPER_50, PAPER_SAMPLE, load_paper, shared_data_dir
 from trinom import InputError
-from trinom.bonds import BondPortfolio, reference
+from trinom.bonds import BondPortfolio
 from trinom.bonds.generator import DATASETS, generate_bonds, sample_bond
-from trinom.closed_form import zero_coupon_bond_option
-from trinom.constants import CALL, PUT
+from trinom.engines import bonds_reference as reference
 from trinom.io.bond_books import is_bond_file, read_bonds, write_bonds
+from trinom.lattice.constants import CALL, PUT
+from trinom.model.closed_form import zero_coupon_bond_option
 
 
 # --- the paper's sample: bit for bit -----------------------------------------------------------------

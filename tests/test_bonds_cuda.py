@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 from conftest import ROOT, gpu_present
-from trinom.backends import BackendUnavailable, _cuda_lib, bonds_cuda
 from trinom.bonds.generator import sample_bond
+from trinom.engines import BackendUnavailable, _cuda_lib, bonds_cuda
 
 
 def declarations():

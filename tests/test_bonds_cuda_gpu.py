@@ -1,4 +1,4 @@
-"""The CUDA bond backend (``trinom.backends.bonds_cuda``) against the paper's outputs and the reference.
+"""The CUDA bond backend (``trinom.engines.bonds_cuda``) against the paper's outputs and the reference.
 
 Tolerances: float64 1e-11 absolute (against ``out64`` and the NumPy reference). float32: 2e-4
 absolute against ``out32`` on the sample (``out32`` itself is 1.3e-4 from ``out64``), and 1e-4
@@ -20,9 +20,10 @@ import numpy as np
 import pytest
 import trinom
 from conftest import PAPER_50, PAPER_SAMPLE, load_paper
-from trinom.backends import _cuda_lib, bonds_cuda
-from trinom.bonds import BondPortfolio, reference
+from trinom.bonds import BondPortfolio
 from trinom.bonds.generator import DATASETS, a_for_width, generate_bonds, paper_curves
+from trinom.engines import _cuda_lib, bonds_cuda
+from trinom.engines import bonds_reference as reference
 
 pytestmark = pytest.mark.gpu
 

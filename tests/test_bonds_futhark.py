@@ -1,4 +1,4 @@
-"""The Futhark bond backend (fut/bonds.fut through ``trinom.backends.bonds_futhark``).
+"""The Futhark bond backend (fut/bonds.fut through ``trinom.engines.bonds_futhark``).
 
 Tolerances (measured on the c and multicore targets in brackets):
 
@@ -19,8 +19,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import PAPER_SAMPLE, gpu_present, load_paper
-from trinom.backends import bonds_futhark
-from trinom.bonds import BondPortfolio, reference
+from trinom.bonds import BondPortfolio
+from trinom.engines import bonds_futhark
+from trinom.engines import bonds_reference as reference
 
 F64_TOLERANCE = 1e-11
 OUT32_TOLERANCE = 1e-9

@@ -10,12 +10,12 @@ import pytest
 import trinom
 from conftest import PAPER_SAMPLE, load_paper, load_thesis
 from trinom import pipeline as api
-from trinom.backends import lift
 from trinom.bonds.generator import generate_bonds
-from trinom.book import BOND, CASH_FLOW, EXERCISE, OPTION, PAYOFF, Book
 from trinom.cli import main
+from trinom.engines import lift
 from trinom.generator import generate
-from trinom.lattice import Convention, work
+from trinom.lattice.book import BOND, CASH_FLOW, EXERCISE, OPTION, PAYOFF, Book
+from trinom.lattice.geometry import Convention, work
 
 
 def test_options_lower_to_two_events_and_lift_back_exactly():
@@ -144,7 +144,7 @@ def test_unknown_knobs_and_targets_are_errors_not_ignored():
         trinom.price(portfolio, backend="reference", target="opencl")
     with pytest.raises(ValueError, match="engine 'reference' takes no option 'block_size'"):
         trinom.price(portfolio, backend="reference", block_size=64)
-    with pytest.raises(trinom.backends.BackendUnavailable, match="runs on device 0 only, got device 1"):
+    with pytest.raises(trinom.engines.BackendUnavailable, match="runs on device 0 only, got device 1"):
         trinom.price(portfolio, backend="futhark", target="c", device=1)
 
 

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import trinom
 from conftest import gpu_present
-from trinom.backends import BackendUnavailable
+from trinom.engines import BackendUnavailable
 from trinom.model import DatedCurve
 from trinom.model.baskets import calibrate_baskets, trade_baskets
 from trinom.model.calibration import CONVERGED, MAX_ITERATIONS, NOT_RUN, LMResult, levenberg_marquardt

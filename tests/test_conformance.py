@@ -20,9 +20,10 @@ import numpy as np
 import pytest
 import trinom
 from conftest import PAPER_50, PAPER_SAMPLE, load_paper, load_thesis
-from trinom.backends import BackendUnavailable
-from trinom.bonds import BondPortfolio, reference
+from trinom.bonds import BondPortfolio
 from trinom.bonds.generator import DATASETS, generate_bonds
+from trinom.engines import BackendUnavailable
+from trinom.engines import bonds_reference as reference
 
 #: The one table of tolerances: (instrument, precision, oracle) -> (absolute, relative).
 TOLERANCES: dict[tuple[str, str, str], tuple[float, float]] = {
@@ -126,7 +127,7 @@ def mixed_bonds() -> tuple[BondPortfolio, tuple]:
 def require(engine: str, target: str | None) -> None:
     """A case whose engine cannot run here fails (CPU) -- except OpenCL targets where no platform exists."""
     try:
-        ok, why = trinom.backends.get(engine).available(target)
+        ok, why = trinom.engines.get(engine).available(target)
     except BackendUnavailable as err:
         ok, why = False, str(err)
     if not ok and target in ("opencl", "pyopencl") and ("platform" in why or "pyopencl" in why):
@@ -174,4 +175,4 @@ def test_a_mixed_book_equals_its_parts(engine, target):
 
 def test_the_table_covers_every_engine():
     engines = {case.engine for case in CASES}
-    assert engines == set(trinom.backends.names()) - {"auto"}
+    assert engines == set(trinom.engines.names()) - {"auto"}

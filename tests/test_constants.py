@@ -6,7 +6,7 @@ import re
 
 import pytest
 from conftest import ROOT
-from trinom import constants
+from trinom.lattice import constants
 
 NAMES = ("DAYS_IN_YEAR", "JMAX_FACTOR", "FACE_VALUE", "CALL", "PUT", "BOND_DAYS_IN_YEAR", "SPREAD_UNIT")
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import trinom
 from conftest import ROOT, gpu_present
-from trinom import backends
-from trinom.backends import BackendUnavailable, _cuda_lib
+from trinom import engines
+from trinom.engines import BackendUnavailable, _cuda_lib
 
 SOURCES = sorted((ROOT / "cuda").glob("*.cu"))
 CUDA_BACKENDS = ("cuda-option", "cuda-multi", "cuda")
@@ -103,7 +103,7 @@ def test_header_declarations_parse_with_cffi():
     assert [searched[f"TRINOM_SEARCH_{name}"] for name in ("CONVERGED", "OUTSIDE", "NO_CONVERGENCE", "OVERFLOW",
                                                            "SKIPPED")] == [0, 1, 2, 3, 4]
     assert {f"TRINOM_SEARCH_{name.upper().replace(' ', '_')}": code
-            for code, name in enumerate(backends.engine.SEARCH_OUTCOMES)} == searched
+            for code, name in enumerate(engines.engine.SEARCH_OUTCOMES)} == searched
 
 
 def test_errors_come_from_the_struct_not_the_message():
@@ -129,7 +129,7 @@ def test_errors_come_from_the_struct_not_the_message():
 
 @pytest.mark.parametrize("name", [*CUDA_BACKENDS, "bonds_cuda"])
 def test_backends_take_a_device(name: str):
-    module = importlib.import_module(f"trinom.backends.{name.replace('-', '_')}")
+    module = importlib.import_module(f"trinom.engines.{name.replace('-', '_')}")
     parameter = inspect.signature(module.price).parameters["device"]
     assert parameter.kind == parameter.KEYWORD_ONLY and parameter.default == 0
     for function in (_cuda_lib.price, _cuda_lib.price_bonds, _cuda_lib.price_book):
@@ -140,10 +140,10 @@ def test_backends_take_a_device(name: str):
 def test_backend_without_gpu_says_no_cuda_device(name: str):
     if gpu_present()[0]:
         pytest.skip("a GPU is present here: the no-GPU message cannot be checked")
-    module = importlib.import_module(f"trinom.backends.{name.replace('-', '_')}")
+    module = importlib.import_module(f"trinom.engines.{name.replace('-', '_')}")
     assert module.TARGETS == ("cuda",)
     usable, reason = module.available()
-    assert backends.get(name).available() == (usable, reason)
+    assert engines.get(name).available() == (usable, reason)
     assert not usable
     assert reason.startswith("no CUDA device"), reason
     book = trinom.Portfolio(strike=[63.0], maturity=[9.0], expiry=[3.0], term_unit=[365], term_steps=[1],

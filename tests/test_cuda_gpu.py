@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import trinom
 from conftest import load_thesis, shared_data_dir
-from trinom import backends
-from trinom.backends import _cuda_lib, cuda, cuda_multi, cuda_option, reference
+from trinom import engines
+from trinom.engines import _cuda_lib, cuda, cuda_multi, cuda_option, reference
 
 pytestmark = pytest.mark.gpu
 
@@ -192,7 +192,7 @@ def test_timing_is_reported(thesis_curve):
 
 
 def test_available_names_the_device():
-    usable, reason = backends.get("cuda").available()
+    usable, reason = engines.get("cuda").available()
     assert usable, reason
     assert reason.startswith("CUDA on")
 
@@ -291,7 +291,7 @@ def test_cuda_and_futhark_cuda_share_a_process(thesis_curve):
     """A Futhark cuda library makes its own CUDA context current; our library must still work
     after it (it binds the device's primary context per call) and must leave Futhark working."""
     portfolio, expected = dataset("options-1000", "f64")
-    futhark = backends.get("futhark-basic")
+    futhark = engines.get("futhark-basic")
     if not futhark.available("cuda")[0]:
         pytest.fail(f"futhark-basic/cuda not usable on this GPU machine: {futhark.available('cuda')[1]}")
     for name, options in (("futhark-basic", {"target": "cuda"}), ("cuda", {}), ("futhark-basic", {"target": "cuda"}),

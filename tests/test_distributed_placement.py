@@ -261,10 +261,10 @@ def test_an_oas_search_on_the_placed_bonds(client):
 def test_the_engine_search_on_the_placed_shards(monkeypatch):
     """An engine that searches spreads itself (cuda) searches each placed shard in one task; the rows get their
     own solutions back. Checked on a threaded cluster with the reference engine given a stand-in search."""
-    from trinom import backends
-    from trinom.backends.engine import SEARCH_OUTCOMES, SpreadSolution
+    from trinom import engines
+    from trinom.engines.engine import SEARCH_OUTCOMES, SpreadSolution
 
-    engine = type(backends.get("reference"))
+    engine = type(engines.get("reference"))
 
     def solve_spreads(self, book, market, goal, limits, **settings):  # a stand-in: a function of each tree alone
         done = np.isfinite(goal)

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 import trinom
 from conftest import data_dir, load_thesis
-from trinom.backends import BackendUnavailable, _futhark, bonds_futhark_fast, futhark_basic, futhark_fast, futhark_flat
-from trinom.bonds import reference as bond_reference
 from trinom.bonds.generator import generate_bonds
+from trinom.engines import BackendUnavailable, _futhark, bonds_futhark_fast, futhark_basic, futhark_fast, futhark_flat
+from trinom.engines import bonds_reference as bond_reference
 
 F64_TOLERANCE = 1e-11
 F32_TOLERANCE = 1.2e-4

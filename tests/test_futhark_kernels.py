@@ -4,7 +4,7 @@ belong (no GPU needed).
 Two traps found while making the `futhark` engine fast (issue 13, benches/RESULTS-futhark.md) are checked
 on the CUDA backend's generated kernels: a level that Futhark moves to global memory (a `replicate` hoisted
 out of the workgroup's map put the whole backward pass there, 4x slower), and the local memory a workgroup
-needs, which `trinom.backends.futhark_fast.LOCAL_LEVELS` must match for the classes to fit OpenCL's 48 KiB.
+needs, which `trinom.engines.futhark_fast.LOCAL_LEVELS` must match for the classes to fit OpenCL's 48 KiB.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-from trinom.backends import futhark_fast
+from trinom.engines import futhark_fast
 
 #: The global memory a grouped kernel may touch: options, the ten arrays and the prices; bonds, eighteen
 #: arrays read (maturities is not), the cash flows' and curves' offsets, the prices, and one scratch array

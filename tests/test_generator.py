@@ -14,7 +14,7 @@ from trinom.generator import (
     resolve_distribution,
     reversion_rate_for_width,
 )
-from trinom.lattice import tree_geometry
+from trinom.lattice.geometry import tree_geometry
 
 THESIS_SIZE = 65536
 

@@ -8,9 +8,46 @@ import pytest
 
 
 @pytest.mark.parametrize(("old", "new"), [("trinom.portfolio", "trinom.instruments.option"),
-                                          ("trinom.bonds.portfolio", "trinom.instruments.bond")])
+                                          ("trinom.bonds.portfolio", "trinom.instruments.bond"),
+                                          ("trinom.backends", "trinom.engines"),
+                                          ("trinom.backends.costs", "trinom.engines.costs"),
+                                          ("trinom.backends.scenario_batch", "trinom.engines.scenario_batch"),
+                                          ("trinom.backends.lift", "trinom.engines.lift"),
+                                          ("trinom.backends.futhark_fast", "trinom.engines.futhark_fast"),
+                                          ("trinom.backends.bonds_futhark_fast", "trinom.engines.bonds_futhark_fast"),
+                                          ("trinom.backends.engine", "trinom.engines.engine"),
+                                          ("trinom.backends.cuda", "trinom.engines.cuda"),
+                                          ("trinom.auto", "trinom.engines.auto"),
+                                          ("trinom.bonds.reference", "trinom.engines.bonds_reference"),
+                                          ("trinom.book", "trinom.lattice.book"),
+                                          ("trinom.market", "trinom.model.market"),
+                                          ("trinom.closed_form", "trinom.model.closed_form")])
 def test_old_import_paths_are_the_moved_modules(old: str, new: str):
     assert importlib.import_module(old) is importlib.import_module(new)
+
+
+def test_old_paths_are_attributes_and_share_one_registry():
+    """``trinom.backends`` is an attribute of ``trinom`` as when it was a module, and an engine registered through
+    either path is found through the other (one registry, not two copies)."""
+    import trinom
+    from trinom import engines
+    from trinom.backends import Engine, get, names, register, release_memory, status  # documented names
+
+    assert trinom.backends is engines and trinom.auto is engines.auto and trinom.closed_form.__name__ == (
+        "trinom.model.closed_form")
+    assert trinom.bonds.reference is importlib.import_module("trinom.engines.bonds_reference")
+    assert get is engines.get and names is engines.names and register is engines.register
+    assert status is engines.status and release_memory is engines.release_memory and Engine is engines.Engine
+
+
+def test_the_lattice_package_keeps_the_geometry_names():
+    """``trinom.lattice`` (documented: ``tree_geometry``, ``probability_table``, ``bond_geometry``, ``work``) is now
+    the lattice's folder; the geometry's names are still its names."""
+    from trinom.lattice import geometry
+
+    lattice = importlib.import_module("trinom.lattice")
+    for name in ("tree_geometry", "probability_table", "bond_geometry", "work", "Convention", "probabilities"):
+        assert getattr(lattice, name) is getattr(geometry, name)
 
 
 def test_public_names_are_unchanged():

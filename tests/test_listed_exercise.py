@@ -15,12 +15,13 @@ from typing import Any
 import numpy as np
 import pytest
 import trinom
-from trinom.backends import bonds_futhark, bonds_futhark_fast, lift
-from trinom.bonds import BondPortfolio, reference
-from trinom.book import EXERCISE
-from trinom.constants import CALL, PUT
+from trinom.bonds import BondPortfolio
+from trinom.engines import bonds_futhark, bonds_futhark_fast, lift
+from trinom.engines import bonds_reference as reference
 from trinom.errors import InputError
 from trinom.instruments.bond import BOND_FIELDS, CASHFLOW_FIELDS, LISTED_FIELDS
+from trinom.lattice.book import EXERCISE
+from trinom.lattice.constants import CALL, PUT
 
 CPU_TARGETS = ("c", "multicore")
 WINDOW_TOLERANCE = 1e-12

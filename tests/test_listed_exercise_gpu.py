@@ -12,10 +12,11 @@ import numpy as np
 import pytest
 import trinom
 from test_listed_exercise import CURVES, as_listed, coupon_bond, portfolio, schedules, step_down, windows
-from trinom.backends import bonds_cuda, bonds_futhark, bonds_futhark_fast
-from trinom.bonds import BondPortfolio, reference
+from trinom.bonds import BondPortfolio
 from trinom.bonds.generator import a_for_width
-from trinom.constants import PUT
+from trinom.engines import bonds_cuda, bonds_futhark, bonds_futhark_fast
+from trinom.engines import bonds_reference as reference
+from trinom.lattice.constants import PUT
 
 pytestmark = pytest.mark.gpu
 

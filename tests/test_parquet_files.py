@@ -47,7 +47,7 @@ def old_loop(source, out, market, errors="raise"):
         result = trinom.price(book, market, errors=errors, **CPU)
         writer.write(ids, result)
         del result, book
-        trinom.backends.release_memory()
+        trinom.engines.release_memory()
         assert first >= 0
     writer.close()
 

@@ -1,4 +1,4 @@
-"""A market's scenario axis priced as one batch (trinom.backends.scenario_batch, issue 14 item 1).
+"""A market's scenario axis priced as one batch (trinom.engines.scenario_batch, issue 14 item 1).
 
 Every scenario price must be bit for bit the price of the moved book priced alone on the same engine: the
 batch only decides which (tree, curve, spread) entries to price, and shares what a scenario leaves as it is.
@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import trinom
-from trinom.backends.scenario_batch import batch, expanded
 from trinom.bonds.generator import generate_bonds
+from trinom.engines.scenario_batch import batch, expanded
 from trinom.scenarios import CurveSet, CurveShift, SigmaShift, SpreadShift, scenario_market, shifted
 
 H = 1e-4
@@ -128,7 +128,7 @@ def test_an_early_key_rate_bump_resumes_from_a_checkpoint():
 
 
 def test_bond_arrays_are_the_portfolio_once_per_sigma_move_or_a_few_bonds():
-    from trinom.backends.bond_arrays import bond_blocks, bonds_at
+    from trinom.engines.bond_arrays import bond_blocks, bonds_at
 
     bonds, curves = generate_bonds("U1", 5, seed=3)
     book = bonds.lower(trinom.Market.of(curves).names)
@@ -143,12 +143,12 @@ def test_bond_arrays_are_the_portfolio_once_per_sigma_move_or_a_few_bonds():
 
 def test_a_part_of_a_batch_prices_its_trees_entries():
     """``ScenarioBatch.part``: the entries of some trees (sigma moves applied) as a batch of their own."""
-    from trinom import backends
+    from trinom import engines
 
     options = trinom.generator.generate("random", 6, seed=2)
     market = scenario_market(None, [None, CurveShift(H), CurveShift(H, pillar=3), SigmaShift(H)])
     plan = batch(options.lower(market.names[0]), market)
-    engine = backends.get("reference")
+    engine = engines.get("reference")
     whole = engine.price_entries(plan, "f64", None, 0, {})
     trees = np.array([len(plan.trees) - 1, 0, 4])  # a sigma-moved copy first
     part, where = plan.part(trees)

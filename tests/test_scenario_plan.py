@@ -14,13 +14,13 @@ import numpy as np
 import pytest
 import trinom
 from scenario_plan_oracle import batch_before
-from trinom.backends import _cuda_lib
-from trinom.backends import get as engine_named
-from trinom.backends.scenario_batch import batch
 from trinom.bonds.generator import generate_bonds
-from trinom.book import Book
+from trinom.engines import _cuda_lib
+from trinom.engines import get as engine_named
+from trinom.engines.scenario_batch import batch
 from trinom.generator import reversion_rate_for_width
-from trinom.market import Market
+from trinom.lattice.book import Book
+from trinom.model.market import Market
 from trinom.pipeline import prepare
 from trinom.scenarios import CurveSet, CurveShift, SigmaShift, SpreadShift, scenario_market
 
@@ -213,7 +213,7 @@ def test_a_mixed_books_options_take_their_entries_alone(monkeypatch):
 
 def test_a_grid_priced_again_in_an_equal_market_keeps_its_plan():
     """``planned``: one plan per book, kept while the market's curves and moves are the same bits."""
-    from trinom.backends.scenario_batch import planned
+    from trinom.engines.scenario_batch import planned
 
     options = options_for(2, 50)
     grid = [CurveShift(H * k) for k in range(4)]

@@ -64,7 +64,7 @@ def engines(targets: tuple[str, ...]) -> list[tuple[str, str | None]]:
     found = []
     for backend in ("futhark", "futhark-paper", "cuda"):
         for target in (None,) if backend == "cuda" else targets:
-            if (backend != "cuda" or "cuda" in targets) and trinom.backends.get(backend).available(target)[0]:
+            if (backend != "cuda" or "cuda" in targets) and trinom.engines.get(backend).available(target)[0]:
                 found.append((backend, target))
     return found
 

@@ -84,7 +84,7 @@ def from_thesis(thesis: Path, out_dir: Path) -> None:
 
 
 def bonds_from_paper(paper: Path, out_dir: Path) -> None:
-    from trinom.bonds import reference
+    from trinom.engines import bonds_reference as reference
     from trinom.io import bond_books as bond_io
 
     for source in sorted(paper.glob("*.in")):

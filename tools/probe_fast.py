@@ -9,7 +9,7 @@ from statistics import median
 
 import trinom
 from trinom import io
-from trinom.backends import futhark_fast
+from trinom.engines import futhark_fast
 from trinom.instruments.option import FIELDS, Portfolio
 
 
@@ -26,7 +26,7 @@ def timed(portfolio, curve, precision, target, build_options, rounds=5):
 
 def report(portfolio, curve, precision, target) -> None:
     """Futhark's own profile of three calls: time per kernel and per copy, from the context."""
-    from trinom.backends import _futhark
+    from trinom.engines import _futhark
     futhark_fast.price(portfolio, curve, precision, target=target)
     impl = _futhark.context("fast", target)._impl
     impl.lib.futhark_context_unpause_profiling(impl.ctx)

@@ -9,7 +9,7 @@ import time
 import numpy as np
 import trinom
 from trinom import io
-from trinom.backends import _futhark, futhark_fast
+from trinom.engines import _futhark, futhark_fast
 
 
 def main() -> None:

@@ -8,28 +8,50 @@ trinomial trees, on GPUs and CPUs.
 1.879957315
 """
 
+import importlib as _importlib
 import sys as _sys
 
-from . import closed_form, generator
+from . import generator
 from .api import price
 from .bonds import BondPortfolio, BondPrices, price_bonds
-from .book import Book
-from .constants import CALL, PUT
-from .curve import YieldCurve
 from .distributed import DistributedBook, distribute
 from .errors import InputError
 from .instruments.option import FIELDS, Portfolio
 from .instruments.trades import Trades, read_trades
 from .io import parquet
-from .market import Market
+from .lattice.book import Book
+from .lattice.constants import CALL, PUT
+from .model import closed_form
 from .model.calibration import calibrate
+from .model.curve import YieldCurve
 from .model.dated_curve import DatedCurve
+from .model.market import Market
 from .oas import OASResult, oas
 from .result import Prices
 from .risk import risk
 
 # ``trinom.parquet`` (documented) is the Parquet format's module, now ``trinom.io.parquet`` (issue 36's layout).
 _sys.modules.setdefault(f"{__name__}.parquet", parquet)
+
+#: The documented module paths of before issue 36's layout, each the same module as its new home: ``trinom.backends``
+#: is ``trinom.engines`` and each of its modules (all of them, so that none is ever loaded twice, registry and all).
+_MOVED: dict[str, str] = {
+    "backends": "engines",
+    **{f"backends.{name}": f"engines.{name}" for name in (
+        "_cuda_lib", "_futhark", "bond_arrays", "bonds_cuda", "bonds_futhark", "bonds_futhark_fast", "costs", "cuda",
+        "cuda_multi", "cuda_option", "engine", "futhark_basic", "futhark_fast", "futhark_flat", "lift", "outcomes",
+        "reference", "scenario_batch")},
+    "auto": "engines.auto",
+    "bonds.reference": "engines.bonds_reference",
+    "book": "lattice.book",
+    "market": "model.market",
+    "closed_form": "model.closed_form",
+}
+for _old, _new in _MOVED.items():
+    _module = _importlib.import_module(f"{__name__}.{_new}")
+    _sys.modules.setdefault(f"{__name__}.{_old}", _module)
+    _parent, _, _name = f"{__name__}.{_old}".rpartition(".")
+    setattr(_sys.modules[_parent], _name, _module)  # ``trinom.backends`` as an attribute too, as when it was a module
 
 __version__ = "0.2.0"
 __all__ = [

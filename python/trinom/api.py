@@ -11,10 +11,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .analytics.recalibration import is_dated
-from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
 from .errors import InputError
 from .instruments.trades import Trades, lowered
-from .market import CurvesLike, Market
+from .lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
+from .model.market import CurvesLike, Market
 from .pipeline import Instrument, check_client, check_price_arguments, check_sequence, price_book
 from .result import Prices
 from .scenarios import Scenario, scenario_market
@@ -44,7 +44,7 @@ def price(
     sequence of them (a mixed book; rows are numbered across the sequence). ``curves``: a
     :class:`~trinom.YieldCurve`, a sequence or mapping of them (a bond's ``curve_index`` picks one;
     options use the first), or a :class:`~trinom.Market`; default: the thesis curve.
-    ``backend``: an engine of :func:`trinom.backends.names` (``auto``: the fastest usable one, on
+    ``backend``: an engine of :func:`trinom.engines.names` (``auto``: the fastest usable one, on
     ``target`` if given); ``precision``: ``"f64"`` or ``"f32"``; ``device``: the GPU's index;
     ``tuning``: the engine's own knobs (an unknown one is an error). ``max_width`` and ``max_steps``
     bound every tree's width and number of steps, so that a row's memory and work are known before

@@ -6,7 +6,7 @@ what a user hands to Spark's ``mapInArrow``, Ray's ``map_batches`` or a grid sch
 
 :func:`distribute` (and ``trinom.price(..., client=client)``, which uses it) places a book on the workers
 *once*: trinom validates the book in the calling process, lowers it to trees, estimates every tree's work
-(node updates, :meth:`trinom.book.Book.work`), cuts the trees into shards of about equal work (one per
+(node updates, :meth:`trinom.lattice.book.Book.work`), cuts the trees into shards of about equal work (one per
 worker thread by default: runs of consecutive trees where every tree is small against a shard, else dealt
 largest first in snake order) and scatters each shard, lowered, straight to one worker
 (``client.scatter(..., direct=True)``: the book never passes through the scheduler nor travels in a task
@@ -52,14 +52,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .backends.engine import SEARCH_OUTCOMES, SearchLimits, SpreadSolution
-from .backends.scenario_batch import ScenarioBatch
-from .book import BOND, Book
-from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
+from .engines.engine import SEARCH_OUTCOMES, SearchLimits, SpreadSolution
+from .engines.scenario_batch import ScenarioBatch
 from .errors import InputError, check_error_mode
 from .instruments.bond import BondPortfolio
 from .instruments.option import Portfolio
-from .market import CurvesLike, Market
+from .lattice.book import BOND, Book
+from .lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
+from .model.market import CurvesLike, Market
 from .pipeline import Job, check_choice, check_client, check_price_arguments, prepare, price_book, resolve, run
 from .result import Prices
 from .scenarios import Scenario, scenario_market
@@ -164,7 +164,7 @@ class _Shard:
     span: tuple[int, int] | None  #: ``(start, stop)`` where the trees are consecutive (a view of the book)
     work: float  #: node updates
     worker: str
-    future: Any = None  #: the placed trees (a Dask future of a :class:`~trinom.book.Book`)
+    future: Any = None  #: the placed trees (a Dask future of a :class:`~trinom.lattice.book.Book`)
 
     def book(self, whole: Book) -> Book:
         """The shard's trees as a book of their own (nothing cached on it yet: a fresh copy to send)."""

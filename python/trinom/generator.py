@@ -20,8 +20,8 @@ import numbers
 import numpy as np
 import numpy.typing as npt
 
-from .constants import DAYS_IN_YEAR, JMAX_FACTOR, PUT
 from .instruments.option import Portfolio
+from .lattice.constants import DAYS_IN_YEAR, JMAX_FACTOR, PUT
 
 #: Names of the seven distributions; the index of a name is its thesis number (0..6).
 DISTRIBUTIONS: tuple[str, ...] = (
@@ -101,7 +101,7 @@ def reversion_rate_for_width(width: npt.ArrayLike, dt: float = GENERATOR_DT) -> 
     middle of that interval, ``-0.184 / M = jmax - 1/2``, so rounding in ``exp``/``log``
     cannot move the width, and invert: ``a = -log(1 + M) / dt``.
 
-    >>> from trinom.lattice import tree_geometry
+    >>> from trinom.lattice.geometry import tree_geometry
     >>> a = reversion_rate_for_width([47, 511])
     >>> tree_geometry([9, 9], [3, 3], [365, 365], [12, 12], a, [0.01, 0.01]).width.tolist()
     [47, 511]

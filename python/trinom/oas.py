@@ -11,7 +11,7 @@ Newton leaves it, bisection after three moves of the same end). The book is vali
 (:class:`trinom.spreads.SpreadPricer`); an engine call prices all the spreads of the call at once (the
 forward pass of a bond's tree does not depend on its spread: ``cuda`` runs it once per bond and ``futhark``
 on the CPU once per lattice), on any engine. An engine that searches spreads itself (``cuda``:
-:meth:`~trinom.backends.Engine.solves_spreads`) takes the whole search in one call instead: per bond the
+:meth:`~trinom.engines.Engine.solves_spreads`) takes the whole search in one call instead: per bond the
 forward pass once, then Newton steps whose slope comes from the price's derivative by the spread, carried
 through each backward pass beside the price, in the same sign bracket (``search="auto"``; ``"batched"``
 forces the step-by-step search, ``"engine"`` the engine's). Each bond ends with a status; none is lost:
@@ -57,12 +57,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .backends.engine import SEARCH_OUTCOMES, SearchLimits
-from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
+from .engines.engine import SEARCH_OUTCOMES, SearchLimits
 from .errors import InputError
 from .instruments.bond import BondPortfolio
 from .instruments.trades import Trades, single_instrument
-from .market import CurvesLike
+from .lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
+from .model.market import CurvesLike
 from .pipeline import as_portfolio, check_choice, check_price_arguments, check_real, check_sequence, check_whole
 from .spreads import SpreadPricer
 

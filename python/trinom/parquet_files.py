@@ -61,12 +61,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
-from .curve import YieldCurve
 from .errors import InputError
 from .io import parquet
 from .io.files import check_output, output_format
-from .market import CurvesLike
+from .lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
+from .model.curve import YieldCurve
+from .model.market import CurvesLike
 from .pipeline import check_client, check_price_arguments, price_book
 from .worker_tuning import tune_workers
 
@@ -579,10 +579,10 @@ def _remove_tree(path: Path) -> None:
 
 
 def _release_memory() -> None:
-    """:func:`trinom.backends.release_memory` without its full garbage collection (a tenth of a second in a Dask
+    """:func:`trinom.engines.release_memory` without its full garbage collection (a tenth of a second in a Dask
     worker's heap, per row group): the Futhark contexts' free lists and glibc's free heap given back; the priced
     portfolio's cycle is broken by the caller."""
-    from .backends import _futhark
+    from .engines import _futhark
 
     _futhark.clear_caches()
     if sys.platform.startswith("linux"):

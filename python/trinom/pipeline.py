@@ -20,13 +20,14 @@ from typing import Any
 
 import numpy as np
 
-from . import auto, backends
-from .book import Book, empty_book
-from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
+from . import engines
+from .engines import auto
 from .errors import InputError, check_error_mode
 from .instruments.bond import BondPortfolio
 from .instruments.option import Portfolio
-from .market import CurvesLike, Market
+from .lattice.book import Book, empty_book
+from .lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
+from .model.market import CurvesLike, Market
 from .result import Prices, instrument_labels
 
 Instrument = Portfolio | BondPortfolio
@@ -161,8 +162,8 @@ def check_price_arguments(*, backend: object, precision: object, target: object,
                           max_width: object, max_steps: object, progress: object = None) -> None:
     """A ``TypeError`` or ``ValueError`` naming the first argument of :func:`price` of the wrong type or value."""
     check_text("backend", backend)
-    if precision not in backends.PRECISIONS:
-        raise ValueError(f"precision must be one of {', '.join(backends.PRECISIONS)}, got {precision!r}")
+    if precision not in engines.PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(engines.PRECISIONS)}, got {precision!r}")
     check_text("target", target, optional=True)
     check_whole("device", device, minimum=0)
     check_error_mode(errors)  # type: ignore[arg-type]
@@ -178,7 +179,7 @@ class Plan:
     job: Job
     call: Callable[[], np.ndarray]
     label: str
-    engine: backends.Engine
+    engine: engines.Engine
     market: Market
     target: str | None
 
@@ -307,15 +308,15 @@ def prepare(instruments: Instrument | Sequence[Instrument], market: Market, *,
                masked=tuple(masked))
 
 
-def resolve(backend: str, book: Book, precision: str, target: str | None) -> tuple[backends.Engine, str | None]:
-    """The engine to run and its target (``auto`` asks :mod:`trinom.auto`, honouring ``target``)."""
+def resolve(backend: str, book: Book, precision: str, target: str | None) -> tuple[engines.Engine, str | None]:
+    """The engine to run and its target (``auto`` asks :mod:`trinom.engines.auto`, honouring ``target``)."""
     if backend == "auto":
         name, target = (auto.choose(book, precision, target) if len(book) else ("reference", None))
-        return backends.get(name), target
-    return backends.get(backend), target
+        return engines.get(name), target
+    return engines.get(backend), target
 
 
-def run(engine: backends.Engine, book: Book, market: Market, *, precision: str = "f64", target: str | None = None,
+def run(engine: engines.Engine, book: Book, market: Market, *, precision: str = "f64", target: str | None = None,
         device: int = 0, progress: Callable[[float, float], None] | None = None, **tuning: Any) -> np.ndarray:
     """The engine's prices of ``book``, shape ``(len(market), len(book))``; with ``progress``, a long job runs in
     slices of about equal work, and ``progress(done, total)`` follows them in node updates."""

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .book import INSTRUMENT_NAMES
+from .lattice.book import INSTRUMENT_NAMES
 
 
 @dataclass(frozen=True)

@@ -58,13 +58,13 @@ import numpy as np
 
 from .analytics.recalibration import MarketState, Recalibration, dated_curves, is_dated, recalibrated_grid
 from .api import price
-from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
 from .errors import InputError
 from .instruments.bond import BondPortfolio
 from .instruments.legs import Legs
 from .instruments.option import Portfolio
 from .instruments.trades import Trades, single_instrument
-from .market import CurvesLike, Market
+from .lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
+from .model.market import CurvesLike, Market
 from .pipeline import as_portfolio, check_price_arguments, check_real, check_sequence, row_problems
 from .scenarios import CurveSet, CurveShift, Scenario, SigmaShift, SpreadShift, scenario_market
 

@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from .curve import MAX_DAYS, YieldCurve
 from .errors import InputError
 from .io.csvtable import read_rows
-from .market import CurvesLike, Market
+from .model.curve import MAX_DAYS, YieldCurve
+from .model.market import CurvesLike, Market
 from .pipeline import check_real, check_text, check_whole
 
 

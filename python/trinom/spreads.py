@@ -2,10 +2,10 @@
 
 :class:`SpreadPricer` prepares a book the way :func:`trinom.price` does (validate once, mask bad rows, lower,
 choose the engine) and then prices chosen bonds at chosen spreads, several per bond if asked, as one
-engine call with one scenario *entry* per (bond, spread) (trinom.backends.scenario_batch): the ``cuda``
+engine call with one scenario *entry* per (bond, spread) (trinom.engines.scenario_batch): the ``cuda``
 engine runs one forward pass per bond and one backward pass per spread (the forward pass of the
 reformulated tree does not depend on the spread); other engines price a book of one tree per entry.
-Where the engine searches spreads itself (:meth:`~trinom.backends.Engine.solves_spreads`: ``cuda``),
+Where the engine searches spreads itself (:meth:`~trinom.engines.Engine.solves_spreads`: ``cuda``),
 :meth:`SpreadPricer.solve` hands it the whole search: one engine call for the book.
 
 >>> import numpy as np
@@ -24,11 +24,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .backends.engine import SEARCH_OUTCOMES, SearchLimits, SpreadSolution
-from .backends.scenario_batch import ScenarioBatch
-from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
+from .engines.engine import SEARCH_OUTCOMES, SearchLimits, SpreadSolution
+from .engines.scenario_batch import ScenarioBatch
 from .instruments.bond import BondPortfolio
-from .market import CurvesLike, Market
+from .lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
+from .model.market import CurvesLike, Market
 from .pipeline import prepare, resolve
 
 

@@ -197,9 +197,9 @@ def recalibrated_grid(trades: Any, blocks: Sequence[Any], legs: Any, names: Sequ
     and tree the error (``""``: priced), and per state its :class:`~trinom.Prices` of the trees.
 
     The trees are validated and lowered once (their own parameters, in the first state's market); each state's book
-    is that book with the state's ``a`` and ``sigma`` (:meth:`trinom.book.Book.with_trees`), a tree the new ``a``
+    is that book with the state's ``a`` and ``sigma`` (:meth:`trinom.lattice.book.Book.with_trees`), a tree the new ``a``
     makes wider than ``max_width`` masked with a message, and priced by the engine in the state's market."""
-    from ..market import Market
+    from ..model.market import Market
 
     fits = fitted_parameters(trades, states, how)
     trees = sum(len(b) for b in blocks)
@@ -225,7 +225,7 @@ def reparameterised_prices(blocks: list[Any], markets: Sequence[Any], a: Sequenc
     """:func:`trinom.price` of ``blocks`` (their rows numbered across them) in each market ``k`` with the trees'
     ``a`` and ``sigma`` replaced by ``a[k]``, ``sigma[k]`` (where finite and not ``keep``), validated and lowered
     once: a :class:`~trinom.Prices` per market (errors masked)."""
-    from ..constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
+    from ..lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
     from ..pipeline import Job, prepare, resolve
     from ..pipeline import run as run_engine
 
@@ -237,8 +237,8 @@ def reparameterised_prices(blocks: list[Any], markets: Sequence[Any], a: Sequenc
     label = engine.name + (f"/{target}" if target else "")
     tuning = {k: v for k, v in run.items() if k not in ("backend", "precision", "target", "errors", "max_width",
                                                          "max_steps", "device")}
-    from ..backends import lift
-    from ..book import BOND
+    from ..engines import lift
+    from ..lattice.book import BOND
 
     bonds_only = bool(len(job.book)) and job.book.instruments() == [BOND]
     out = []
@@ -268,7 +268,7 @@ def price_recalibrated(trades: Any, curves: Any, scenarios: Sequence[Any] | None
     ``scenarios`` None): prices ``(scenarios, trades)`` (``(trades,)`` without scenarios), a trade's error the
     reasons of every scenario it failed in (its prices NaN there)."""
     from ..instruments.trades import lowered
-    from ..market import Market
+    from ..model.market import Market
     from ..result import Prices
 
     dated = dated_curves(trades, curves)

@@ -1,7 +1,7 @@
 """Coupon bonds with embedded European, Bermudan and American calls and puts (ARRAY'21's instrument).
 
 ``BondPortfolio`` (the 19 arrays; it validates and lowers itself to a book), the 19-array and CSV
-formats (:mod:`trinom.io.bond_books`), the reference kernel (:mod:`trinom.bonds.reference`) and a
+formats (:mod:`trinom.io.bond_books`), the reference kernel (:mod:`trinom.engines.bonds_reference`) and a
 generator of the paper's datasets (:mod:`trinom.bonds.generator`). Price them with
 :func:`trinom.price`.
 """

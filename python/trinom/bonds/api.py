@@ -10,10 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from ..curve import YieldCurve
 from ..instruments.bond import BondPortfolio
+from ..model.curve import YieldCurve
 
-#: The engines that price bonds (see :mod:`trinom.backends`), then ``auto``.
+#: The engines that price bonds (see :mod:`trinom.engines`), then ``auto``.
 BOND_BACKENDS: tuple[str, ...] = ("reference", "futhark", "cuda", "auto")
 
 

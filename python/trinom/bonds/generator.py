@@ -15,10 +15,10 @@ from importlib import resources
 
 import numpy as np
 
-from ..constants import BOND_DAYS_IN_YEAR, CALL, JMAX_FACTOR, PUT
-from ..curve import YieldCurve
 from ..instruments.bond import BondPortfolio
-from ..lattice import bond_geometry
+from ..lattice.constants import BOND_DAYS_IN_YEAR, CALL, JMAX_FACTOR, PUT
+from ..lattice.geometry import bond_geometry
+from ..model.curve import YieldCurve
 
 #: name: (bonds, description). Widths are odd (2 jmax + 1); heights are tree steps.
 DATASETS: dict[str, tuple[int, str]] = {

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import argparse
 
-from .. import auto, backends
-from ..backends import costs
 from ..bonds.generator import generate_bonds
-from ..book import Book
-from ..curve import YieldCurve
+from ..engines import auto, costs, get, status
 from ..generator import generate
+from ..lattice.book import Book
+from ..model.curve import YieldCurve
 
 
 def cmd_backends(args: argparse.Namespace) -> int:
     if getattr(args, "measure", False):
         return measure_backends(args.engines)
     print(f"{'engine':15s} {'target':10s} {'usable':7s} details")
-    for name, target, usable, reason in backends.status():
+    for name, target, usable, reason in status():
         print(f"{name:15s} {target or '-':10s} {'yes' if usable else 'no':7s} {reason}")
     sample = generate("uniform", 1000)
     bonds, curves = generate_bonds("U1", 100, seed=1)
@@ -34,7 +33,7 @@ def cmd_backends(args: argparse.Namespace) -> int:
 
 def measure_backends(engines: str | None) -> int:
     """``trinom backends --measure``: fit auto's cost model on every usable candidate engine (or ``engines``)."""
-    from ..market import Market
+    from ..model.market import Market
 
     chosen = [auto.cost_key(name, target) for name, target in auto.CANDIDATES
               if name != "reference" and auto.usable(name, target) and (target != "opencl" or auto.opencl_gpu())]
@@ -49,7 +48,7 @@ def measure_backends(engines: str | None) -> int:
 
     def run(engine: str, book: Book) -> None:
         name, _, target = engine.partition("/")
-        backends.get(name).price(book, market, target=target or None)
+        get(name).price(book, market, target=target or None)
 
     fitted = costs.measure(chosen, run)
     path = costs.save(fitted)

@@ -9,10 +9,10 @@ import numpy as np
 
 from .. import __version__
 from ..api import price
-from ..closed_form import zero_coupon_bond_option
-from ..constants import PUT
 from ..generator import generate
-from ..lattice import work
+from ..lattice.constants import PUT
+from ..lattice.geometry import work
+from ..model.closed_form import zero_coupon_bond_option
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -6,15 +6,15 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from .. import auto
-from ..constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, PUT
-from ..curve import YieldCurve
+from ..engines import auto
 from ..instruments.bond import BondPortfolio
 from ..instruments.option import describe
 from ..io import option_books as io
 from ..io import parquet
 from ..io.book_files import read_book_file
-from ..lattice import work as bond_work
+from ..lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, PUT
+from ..lattice.geometry import work as bond_work
+from ..model.curve import YieldCurve
 from .arguments import book_kind
 
 

@@ -7,10 +7,10 @@ import os
 import sys
 from pathlib import Path
 
-from .. import __version__, backends
-from ..constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
+from .. import __version__, engines
 from ..errors import InputError
 from ..instruments.bond import _STEP_LIMIT as BOND_STEP_LIMIT
+from ..lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
 from ..risk import MEASURES as RISK_MEASURES
 from .arguments import DASK_CONNECT_SECONDS, OutPath, positive_number, whole_number
 from .backends import cmd_backends
@@ -73,10 +73,10 @@ def parser() -> argparse.ArgumentParser:
 
     def engine_options(cmd: argparse.ArgumentParser) -> None:
         """--backend, --target, --precision of a command that prices many times (oas, risk)."""
-        cmd.add_argument("--backend", default="auto", choices=backends.names(), metavar="ENGINE",
+        cmd.add_argument("--backend", default="auto", choices=engines.names(), metavar="ENGINE",
                          help="the engine of every pricing (default %(default)s)")
         cmd.add_argument("--target", choices=("c", "multicore", "opencl", "cuda"), help="where the engine runs")
-        cmd.add_argument("--precision", default="f64", choices=backends.PRECISIONS,
+        cmd.add_argument("--precision", default="f64", choices=engines.PRECISIONS,
                          help="float64 or float32 arithmetic (default %(default)s)")
 
     pr = command("price", "price every row of a file, in input order")
@@ -84,13 +84,13 @@ def parser() -> argparse.ArgumentParser:
     pr.add_argument("--yield", dest="yield_file", type=Path, help="yield curve for options (.in: rates, days; .csv: "
                     "days,rate); default: the curve in a 10-array input, else the thesis curve; bond files name "
                     "their own curves")
-    pr.add_argument("--backend", default="auto", choices=backends.names(), metavar="ENGINE",
-                    help=f"the engine: {', '.join(backends.names())} (default %(default)s: the fastest usable one; "
+    pr.add_argument("--backend", default="auto", choices=engines.names(), metavar="ENGINE",
+                    help=f"the engine: {', '.join(engines.names())} (default %(default)s: the fastest usable one; "
                     "`trinom backends` lists what runs here)")
     pr.add_argument("--target", choices=("c", "multicore", "opencl", "cuda", "pyopencl"),
                     help="where the engine runs: Futhark's targets, or cuda (default: the engine's best; with "
                     "auto, the best engine on this target)")
-    pr.add_argument("--precision", default="f64", choices=backends.PRECISIONS,
+    pr.add_argument("--precision", default="f64", choices=engines.PRECISIONS,
                     help="float64 or float32 arithmetic (default %(default)s)")
     pr.add_argument("--device", type=whole_number(0), default=0,
                     help="the GPU's index, >= 0 (default %(default)s; the CPU has only 0)")
@@ -182,13 +182,13 @@ def parser() -> argparse.ArgumentParser:
 
     be = command("backends", "which engines and targets are built and usable here, and why not; what auto picks")
     be.add_argument("--measure", action="store_true", help="time probe books on every usable engine here, fit auto's "
-                    "cost model and keep it for this host (trinom.backends.costs; about a minute)")
+                    "cost model and keep it for this host (trinom.engines.costs; about a minute)")
     be.add_argument("--engines", default=None, help="with --measure: only these engines (e.g. cuda,futhark/multicore)")
     be.set_defaults(func=cmd_backends)
 
     demo = command("demo", "price a generated sample book on the best engine (what `make run` does)")
     demo.add_argument("--size", type=int, default=2000, help="options (default %(default)s)")
-    demo.add_argument("--precision", default="f64", choices=backends.PRECISIONS,
+    demo.add_argument("--precision", default="f64", choices=engines.PRECISIONS,
                       help="float64 or float32 arithmetic (default %(default)s)")
     demo.set_defaults(func=cmd_demo)
     return p

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import numpy.typing as npt
 
-from ..columns import segments
 from ..errors import check_error_mode
+from ..lattice.columns import segments
 from . import dates as dt
 from .business_days import RollTables, parse_conventions, roll_tables, year_range
 from .calendars import parse_calendars

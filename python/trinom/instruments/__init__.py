@@ -1,4 +1,4 @@
-"""Instruments: what a desk trades, each validating itself and lowering to the one :class:`~trinom.book.Book`.
+"""Instruments: what a desk trades, each validating itself and lowering to the one :class:`~trinom.lattice.book.Book`.
 
 * :mod:`~trinom.instruments.option`: options on zero-coupon bonds in tree steps (:class:`trinom.Portfolio`;
   formerly ``trinom.portfolio``);

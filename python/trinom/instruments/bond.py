@@ -21,12 +21,12 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from ..book import BOND, CASH_FLOW, EXERCISE, Book, make_book
-from ..columns import as_array, as_float_column, option_types, rows_problems, segments, show
-from ..constants import CALL, DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, PUT, SIGMA_LIMIT
-from ..curve import YieldCurve
 from ..errors import InputError
-from ..lattice import BondGeometry, Convention, bond_geometry
+from ..lattice.book import BOND, CASH_FLOW, EXERCISE, Book, make_book
+from ..lattice.columns import as_array, as_float_column, option_types, rows_problems, segments, show
+from ..lattice.constants import CALL, DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, PUT, SIGMA_LIMIT
+from ..lattice.geometry import BondGeometry, Convention, bond_geometry
+from ..model.curve import YieldCurve
 
 T = TypeVar("T")
 
@@ -360,7 +360,7 @@ class BondPortfolio:
 
     # --- lowering ----------------------------------------------------------------------------------
     def lower(self, curve_names: Sequence[str]) -> Book:
-        """These bonds as a :class:`~trinom.book.Book` (validate first: bad rows lower to bad trees).
+        """These bonds as a :class:`~trinom.lattice.book.Book` (validate first: bad rows lower to bad trees).
 
         Each bond is a tree of the paper's convention fitted to curve ``curve_names[curve_index]``, with
         its cash flows in schedule order, then one exercise window (call: capped, put: floored), then its
@@ -613,7 +613,7 @@ def _listed_arrays(fields: Mapping[str, npt.ArrayLike], n_bonds: int) -> dict[st
 
 
 def _numeric(name: str, values: npt.ArrayLike, integer: bool) -> np.ndarray:
-    """One field as float64 (:func:`~trinom.columns.as_float_column`), or int64 where it must be whole."""
+    """One field as float64 (:func:`~trinom.lattice.columns.as_float_column`), or int64 where it must be whole."""
     if integer and isinstance(values, np.ndarray) and values.dtype.kind in "iu" and values.ndim == 1:
         whole = values.astype(np.int64)  # integers already (a lowering's steps): one copy, no float round trip
         bad = np.flatnonzero(np.abs(whole) > 2**31)

@@ -66,7 +66,6 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from ..constants import CALL, PUT
 from ..conventions import (
     Schedules,
     accrual_fractions,
@@ -78,8 +77,9 @@ from ..conventions.dates import as_dates, day_text
 from ..conventions.day_counts import ACT_ACT_ICMA, fractions_by_code
 from ..conventions.icma import QuasiCouponDates, icma_fractions
 from ..conventions.names import Problem
-from ..curve import YieldCurve
 from ..errors import InputError
+from ..lattice.constants import CALL, PUT
+from ..model.curve import YieldCurve
 from .bond import BondPortfolio
 
 #: The exercise price of the call a bond without an option lowers with: no tree value reaches it.

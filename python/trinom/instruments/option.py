@@ -12,11 +12,11 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from ..book import CASH_FLOW, OPTION, PAYOFF, Book, make_book
-from ..columns import as_array, as_float_column, option_types, rows_problems, show
-from ..constants import CALL, DAYS_IN_YEAR, DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, FACE_VALUE, PUT, SIGMA_LIMIT
 from ..errors import InputError
-from ..lattice import Convention, TreeGeometry, tree_geometry
+from ..lattice.book import CASH_FLOW, OPTION, PAYOFF, Book, make_book
+from ..lattice.columns import as_array, as_float_column, option_types, rows_problems, show
+from ..lattice.constants import CALL, DAYS_IN_YEAR, DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, FACE_VALUE, PUT, SIGMA_LIMIT
+from ..lattice.geometry import Convention, TreeGeometry, tree_geometry
 
 T = TypeVar("T")
 
@@ -221,7 +221,7 @@ class Portfolio:
 
     # --- lowering ---------------------------------------------------------------------------------
     def lower(self, curve: str = "default") -> Book:
-        """This portfolio as a :class:`~trinom.book.Book` (validate first: bad rows lower to bad trees).
+        """This portfolio as a :class:`~trinom.lattice.book.Book` (validate first: bad rows lower to bad trees).
 
         Each option is a tree of the thesis' lattice fitted to the market curve ``curve``, with two events: the
         face value paid at the last level, and the call's or put's payoff at its expiry. Under the standard

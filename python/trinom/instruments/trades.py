@@ -82,7 +82,6 @@ from typing import Any, Final
 
 import numpy as np
 
-from ..constants import CALL, PUT
 from ..conventions import (
     Factorized,
     parse_calendars,
@@ -93,11 +92,12 @@ from ..conventions import (
 )
 from ..conventions.dates import day_text
 from ..conventions.names import Problem
-from ..curve import YieldCurve
 from ..errors import InputError
 from ..io import parquet
 from ..io.csvtable import read_table_lines
 from ..io.row_ids import check_row_ids
+from ..lattice.constants import CALL, PUT
+from ..model.curve import YieldCurve
 from ..result import Prices
 from .bond import BondPortfolio
 from .cap import CapSpecs, lower_caps
@@ -1095,7 +1095,7 @@ def _expanded(found: Sequence[Problem], inverse: np.ndarray, rows: np.ndarray) -
 
 def _rows_problems(problems: Sequence[Problem], rows: np.ndarray, size: int) -> tuple[Problem, ...]:
     """The problems of ``rows`` (distinct rows of a book of ``size``), numbered as ``rows`` numbers them, in that
-    order (:func:`trinom.columns.rows_problems` without a dictionary of every row)."""
+    order (:func:`trinom.lattice.columns.rows_problems` without a dictionary of every row)."""
     if not problems:
         return ()
     where = np.full(size, -1, dtype=np.int64)
@@ -1180,7 +1180,7 @@ def single_instrument(trades: Trades, curves: Any) -> tuple[Portfolio | BondPort
 def lowered(trades: Trades, curves: Any) -> tuple[list[tuple[int, Portfolio | BondPortfolio]], Any, Legs]:
     """``trades`` as tree-step instruments on ``curves`` (see :meth:`Trades.instruments`), the curves as the market
     takes them, and how the trees add up to trades (:meth:`Trades.legs`)."""
-    from ..market import Market
+    from ..model.market import Market
 
     market_curves = trade_curves(trades, curves)
     market = Market.of(market_curves)

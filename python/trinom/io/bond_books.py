@@ -19,11 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..columns import show
-from ..curve import YieldCurve
 from ..errors import InputError, check_error_mode
 from ..instruments.bond import _INTEGER_FIELDS, BOND_FIELDS, BondPortfolio, flatten_curves
-from ..market import NamedCurves
+from ..lattice.columns import show
+from ..model.curve import YieldCurve
+from ..model.market import NamedCurves
 from .csvtable import read_table_lines
 from .files import BOOK_FORMATS, output_format, refuse_listed_points, replacing
 from .row_ids import check_row_ids, row_numbers

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..curve import YieldCurve
 from ..errors import InputError
 from ..instruments.bond import BondPortfolio
 from ..instruments.option import Portfolio
+from ..model.curve import YieldCurve
 from . import option_books as io
 from . import parquet
 from .bond_books import companions, is_bond_file, read_bond_book

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..curve import YieldCurve
 from ..errors import InputError, check_error_mode
 from ..instruments.option import FIELDS, Portfolio, book_convention
+from ..model.curve import YieldCurve
 from .csvtable import read_table, read_table_lines
 from .files import BOOK_FORMATS, output_format, replacing
 from .row_ids import check_row_ids, row_numbers

@@ -39,11 +39,11 @@ from typing import Any
 
 import numpy as np
 
-from ..columns import show
-from ..curve import YieldCurve
 from ..errors import InputError, check_error_mode
 from ..instruments.bond import _INTEGER_FIELDS, BOND_FIELDS, BondPortfolio
 from ..instruments.option import CONVENTIONS, FIELDS, Portfolio, book_convention
+from ..lattice.columns import show
+from ..model.curve import YieldCurve
 from ..result import Prices
 from .files import refuse_listed_points, replacing
 from .row_ids import check_row_ids, row_numbers

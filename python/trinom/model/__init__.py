@@ -1,4 +1,5 @@
-"""The model: dated curves, Hull-White closed forms, volatility formulas, swaption quotes and calibration.
+"""The model: tree-step curves (:mod:`.curve`) and dated ones, the market (:mod:`.market`), Hull-White closed forms
+(:mod:`.closed_form` for bond options, :mod:`.hull_white`), volatility formulas, swaption quotes and calibration.
 
 >>> from trinom.model import DatedCurve
 >>> DatedCurve(as_of="2025-01-02", dates=["2026-01-02"], zero_rates=[0.03]).discount([1.0]).round(6).tolist()

@@ -1208,7 +1208,7 @@ def calibrate_baskets(*, curves: Any, vols: VolSurface | VolQuotes | str | Path 
 
     Returns:
       :class:`BasketCalibration`; raises :class:`~trinom.InputError` only for bad input (never for a trade that
-      does not fit), :class:`~trinom.backends.BackendUnavailable` where a Futhark target is not built or usable.
+      does not fit), :class:`~trinom.engines.BackendUnavailable` where a Futhark target is not built or usable.
     """
     _check_options(error, root, backend)
     if isinstance(baskets, PreparedBaskets):
@@ -1247,7 +1247,7 @@ def _check_options(error: str, root: str, backend: str) -> str:
     if backend == "auto":
         return (auto_target() if error != "vol" and root == "exact" else None) or "numpy"
     if backend in KERNEL_TARGETS:
-        from ..backends import BackendUnavailable
+        from ..engines import BackendUnavailable
         from .calibration_kernel import available
 
         usable, why = available(backend)

@@ -23,7 +23,7 @@ not): :class:`KernelFit`. :func:`levenberg_marquardt_scenarios` fits many scenar
 per scenario only the quotes' market data and the discount factors at the tables' dates. The libraries are built by
 ``make lib`` as
 ``trinom._lib._futhark_calibrate_<target>``; a target that is not built (or has no device here) raises
-:class:`~trinom.backends.BackendUnavailable` saying why.
+:class:`~trinom.engines.BackendUnavailable` saying why.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ class KernelFit(LMResult):
 
 def available(target: str) -> tuple[bool, str]:
     """``(usable, reason)``: is the program built for ``target`` and usable here?"""
-    from ..backends import _futhark
+    from ..engines import _futhark
 
     if target not in TARGETS:
         return False, f"unknown target {target!r}; choose one of {', '.join(TARGETS)}"
@@ -70,7 +70,7 @@ def available(target: str) -> tuple[bool, str]:
 def auto_target() -> str | None:
     """The target ``backend="auto"`` picks: ``cuda`` where it is built and a GPU is here, else ``multicore``
     where it is built, else None (NumPy)."""
-    from ..backends import _futhark
+    from ..engines import _futhark
 
     if _futhark.nvidia_gpu_present() and available("cuda")[0]:
         return "cuda"
@@ -119,7 +119,7 @@ def levenberg_marquardt_kernel(*, x0: npt.ArrayLike, lower: npt.ArrayLike, upper
     Returns:
       :class:`KernelFit` (``residuals`` and ``model``: ``(n, q)``, 0 in empty slots).
     """
-    from ..backends import BackendUnavailable, _futhark
+    from ..engines import BackendUnavailable, _futhark
 
     if target not in TARGETS:
         raise BackendUnavailable(f"unknown calibration target {target!r}; choose one of {', '.join(TARGETS)}")
@@ -196,7 +196,7 @@ def levenberg_marquardt_scenarios(*, x0: npt.ArrayLike, lower: npt.ArrayLike, up
       those quotes packed into fewer slots); ``residuals`` (with ``with_model``) ``(model - market) * scale`` in the
       used slots, 0 elsewhere.
     """
-    from ..backends import BackendUnavailable, _futhark
+    from ..engines import BackendUnavailable, _futhark
 
     if target not in TARGETS:
         raise BackendUnavailable(f"unknown calibration target {target!r}; choose one of {', '.join(TARGETS)}")

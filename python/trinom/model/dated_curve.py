@@ -38,8 +38,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ..conventions.dates import as_dates, to_days
-from ..curve import MAX_DAYS, YieldCurve
 from ..errors import InputError
+from .curve import MAX_DAYS, YieldCurve
 
 #: Days of an ACT/365F year.
 DAYS_PER_YEAR: Final[float] = 365.0

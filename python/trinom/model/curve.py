@@ -9,8 +9,8 @@ from importlib import resources
 import numpy as np
 import numpy.typing as npt
 
-from .errors import InputError
-from .io.textdata import read_arrays
+from ..errors import InputError
+from ..io.textdata import read_arrays
 
 #: Largest day a curve point may have: the kernels hold days as int32.
 MAX_DAYS = 2**31 - 1

@@ -37,9 +37,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..book import Book
-from ..curve import YieldCurve
-from ..market import Market
+from ..lattice.book import Book
+from ..model.curve import YieldCurve
+from ..model.market import Market
 
 #: Prices a block of :meth:`ScenarioBatch.gather` takes (about 1 MiB of float64).
 GATHER_BLOCK = 1 << 17

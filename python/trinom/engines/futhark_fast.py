@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from ..curve import YieldCurve
 from ..instruments.option import Portfolio
+from ..model.curve import YieldCurve
 from . import _futhark
 
 NAME = "futhark"

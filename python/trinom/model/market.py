@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InputError
 from .curve import YieldCurve
-from .errors import InputError
 
 
 class NamedCurves(tuple):

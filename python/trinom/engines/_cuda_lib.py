@@ -11,7 +11,7 @@ different threads (cffi releases the GIL during the call).
 Errors come back as data (the library's ``trinom_error``): :class:`CudaError` carries the status,
 the failing row of the section's input arrays, the field and the stage. Where the library is not
 built or no GPU exists, :func:`available` says ``(False, "no CUDA device: ...")`` and the pricing
-functions raise :class:`~trinom.backends.BackendUnavailable`.
+functions raise :class:`~trinom.engines.BackendUnavailable`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..curve import YieldCurve
+from ..model.curve import YieldCurve
 from ..portfolio import Portfolio
 from .outcomes import SEARCH_OUTCOMES, BackendUnavailable
 
@@ -65,7 +65,7 @@ class SpreadSearch:
     the model's dirty price equals ``target`` (NaN or not > 0: the bond is skipped), searched in ``[low, high]``
     to ``tolerance`` (absolute) and ``relative_tolerance`` in at most ``max_iterations`` pricings. The call
     fills ``spread`` (NaN where outside or skipped), ``iterations`` and ``status`` (``enum trinom_search_status``,
-    named by :data:`trinom.backends.engine.SEARCH_OUTCOMES`)."""
+    named by :data:`trinom.engines.engine.SEARCH_OUTCOMES`)."""
 
     target: np.ndarray
     low: float

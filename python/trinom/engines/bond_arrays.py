@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..book import Book
+from ..lattice.book import Book
 
 #: The per-bond, per-cash-flow and per-listed-point fields the library reads (``cashflow_offset`` and
 #: ``exercise_offset`` apart).

@@ -23,11 +23,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backends.reference import width_groups
-from ..constants import CALL, SPREAD_UNIT
-from ..curve import YieldCurve
 from ..instruments.bond import BondPortfolio
-from ..lattice import BondGeometry, Convention, libm_exp, libm_log, probability_table
+from ..lattice.constants import CALL, SPREAD_UNIT
+from ..lattice.geometry import BondGeometry, Convention, libm_exp, libm_log, probability_table
+from ..model.curve import YieldCurve
+from .reference import width_groups
 
 NAME = "reference"
 TARGETS: tuple[str, ...] = ()

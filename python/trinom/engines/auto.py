@@ -1,7 +1,7 @@
 """``backend="auto"``: the usable engine whose predicted time for the book is the least (issue 34).
 
 Each candidate engine's time for a book is predicted by a cost model fitted to measured runs on this host
-(:mod:`trinom.backends.costs`: a fixed cost a call, a cost a tree, node updates a second by tree width class, and the
+(:mod:`trinom.engines.costs`: a fixed cost a call, a cost a tree, node updates a second by tree width class, and the
 longest tree's time alone, which no engine goes under): ``trinom backends --measure`` measures every usable engine
 here, and without that measurement the defaults hold (measured on an H200 host and a 2-core EPYC). The candidates:
 
@@ -23,10 +23,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import backends
-from .backends import costs, futhark_fast
-from .book import Book
-from .instruments.option import describe
+from .. import engines
+from ..instruments.option import describe
+from ..lattice.book import Book
+from . import costs, futhark_fast
 
 #: Widest tree the ``cuda`` engine's fast kernels hold in registers (wider ones use its block kernel).
 CUDA_FAST_MAX_WIDTH = 512
@@ -66,7 +66,7 @@ def _profile(book: Book) -> Profile:
 
 def usable(name: str, target: str | None = None) -> bool:
     """Can engine ``name`` (on ``target``) run here? (asked once per process)"""
-    return backends.usable(name, target)
+    return engines.usable(name, target)
 
 
 def opencl_gpu() -> bool:
@@ -99,8 +99,8 @@ def choose(book: Book, precision: str = "f64", target: str | None = None) -> tup
         futhark = "futhark" if target != "pyopencl" else "futhark-basic"
         if usable(futhark, target):
             return futhark, target
-        raise backends.BackendUnavailable(f"no engine can run on target {target!r} here "
-                                          f"({backends.get(futhark).available(target)[1]})")
+        raise engines.BackendUnavailable(f"no engine can run on target {target!r} here "
+                                         f"({engines.get(futhark).available(target)[1]})")
     rows = predictions(book)
     if not rows:
         return "reference", None

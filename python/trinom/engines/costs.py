@@ -1,6 +1,6 @@
 """What a call of each engine costs, predicted from a book's shape: the cost model behind ``backend="auto"`` (issue 34).
 
-A book is seen as its trees' work (node updates of both passes, :meth:`~trinom.book.Book.work`) by width class
+A book is seen as its trees' work (node updates of both passes, :meth:`~trinom.lattice.book.Book.work`) by width class
 (:data:`WIDTH_CLASSES`), its number of trees and its longest tree. An engine's call costs
 
     fixed + per_tree * trees + max(sum_c work_c / rate_c, step_latency_c * steps + work / tree_rate of one tree)
@@ -16,7 +16,7 @@ fits them (:func:`measure`) and writes them to :func:`costs_path` (``$TRINOM_ENG
 measured on an H200, the CPU targets as measured on a 2-core EPYC (multicore per core, times this host's cores).
 
 >>> import trinom
->>> from trinom.backends.costs import DEFAULTS, features
+>>> from trinom.engines.costs import DEFAULTS, features
 >>> book = trinom.Portfolio(strike=[63.0], maturity=[9.0], expiry=[3.0], term_unit=[365], term_steps=[12], a=[0.1],
 ...                         sigma=[0.01], option_type=["put"]).lower()
 >>> f = features(book)
@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from ..book import Book
+from ..lattice.book import Book
 
 #: Upper bounds of the width classes (nodes): the cuda engine's warp segments (<= 64, <= 512), its block kernel
 #: (<= 2048, <= 8192), and wider.

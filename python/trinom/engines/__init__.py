@@ -1,4 +1,4 @@
-"""Engines: every backend behind one interface (:class:`~trinom.backends.engine.Engine`), in one registry.
+"""Engines: every backend behind one interface (:class:`~trinom.engines.engine.Engine`), in one registry.
 
 =============  ==================  ===========================================================
 engine         prices              kernels
@@ -12,13 +12,13 @@ cuda-option    options             hand-written CUDA: the thesis' CUDA-option
 cuda-multi     options             hand-written CUDA: the thesis' CUDA-multi
 =============  ==================  ===========================================================
 
-``auto`` (:mod:`trinom.auto`) picks the fastest usable one. Engines are imported lazily, so a
+``auto`` (:mod:`trinom.engines.auto`) picks the fastest usable one. Engines are imported lazily, so a
 missing library matters only when its engine is used.
 """
 
 from __future__ import annotations
 
-from ..book import BOND, OPTION
+from ..lattice.book import BOND, OPTION
 from .engine import PRECISIONS, BackendUnavailable, CudaEngine, Engine, KernelEngine
 
 _ENGINES: dict[str, Engine] = {}
@@ -34,15 +34,15 @@ def register(engine: Engine) -> Engine:
 #: Rough, low estimates of node updates a second (benches/RESULTS.md), by target: they only plan progress slices.
 _FUTHARK_RATES = {"c": 5e7, "multicore": 8e7, "opencl": 3e7, "pyopencl": 3e7, "cuda": 5e9}
 for _engine in (
-    KernelEngine("reference", {OPTION: "trinom.backends.reference", BOND: "trinom.bonds.reference"}, rate=1e7),
-    KernelEngine("futhark", {OPTION: "trinom.backends.futhark_fast", BOND: "trinom.backends.bonds_futhark_fast"},
+    KernelEngine("reference", {OPTION: "trinom.engines.reference", BOND: "trinom.engines.bonds_reference"}, rate=1e7),
+    KernelEngine("futhark", {OPTION: "trinom.engines.futhark_fast", BOND: "trinom.engines.bonds_futhark_fast"},
                  rate=5e7, target_rates=_FUTHARK_RATES),
-    KernelEngine("futhark-basic", {OPTION: "trinom.backends.futhark_basic"}, rate=5e7, target_rates=_FUTHARK_RATES),
-    KernelEngine("futhark-paper", {BOND: "trinom.backends.bonds_futhark"}, rate=5e7, target_rates=_FUTHARK_RATES),
-    KernelEngine("futhark-flat", {OPTION: "trinom.backends.futhark_flat"}, rate=3e7, target_rates=_FUTHARK_RATES),
-    CudaEngine("cuda", {OPTION: "trinom.backends.cuda", BOND: "trinom.backends.bonds_cuda"}, rate=1e11),
-    KernelEngine("cuda-option", {OPTION: "trinom.backends.cuda_option"}, rate=1e10),
-    KernelEngine("cuda-multi", {OPTION: "trinom.backends.cuda_multi"}, rate=1e10),
+    KernelEngine("futhark-basic", {OPTION: "trinom.engines.futhark_basic"}, rate=5e7, target_rates=_FUTHARK_RATES),
+    KernelEngine("futhark-paper", {BOND: "trinom.engines.bonds_futhark"}, rate=5e7, target_rates=_FUTHARK_RATES),
+    KernelEngine("futhark-flat", {OPTION: "trinom.engines.futhark_flat"}, rate=3e7, target_rates=_FUTHARK_RATES),
+    CudaEngine("cuda", {OPTION: "trinom.engines.cuda", BOND: "trinom.engines.bonds_cuda"}, rate=1e11),
+    KernelEngine("cuda-option", {OPTION: "trinom.engines.cuda_option"}, rate=1e10),
+    KernelEngine("cuda-multi", {OPTION: "trinom.engines.cuda_multi"}, rate=1e10),
 ):
     _ENGINES[_engine.name] = _engine
 _usable: dict[tuple[str, str | None], bool] = {}
@@ -58,7 +58,7 @@ BACKENDS: tuple[str, ...] = names()
 
 
 def get(name: str) -> Engine:
-    """The engine called ``name`` (``auto`` is resolved by :func:`trinom.auto.choose`)."""
+    """The engine called ``name`` (``auto`` is resolved by :func:`trinom.engines.auto.choose`)."""
     if name not in _ENGINES:
         raise ValueError(f"unknown engine {name!r}; choose one of {', '.join(names())}")
     return _ENGINES[name]

@@ -1,6 +1,6 @@
 """The engine interface every backend implements, and the engine built from instrument kernels.
 
-An engine prices a :class:`~trinom.book.Book` in a :class:`~trinom.market.Market`::
+An engine prices a :class:`~trinom.lattice.book.Book` in a :class:`~trinom.model.market.Market`::
 
     engine.price(book, market, *, precision="f64", target=None, device=0, **tuning)
         -> numpy array of shape (len(market), len(book)), in book order
@@ -9,11 +9,11 @@ An engine prices a :class:`~trinom.book.Book` in a :class:`~trinom.market.Market
 an engine has several (Futhark's ``c``, ``multicore``, ``opencl``, ``cuda``), ``device`` the GPU's
 index (0 on the CPU), ``tuning`` the engine's own knobs; an unknown knob is an error. The book it
 receives is validated and non-empty. A new formulation or device plugs in by subclassing
-:class:`Engine` and registering it (:func:`trinom.backends.register`); see docs/extending.md.
+:class:`Engine` and registering it (:func:`trinom.engines.register`); see docs/extending.md.
 
 :class:`KernelEngine` is the engine of the existing kernels: for each instrument of the book it
-rebuilds that kernel's inputs (:mod:`trinom.backends.lift`) and runs the kernel module. A market of
-several scenarios (or with sigma or spread moves) is one batch (:mod:`trinom.backends.scenario_batch`):
+rebuilds that kernel's inputs (:mod:`trinom.engines.lift`) and runs the kernel module. A market of
+several scenarios (or with sigma or spread moves) is one batch (:mod:`trinom.engines.scenario_batch`):
 the distinct (tree, curve, spread) entries its scenarios need, priced in one call of the kernels
 (options: one per distinct curve, except on kernels that take every option's curve, as the CUDA ones
 do: one library call); the ``cuda`` engine prices a bond book's entries in one library call, one
@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from ..book import BOND, INSTRUMENT_NAMES, OPTION, Book
-from ..market import Market
+from ..lattice.book import BOND, INSTRUMENT_NAMES, OPTION, Book
+from ..model.market import Market
 from .outcomes import SEARCH_OUTCOMES, BackendUnavailable
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ class Engine:
     name: str = ""
     #: A rough, low estimate of its node updates a second (see :meth:`throughput`).
     rate: float = 1e8
-    #: The instrument kinds it prices (:data:`~trinom.book.OPTION`, :data:`~trinom.book.BOND`).
+    #: The instrument kinds it prices (:data:`~trinom.lattice.book.OPTION`, :data:`~trinom.lattice.book.BOND`).
     instruments: frozenset[int] = frozenset()
 
     @property

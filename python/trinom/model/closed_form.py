@@ -25,11 +25,11 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-from .columns import show
-from .constants import CALL, DAYS_IN_YEAR, FACE_VALUE, PUT
+from ..errors import InputError
+from ..instruments.option import Portfolio
+from ..lattice.columns import show
+from ..lattice.constants import CALL, DAYS_IN_YEAR, FACE_VALUE, PUT
 from .curve import YieldCurve
-from .errors import InputError
-from .instruments.option import Portfolio
 
 _erfc = np.vectorize(math.erfc, otypes=[np.float64])
 

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..curve import YieldCurve
 from ..instruments.option import Portfolio
+from ..model.curve import YieldCurve
 from . import _cuda_lib
 
 NAME = "cuda-option"
@@ -44,11 +44,11 @@ def price(
     ``curve_index``, option i on ``curve[curve_index[i]]`` (a market's scenarios, one library call).
 
     ``device``: the CUDA device id (0, 1, ...; one library context per device, see
-    :mod:`trinom.backends._cuda_lib`); ``block_size``: threads per block (32..1024); ``padding``: ``"global"``, ``"block"`` or
+    :mod:`trinom.engines._cuda_lib`); ``block_size``: threads per block (32..1024); ``padding``: ``"global"``, ``"block"`` or
     ``"warp"``; ``sort``: widest trees first; ``chunk_size``: most options per chunk;
     ``memory_limit``: bytes the expanded arrays may take (default: the free GPU memory; larger
     portfolios are priced in pieces); ``timing``: a dict filled with ``kernel_ms``,
-    ``device_ms`` and ``library_ms`` (see :func:`trinom.backends._cuda_lib.price`).
+    ``device_ms`` and ``library_ms`` (see :func:`trinom.engines._cuda_lib.price`).
     """
     return _cuda_lib.price(portfolio, curve, precision, target=target, device=device, variant="option",
                            block_size=block_size, padding=padding, sort=sort, chunk_size=chunk_size,

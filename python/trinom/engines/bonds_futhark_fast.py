@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from ..curve import YieldCurve
 from ..instruments.bond import BondPortfolio
+from ..model.curve import YieldCurve
 from . import _futhark, bonds_futhark, futhark_fast
 
 NAME = "futhark"

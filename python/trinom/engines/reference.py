@@ -17,10 +17,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..constants import CALL, FACE_VALUE
-from ..curve import YieldCurve
 from ..instruments.option import Portfolio
-from ..lattice import probabilities
+from ..lattice.constants import CALL, FACE_VALUE
+from ..lattice.geometry import probabilities
+from ..model.curve import YieldCurve
 
 NAME = "reference"
 TARGETS: tuple[str, ...] = ()

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..curve import YieldCurve
 from ..instruments.option import Portfolio
+from ..model.curve import YieldCurve
 from . import _cuda_lib
 
 NAME = "cuda"

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..errors import InputError
 from .constants import CALL, OPTION_TYPES, PUT
-from .errors import InputError
 
 
 def as_array(name: str, values: npt.ArrayLike) -> np.ndarray:

@@ -6,7 +6,7 @@ validate themselves and *lower* to a :class:`Book`; engines see nothing but book
 
 Per tree (one row per instrument):
 
-* the lattice parameters: ``convention`` (:class:`trinom.lattice.Convention`), ``term_unit``,
+* the lattice parameters: ``convention`` (:class:`trinom.lattice.geometry.Convention`), ``term_unit``,
   ``term_steps``, ``a``, ``sigma``, ``maturity`` (years; the tree runs to it), ``spread``
   (percent per year, added to the short rate when discounting; 0 for options), ``curve`` (index
   into ``curve_names``, the market curve the tree is fitted to), ``scale`` (the factor the tree's value is
@@ -31,12 +31,12 @@ Per event (a compact table; one entry per cash flow, exercise right or payoff):
   point at the tree's last level is never reached, as a window's exercise never is there). A bond
   tree holds its cash flows, then its window (the tree's first exercise event), then its listed
   points in ascending step order;
-* ``side``: :data:`~trinom.constants.CALL` or :data:`~trinom.constants.PUT` for exercise and payoff.
+* ``side``: :data:`~trinom.lattice.constants.CALL` or :data:`~trinom.lattice.constants.PUT` for exercise and payoff.
 
 ``step`` is ``-1`` where the step is given by a time (a payoff) or is the tree's last level (the
 thesis' face value): the lattice turns times into steps in the working precision, as the thesis
 does. Engines that run an instrument's own kernel rebuild its inputs from the book exactly
-(:mod:`trinom.backends.lift`).
+(:mod:`trinom.engines.lift`).
 
 >>> import trinom
 >>> p = trinom.Portfolio(strike=[63.0], maturity=[9.0], expiry=[3.0], term_unit=[365],
@@ -56,7 +56,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .columns import segments
-from .lattice import Convention, bond_geometry, tree_geometry, work
+from .geometry import Convention, bond_geometry, tree_geometry, work
 
 T = TypeVar("T")
 
@@ -77,7 +77,7 @@ class Book:
     """Trees and their events as read-only NumPy arrays (see the module's docstring)."""
 
     instrument: np.ndarray  #: int8, :data:`OPTION` or :data:`BOND`
-    convention: np.ndarray  #: int8, :class:`~trinom.lattice.Convention`
+    convention: np.ndarray  #: int8, :class:`~trinom.lattice.geometry.Convention`
     term_unit: np.ndarray  #: int64
     term_steps: np.ndarray  #: int64
     a: np.ndarray

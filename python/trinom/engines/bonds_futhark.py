@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from ..curve import YieldCurve
 from ..instruments.bond import BondPortfolio, flatten_curves
+from ..model.curve import YieldCurve
 from . import _futhark
 
 NAME = "futhark"

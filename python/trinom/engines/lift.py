@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..book import BOND, CASH_FLOW, EXERCISE, OPTION, PAYOFF, Book
 from ..errors import InputError
 from ..instruments.bond import BondPortfolio
+from ..lattice.book import BOND, CASH_FLOW, EXERCISE, OPTION, PAYOFF, Book
 from ..portfolio import Portfolio
 
 

@@ -24,8 +24,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..curve import YieldCurve
 from ..instruments.bond import BondPortfolio
+from ..model.curve import YieldCurve
 from . import _cuda_lib
 
 NAME = "cuda"

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..curve import YieldCurve
+from ..model.curve import YieldCurve
 from ..portfolio import Portfolio
 from .outcomes import BackendUnavailable
 
