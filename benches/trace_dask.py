@@ -34,7 +34,7 @@ STEPS = (
     "trinom.backends.engine:KernelEngine.price_into", "trinom.shared_results:opened_part",
     "trinom.shared_results:write_part",
 )
-RISK_STEPS = ("trinom.risk:price", "trinom.risk:_move_failures", "trinom.risk:_curve_of_rows")
+RISK_STEPS = ("trinom.analytics.risk:price", "trinom.analytics.risk:_move_failures", "trinom.analytics.risk:_curve_of_rows")
 
 
 def install(steps: tuple[str, ...] = STEPS + RISK_STEPS, dask_worker: Any = None) -> int:

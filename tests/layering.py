@@ -28,8 +28,7 @@ ANYWHERE: frozenset[str] = frozenset({"errors", "result"})
 TODAY: dict[str, str] = {
     "": "api", "api": "api", "pipeline": "pipeline",
     "cli": "cli",
-    "risk": "analytics", "oas": "analytics", "spreads": "analytics", "scenarios": "analytics",
-    "bond_market_prices": "analytics", "analytics": "analytics",
+    "analytics": "analytics",
     "distributed": "distributed", "worker_calls": "distributed", "worker_tuning": "distributed",
     "shared_results": "distributed", "parquet_files": "distributed",
     "backends": "engines", "auto": "engines", "_lib": "engines", "bonds.reference": "engines",

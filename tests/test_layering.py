@@ -13,6 +13,7 @@ import layering
 
 #: Imports that point up the layers today (``source -> target (its layer -> the target's)``).
 KNOWN_VIOLATIONS: frozenset[str] = frozenset({
+    "analytics.risk -> api (analytics -> api)",
     "bonds -> bonds.api (instruments -> api)",
     "bonds -> io.bond_books (instruments -> io)",
     "closed_form -> columns (model -> lattice)",
@@ -21,8 +22,8 @@ KNOWN_VIOLATIONS: frozenset[str] = frozenset({
     "conventions.schedules -> columns (conventions -> lattice)",
     "curve -> io.textdata (model -> io)",
     "distributed -> pipeline (distributed -> pipeline)",
-    "distributed -> scenarios (distributed -> analytics)",
-    "distributed -> spreads (distributed -> analytics)",
+    "distributed -> analytics.scenarios (distributed -> analytics)",
+    "distributed -> analytics.spreads (distributed -> analytics)",
     "instruments.bond -> book (instruments -> lattice)",
     "instruments.bond -> columns (instruments -> lattice)",
     "instruments.bond -> constants (instruments -> lattice)",
@@ -51,7 +52,6 @@ KNOWN_VIOLATIONS: frozenset[str] = frozenset({
     "model.quotes -> io.parquet (model -> io)",
     "parquet_files -> pipeline (distributed -> pipeline)",
     "result -> book (result -> lattice)",
-    "risk -> api (analytics -> api)",
 })
 
 #: Import circles: none (the five that issue 36 named are gone). Kept as a list so that the test below says the same

@@ -11,6 +11,9 @@ trinomial trees, on GPUs and CPUs.
 import sys as _sys
 
 from . import closed_form, generator
+from .analytics import scenarios, spreads
+from .analytics.oas import OASResult, oas
+from .analytics.risk import risk
 from .api import price
 from .bonds import BondPortfolio, BondPrices, price_bonds
 from .book import Book
@@ -24,12 +27,13 @@ from .io import parquet
 from .market import Market
 from .model.calibration import calibrate
 from .model.dated_curve import DatedCurve
-from .oas import OASResult, oas
 from .result import Prices
-from .risk import risk
 
 # ``trinom.parquet`` (documented) is the Parquet format's module, now ``trinom.io.parquet`` (issue 36's layout).
 _sys.modules.setdefault(f"{__name__}.parquet", parquet)
+# The documented modules that moved into their folders: the same module objects under their former names.
+for _module in (scenarios, spreads):
+    _sys.modules.setdefault(f"{__name__}.{_module.__name__.rpartition('.')[2]}", _module)
 
 __version__ = "0.2.0"
 __all__ = [

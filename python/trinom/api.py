@@ -11,13 +11,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .analytics.recalibration import is_dated
+from .analytics.scenarios import Scenario, scenario_market
 from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
 from .errors import InputError
 from .instruments.trades import Trades, lowered
 from .market import CurvesLike, Market
 from .pipeline import Instrument, check_client, check_price_arguments, check_sequence, price_book
 from .result import Prices
-from .scenarios import Scenario, scenario_market
 
 
 def price(

@@ -52,6 +52,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .analytics.scenarios import Scenario, scenario_market
+from .analytics.spreads import SpreadPricer
 from .backends.engine import SEARCH_OUTCOMES, SearchLimits, SpreadSolution
 from .backends.scenario_batch import ScenarioBatch
 from .book import BOND, Book
@@ -62,9 +64,7 @@ from .instruments.option import Portfolio
 from .market import CurvesLike, Market
 from .pipeline import Job, check_choice, check_client, check_price_arguments, prepare, price_book, resolve, run
 from .result import Prices
-from .scenarios import Scenario, scenario_market
 from .shared_results import Destination, SharedResult, opened_part, shared_result, write_part
-from .spreads import SpreadPricer
 from .worker_calls import MISSING, for_client
 from .worker_tuning import tune_workers
 

@@ -24,12 +24,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .backends.engine import SEARCH_OUTCOMES, SearchLimits, SpreadSolution
-from .backends.scenario_batch import ScenarioBatch
-from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
-from .instruments.bond import BondPortfolio
-from .market import CurvesLike, Market
-from .pipeline import prepare, resolve
+from ..backends.engine import SEARCH_OUTCOMES, SearchLimits, SpreadSolution
+from ..backends.scenario_batch import ScenarioBatch
+from ..constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
+from ..instruments.bond import BondPortfolio
+from ..market import CurvesLike, Market
+from ..pipeline import prepare, resolve
 
 
 class SpreadPricer:
