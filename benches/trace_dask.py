@@ -25,10 +25,11 @@ import scale_gpus
 
 #: The steps recorded: ``module:attribute path`` (a function where it is looked up, or a class's method).
 STEPS = (
-    "trinom.api:price", "trinom.distributed:price_on", "trinom.distributed:prepare",
-    "trinom.distributed:DistributedBook._placement", "trinom.distributed:shared_result",
-    "trinom.distributed:DistributedBook._execute", "trinom.shared_results:SharedResult.close",
-    "trinom.api:Job.result", "trinom.distributed:price_placed", "trinom.distributed:_placed_prices",
+    "trinom.api:price", "trinom.distributed.pricing:price_on", "trinom.distributed.pricing:prepare",
+    "trinom.distributed.placement:prepare", "trinom.distributed.placement:DistributedBook._placement",
+    "trinom.distributed.placement:shared_result", "trinom.distributed.placement:DistributedBook._execute",
+    "trinom.shared_results:SharedResult.close", "trinom.api:Job.result", "trinom.distributed.placement:price_placed",
+    "trinom.distributed.tasks:_placed_prices",
     "trinom.backends._cuda_lib:price_book", "trinom.backends.scenario_batch:planned",
     "trinom.backends.scenario_batch:ScenarioBatch.gather", "trinom.backends.engine:CudaEngine.price_entries",
     "trinom.backends.engine:KernelEngine.price_into", "trinom.shared_results:opened_part",

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 import trinom
 from killed_worker import run_killing_a_worker
-from trinom import distributed as placement
 from trinom.bonds.generator import generate_bonds
+from trinom.distributed import placement
 from trinom.scenarios import CurveShift, SigmaShift
 
 distributed = pytest.importorskip("distributed")

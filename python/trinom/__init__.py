@@ -19,7 +19,7 @@ from .bonds import BondPortfolio, BondPrices, price_bonds
 from .book import Book
 from .constants import CALL, PUT
 from .curve import YieldCurve
-from .distributed import DistributedBook, distribute
+from .distributed import DistributedBook, distribute, parquet_files, shared_results, worker_calls, worker_tuning
 from .errors import InputError
 from .instruments.option import FIELDS, Portfolio
 from .instruments.trades import Trades, read_trades
@@ -32,7 +32,7 @@ from .result import Prices
 # ``trinom.parquet`` (documented) is the Parquet format's module, now ``trinom.io.parquet`` (issue 36's layout).
 _sys.modules.setdefault(f"{__name__}.parquet", parquet)
 # The documented modules that moved into their folders: the same module objects under their former names.
-for _module in (scenarios, spreads):
+for _module in (scenarios, spreads, parquet_files, shared_results, worker_calls, worker_tuning):
     _sys.modules.setdefault(f"{__name__}.{_module.__name__.rpartition('.')[2]}", _module)
 
 __version__ = "0.2.0"

@@ -8,9 +8,9 @@ import sys
 import time
 from pathlib import Path
 
-from .. import parquet_files
 from ..analytics.scenarios import read_scenarios
 from ..api import price
+from ..distributed import parquet_files
 from ..errors import InputError
 from ..instruments.trades import TYPES
 from ..io import parquet
