@@ -32,12 +32,12 @@ TODAY: dict[str, str] = {
     "distributed": "distributed",
     "backends": "engines", "auto": "engines", "_lib": "engines", "bonds.reference": "engines",
     "book": "lattice", "lattice": "lattice", "columns": "lattice", "constants": "lattice",
-    "instruments": "instruments", "portfolio": "instruments", "bonds.portfolio": "instruments", "bonds": "instruments",
-    "bonds.api": "api",
+    "instruments": "instruments", "portfolio": "instruments", "bonds.portfolio": "instruments",
+    "bonds": "api",  # the documented trinom.bonds names only: its modules live in their folders
     "model": "model", "curve": "model", "market": "model", "closed_form": "model",
     "conventions": "conventions",
     "io": "io",
-    "generator": "paper", "bonds.generator": "paper",
+    "paper": "paper",
     "errors": "errors", "result": "result",
 }
 

@@ -10,7 +10,7 @@ trinomial trees, on GPUs and CPUs.
 
 import sys as _sys
 
-from . import closed_form, generator
+from . import closed_form
 from .analytics import scenarios, spreads
 from .analytics.oas import OASResult, oas
 from .analytics.risk import risk
@@ -27,13 +27,20 @@ from .io import parquet
 from .market import Market
 from .model.calibration import calibrate
 from .model.dated_curve import DatedCurve
+from .paper import option_generator as generator
 from .result import Prices
 
 # ``trinom.parquet`` (documented) is the Parquet format's module, now ``trinom.io.parquet`` (issue 36's layout).
 _sys.modules.setdefault(f"{__name__}.parquet", parquet)
-# The documented modules that moved into their folders: the same module objects under their former names.
-for _module in (scenarios, spreads, parquet_files, shared_results, worker_calls, worker_tuning):
-    _sys.modules.setdefault(f"{__name__}.{_module.__name__.rpartition('.')[2]}", _module)
+# The documented modules that moved into their folders (issue 36): the same module objects under their former names
+# (``trinom.risk`` and ``trinom.oas`` are the functions, in ``trinom.analytics``' modules of those names).
+_sys.modules.setdefault(f"{__name__}.scenarios", scenarios)
+_sys.modules.setdefault(f"{__name__}.spreads", spreads)
+_sys.modules.setdefault(f"{__name__}.generator", generator)
+_sys.modules.setdefault(f"{__name__}.parquet_files", parquet_files)
+_sys.modules.setdefault(f"{__name__}.shared_results", shared_results)
+_sys.modules.setdefault(f"{__name__}.worker_calls", worker_calls)
+_sys.modules.setdefault(f"{__name__}.worker_tuning", worker_tuning)
 
 __version__ = "0.2.0"
 __all__ = [

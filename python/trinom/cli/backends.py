@@ -6,10 +6,10 @@ import argparse
 
 from .. import auto, backends
 from ..backends import costs
-from ..bonds.generator import generate_bonds
 from ..book import Book
 from ..curve import YieldCurve
-from ..generator import generate
+from ..paper.bond_generator import generate_bonds
+from ..paper.option_generator import generate
 
 
 def cmd_backends(args: argparse.Namespace) -> int:

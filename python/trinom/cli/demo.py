@@ -11,8 +11,8 @@ from .. import __version__
 from ..api import price
 from ..closed_form import zero_coupon_bond_option
 from ..constants import PUT
-from ..generator import generate
 from ..lattice import work
+from ..paper.option_generator import generate
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
