@@ -68,13 +68,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shards", type=int, help="shards the book is placed in (default: trinom.distributed's, "
                         "one per worker thread)")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--tasks", action="store_true", help="every call a Dask task (trinom.distributed.DIRECT_CALLS "
-                        "off), whose time the task stream splits; by default calls go straight to the workers, and only "
-                        "the wall time is split-free")
+    parser.add_argument("--tasks", action="store_true", help="every call a Dask task "
+                        "(trinom.distributed.placement.DIRECT_CALLS off), whose time the task stream splits; by default "
+                        "calls go straight to the workers, and only the wall time is split-free")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
     if args.tasks:
-        trinom.distributed.DIRECT_CALLS = False
+        trinom.distributed.placement.DIRECT_CALLS = False
     book = trinom.generator.generate(args.dataset, args.size, seed=1)
     book.validate()
     engine: dict = {"backend": args.backend, "target": args.target}

@@ -10,8 +10,8 @@ import time
 import numpy as np
 import pytest
 import trinom
+from trinom.analytics.oas import CONVERGED, oas
 from trinom.bonds.generator import generate_bonds
-from trinom.oas import CONVERGED, oas
 
 SIZES = {"cpu": 300, "gpu": 100000}
 ENGINES = {"cpu": {"backend": "futhark", "target": "multicore"}, "gpu": {"backend": "auto"}}

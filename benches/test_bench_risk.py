@@ -15,9 +15,9 @@ import time
 import numpy as np
 import pytest
 import trinom
+from trinom.analytics.risk import risk
 from trinom.bonds.generator import generate_bonds
 from trinom.pipeline import prepare
-from trinom.risk import risk
 from trinom.scenarios import CurveShift, SigmaShift
 
 MEASURES = ("dv01", "duration", "convexity", "krd", "vega")

@@ -25,16 +25,17 @@ import scale_gpus
 
 #: The steps recorded: ``module:attribute path`` (a function where it is looked up, or a class's method).
 STEPS = (
-    "trinom.api:price", "trinom.distributed:price_on", "trinom.distributed:prepare",
-    "trinom.distributed:DistributedBook._placement", "trinom.distributed:shared_result",
-    "trinom.distributed:DistributedBook._execute", "trinom.shared_results:SharedResult.close",
-    "trinom.api:Job.result", "trinom.distributed:price_placed", "trinom.distributed:_placed_prices",
+    "trinom.api:price", "trinom.distributed.pricing:price_on", "trinom.distributed.pricing:prepare",
+    "trinom.distributed.placement:prepare", "trinom.distributed.placement:DistributedBook._placement",
+    "trinom.distributed.placement:shared_result", "trinom.distributed.placement:DistributedBook._execute",
+    "trinom.shared_results:SharedResult.close", "trinom.api:Job.result", "trinom.distributed.placement:price_placed",
+    "trinom.distributed.tasks:_placed_prices",
     "trinom.engines._cuda_lib:price_book", "trinom.engines.scenario_batch:planned",
     "trinom.engines.scenario_batch:ScenarioBatch.gather", "trinom.engines.engine:CudaEngine.price_entries",
     "trinom.engines.engine:KernelEngine.price_into", "trinom.shared_results:opened_part",
     "trinom.shared_results:write_part",
 )
-RISK_STEPS = ("trinom.risk:price", "trinom.risk:_move_failures", "trinom.risk:_curve_of_rows")
+RISK_STEPS = ("trinom.analytics.risk:price", "trinom.analytics.risk:_move_failures", "trinom.analytics.risk:_curve_of_rows")
 
 
 def install(steps: tuple[str, ...] = STEPS + RISK_STEPS, dask_worker: Any = None) -> int:

@@ -28,18 +28,16 @@ ANYWHERE: frozenset[str] = frozenset({"errors", "result"})
 TODAY: dict[str, str] = {
     "": "api", "api": "api", "pipeline": "pipeline",
     "cli": "cli",
-    "risk": "analytics", "oas": "analytics", "spreads": "analytics", "scenarios": "analytics",
-    "bond_market_prices": "analytics", "analytics": "analytics",
-    "distributed": "distributed", "worker_calls": "distributed", "worker_tuning": "distributed",
-    "shared_results": "distributed", "parquet_files": "distributed",
+    "analytics": "analytics",
+    "distributed": "distributed",
     "engines": "engines", "_lib": "engines",
     "lattice": "lattice",
-    "instruments": "instruments", "portfolio": "instruments", "bonds.portfolio": "instruments", "bonds": "instruments",
-    "bonds.api": "api",
+    "instruments": "instruments", "portfolio": "instruments", "bonds.portfolio": "instruments",
+    "bonds": "api",  # the documented trinom.bonds names only: its modules live in their folders
     "model": "model",
     "conventions": "conventions",
     "io": "io",
-    "generator": "paper", "bonds.generator": "paper",
+    "paper": "paper",
     "errors": "errors", "result": "result",
 }
 

@@ -364,7 +364,7 @@ def test_scenario_entries_through_the_library(mixed):
 
 
 def test_risk_on_cuda_equals_the_reference_bump_and_reprice():
-    from trinom.risk import risk
+    from trinom.analytics.risk import risk
 
     bonds, curves = generate_bonds("R1", 6, seed=11)
     measures = ("dv01", "duration", "convexity", "krd", "vega", "spread_duration")
@@ -389,7 +389,7 @@ def oas_case(name: str, count: int = 400, seed: int = 5, width: float = 0.05):
 @pytest.mark.parametrize("search", ["engine", "batched"])
 def test_oas_on_cuda_reprices_to_the_market(name: str, search: str):
     """The search inside the library (one call) and the step-by-step search both reprice to the market."""
-    from trinom.oas import oas
+    from trinom.analytics.oas import oas
 
     bonds, curves, market = oas_case(name, 120 if name == "U1" else 400)
     result = oas(bonds, curves, market, backend="cuda", search=search)
@@ -407,7 +407,7 @@ def test_the_librarys_search_finds_the_batched_searchs_spread(name: str, price_t
     """Both kernels' searches: the same spreads as the step-by-step search (the root is unique: both are within
     1e-9 of the market price, |dP/ds| is about 1-10 per percent), and the price reported is the library's price
     of the bond at the spread reported, to rounding."""
-    from trinom.oas import oas
+    from trinom.analytics.oas import oas
 
     bonds, curves, market = oas_case(name, 60 if wide_only or name == "U1" else 300, seed=9, width=0.2)
     if price_type == "dirty":
@@ -428,7 +428,7 @@ def test_the_librarys_search_finds_the_batched_searchs_spread(name: str, price_t
 def test_the_librarys_search_names_every_outcome():
     """Unattainable prices (both sides), bad market prices and bonds that cannot be priced each get their
     reason from the library's search, and the others converge."""
-    from trinom.oas import OUTSIDE, oas
+    from trinom.analytics.oas import OUTSIDE, oas
 
     bonds, curves = generate_bonds("R1", 8, seed=1)
     fields = bonds.as_dict()
@@ -447,7 +447,7 @@ def test_the_librarys_search_names_every_outcome():
 
 
 def test_the_librarys_search_in_float32():
-    from trinom.oas import oas
+    from trinom.analytics.oas import oas
 
     bonds, curves, market = oas_case("S1", 200)  # small trees: no float overflow
     result = oas(bonds, curves, market, backend="cuda", precision="f32", search="engine", price_tolerance=1e-2,

@@ -410,7 +410,7 @@ def test_option_risk_on_cuda_equals_the_reference_bump_and_reprice():
     """The risk measures of an option book on ``cuda`` (its 35 scenarios as option entries, one library call)
     against the NumPy reference's: 1e-9 relative, convexity 1e-7 (a second difference of prices over h^2 = 1e-8:
     prices 1e-13 apart move it by 4e-5 / price); rows worth nothing have no duration on either side."""
-    from trinom.risk import risk
+    from trinom.analytics.risk import risk
 
     options = trinom.generator.generate("random", 12, seed=21)
     measures = ("dv01", "duration", "convexity", "krd", "vega")

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import trinom
 from killed_worker import run_killing_a_worker
-from trinom import distributed as distributed_module
 from trinom.bonds.generator import generate_bonds
+from trinom.distributed import placement as distributed_module
 from trinom.distributed import price_chunk, shards_by_work
 
 distributed = pytest.importorskip("distributed")

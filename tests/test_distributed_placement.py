@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 import trinom
 from killed_worker import run_killing_a_worker
-from trinom import distributed as placement
 from trinom.bonds.generator import generate_bonds
+from trinom.distributed import placement
 from trinom.scenarios import CurveShift, SigmaShift
 
 distributed = pytest.importorskip("distributed")
@@ -178,7 +178,7 @@ def test_risk_on_a_cluster_builds_its_table_while_pricing(client, monkeypatch):
 
     import pandas as pd
 
-    risk_module = sys.modules["trinom.risk"]  # trinom.risk is the function
+    risk_module = sys.modules["trinom.analytics.risk"]  # trinom.risk is the function
     bonds, curves = generate_bonds("R1", 60, seed=3)
     fields = bonds.as_dict()
     fields["sigma"] = fields["sigma"].copy()

@@ -104,8 +104,8 @@ def test_scenario_grids_match_the_reference(steps_per_year: int, wide_only: bool
 def test_the_engines_spread_search_reprices_to_the_market(steps_per_year: int, wide_only: bool):
     """The library's search carries the flows' derivative by the spread: it converges where the batched one does,
     to the same spreads, and the bonds priced at them are the market."""
+    from trinom.analytics.oas import oas
     from trinom.instruments.trades import lowered
-    from trinom.oas import oas
 
     (_, bonds), *_rest = lowered(book(steps_per_year), curves())[0]
     market_curves = [curves()["EUR"].to_yield_curve()]

@@ -23,9 +23,9 @@ import trinom
 from hypothesis import event, given
 from hypothesis import strategies as st
 from test_fuzz import BOND_FIELDS, FUZZ, GOOD, LIMITS, NUMBERS
+from trinom.analytics.oas import CONVERGED, OUTSIDE, TOLERANCES
+from trinom.analytics.risk import COLUMNS, F64_SHIFTS, MEASURES
 from trinom.bonds.generator import generate_bonds
-from trinom.oas import CONVERGED, OUTSIDE, TOLERANCES
-from trinom.risk import COLUMNS, F64_SHIFTS, MEASURES
 from trinom.scenarios import CurveSet, CurveShift, SigmaShift, SpreadShift
 
 C = {"backend": "futhark", "target": "c"}

@@ -13,12 +13,14 @@ import layering
 
 #: Imports that point up the layers today (``source -> target (its layer -> the target's)``).
 KNOWN_VIOLATIONS: frozenset[str] = frozenset({
-    "bonds -> bonds.api (instruments -> api)",
-    "bonds -> io.bond_books (instruments -> io)",
+    "analytics.risk -> api (analytics -> api)",
     "conventions.schedules -> lattice.columns (conventions -> lattice)",
-    "distributed -> pipeline (distributed -> pipeline)",
-    "distributed -> scenarios (distributed -> analytics)",
-    "distributed -> spreads (distributed -> analytics)",
+    "distributed.parquet_files -> pipeline (distributed -> pipeline)",
+    "distributed.placement -> pipeline (distributed -> pipeline)",
+    "distributed.pricing -> analytics.scenarios (distributed -> analytics)",
+    "distributed.pricing -> analytics.spreads (distributed -> analytics)",
+    "distributed.pricing -> pipeline (distributed -> pipeline)",
+    "distributed.tasks -> pipeline (distributed -> pipeline)",
     "instruments.bond -> lattice.book (instruments -> lattice)",
     "instruments.bond -> lattice.columns (instruments -> lattice)",
     "instruments.bond -> lattice.constants (instruments -> lattice)",
@@ -49,9 +51,7 @@ KNOWN_VIOLATIONS: frozenset[str] = frozenset({
     "model.dated_curve -> io.csvtable (model -> io)",
     "model.quotes -> io.csvtable (model -> io)",
     "model.quotes -> io.parquet (model -> io)",
-    "parquet_files -> pipeline (distributed -> pipeline)",
     "result -> lattice.book (result -> lattice)",
-    "risk -> api (analytics -> api)",
 })
 
 #: Import circles: none (the five that issue 36 named are gone). Kept as a list so that the test below says the same
@@ -94,7 +94,6 @@ LONG_MODULES: dict[str, int] = {
     "model/baskets.py": 2095,
     "instruments/trades.py": 1199,
     "model/quotes.py": 899,
-    "distributed.py": 822,
 }
 MOST_LINES = 800
 

@@ -122,7 +122,7 @@ def test_scenario_batch_on_cuda():
 def test_the_librarys_spread_search_with_listed_points(wide_only: bool):
     """The search inside the library carries d price / d spread = 0 where a listed point binds: Newton converges
     in few steps, to the spreads that reprice the market on the reference."""
-    from trinom.oas import oas
+    from trinom.analytics.oas import oas
 
     bonds = BondPortfolio.concatenate([schedules(), wide_schedules()])
     model = reference.price(bonds, CURVES) - bonds.accrued()

@@ -7,9 +7,9 @@ import csv
 import numpy as np
 import pytest
 import trinom
+from trinom.analytics.oas import CONVERGED, OUTSIDE, oas
 from trinom.bonds.generator import generate_bonds
 from trinom.cli import main
-from trinom.oas import CONVERGED, OUTSIDE, oas
 
 ENGINE = {"backend": "futhark", "target": "c"}
 

@@ -86,7 +86,7 @@ def test_the_api_takes_arrow_tables_of_options_and_bonds(tmp_path):
 
 def test_risk_runs_on_a_local_cluster():
     distributed = pytest.importorskip("distributed")
-    from trinom.risk import risk
+    from trinom.analytics.risk import risk
 
     bonds, curves = generate_bonds("S1", 12, seed=3)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,

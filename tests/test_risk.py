@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import trinom
+from trinom.analytics.risk import MEASURES, risk
 from trinom.bonds.generator import generate_bonds
-from trinom.risk import MEASURES, risk
 from trinom.scenarios import CurveShift, scenario_market, shifted
 
 H = 1e-4
@@ -344,7 +344,7 @@ def test_risk_never_writes_into_the_engines_arrays(monkeypatch, failing):
     and copies them before repricing rows that a move fails (here sigma 5e-5, below the vega move)."""
     import importlib
 
-    module = importlib.import_module("trinom.risk")  # the module (trinom.risk is the function)
+    module = importlib.import_module("trinom.analytics.risk")  # the module (trinom.risk is the function)
     priced: list = []
 
     def frozen(*args, **kwargs):

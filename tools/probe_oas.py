@@ -14,8 +14,8 @@ import time
 import numpy as np
 import trinom
 from trinom import spreads
+from trinom.analytics.oas import oas
 from trinom.bonds.generator import generate_bonds
-from trinom.oas import oas
 
 
 def main() -> None:

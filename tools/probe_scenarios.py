@@ -51,7 +51,7 @@ def main() -> None:
         import cProfile
         import pstats
 
-        from trinom.risk import risk
+        from trinom.analytics.risk import risk
 
         measures = ("dv01", "duration", "convexity", "krd", "vega")
         cProfile.runctx("trinom.price(bonds, curves, backend='cuda', scenarios=scenarios)", globals(),

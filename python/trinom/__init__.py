@@ -11,10 +11,12 @@ trinomial trees, on GPUs and CPUs.
 import importlib as _importlib
 import sys as _sys
 
-from . import generator
+from .analytics import scenarios, spreads
+from .analytics.oas import OASResult, oas
+from .analytics.risk import risk
 from .api import price
 from .bonds import BondPortfolio, BondPrices, price_bonds
-from .distributed import DistributedBook, distribute
+from .distributed import DistributedBook, distribute, parquet_files, shared_results, worker_calls, worker_tuning
 from .errors import InputError
 from .instruments.option import FIELDS, Portfolio
 from .instruments.trades import Trades, read_trades
@@ -26,12 +28,20 @@ from .model.calibration import calibrate
 from .model.curve import YieldCurve
 from .model.dated_curve import DatedCurve
 from .model.market import Market
-from .oas import OASResult, oas
+from .paper import option_generator as generator
 from .result import Prices
-from .risk import risk
 
 # ``trinom.parquet`` (documented) is the Parquet format's module, now ``trinom.io.parquet`` (issue 36's layout).
 _sys.modules.setdefault(f"{__name__}.parquet", parquet)
+# The documented modules that moved into their folders (issue 36): the same module objects under their former names
+# (``trinom.risk`` and ``trinom.oas`` are the functions, in ``trinom.analytics``' modules of those names).
+_sys.modules.setdefault(f"{__name__}.scenarios", scenarios)
+_sys.modules.setdefault(f"{__name__}.spreads", spreads)
+_sys.modules.setdefault(f"{__name__}.generator", generator)
+_sys.modules.setdefault(f"{__name__}.parquet_files", parquet_files)
+_sys.modules.setdefault(f"{__name__}.shared_results", shared_results)
+_sys.modules.setdefault(f"{__name__}.worker_calls", worker_calls)
+_sys.modules.setdefault(f"{__name__}.worker_tuning", worker_tuning)
 
 #: The documented module paths of before issue 36's layout, each the same module as its new home: ``trinom.backends``
 #: is ``trinom.engines`` and each of its modules (all of them, so that none is ever loaded twice, registry and all).

@@ -2,22 +2,29 @@
 (:mod:`trinom.pipeline`): dated trades lowered to their trees' blocks first (or refitted per scenario,
 :mod:`trinom.analytics.recalibration`; or priced to an accuracy, :mod:`trinom.analytics.resolution`), a book with a
 Dask client to :mod:`trinom.distributed`, any other book in this process.
+
+The deprecated bond entry points (:func:`price_bonds`, :class:`BondPrices`, :func:`accrued_interest`; formerly
+``trinom.bonds.api``, still ``trinom.bonds``' names) are kept here for one release.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from .analytics.recalibration import is_dated
+from .analytics.scenarios import Scenario, scenario_market
 from .errors import InputError
+from .instruments.bond import BondPortfolio
 from .instruments.trades import Trades, lowered
 from .lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
 from .model.market import CurvesLike, Market
 from .pipeline import Instrument, check_client, check_price_arguments, check_sequence, price_book
 from .result import Prices
-from .scenarios import Scenario, scenario_market
 
 
 def price(
@@ -147,3 +154,36 @@ def price(
     return price_book(instruments, curves, backend=backend, precision=precision, target=target, device=device,
                       errors=errors, max_width=max_width, max_steps=max_steps, progress=progress,
                       keep_axis=scenarios is not None, **tuning)
+
+
+#: The engines that price bonds (see :mod:`trinom.backends`), then ``auto``.
+BOND_BACKENDS: tuple[str, ...] = ("reference", "futhark", "cuda", "auto")
+
+
+@dataclasses.dataclass(frozen=True)
+class BondPrices:
+    """Deprecated: :class:`trinom.Prices` holds the same columns (``price`` is ``dirty``, ``error`` is ``errors``)."""
+
+    dirty: np.ndarray
+    clean: np.ndarray
+    accrued: np.ndarray
+    errors: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.dirty.size)
+
+
+def price_bonds(portfolio: BondPortfolio, curves: CurvesLike = None, *, backend: str = "auto", precision: str = "f64",
+                errors: str = "raise", **options: Any) -> BondPrices:
+    """Deprecated alias of :func:`trinom.price` for bonds (same arguments), returning :class:`BondPrices`."""
+    warnings.warn("trinom.price_bonds is deprecated: use trinom.price, whose result has .price (dirty), .clean, "
+                  ".accrued and .error", DeprecationWarning, stacklevel=2)
+    result = price(portfolio, curves, backend=backend, precision=precision, errors=errors, **options)
+    return BondPrices(dirty=result.price, clean=result.clean, accrued=result.accrued, errors=result.error)
+
+
+def accrued_interest(portfolio: BondPortfolio) -> np.ndarray:
+    """Deprecated alias of :meth:`BondPortfolio.accrued`."""
+    warnings.warn("trinom.bonds.accrued_interest is deprecated: use BondPortfolio.accrued()", DeprecationWarning,
+                  stacklevel=2)
+    return portfolio.accrued()

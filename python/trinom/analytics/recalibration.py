@@ -304,7 +304,7 @@ def dated_states(curves: Mapping[str, Any], scenarios: Sequence[Any], *, recalib
     :class:`~trinom.scenarios.SigmaShift` (kept as such: with recalibration, sigma is fitted, and moving it is an
     error)."""
     from ..model import DatedCurve
-    from ..scenarios import CurveSet, CurveShift, SigmaShift, SpreadShift
+    from .scenarios import CurveSet, CurveShift, SigmaShift, SpreadShift
 
     states: list[MarketState] = []
     problems = []
@@ -357,7 +357,7 @@ def engine_scenarios(curves: Mapping[str, Any], scenarios: Sequence[Any]) -> lis
     """Scenarios on dated curves (:func:`dated_states`) as the engine's scenarios on their YieldCurves: a curve move a
     :class:`~trinom.scenarios.CurveSet` of the moved dated curves (key rates at the dated pillars), sigma and spread
     moves as they are."""
-    from ..scenarios import CurveSet, SigmaShift, SpreadShift
+    from .scenarios import CurveSet, SigmaShift, SpreadShift
 
     states = dated_states(curves, scenarios, recalibrating=False)
     out: list[Any] = []

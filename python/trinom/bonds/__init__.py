@@ -6,9 +6,16 @@ generator of the paper's datasets (:mod:`trinom.bonds.generator`). Price them wi
 :func:`trinom.price`.
 """
 
+import sys as _sys
+
+from ..api import BOND_BACKENDS, BondPrices, accrued_interest, price_bonds
 from ..instruments.bond import BondPortfolio, flatten_curves
 from ..io.bond_books import read_bonds, write_bonds
-from .api import BOND_BACKENDS, BondPrices, accrued_interest, price_bonds
+from ..paper import bond_generator as generator
+
+# ``trinom.bonds.generator`` (documented) is ``trinom.paper.bond_generator``, the same module; the deprecated entry
+# points are ``trinom.api``'s (issue 36's layout).
+_sys.modules.setdefault(f"{__name__}.generator", generator)
 
 __all__ = ["BOND_BACKENDS", "BondPortfolio", "BondPrices", "accrued_interest", "flatten_curves", "price_bonds",
            "read_bonds", "write_bonds"]

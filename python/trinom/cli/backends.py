@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from ..bonds.generator import generate_bonds
 from ..engines import auto, costs, get, status
-from ..generator import generate
 from ..lattice.book import Book
 from ..model.curve import YieldCurve
+from ..paper.bond_generator import generate_bonds
+from ..paper.option_generator import generate
 
 
 def cmd_backends(args: argparse.Namespace) -> int:

@@ -9,10 +9,10 @@ import numpy as np
 
 from .. import __version__
 from ..api import price
-from ..generator import generate
 from ..lattice.constants import PUT
 from ..lattice.geometry import work
 from ..model.closed_form import zero_coupon_bond_option
+from ..paper.option_generator import generate
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -7,15 +7,15 @@ import sys
 from pathlib import Path
 
 from ..api import price
-from ..bonds.generator import DATASETS, generate_bonds
 from ..errors import InputError
-from ..generator import generate
 from ..io import option_books as io
 from ..io.bond_books import companions, write_bonds
 from ..io.files import BOOK_FORMATS, PRICE_FORMATS, check_outputs, output_format
 from ..io.result_files import write_price_file
 from ..io.row_ids import row_numbers
 from ..model.curve import YieldCurve
+from ..paper.bond_generator import DATASETS, generate_bonds
+from ..paper.option_generator import generate
 
 
 def generate_outputs(args: argparse.Namespace) -> None:

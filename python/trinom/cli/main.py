@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 from .. import __version__, engines
+from ..analytics.risk import MEASURES as RISK_MEASURES
 from ..errors import InputError
 from ..instruments.bond import _STEP_LIMIT as BOND_STEP_LIMIT
 from ..lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
-from ..risk import MEASURES as RISK_MEASURES
 from .arguments import DASK_CONNECT_SECONDS, OutPath, positive_number, whole_number
 from .backends import cmd_backends
 from .calibrate import add_calibrate_parser

@@ -6,12 +6,12 @@ import argparse
 import sys
 import time
 
-from ..bond_market_prices import read_market_prices
+from ..analytics.bond_market_prices import read_market_prices
+from ..analytics.oas import oas
 from ..errors import InputError
 from ..io.book_files import input_files
 from ..io.files import TABLE_FORMATS, check_outputs, output_format
 from ..io.result_files import write_table_file
-from ..oas import oas
 from .arguments import ProgressBar, book_kind, failures, read_book
 from .trade_files import is_trades_file, read_inputs, say_summary, trade_inputs, unused_trade_options
 
@@ -45,8 +45,8 @@ def cmd_oas(args: argparse.Namespace) -> int:
 
 
 def cmd_oas_trades(args: argparse.Namespace) -> int:
-    from ..bond_market_prices import read_market_prices
-    from ..oas import oas
+    from ..analytics.bond_market_prices import read_market_prices
+    from ..analytics.oas import oas
 
     output_format(args.out, TABLE_FORMATS, "--out", "the OAS table")
     check_outputs([("--out", args.out)], [*trade_inputs(args), args.market_prices])

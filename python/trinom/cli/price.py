@@ -8,8 +8,9 @@ import sys
 import time
 from pathlib import Path
 
-from .. import parquet_files
+from ..analytics.scenarios import read_scenarios
 from ..api import price
+from ..distributed import parquet_files
 from ..errors import InputError
 from ..instruments.trades import TYPES
 from ..io import parquet
@@ -17,7 +18,6 @@ from ..io.book_files import check_curve_source, input_files, option_curve
 from ..io.files import PRICE_FORMATS, TABLE_FORMATS, check_outputs, output_format
 from ..io.result_files import write_price_file, write_scenario_grid, write_table_file
 from ..result import Prices
-from ..scenarios import read_scenarios
 from .arguments import ProgressBar, book_kind, check_dask, dask_client, failures, read_book
 from .trade_files import is_trades_file, read_inputs, recalibration_of, say_warnings, trade_inputs, unused_trade_options
 
@@ -134,7 +134,7 @@ def cmd_price_trades(args: argparse.Namespace) -> int:
     names: list[str] = []
     scenarios = None
     if args.scenarios:
-        from ..scenarios import read_dated_scenarios
+        from ..analytics.scenarios import read_dated_scenarios
 
         names, scenarios = read_dated_scenarios(args.scenarios, curves)
     start = time.perf_counter()

@@ -7,12 +7,12 @@ import sys
 import time
 from pathlib import Path
 
+from ..analytics.risk import MEASURES as RISK_MEASURES
+from ..analytics.risk import risk
 from ..errors import InputError
 from ..io.book_files import check_curve_source, input_files
 from ..io.files import TABLE_FORMATS, check_outputs, output_format
 from ..io.result_files import write_table_file
-from ..risk import MEASURES as RISK_MEASURES
-from ..risk import risk
 from .arguments import ProgressBar, book_kind, failures, read_book
 from .trade_files import is_trades_file, read_inputs, recalibration_of, say_summary, trade_inputs, unused_trade_options
 
@@ -71,7 +71,7 @@ def cmd_risk(args: argparse.Namespace) -> int:
 
 
 def cmd_risk_trades(args: argparse.Namespace, measures: list[str] | None) -> int:
-    from ..risk import risk
+    from ..analytics.risk import risk
 
     output_format(args.out, TABLE_FORMATS, "--out", "the risk table")
     check_outputs([("--out", args.out)], trade_inputs(args))

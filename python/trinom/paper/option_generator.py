@@ -20,8 +20,8 @@ import numbers
 import numpy as np
 import numpy.typing as npt
 
-from .instruments.option import Portfolio
-from .lattice.constants import DAYS_IN_YEAR, JMAX_FACTOR, PUT
+from ..instruments.option import Portfolio
+from ..lattice.constants import DAYS_IN_YEAR, JMAX_FACTOR, PUT
 
 #: Names of the seven distributions; the index of a name is its thesis number (0..6).
 DISTRIBUTIONS: tuple[str, ...] = (

@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InputError
-from .io.csvtable import read_rows
-from .model.curve import MAX_DAYS, YieldCurve
-from .model.market import CurvesLike, Market
-from .pipeline import check_real, check_text, check_whole
+from ..errors import InputError
+from ..io.csvtable import read_rows
+from ..model.curve import MAX_DAYS, YieldCurve
+from ..model.market import CurvesLike, Market
+from ..pipeline import check_real, check_text, check_whole
 
 
 def shifted(curve: YieldCurve, shift: float, pillar: int | None = None) -> YieldCurve:
@@ -246,7 +246,7 @@ def read_dated_scenarios(path: str | Path, curves: Mapping[str, Any]) -> tuple[l
     bump, :meth:`trinom.model.DatedCurve.bumped`), or at every pillar where ``date`` is empty or ``*``; a scenario's
     rows add up. A bad cell is an :class:`InputError` naming the file, the line and the column.
     """
-    from .conventions.dates import to_days
+    from ..conventions.dates import to_days
 
     path = Path(path)
     rows, places = _scenario_rows(path)
@@ -297,7 +297,7 @@ def read_dated_scenarios(path: str | Path, curves: Mapping[str, Any]) -> tuple[l
 
 def _scenario_rows(path: Path) -> tuple[list[list[str]], list[str]]:
     """A scenario file's rows of text (its header first) and where each is (``line 3``, a Parquet file's ``row 2``)."""
-    from .io.parquet import is_parquet, read_text_rows
+    from ..io.parquet import is_parquet, read_text_rows
 
     if not path.exists():
         raise InputError([(None, "--scenarios", f"{path}: no such file")])

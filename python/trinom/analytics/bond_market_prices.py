@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import InputError, check_error_mode
-from .io.csvtable import read_table_lines
+from ..errors import InputError, check_error_mode
+from ..io.csvtable import read_table_lines
 
 FIELD = "--market-prices"
 

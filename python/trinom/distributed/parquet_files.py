@@ -61,13 +61,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
-from .io import parquet
-from .io.files import check_output, output_format
-from .lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
-from .model.curve import YieldCurve
-from .model.market import CurvesLike
-from .pipeline import check_client, check_price_arguments, price_book
+from ..errors import InputError
+from ..io import parquet
+from ..io.files import check_output, output_format
+from ..lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
+from ..model.curve import YieldCurve
+from ..model.market import CurvesLike
+from ..pipeline import check_client, check_price_arguments, price_book
 from .worker_tuning import tune_workers
 
 #: A part file's name in the staging folder and in a dataset folder (the task's number, in input order).
@@ -345,7 +345,7 @@ class _StagedPart:
     as the one-process run writes its row group), made whole or not at all."""
 
     def __init__(self, path: Path):
-        from .io.files import replacing
+        from ..io.files import replacing
 
         self._pa, _pq = parquet._arrow()
         self._context = replacing([path])
@@ -475,7 +475,7 @@ class _Stitcher:
 
     def __enter__(self) -> _Stitcher:
         if not self.folder:
-            from .io.files import replacing
+            from ..io.files import replacing
 
             self._context = replacing([self.out])
             (self._target,) = self._context.__enter__()
@@ -582,7 +582,7 @@ def _release_memory() -> None:
     """:func:`trinom.engines.release_memory` without its full garbage collection (a tenth of a second in a Dask
     worker's heap, per row group): the Futhark contexts' free lists and glibc's free heap given back; the priced
     portfolio's cycle is broken by the caller."""
-    from .engines import _futhark
+    from ..engines import _futhark
 
     _futhark.clear_caches()
     if sys.platform.startswith("linux"):

@@ -56,16 +56,16 @@ from typing import Any
 
 import numpy as np
 
-from .analytics.recalibration import MarketState, Recalibration, dated_curves, is_dated, recalibrated_grid
-from .api import price
-from .errors import InputError
-from .instruments.bond import BondPortfolio
-from .instruments.legs import Legs
-from .instruments.option import Portfolio
-from .instruments.trades import Trades, single_instrument
-from .lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
-from .model.market import CurvesLike, Market
-from .pipeline import as_portfolio, check_price_arguments, check_real, check_sequence, row_problems
+from ..api import price
+from ..errors import InputError
+from ..instruments.bond import BondPortfolio
+from ..instruments.legs import Legs
+from ..instruments.option import Portfolio
+from ..instruments.trades import Trades, single_instrument
+from ..lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
+from ..model.market import CurvesLike, Market
+from ..pipeline import as_portfolio, check_price_arguments, check_real, check_sequence, row_problems
+from .recalibration import MarketState, Recalibration, dated_curves, is_dated, recalibrated_grid
 from .scenarios import CurveSet, CurveShift, Scenario, SigmaShift, SpreadShift, scenario_market
 
 MEASURES = ("dv01", "duration", "convexity", "krd", "vega", "spread_duration")
@@ -670,7 +670,7 @@ def _price_rows(block: Portfolio | BondPortfolio, rows: list[int], market: Marke
     workers (trinom.distributed: the rows are not sent again)."""
     if run.get("client") is None:
         return price(block[rows], market, **run)
-    from .distributed import price_on
+    from ..distributed import price_on
 
     rest = {k: v for k, v in run.items() if k != "client"}
     return price_on(run["client"], block, market, rows=rows, **rest)

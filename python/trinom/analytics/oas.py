@@ -57,13 +57,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .engines.engine import SEARCH_OUTCOMES, SearchLimits
-from .errors import InputError
-from .instruments.bond import BondPortfolio
-from .instruments.trades import Trades, single_instrument
-from .lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
-from .model.market import CurvesLike
-from .pipeline import as_portfolio, check_choice, check_price_arguments, check_real, check_sequence, check_whole
+from ..engines.engine import SEARCH_OUTCOMES, SearchLimits
+from ..errors import InputError
+from ..instruments.bond import BondPortfolio
+from ..instruments.trades import Trades, single_instrument
+from ..lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
+from ..model.market import CurvesLike
+from ..pipeline import as_portfolio, check_choice, check_price_arguments, check_real, check_sequence, check_whole
 from .spreads import SpreadPricer
 
 CONVERGED = "converged"
@@ -187,7 +187,7 @@ def oas(bonds: BondPortfolio, curves: CurvesLike, market_prices: npt.ArrayLike, 
     pricings = 0
 
     if options.get("client") is not None:  # the bonds placed on the workers once; every pricing runs there
-        from .distributed import PlacedSpreadPricer
+        from ..distributed import PlacedSpreadPricer
 
         pricer: SpreadPricer = PlacedSpreadPricer(options.pop("client"), bonds, curves, backend=backend,
                                                   precision=precision, target=target, **options)

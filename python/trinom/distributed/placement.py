@@ -1,8 +1,4 @@
-"""Pricing beyond one process: a stateless chunk function, and a book placed on Dask workers (issues 15, 27).
-
-:func:`price_chunk` prices one slice of a book from its columns and returns plain columns: it keeps no state
-between calls and needs nothing but its arguments, so it is what a distributed path calls on a worker, and
-what a user hands to Spark's ``mapInArrow``, Ray's ``map_batches`` or a grid scheduler.
+"""A book placed on Dask workers (issues 15, 27): its shards, where they live, and the calls run on them.
 
 :func:`distribute` (and ``trinom.price(..., client=client)``, which uses it) places a book on the workers
 *once*: trinom validates the book in the calling process, lowers it to trees, estimates every tree's work
@@ -13,10 +9,10 @@ largest first in snake order) and scatters each shard, lowered, straight to one 
 graph). The :class:`DistributedBook` keeps the shards' futures, and is kept on the instruments object: a
 second price, a risk run, an OAS search or a scenario grid on the same book sends only its market (curves
 and scenario moves) and, where some rows are invalid in that call only, the shards' tree indices to keep.
-Each task (:func:`price_placed`) prices one placed shard in one engine call, the engine's prepared call kept
-on the worker for the next call with the same market; results come back straight from the workers as NumPy
-arrays, put in input order (a large result from workers on the caller's host is written by them straight into
-the call's result array in shared memory: :mod:`trinom.shared_results`).
+Each task (:func:`~trinom.distributed.tasks.price_placed`) prices one placed shard in one engine call, the engine's
+prepared call kept on the worker for the next call with the same market; results come back straight from the
+workers as NumPy arrays, put in input order (a large result from workers on the caller's host is written by them
+straight into the call's result array in shared memory: :mod:`trinom.shared_results`).
 
 A scenario grid is split along one axis: by trees (each worker prices its shards in every scenario: the
 engine shares a tree's forward pass across scenarios), or by scenarios (each worker holds the whole book,
@@ -32,13 +28,6 @@ shard that died with it is scattered again, from the caller's lowered copy, to a
 (:attr:`DistributedBook.scatters` counts every placement). Any number of workers: the shards follow the
 workers' threads at placement (:meth:`DistributedBook.release` and a new call place the book again after
 the cluster grows).
-
->>> import trinom
->>> p = trinom.Portfolio(strike=[63.0], maturity=[9.0], expiry=[3.0], term_unit=[365], term_steps=[12],
-...                      a=[0.1], sigma=[0.01], option_type=["put"])
->>> out = price_chunk(p.as_dict(), first_row=40, backend="reference")
->>> out["row"].tolist(), round(float(out["price"][0]), 6), out["error"].tolist()
-([40], 1.813935, [''])
 """
 
 from __future__ import annotations
@@ -52,19 +41,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .engines.engine import SEARCH_OUTCOMES, SearchLimits, SpreadSolution
-from .engines.scenario_batch import ScenarioBatch
-from .errors import InputError, check_error_mode
-from .instruments.bond import BondPortfolio
-from .instruments.option import Portfolio
-from .lattice.book import BOND, Book
-from .lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
-from .model.market import CurvesLike, Market
-from .pipeline import Job, check_choice, check_client, check_price_arguments, prepare, price_book, resolve, run
-from .result import Prices
-from .scenarios import Scenario, scenario_market
-from .shared_results import Destination, SharedResult, opened_part, shared_result, write_part
-from .spreads import SpreadPricer
+from ..errors import InputError
+from ..instruments.bond import BondPortfolio
+from ..instruments.option import Portfolio
+from ..lattice.book import BOND, Book
+from ..lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
+from ..model.market import CurvesLike, Market
+from ..pipeline import Job, check_choice, check_client, prepare
+from .shared_results import Destination, SharedResult, shared_result
+from .tasks import price_placed
 from .worker_calls import MISSING, for_client
 from .worker_tuning import tune_workers
 
@@ -91,31 +76,10 @@ SMALL_ARGUMENT = 64 * 1024
 #: Calls go straight to the workers holding their placed books (:mod:`trinom.worker_calls`), tasks only where that
 #: fails; False: every call is a Dask task.
 DIRECT_CALLS = True
-#: Prepared engine calls a worker keeps per placed shard (for repeated calls in the same market).
-PLANS_KEPT = 4
 #: The key under which an instruments object keeps its :class:`DistributedBook` per client.
 _CACHE_KEY = "dask-placement"
 #: Books scattered by this process (:func:`scatter_count`).
 _SENT = [0]
-
-
-def price_chunk(columns: Mapping[str, npt.ArrayLike] | Any, curves: CurvesLike = None, *, first_row: int = 0,
-                backend: str = "auto", precision: str = "f64", target: str | None = None, device: int = 0,
-                scenarios: Sequence[Scenario] | None = None, **options: Any) -> dict[str, np.ndarray]:
-    """Prices of one slice of a book: ``columns`` are an option or bond portfolio's fields (a mapping of
-    name to column, a pandas DataFrame, or a pyarrow Table); the result holds ``row`` (``first_row`` +
-    position), ``price`` and ``clean`` (``(scenarios, rows)`` with ``scenarios``) and ``error`` (``""`` for a
-    good row). Bad rows are masked, never raised: the caller decides."""
-    check_price_arguments(backend=backend, precision=precision, target=target, device=device, errors="mask",
-                          max_width=options.get("max_width", DEFAULT_MAX_WIDTH),
-                          max_steps=options.get("max_steps", DEFAULT_MAX_STEPS))
-    if scenarios is not None:  # every scenario's curves in one market, as trinom.price takes them
-        curves = scenario_market(curves, scenarios)
-    result = price_book(columns, curves, backend=backend, precision=precision, target=target, device=device,
-                        errors="mask", keep_axis=scenarios is not None, **options)
-    count = result.error.size
-    return {"row": np.arange(first_row, first_row + count, dtype=np.int64), "price": result.price,
-            "clean": result.clean, "error": np.asarray(result.error, dtype=object)}
 
 
 def shards_by_work(work: np.ndarray, shards: int) -> list[np.ndarray]:
@@ -559,145 +523,6 @@ def placed_book(client: Any, instruments: Any, *, shards: int | None = None) -> 
     return book
 
 
-def price_on(client: Any, instruments: Portfolio | BondPortfolio | DistributedBook, curves: CurvesLike = None, *,
-             backend: str = "auto", precision: str = "f64", target: str | None = None, device: int = 0,
-             errors: str = "raise", scenarios: Sequence[Scenario] | None = None, shards: int | None = None,
-             split: str = "auto", retries: int = 3, rows: npt.ArrayLike | None = None, **options: Any) -> Prices:
-    """``instruments`` priced on the Dask cluster of ``client`` (see the module); what :func:`trinom.price`
-    returns, rows in input order. ``shards``: how many shards the book is placed in (default: one per worker
-    thread); ``split``: ``"auto"``, ``"trees"`` or ``"scenarios"`` (a scenario grid's axis, see
-    :func:`choose_split`); ``retries``: how often a task may be run again after its worker fails; ``rows``: price
-    only these rows of ``instruments`` (ascending; what ``instruments[rows]`` gives), from its placed shards."""
-    check_error_mode(errors)
-    check_choice("split", split, SPLITS)
-    book = placed_book(client, instruments, shards=shards)
-    market = scenario_market(curves, scenarios) if scenarios is not None else Market.of(curves)
-    limits = {"max_width": options.pop("max_width", DEFAULT_MAX_WIDTH),
-              "max_steps": options.pop("max_steps", DEFAULT_MAX_STEPS)}
-    if rows is not None:
-        rows = np.asarray(rows, dtype=np.int64).reshape(-1)
-    job = prepare(book.instruments if rows is None else book.instruments[rows], market, **limits)
-    if job.problems and errors == "raise":
-        raise InputError(job.problems)
-    engine = dict(backend=backend, precision=precision, target=target, device=device, **options)
-    values, how = book.run(job, market, engine=engine, split=split, retries=retries, limits=limits, rows=rows)
-    return job.result(values, f"{backend} on dask ({how})", errors, keep_axis=scenarios is not None)
-
-
-class PlacedSpreadPricer(SpreadPricer):
-    """:class:`trinom.spreads.SpreadPricer` on a book of bonds placed on Dask workers (``trinom.oas(...,
-    client=client)`` or ``trinom.oas(placed_book, ...)``): every pricing of an OAS search, and the engine's own
-    search, runs on the placed shards, one task per shard; only the rows' spreads and goals travel."""
-
-    def __init__(self, client: Any, bonds: BondPortfolio | DistributedBook, curves: CurvesLike, *,
-                 backend: str = "auto", precision: str = "f64", target: str | None = None, device: int = 0,
-                 max_width: int = DEFAULT_MAX_WIDTH, max_steps: int = DEFAULT_MAX_STEPS, retries: int = 3,
-                 **tuning: Any):
-        self.placed = placed_book(client, bonds)
-        bonds = self.placed.instruments  # type: ignore[assignment]
-        self.market = Market.of(curves)
-        limits = {"max_width": max_width, "max_steps": max_steps}
-        self.job = prepare(bonds, self.market, **limits)
-        self.precision, self.device, self.tuning, self.retries = precision, device, tuning, retries
-        book = self.job.book
-        self.tree = np.full(len(bonds), -1, dtype=np.int64)  # input row -> tree of the book (-1: a bad row)
-        self.tree[np.arange(len(book)) if self.job.rows is None else self.job.rows] = np.arange(len(book))
-        self.accrued = bonds.accrued().astype(np.float64)
-        self.error = np.full(len(bonds), "", dtype=object)
-        for row, _field, message in self.job.problems:
-            for r in range(len(bonds)) if row is None else (row,):
-                self.error[r] = f"{self.error[r]}; {message}" if self.error[r] else message
-        self.owner = np.full(len(book), -1, dtype=np.int64)  # tree -> placed shard, and its place in the shard
-        self.local = np.full(len(book), -1, dtype=np.int64)
-        self._solves = False
-        self.engine_settings = {"backend": backend, "precision": precision, "target": target, "device": device,
-                                **tuning}
-        self.label = backend
-        self.placement = _Placement(book=book, rows=None, shards=[])  # no tree: nothing placed, nothing to run
-        if not len(book):
-            return
-        self.placement, column = self.placed._placement(self.job, self.market, limits)
-        for k, shard in enumerate(self.placement.shards):
-            trees = shard.trees if column is None else column[shard.trees]
-            mine = np.flatnonzero(trees >= 0)
-            self.owner[trees[mine]], self.local[trees[mine]] = k, mine
-        # the engine is chosen where the tasks run (a worker may have a GPU the caller lacks), once for all shards
-        name, chosen, self._solves = self.placed._execute(
-            self.placement, [(0, None, engine_of, (backend, precision, target))], retries)[0]
-        self.engine_settings.update(backend=name, target=chosen)
-        self.label = f"{name}{'/' + chosen if chosen else ''} on dask"
-
-    @property
-    def solves(self) -> bool:
-        return self._solves
-
-    def dirty(self, rows: npt.ArrayLike, spreads: npt.ArrayLike) -> np.ndarray:
-        out, good, trees, spreads = self.entries(rows, spreads)
-        if not good.size:
-            return out
-        order = np.lexsort((self.local[trees], self.owner[trees]))  # entries by shard, then by tree in the shard
-        owner = self.owner[trees][order]
-        bounds = np.flatnonzero(np.diff(owner)) + 1
-        calls, places = [], []
-        for part in np.split(np.arange(order.size), bounds):
-            entries = order[part]
-            places.append(good[entries])
-            calls.append((int(owner[part[0]]), None, price_spreads_placed,
-                          (self.market, self.local[trees[entries]], spreads[entries], self.engine_settings)))
-        for place, values in zip(places, self.placed._execute(self.placement, calls, self.retries), strict=True):
-            out[place] = values
-        return out
-
-    def solve(self, goal: npt.ArrayLike, limits: SearchLimits) -> SpreadSolution:
-        per_tree = self.per_tree(goal)
-        calls, places = [], []
-        for k, shard in enumerate(self.placement.shards):
-            mine = np.flatnonzero(self.owner == k)
-            local = np.full(shard.trees.size, np.nan)
-            local[self.local[mine]] = per_tree[mine]
-            calls.append((k, None, solve_spreads_placed, (self.market, local, limits, self.engine_settings)))
-            places.append(mine)
-        found = [np.full(len(self.job.book), np.nan), np.full(len(self.job.book), np.nan),
-                 np.zeros(len(self.job.book), dtype=np.int64),
-                 np.full(len(self.job.book), SEARCH_OUTCOMES.index("skipped"), dtype=np.int64)]
-        for mine, part in zip(places, self.placed._execute(self.placement, calls, self.retries), strict=True):
-            for whole, values in zip(found, part, strict=True):
-                whole[mine] = values[self.local[mine]]
-        return self.per_row(SpreadSolution(*found))
-
-
-def engine_of(book: Book, backend: str, precision: str, target: str | None) -> tuple[str, str | None, bool]:
-    """A task: the engine ``backend`` resolves to on this worker for ``book``, its target, and whether it searches
-    spreads itself."""
-    engine, chosen = resolve(backend, book, precision, target)
-    return engine.name, chosen, engine.solves_spreads(book)
-
-
-def price_spreads_placed(book: Book, market: Market, trees: np.ndarray, spreads: np.ndarray,
-                         engine: Mapping[str, Any]) -> np.ndarray:
-    """A task: the dirty prices of the placed bonds' trees ``trees`` (grouped by tree, in book order; a tree may
-    repeat) at ``spreads`` in ``market``'s first scenario, one engine call (what :meth:`SpreadPricer.dirty` does)."""
-    settings = dict(engine)
-    backend, precision, target, device = (settings.pop(k) for k in ("backend", "precision", "target", "device"))
-    chosen_engine, chosen = resolve(backend, book, precision, target)
-    offset = np.zeros(len(book) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(trees, minlength=len(book)), out=offset[1:])
-    names = np.array([market.index(name) for name in book.curve_names], dtype=np.int64)
-    plan = ScenarioBatch(book=book, sigma_moves=np.zeros(1), curves=market.curves, entry_offset=offset,
-                         entry_curve=names[book.curve][trees], entry_spread=spreads,
-                         source=np.zeros((0, 0), dtype=np.int64))
-    return chosen_engine.price_entries(plan, precision, chosen, device, settings)
-
-
-def solve_spreads_placed(book: Book, market: Market, goal: np.ndarray, limits: SearchLimits,
-                         engine: Mapping[str, Any]) -> SpreadSolution:
-    """A task: the engine's own spread search on the placed bonds (``goal`` per tree, NaN: skip it)."""
-    settings = dict(engine)
-    backend, precision, target = (settings.pop(k) for k in ("backend", "precision", "target"))
-    chosen_engine, chosen = resolve(backend, book, precision, target)
-    return chosen_engine.solve_spreads(book, market, goal, limits, precision=precision, target=chosen, **settings)
-
-
 def _columns_of(placement: _Placement, wanted: np.ndarray) -> np.ndarray | None:
     """Per tree of ``placement``, the position of its input row in ``wanted`` (ascending input rows; -1: not
     wanted); None where some wanted row is not placed."""
@@ -733,64 +558,6 @@ def _shards(book: Book, count: int) -> list[tuple[np.ndarray, Book]]:
     return [(trees, book.span(*span) if span else book.take(trees)) for trees, span in _cuts(work, count)]
 
 
-def price_placed(book: Book, market: Market, keep: np.ndarray | None, engine: Mapping[str, Any],
-                 destination: Destination | None = None, columns: np.ndarray | None = None) -> np.ndarray | None:
-    """A task on a worker: the engine's prices of the placed ``book`` (its trees ``keep``; None: all) in
-    ``market``, shape ``(len(market), trees)``; None where they were written into ``destination``, the call's
-    result in shared memory on this host (:mod:`trinom.shared_results`; at the destination's columns, or at
-    ``columns`` where it names none). The engine's prepared call for the whole placed book is kept on it (up to
-    :data:`PLANS_KEPT` markets), so a repeated call in the same market only runs the engine."""
-    if destination is not None and destination.columns is not None and keep is None:  # straight into the result
-        with opened_part(destination) as view:
-            if view is not None:
-                settings = dict(engine)
-                backend, precision, target = settings.pop("backend"), settings.pop("precision"), settings.pop("target")
-                chosen_engine, chosen = resolve(backend, book, precision, target)
-                chosen_engine.price_into(book, market, view, precision=precision, target=chosen, **settings)
-                return None
-    return write_part(destination, _placed_prices(book, market, keep, engine), columns)
-
-
-def _placed_prices(book: Book, market: Market, keep: np.ndarray | None, engine: Mapping[str, Any]) -> np.ndarray:
-    settings = dict(engine)
-    if keep is not None:
-        return price_trees(book.take(keep), market, **settings)
-    key = _plan_key(market, settings)
-    if key is None:
-        return price_trees(book, market, **settings)
-    plans: dict[tuple, Any] = book.cached("dask-plans", dict)
-    call = plans.get(key)
-    if call is None:
-        backend, precision, target = settings.pop("backend"), settings.pop("precision"), settings.pop("target")
-        chosen_engine, chosen = resolve(backend, book, precision, target)
-        call = chosen_engine.runner(book, market, precision=precision, target=chosen, **settings)
-        if len(plans) >= PLANS_KEPT:
-            plans.pop(next(iter(plans)))
-        plans[key] = call
-    return call()
-
-
-def price_trees(book: Book, market: Market, *, backend: str = "auto", precision: str = "f64",
-                target: str | None = None, device: int = 0, **tuning: Any) -> np.ndarray:
-    """The engine's prices of a lowered, already validated ``book`` (a shard), shape ``(len(market), len(book))``:
-    the run step of :func:`trinom.price` alone (``auto`` chooses the engine where the task runs, which may have a
-    GPU the caller lacks)."""
-    engine, chosen = resolve(backend, book, precision, target)
-    return run(engine, book, market, precision=precision, target=chosen, device=device, **tuning)
-
-
-def _plan_key(market: Market, engine: Mapping[str, Any]) -> tuple | None:
-    """A market's and an engine's settings by content (a market arrives as a new object in every task); None where
-    a setting is not hashable."""
-    curves = tuple((c.days.tobytes(), c.rates.tobytes()) for scenario in market.scenarios for c in scenario)
-    key = (market.names, curves, market.sigma_shifts, market.spread_shifts, tuple(sorted(engine.items())))
-    try:
-        hash(key)
-    except TypeError:
-        return None
-    return key
-
-
 def _destination(shared: SharedResult | None, task: _Task) -> tuple[Destination | None, np.ndarray | None]:
     """Where ``task`` writes its prices in ``shared`` (None: it sends them back), and its columns where they are
     not a run (an index array: sent along only in a grid, where it is a small part of the prices)."""
@@ -817,6 +584,5 @@ def _scenarios_of(market: Market, cut: np.ndarray) -> Market:
                   spread_shifts=market.spread_shifts[pick])
 
 
-__all__ = ["SHARDS_PER_THREAD", "DistributedBook", "PlacedSpreadPricer", "choose_split", "distribute", "engine_of",
-           "placed_book", "price_chunk", "price_on", "price_placed", "price_spreads_placed", "price_trees",
-           "scatter_count", "shards_by_work", "solve_spreads_placed"]
+__all__ = ["SHARDS_PER_THREAD", "SPLITS", "DistributedBook", "choose_split", "distribute", "placed_book",
+           "scatter_count", "shards_by_work"]

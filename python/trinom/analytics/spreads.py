@@ -24,12 +24,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .engines.engine import SEARCH_OUTCOMES, SearchLimits, SpreadSolution
-from .engines.scenario_batch import ScenarioBatch
-from .instruments.bond import BondPortfolio
-from .lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
-from .model.market import CurvesLike, Market
-from .pipeline import prepare, resolve
+from ..engines.engine import SEARCH_OUTCOMES, SearchLimits, SpreadSolution
+from ..engines.scenario_batch import ScenarioBatch
+from ..instruments.bond import BondPortfolio
+from ..lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
+from ..model.market import CurvesLike, Market
+from ..pipeline import prepare, resolve
 
 
 class SpreadPricer:
