@@ -28,7 +28,7 @@ STEPS = (
     "trinom.api:price", "trinom.distributed.pricing:price_on", "trinom.distributed.pricing:prepare",
     "trinom.distributed.placement:prepare", "trinom.distributed.placement:DistributedBook._placement",
     "trinom.distributed.placement:shared_result", "trinom.distributed.placement:DistributedBook._execute",
-    "trinom.shared_results:SharedResult.close", "trinom.api:Job.result", "trinom.distributed.placement:price_placed",
+    "trinom.shared_results:SharedResult.close", "trinom.pipeline:Job.result", "trinom.distributed.placement:price_placed",
     "trinom.distributed.tasks:_placed_prices",
     "trinom.engines._cuda_lib:price_book", "trinom.engines.scenario_batch:planned",
     "trinom.engines.scenario_batch:ScenarioBatch.gather", "trinom.engines.engine:CudaEngine.price_entries",
