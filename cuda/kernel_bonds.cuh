@@ -302,9 +302,9 @@ template <typename real> struct FlowContext {
     }
 };
 
-// One thread an event with a time (a flow: `points` false, valued at its step - 1; a listed point: at its step): its
-// curve terms on its bond's own curve (FlowContext::value), for the `count` bonds of the chunk; `begin`, `step` and
-// `time` are the events' (cf_* or ex_*).
+// One thread an event with a time, valued at its step - `before` (a flow: 1, a listed point: 0): its curve terms on
+// its bond's own curve (FlowContext::value), for the `count` bonds of the chunk; `begin`, `step` and `time` are the
+// events' (cf_* or ex_*).
 template <typename real>
 __global__ void flow_terms_kernel(BondArgs<real> b, int count, const int *begin, const int *step, const double *time,
                                   int before, double *terms) {
