@@ -347,14 +347,16 @@ def test_risk_never_writes_into_the_engines_arrays(monkeypatch, failing):
     module = importlib.import_module("trinom.analytics.risk")  # the module (trinom.risk is the function)
     priced: list = []
 
+    from trinom.pipeline import price_book
+
     def frozen(*args, **kwargs):
-        result = trinom.price(*args, **kwargs)
+        result = price_book(*args, **kwargs)
         for array in (result.price, result.error):
             array.setflags(write=False)
         priced.append((result, result.price.copy(), result.error.copy()))
         return result
 
-    monkeypatch.setattr(module, "price", frozen)
+    monkeypatch.setattr(module, "price_book", frozen)
     book = with_field(options(), "sigma", 1, 5e-5) if failing else options()
     table = risk(book, backend="reference", errors="mask")
     assert table.value.notna().all() and (table.error == "").all()

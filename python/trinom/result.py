@@ -7,7 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from .lattice.book import INSTRUMENT_NAMES
+#: Instrument kinds (what lowered a tree; engines route trees to kernels by it) and their names in a result; the
+#: lattice's book (``trinom.lattice.book``) takes them from here.
+OPTION, BOND = 0, 1
+INSTRUMENT_NAMES = {OPTION: "option", BOND: "bond"}
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,6 @@ from typing import Any
 
 import numpy as np
 
-from ..api import price
 from ..errors import InputError
 from ..instruments.bond import BondPortfolio
 from ..instruments.legs import Legs
@@ -64,7 +63,7 @@ from ..instruments.option import Portfolio
 from ..instruments.trades import Trades, single_instrument
 from ..lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
 from ..model.market import CurvesLike, Market
-from ..pipeline import as_portfolio, check_price_arguments, check_real, check_sequence, row_problems
+from ..pipeline import as_portfolio, check_client, check_price_arguments, check_real, check_sequence, price_book, row_problems
 from .recalibration import MarketState, Recalibration, dated_curves, is_dated, recalibrated_grid
 from .scenarios import CurveSet, CurveShift, Scenario, SigmaShift, SpreadShift, scenario_market
 
@@ -159,12 +158,12 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
         grid_market = _scenario_market(market, scenarios)
         if run.get("client") is not None:  # on a cluster this process waits: the table's frame is built meanwhile
             with ThreadPoolExecutor(1) as pool:
-                pricing = pool.submit(price, block, grid_market, progress=progress, **run)
+                pricing = pool.submit(_priced, block, grid_market, run, progress=progress)
                 frame = _frame(_layout(chosen, plan.pillars, _rows_of_curves(block, market, legs), shift,
                                        sigma_shift, recalibrate), names, legs.trades if legs is not None else n)
                 priced = pricing.result()
         else:
-            priced = price(block, grid_market, progress=progress, **run)
+            priced = _priced(block, grid_market, run, progress=progress)
         # The engine's arrays as they are, not copied (float64 already in f64; they may be the engine's own, e.g. a
         # cached error column or a result over shared memory): _Grid.own copies them before a repricing below
         # changes them, which most runs never need.
@@ -666,13 +665,22 @@ def _reprice_without(block: Portfolio | BondPortfolio, market: Market, scenarios
 
 
 def _price_rows(block: Portfolio | BondPortfolio, rows: list[int], market: Market, run: dict[str, Any]) -> Any:
-    """``block[rows]`` priced in ``market``: with a Dask ``client`` in ``run``, from the block's shards placed on the
-    workers (trinom.distributed: the rows are not sent again)."""
+    """``block[rows]`` priced in ``market`` (:func:`_priced`: on a Dask cluster, from the shards placed there)."""
+    return _priced(block, market, run, rows=rows)
+
+
+def _priced(block: Portfolio | BondPortfolio, market: Market, run: dict[str, Any], *, rows: list[int] | None = None,
+            progress: Callable[[float, float], None] | None = None) -> Any:
+    """``block`` (or its ``rows``) priced in ``market`` by the pipeline (the arguments in ``run``): with a Dask
+    ``client`` there, on its workers from the block's shards placed there (trinom.distributed: no row sent again)."""
+    rest = {k: v for k, v in run.items() if k != "client"}
     if run.get("client") is None:
-        return price(block[rows], market, **run)
+        return price_book(block if rows is None else block[rows], market, progress=progress, **rest)
+    check_client(run["client"])
+    if progress is not None:
+        raise ValueError("a Dask run shows its progress on Dask's dashboard: pass progress=None with client")
     from ..distributed import price_on
 
-    rest = {k: v for k, v in run.items() if k != "client"}
     return price_on(run["client"], block, market, rows=rows, **rest)
 
 

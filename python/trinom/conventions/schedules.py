@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import check_error_mode
-from ..lattice.columns import segments
+from ..ragged import segments
 from . import dates as dt
 from .business_days import RollTables, parse_conventions, roll_tables, year_range
 from .calendars import parse_calendars

@@ -23,10 +23,11 @@ import numpy.typing as npt
 
 from ..errors import InputError
 from ..lattice.book import BOND, CASH_FLOW, EXERCISE, Book, make_book
-from ..lattice.columns import as_array, as_float_column, option_types, rows_problems, segments, show
+from ..lattice.columns import as_array, as_float_column, option_types, rows_problems, show
 from ..lattice.constants import CALL, DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, PUT, SIGMA_LIMIT
 from ..lattice.geometry import BondGeometry, Convention, bond_geometry
 from ..model.curve import YieldCurve
+from ..ragged import segments
 
 T = TypeVar("T")
 

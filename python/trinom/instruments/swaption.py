@@ -46,8 +46,8 @@ from ..conventions import Schedules, accrual_fractions, generate_schedules
 from ..conventions.business_days import adjust
 from ..conventions.dates import day_text
 from ..conventions.names import Problem
-from ..lattice.columns import segments
 from ..lattice.constants import CALL, PUT
+from ..ragged import segments
 from .bond import BondPortfolio
 from .dated_bond import NO_EXERCISE_PRICE, YEAR_DAYS, exercise_step, step_after
 

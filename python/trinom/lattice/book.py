@@ -55,16 +55,17 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from .columns import segments
+from ..ragged import segments
+from ..result import BOND as BOND
+from ..result import INSTRUMENT_NAMES
+from ..result import OPTION as OPTION
 from .geometry import Convention, bond_geometry, tree_geometry, work
 
 T = TypeVar("T")
 
 #: Event kinds.
 CASH_FLOW, EXERCISE, PAYOFF = 0, 1, 2
-#: Instrument kinds (what lowered a tree; engines route trees to kernels by it).
-OPTION, BOND = 0, 1
-INSTRUMENT_NAMES = {OPTION: "option", BOND: "bond"}
+#: Instrument kinds: OPTION, BOND and INSTRUMENT_NAMES (imported above, and kept here) are the result type's.
 
 _TREE_FIELDS = ("instrument", "convention", "term_unit", "term_steps", "a", "sigma", "maturity", "spread", "curve",
                 "scale")

@@ -13,7 +13,10 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import InputError
+from ..ragged import segments
 from .constants import CALL, OPTION_TYPES, PUT
+
+__all__ = ["as_array", "as_float_column", "option_types", "rows_problems", "segments", "show"]
 
 
 def as_array(name: str, values: npt.ArrayLike) -> np.ndarray:
@@ -67,21 +70,6 @@ def show(value: Any) -> str:
     """A value as an error message shows it: whole floats without ``.0``."""
     v = value.item() if hasattr(value, "item") else value
     return repr(v) if not isinstance(v, float) or not v.is_integer() else str(int(v)) if abs(v) < 1e15 else repr(v)
-
-
-def segments(offsets: np.ndarray, rows: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    """Of items laid out in segments (segment ``k``: items ``offsets[k]:offsets[k + 1]``, e.g. a bond's cash flows),
-    the segments ``rows`` in that order: their new offsets, and for each of their items its index in the old layout.
-
-    >>> new, flat = segments(np.array([0, 2, 3, 6]), [2, 0])
-    >>> new.tolist(), flat.tolist()
-    ([0, 3, 5], [3, 4, 5, 0, 1])
-    """
-    rows = np.asarray(rows, dtype=np.int64).reshape(-1)
-    counts = np.diff(offsets)[rows]
-    new = np.zeros(rows.size + 1, dtype=np.int64)
-    np.cumsum(counts, out=new[1:])
-    return new, np.repeat(offsets[rows] - new[:-1], counts) + np.arange(new[-1])
 
 
 def rows_problems(problems: Sequence[tuple[int | None, str, str]],
