@@ -20,8 +20,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cli",), ("api",), ("analytics",), ("pipeline",), ("distributed",), ("io", "paper"), ("engines",), ("lattice",),
     ("instruments",), ("model",), ("conventions",),
 )
-#: Imported from anywhere: the error and result types, and the ragged arrays' helper.
-ANYWHERE: frozenset[str] = frozenset({"errors", "result", "ragged"})
+#: Imported from anywhere: the error and result types, the arguments' checks and the ragged arrays' helper.
+ANYWHERE: frozenset[str] = frozenset({"errors", "result", "checks", "ragged"})
 
 #: Where today's modules go (docs/layout.md's "from today's" column), by dotted name under ``trinom`` or its first
 #: part; a module already in its folder (``instruments.trades``) is found by its first part.
@@ -38,7 +38,7 @@ TODAY: dict[str, str] = {
     "conventions": "conventions",
     "io": "io",
     "paper": "paper",
-    "errors": "errors", "result": "result", "ragged": "ragged",
+    "errors": "errors", "result": "result", "checks": "checks", "ragged": "ragged",
 }
 
 

@@ -15,7 +15,6 @@ import layering
 KNOWN_VIOLATIONS: frozenset[str] = frozenset({
     "distributed.parquet_files -> pipeline (distributed -> pipeline)",
     "distributed.placement -> pipeline (distributed -> pipeline)",
-    "distributed.pricing -> analytics.scenarios (distributed -> analytics)",
     "distributed.pricing -> analytics.spreads (distributed -> analytics)",
     "distributed.pricing -> pipeline (distributed -> pipeline)",
     "distributed.tasks -> pipeline (distributed -> pipeline)",

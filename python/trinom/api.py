@@ -17,13 +17,14 @@ from typing import Any
 import numpy as np
 
 from .analytics.recalibration import is_dated
-from .analytics.scenarios import Scenario, scenario_market
+from .checks import check_client, check_sequence
 from .errors import InputError
 from .instruments.bond import BondPortfolio
 from .instruments.trades import Trades, lowered
 from .lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
 from .model.market import CurvesLike, Market
-from .pipeline import Instrument, check_client, check_price_arguments, check_sequence, price_book
+from .model.scenarios import Scenario
+from .pipeline import Instrument, check_price_arguments, price_book
 from .result import Prices
 
 
@@ -149,11 +150,9 @@ def price(
         return price_on(client, instruments, curves, backend=backend, precision=precision,  # type: ignore[arg-type]
                         target=target, device=device, errors=errors, scenarios=scenarios, max_width=max_width,
                         max_steps=max_steps, **tuning)
-    if scenarios is not None:  # every scenario's curves in one market: one engine call, (scenarios, rows) prices
-        curves = scenario_market(curves, scenarios)
     return price_book(instruments, curves, backend=backend, precision=precision, target=target, device=device,
-                      errors=errors, max_width=max_width, max_steps=max_steps, progress=progress,
-                      keep_axis=scenarios is not None, **tuning)
+                      errors=errors, max_width=max_width, max_steps=max_steps, progress=progress, scenarios=scenarios,
+                      **tuning)
 
 
 #: The engines that price bonds (see :mod:`trinom.backends`), then ``auto``.

@@ -38,8 +38,8 @@ from typing import Any, Final
 
 import numpy as np
 
+from ..checks import check_real
 from ..errors import InputError
-from ..pipeline import check_real
 
 #: How the model is refitted.
 PER: Final[tuple[str, ...]] = ("trade", "curve")

@@ -56,6 +56,7 @@ from typing import Any
 
 import numpy as np
 
+from ..checks import check_client, check_real, check_sequence
 from ..errors import InputError
 from ..instruments.bond import BondPortfolio
 from ..instruments.legs import Legs
@@ -63,7 +64,7 @@ from ..instruments.option import Portfolio
 from ..instruments.trades import Trades, single_instrument
 from ..lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
 from ..model.market import CurvesLike, Market
-from ..pipeline import as_portfolio, check_client, check_price_arguments, check_real, check_sequence, price_book, row_problems
+from ..pipeline import as_portfolio, check_price_arguments, price_book, row_problems
 from .recalibration import MarketState, Recalibration, dated_curves, is_dated, recalibrated_grid
 from .scenarios import CurveSet, CurveShift, Scenario, SigmaShift, SpreadShift, scenario_market
 

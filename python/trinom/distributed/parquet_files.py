@@ -61,13 +61,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..checks import check_client
 from ..errors import InputError
 from ..io import parquet
 from ..io.files import check_output, output_format
 from ..lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
 from ..model.curve import YieldCurve
 from ..model.market import CurvesLike
-from ..pipeline import check_client, check_price_arguments, price_book
+from ..pipeline import check_price_arguments, price_book
 from .worker_tuning import tune_workers
 
 #: A part file's name in the staging folder and in a dataset folder (the task's number, in input order).

@@ -41,13 +41,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..checks import check_choice, check_client
 from ..errors import InputError
 from ..instruments.bond import BondPortfolio
 from ..instruments.option import Portfolio
 from ..lattice.book import BOND, Book
 from ..lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
 from ..model.market import CurvesLike, Market
-from ..pipeline import Job, check_choice, check_client, prepare
+from ..pipeline import Job, prepare
 from .shared_results import Destination, SharedResult, shared_result
 from .tasks import price_placed
 from .worker_calls import MISSING, for_client

@@ -24,15 +24,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..analytics.scenarios import Scenario, scenario_market
 from ..analytics.spreads import SpreadPricer
+from ..checks import check_choice
 from ..engines.engine import SEARCH_OUTCOMES, SearchLimits, SpreadSolution
 from ..errors import InputError, check_error_mode
 from ..instruments.bond import BondPortfolio
 from ..instruments.option import Portfolio
 from ..lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
 from ..model.market import CurvesLike, Market
-from ..pipeline import check_choice, check_price_arguments, prepare, price_book
+from ..model.scenarios import Scenario, scenario_market
+from ..pipeline import check_price_arguments, prepare, price_book
 from ..result import Prices
 from .placement import SPLITS, DistributedBook, _Placement, placed_book
 from .tasks import engine_of, price_spreads_placed, solve_spreads_placed
@@ -48,10 +49,8 @@ def price_chunk(columns: Mapping[str, npt.ArrayLike] | Any, curves: CurvesLike =
     check_price_arguments(backend=backend, precision=precision, target=target, device=device, errors="mask",
                           max_width=options.get("max_width", DEFAULT_MAX_WIDTH),
                           max_steps=options.get("max_steps", DEFAULT_MAX_STEPS))
-    if scenarios is not None:  # every scenario's curves in one market, as trinom.price takes them
-        curves = scenario_market(curves, scenarios)
     result = price_book(columns, curves, backend=backend, precision=precision, target=target, device=device,
-                        errors="mask", keep_axis=scenarios is not None, **options)
+                        errors="mask", scenarios=scenarios, **options)
     count = result.error.size
     return {"row": np.arange(first_row, first_row + count, dtype=np.int64), "price": result.price,
             "clean": result.clean, "error": np.asarray(result.error, dtype=object)}
