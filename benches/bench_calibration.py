@@ -28,9 +28,16 @@ from typing import Any
 
 import numpy as np
 import trinom
-from trinom.model import DatedCurve, calibration_kernel
-from trinom.model import baskets as baskets_module
-from trinom.model.baskets import Baskets, calibrate_baskets, trade_baskets
+from trinom.model import DatedCurve
+
+try:  # the fit's module: where calibrate_baskets looks up the functions that PhaseClock times
+    from trinom.analytics.baskets import Baskets, calibrate_baskets, trade_baskets
+    from trinom.analytics.baskets import fit as baskets_module
+    from trinom.engines import calibration_kernel
+except ImportError:  # a revision before issue 36 moved them: trinom.model.baskets, one module
+    from trinom.model import baskets as baskets_module  # type: ignore[no-redef]
+    from trinom.model import calibration_kernel  # type: ignore[no-redef]
+    from trinom.model.baskets import Baskets, calibrate_baskets, trade_baskets  # type: ignore[no-redef]
 from trinom.model.quotes import VolQuotes, VolSurface
 
 AS_OF = np.datetime64("2026-11-25")
@@ -77,7 +84,7 @@ def bermudans(count: int, seed: int = 1, dates: str = "schedule") -> Baskets:
                          side=rng.choice(["payer", "receiver"], count))
 
 
-#: The phases of a per-trade calibration and the functions (of trinom.model.baskets) each is timed in (a revision
+#: The phases of a per-trade calibration and the functions (of trinom.analytics.baskets.fit) each is timed in (a revision
 #: that prices its quotes in ``PreparedBaskets._priced`` and ``_quote_set`` has ``quotes`` call them, not nest them).
 PHASES: dict[str, tuple[str, ...]] = {"quotes": ("prepare_baskets", "PreparedBaskets._priced", "PreparedBaskets._quote_set")
                                       if hasattr(baskets_module.PreparedBaskets, "_priced")
@@ -88,7 +95,7 @@ PHASES: dict[str, tuple[str, ...]] = {"quotes": ("prepare_baskets", "PreparedBas
 
 class PhaseClock:
     """Times the phases inside ``calibrate_baskets``: the quotes (``prepare_baskets`` and the pricing of the
-    prepared quotes), the solver (NumPy's ``levenberg_marquardt`` as baskets.py calls it, the kernel's
+    prepared quotes), the solver (NumPy's ``levenberg_marquardt`` as the fit calls it, the kernel's
     ``levenberg_marquardt_kernel`` or ``levenberg_marquardt_scenarios`` as it imports them on each call) and what
     follows it (``_Setup.finish``, ``_KernelScenario.finish``). Phases a revision does not have are not timed
     (NaN)."""

@@ -1,4 +1,4 @@
-"""Volatility surfaces (trinom.model.quotes.VolSurface) and per-trade basket calibration (trinom.model.baskets):
+"""Volatility surfaces (trinom.model.quotes.VolSurface) and per-trade basket calibration (trinom.analytics.baskets):
 lookups, the surface's rules, baskets from arrays and from a trades book, exact repricing of one-quote baskets
 (1000 trades in one call, normal and lognormal), residuals of multi-quote baskets, QuantLib 1.44's
 HullWhite.calibrate on the same helpers, statuses and messages, and the time of 10000 baskets of about 10 quotes.
@@ -16,10 +16,10 @@ import pytest
 ql = pytest.importorskip("QuantLib")
 import trinom  # noqa: E402
 from quantlib_oracle import on_date, ql_date, random_curves  # noqa: E402 (after the skip)
+from trinom.analytics import baskets as baskets_module  # noqa: E402
+from trinom.analytics.baskets import bond_baskets, calibrate_baskets, trade_baskets  # noqa: E402
 from trinom.instruments import TRADE_COLUMNS, read_trades  # noqa: E402
 from trinom.model import DatedCurve  # noqa: E402
-from trinom.model import baskets as baskets_module  # noqa: E402
-from trinom.model.baskets import bond_baskets, calibrate_baskets, trade_baskets  # noqa: E402
 from trinom.model.hull_white import Swaptions  # noqa: E402
 from trinom.model.quotes import VolQuotes, VolSurface, read_vol_surface  # noqa: E402
 

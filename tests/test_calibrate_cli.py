@@ -11,12 +11,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import trinom
+from trinom.analytics.baskets import bond_baskets, calibrate_baskets
 from trinom.cli import calibrate as calibrate_cli
 from trinom.cli.calibrate import GLOBAL_COLUMNS, TRADE_COLUMNS, ModelFile, add_calibrate_parser, read_model_file
 from trinom.instruments import TRADE_COLUMNS as TRADE_FILE_COLUMNS
 from trinom.instruments import read_trades
 from trinom.model import read_dated_curves
-from trinom.model.baskets import bond_baskets, calibrate_baskets
 from trinom.model.calibration import calibrate
 
 AS_OF = "2026-11-25"

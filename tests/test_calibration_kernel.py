@@ -1,4 +1,4 @@
-"""The per-trade Levenberg-Marquardt in Futhark (fut/calibrate.fut, trinom.model.calibration_kernel) against NumPy's
+"""The per-trade Levenberg-Marquardt in Futhark (fut/calibrate.fut, trinom.engines.calibration_kernel) against NumPy's
 (trinom.model.calibration.levenberg_marquardt on Swaptions.price): the same iterates step by step, the same codes,
 stops and bound hits, and fits that the objective cannot tell apart; calibrate_baskets(backend=...) end to end,
 its statuses and messages; the backend's errors. The c and multicore targets run here (``make lib`` builds them;
@@ -17,16 +17,16 @@ import numpy as np
 import pytest
 import trinom
 from conftest import gpu_present
+from trinom.analytics.baskets import calibrate_baskets, trade_baskets
 from trinom.engines import BackendUnavailable
-from trinom.model import DatedCurve
-from trinom.model.baskets import calibrate_baskets, trade_baskets
-from trinom.model.calibration import CONVERGED, MAX_ITERATIONS, NOT_RUN, LMResult, levenberg_marquardt
-from trinom.model.calibration_kernel import (
+from trinom.engines.calibration_kernel import (
     available,
     levenberg_marquardt_kernel,
     levenberg_marquardt_scenarios,
     per_quote_flows,
 )
+from trinom.model import DatedCurve
+from trinom.model.calibration import CONVERGED, MAX_ITERATIONS, NOT_RUN, LMResult, levenberg_marquardt
 from trinom.model.hull_white import Swaptions
 from trinom.model.quotes import VolQuotes, VolSurface
 

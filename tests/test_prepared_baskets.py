@@ -1,4 +1,4 @@
-"""Prepared per-trade calibration (trinom.model.baskets.prepare_baskets, calibrate_prepared, calibrate_scenarios;
+"""Prepared per-trade calibration (trinom.analytics.baskets.prepare_baskets, calibrate_prepared, calibrate_scenarios;
 issue 26): the quotes built once per trade's schedule are the quotes built one by one (Swaptions.on_curve per
 exercise date: the same leg dates, accruals, times and discount factors to the bit, the same forward swap rates,
 annuities and market prices to their rounding), on random baskets of swaptions and bonds with exercise dates on and
@@ -12,9 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import trinom
-from trinom.conventions import dates as dt
-from trinom.model import DatedCurve
-from trinom.model.baskets import (
+from trinom.analytics.baskets import (
     PreparedBaskets,
     calibrate_baskets,
     calibrate_prepared,
@@ -22,7 +20,9 @@ from trinom.model.baskets import (
     prepare_baskets,
     trade_baskets,
 )
-from trinom.model.calibration_kernel import available
+from trinom.conventions import dates as dt
+from trinom.engines.calibration_kernel import available
+from trinom.model import DatedCurve
 from trinom.model.hull_white import Swaptions
 from trinom.model.quotes import VolQuotes, VolSurface
 
@@ -54,7 +54,7 @@ def surface() -> VolSurface:
     return VolSurface.from_quotes(quotes, as_of=AS_OF)
 
 
-def random_baskets(n: int, seed: int) -> trinom.model.baskets.Baskets:
+def random_baskets(n: int, seed: int) -> trinom.analytics.baskets.Baskets:
     """``n`` trades on two curves: legs of 1, 2, 4 or 12 periods a year on every day count (ACT/ACT-ICMA: bonds),
     ends on any day (a third at a month's end), exercise dates their leg's schedule back from the end (Bermudan
     swaptions, bonds callable on coupon dates) or those dates moved a day or two (business days), or whole multiples
@@ -281,7 +281,7 @@ def test_scenarios_together_are_each_scenario_alone(curves, surface, backend, st
         assert any("without time value" in m for m in messages) == (strike == "deal")
 
 
-def replace(baskets: trinom.model.baskets.Baskets) -> trinom.model.baskets.Baskets:
+def replace(baskets: trinom.analytics.baskets.Baskets) -> trinom.analytics.baskets.Baskets:
     """The same baskets as another object (nothing prepared from them kept)."""
     from dataclasses import replace as copy
 
@@ -292,7 +292,8 @@ def test_distinct_rows_and_medians_are_numpys():
     """The helpers the scenarios' sharing rests on: the distinct rows of integer keys (by a hash, every row compared
     in full: two rows of one hash stay apart) are np.unique's, numbered by first appearance; the rows' medians
     without NaN are np.nanmedian's, to the bit."""
-    from trinom.model.baskets import _distinct_rows, _nan_medians
+    from trinom.analytics.baskets.fit import _nan_medians
+    from trinom.analytics.baskets.preparation import _distinct_rows
 
     rng = np.random.default_rng(2)
     keys = rng.integers(0, 4, (5000, 3))

@@ -12,9 +12,10 @@ import pandas as pd
 import pytest
 import trinom
 from trinom.analytics import Recalibration
+from trinom.analytics.baskets import book_baskets, calibrate_baskets
 from trinom.cli import main
 from trinom.instruments import Trades
-from trinom.model import DatedCurve, Swaptions, book_baskets, calibrate, calibrate_baskets
+from trinom.model import DatedCurve, Swaptions, calibrate
 from trinom.model.quotes import VolQuotes, VolSurface
 from trinom.model.volatility import bachelier_price
 from trinom.scenarios import CurveShift, SigmaShift
@@ -128,7 +129,7 @@ def test_each_scenario_s_refit_is_the_fit_done_scenario_by_scenario(curve: Dated
     from dataclasses import replace
 
     from trinom.analytics.recalibration import MarketState, fitted_parameters
-    from trinom.model.calibration_kernel import available
+    from trinom.engines.calibration_kernel import available
 
     if backend != "numpy" and not available(backend)[0]:
         pytest.skip(f"calibration kernel on {backend}: {available(backend)[1]}")

@@ -14,11 +14,11 @@ import numpy as np
 import pandas as pd
 import pytest
 import trinom
+from trinom.analytics.baskets import bond_baskets, book_baskets, calibrate_baskets
 from trinom.cli import main
 from trinom.instruments import TRADE_COLUMNS, Trades, read_trades
 from trinom.instruments.bond import BondPortfolio
 from trinom.model import read_dated_curves
-from trinom.model.baskets import bond_baskets, book_baskets, calibrate_baskets
 
 AS_OF = "2026-11-25"
 PILLARS = ["2027-11-25", "2028-11-25", "2031-11-25", "2036-11-25", "2046-11-25"]

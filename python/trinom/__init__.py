@@ -56,12 +56,24 @@ _MOVED: dict[str, str] = {
     "book": "lattice.book",
     "market": "model.market",
     "closed_form": "model.closed_form",
+    "model.baskets": "analytics.baskets",
+    "model.calibration_kernel": "engines.calibration_kernel",
 }
 for _old, _new in _MOVED.items():
     _module = _importlib.import_module(f"{__name__}.{_new}")
     _sys.modules.setdefault(f"{__name__}.{_old}", _module)
     _parent, _, _name = f"{__name__}.{_old}".rpartition(".")
     setattr(_sys.modules[_parent], _name, _module)  # ``trinom.backends`` as an attribute too, as when it was a module
+
+#: ``trinom.model``'s names of per-trade calibration, now :mod:`trinom.analytics.baskets`'s (set here: the model may
+#: not import the analytics above it).
+_BASKET_NAMES: tuple[str, ...] = (
+    "PreparedBaskets", "ScenarioFits", "bond_baskets", "book_baskets", "calibrate_baskets", "calibrate_prepared",
+    "calibrate_scenarios", "prepare_baskets", "trade_baskets")
+_model = _sys.modules[f"{__name__}.model"]
+for _name in _BASKET_NAMES:
+    setattr(_model, _name, getattr(_sys.modules[f"{__name__}.analytics.baskets"], _name))
+_model.__all__ = sorted({*_model.__all__, *_BASKET_NAMES})
 
 __version__ = "0.2.0"
 __all__ = [

@@ -8,8 +8,8 @@ quoted volatilities move (the whole surface by ``vol_shift``), the model refitte
 says how the model is fitted:
 
 * ``per="trade"`` (default, ORE's for Bermudans and callable bonds): each Bermudan swaption and callable or
-  puttable bond to its own co-terminal European swaptions (:func:`trinom.model.baskets.book_baskets`,
-  :func:`~trinom.model.baskets.calibrate_scenarios`), the baskets prepared once (and kept with the book) and every
+  puttable bond to its own co-terminal European swaptions (:func:`trinom.analytics.baskets.book_baskets`,
+  :func:`~trinom.analytics.baskets.calibrate_scenarios`), the baskets prepared once (and kept with the book) and every
   scenario fitted in batched calls, each trade starting from its fit in the first scenario. A bond without a call
   or put keeps its own ``a`` and ``sigma`` (its price does not depend on them beyond the tree's discretisation); any
   other trade without a basket (a cap, a floor, a bond option) has no fit: its measures are NaN with the reason
@@ -61,7 +61,7 @@ class Recalibration:
       strike: per-trade baskets at the money (``"atm"``) or at the deal's rate (``"deal"``).
       error: the calibration's error (``relative_price``, ``price``, ``vol``).
       vol_shift: vega's move of every quoted volatility, in the quotes' units (1e-4: 1 bp of a normal vol).
-      backend: the per-trade calibration's backend (:func:`~trinom.model.baskets.calibrate_baskets`).
+      backend: the per-trade calibration's backend (:func:`~trinom.analytics.baskets.calibrate_baskets`).
     """
 
     vols: Any
@@ -73,8 +73,8 @@ class Recalibration:
     backend: str = "numpy"
 
     def __post_init__(self) -> None:
-        from ..model.baskets import STRIKES
         from ..model.calibration import ERRORS
+        from .baskets import STRIKES
 
         for name, value, choices in (("per", self.per, PER), ("strike", self.strike, STRIKES),
                                      ("error", self.error, ERRORS)):
@@ -114,9 +114,9 @@ class Fits:
 def fitted_parameters(trades: Any, states: Sequence[MarketState], how: Recalibration) -> Fits:
     """The model of every trade of ``trades`` (:class:`~trinom.instruments.Trades`) in every state (see the module).
 
-    Per trade: the baskets are prepared once (:func:`~trinom.model.baskets.prepare_baskets`: their quotes' dates,
+    Per trade: the baskets are prepared once (:func:`~trinom.analytics.baskets.prepare_baskets`: their quotes' dates,
     legs and volatilities do not move between states), the first state is fitted, and every other state in batched
-    calls (:func:`~trinom.model.baskets.calibrate_scenarios`: the trades' fits alone, each distinct quote priced
+    calls (:func:`~trinom.analytics.baskets.calibrate_scenarios`: the trades' fits alone, each distinct quote priced
     once per state) that start each trade from its fit in the first state (a warm start: a scenario moves the fit a
     little)."""
     names = tuple(states[0].curves)
@@ -124,7 +124,7 @@ def fitted_parameters(trades: Any, states: Sequence[MarketState], how: Recalibra
     trade_curve = _trade_curves(trades, names)
     if how.per == "curve":
         return _per_curve(trades, states, how, names, trade_curve)
-    from ..model.baskets import book_baskets, calibrate_scenarios, prepare_baskets
+    from .baskets import book_baskets, calibrate_scenarios, prepare_baskets
 
     baskets = book_baskets(trades, list(names))
     surface = _surface(how.vols, trades.as_of)

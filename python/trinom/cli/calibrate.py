@@ -6,8 +6,8 @@ calibration on the command line, and the model file it writes (issue 26).
   then ``message,iterations,quotes,a_fixed``.
 * **Per trade** (a ``trades.csv``, with its optional ``--schedule`` and ``--notionals`` as ``trinom price`` takes
   them): one ``(a, sigma)`` per trade, fitted to the co-terminal European swaptions of its exercise dates, their
-  volatilities read off the curve's swaption matrix (:func:`trinom.model.baskets.book_baskets`,
-  :func:`~trinom.model.baskets.calibrate_baskets`). Columns ``id,a,sigma,status,message``, then
+  volatilities read off the curve's swaption matrix (:func:`trinom.analytics.baskets.book_baskets`,
+  :func:`~trinom.analytics.baskets.calibrate_baskets`). Columns ``id,a,sigma,status,message``, then
   ``curve,rmse,quotes,iterations,a_fixed``. A ``swaption`` row (on the dates the tree exercises it) and a callable
   or puttable ``bond`` row (its coupon dates in the window, or its ``schedule.csv`` dates) have a basket; any other
   row (a cap or floor: calibrated per curve to a cap strip; a bond option; a bond without an option) gets ``no
@@ -60,9 +60,9 @@ def add_calibrate_parser(subparsers: Any) -> argparse.ArgumentParser:
     >>> args.trades, args.a, args.error, args.func.__name__
     (None, 0.03, 'relative_price', 'cmd_calibrate')
     """
-    from ..model.baskets import STRIKES
+    from ..analytics.baskets import STRIKES
+    from ..engines.calibration_kernel import TARGETS as KERNEL_TARGETS
     from ..model.calibration import ERRORS
-    from ..model.calibration_kernel import TARGETS as KERNEL_TARGETS
     from .arguments import positive_number
 
     text = "fit Hull-White a and sigma to swaption volatilities: one pair per curve, or per trade (with a trades file)"
@@ -172,8 +172,8 @@ def _global(args: argparse.Namespace, curves: dict[str, Any]) -> tuple[Any, Any,
 
 
 def _per_trade(args: argparse.Namespace, curves: dict[str, Any]) -> tuple[Any, Any, np.ndarray, str]:
+    from ..analytics.baskets import book_baskets, calibrate_baskets
     from ..instruments.trades import read_trades
-    from ..model.baskets import book_baskets, calibrate_baskets
 
     trades = read_trades(args.trades, as_of=args.as_of, schedule=getattr(args, "schedule", None),
                          notionals=getattr(args, "notionals", None))

@@ -189,8 +189,8 @@ def add_trade_options(cmd: argparse.ArgumentParser) -> None:
 
 def add_recalibration_options(cmd: argparse.ArgumentParser) -> None:
     """``--recalibrate`` and what it fits to (``--vols``, ``--a``, ``--strike``, ``--vol-shift``): trades files."""
+    from ..analytics.baskets import STRIKES
     from ..analytics.recalibration import PER
-    from ..model.baskets import STRIKES
 
     cmd.add_argument("--recalibrate", nargs="?", const="trade", default=None, choices=PER,
                      help="trades files: fit the Hull-White model to --vols again in every scenario (risk: every bump; "

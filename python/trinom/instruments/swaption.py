@@ -98,7 +98,7 @@ class FixedLegPeriods:
 def fixed_leg_periods(specs: SwaptionSpecs) -> FixedLegPeriods:
     """Each swaption's fixed-leg periods (its schedule generated backward from ``maturity``) and which of them start
     in its exercise window: the swaption's exercise dates are those starts, the tree keeping the ones after the
-    as-of date (:func:`lower_swaptions`; per-trade calibration, :func:`trinom.model.baskets.book_baskets`, uses the
+    as-of date (:func:`lower_swaptions`; per-trade calibration, :func:`trinom.analytics.baskets.book_baskets`, uses the
     same dates)."""
     count = specs.start.size
     schedules = generate_schedules(effective=specs.start.astype("datetime64[D]"),

@@ -480,7 +480,7 @@ class Trades:
     def derived(self, key: Hashable, build: Callable[[], Any]) -> Any:
         """``build()``, once per ``key`` and book: what is derived from the book's cells alone is kept with it, as its
         lowering is (a book does not change; :meth:`with_columns` makes another), e.g. a per-trade calibration's
-        baskets (:func:`trinom.model.baskets.book_baskets`)."""
+        baskets (:func:`trinom.analytics.baskets.book_baskets`)."""
         key = ("derived", key)
         if key not in self._memo:
             self._memo[key] = build()

@@ -1,22 +1,15 @@
 """The model: tree-step curves (:mod:`.curve`) and dated ones, the market (:mod:`.market`), Hull-White closed forms
 (:mod:`.closed_form` for bond options, :mod:`.hull_white`), volatility formulas, swaption quotes and calibration.
 
+Per-trade calibration (the baskets) is :mod:`trinom.analytics.baskets`: it reads the trades and calls the engines'
+kernel, so it lives above the model. ``trinom``'s ``__init__`` keeps its former names here (``trinom.analytics.baskets``,
+``trinom.engines.calibration_kernel`` and the basket names of this package), looked up from their new homes.
+
 >>> from trinom.model import DatedCurve
 >>> DatedCurve(as_of="2025-01-02", dates=["2026-01-02"], zero_rates=[0.03]).discount([1.0]).round(6).tolist()
 [0.970446]
 """
 
-from .baskets import (
-    PreparedBaskets,
-    ScenarioFits,
-    bond_baskets,
-    book_baskets,
-    calibrate_baskets,
-    calibrate_prepared,
-    calibrate_scenarios,
-    prepare_baskets,
-    trade_baskets,
-)
 from .calibration import CalibrationResult, LMResult, calibrate, levenberg_marquardt
 from .dated_curve import INTERPOLATIONS, DatedCurve, read_dated_curves
 from .hull_white import (
@@ -46,9 +39,7 @@ __all__ = [
     "Caps",
     "DatedCurve",
     "LMResult",
-    "PreparedBaskets",
     "QuoteInstruments",
-    "ScenarioFits",
     "Swaptions",
     "VolQuotes",
     "VolSurface",
@@ -59,25 +50,18 @@ __all__ = [
     "black_implied_vol",
     "black_price",
     "black_vega",
-    "bond_baskets",
     "bond_factor",
     "bond_option_stdev",
-    "book_baskets",
     "calibrate",
-    "calibrate_baskets",
-    "calibrate_prepared",
-    "calibrate_scenarios",
     "caplet",
     "fixed_leg",
     "jamshidian_swaption",
     "levenberg_marquardt",
     "parse_periods",
-    "prepare_baskets",
     "quote_instruments",
     "read_dated_curves",
     "read_vol_quotes",
     "read_vol_surface",
     "short_rate_variance",
-    "trade_baskets",
     "zero_bond_option",
 ]

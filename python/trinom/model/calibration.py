@@ -14,7 +14,7 @@ curves at once, by a batched Levenberg-Marquardt in NumPy (issue 26).
 (:mod:`trinom.model.quotes`). ``a`` may be free or fixed (one value, or per curve); ``sigma`` is always free.
 The swaptions are priced on the exact Jamshidian root while fitting (``root="exact"``, a smooth objective);
 ``root="quantlib"`` fits on QuantLib's engine's prices (its Brent root), converging within their noise (about 1e-6).
-Per-trade calibration (a basket of co-terminal swaptions per trade) is :mod:`trinom.model.baskets`.
+Per-trade calibration (a basket of co-terminal swaptions per trade) is :mod:`trinom.analytics.baskets`.
 
 **Solver** (:func:`levenberg_marquardt`): a batched, bounded Levenberg-Marquardt: every curve is one element of
 the batch with its own parameters, damping, bounds and quotes (rows of unequal length masked), and the Jacobian is

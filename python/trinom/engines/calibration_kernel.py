@@ -1,4 +1,4 @@
-"""The per-trade Levenberg-Marquardt of :mod:`trinom.model.baskets` as a Futhark program (fut/calibrate.fut),
+"""The per-trade Levenberg-Marquardt of :mod:`trinom.analytics.baskets` as a Futhark program (fut/calibrate.fut),
 on the CPU (targets ``c``, ``multicore``) or a GPU (``cuda``, ``opencl``) (issue 26).
 
 The program fits ``(a, sigma)`` per trade to the trade's swaptions, priced by Jamshidian's decomposition with the
@@ -34,7 +34,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from .calibration import LMResult
+from ..model.calibration import LMResult
 
 #: The Futhark targets the program is built for.
 TARGETS: Final[tuple[str, ...]] = ("c", "multicore", "opencl", "cuda")
@@ -60,7 +60,7 @@ class KernelFit(LMResult):
 
 def available(target: str) -> tuple[bool, str]:
     """``(usable, reason)``: is the program built for ``target`` and usable here?"""
-    from ..engines import _futhark
+    from . import _futhark
 
     if target not in TARGETS:
         return False, f"unknown target {target!r}; choose one of {', '.join(TARGETS)}"
@@ -70,7 +70,7 @@ def available(target: str) -> tuple[bool, str]:
 def auto_target() -> str | None:
     """The target ``backend="auto"`` picks: ``cuda`` where it is built and a GPU is here, else ``multicore``
     where it is built, else None (NumPy)."""
-    from ..engines import _futhark
+    from . import _futhark
 
     if _futhark.nvidia_gpu_present() and available("cuda")[0]:
         return "cuda"
@@ -119,7 +119,8 @@ def levenberg_marquardt_kernel(*, x0: npt.ArrayLike, lower: npt.ArrayLike, upper
     Returns:
       :class:`KernelFit` (``residuals`` and ``model``: ``(n, q)``, 0 in empty slots).
     """
-    from ..engines import BackendUnavailable, _futhark
+    from . import _futhark
+    from .outcomes import BackendUnavailable
 
     if target not in TARGETS:
         raise BackendUnavailable(f"unknown calibration target {target!r}; choose one of {', '.join(TARGETS)}")
@@ -196,7 +197,8 @@ def levenberg_marquardt_scenarios(*, x0: npt.ArrayLike, lower: npt.ArrayLike, up
       those quotes packed into fewer slots); ``residuals`` (with ``with_model``) ``(model - market) * scale`` in the
       used slots, 0 elsewhere.
     """
-    from ..engines import BackendUnavailable, _futhark
+    from . import _futhark
+    from .outcomes import BackendUnavailable
 
     if target not in TARGETS:
         raise BackendUnavailable(f"unknown calibration target {target!r}; choose one of {', '.join(TARGETS)}")
@@ -258,7 +260,7 @@ def per_quote_flows(*, valid: npt.ArrayLike, pay_time: npt.ArrayLike, accrual: n
 
 
 def _not_run(x: np.ndarray, q: int) -> KernelFit:
-    from .calibration import NOT_RUN
+    from ..model.calibration import NOT_RUN
 
     n = x.shape[0]
     return KernelFit(x=x.copy(), cost=np.zeros(n), residuals=np.zeros((n, q)), code=np.full(n, NOT_RUN, np.int64),
