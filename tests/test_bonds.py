@@ -12,9 +12,9 @@ from trinom import InputError
 from trinom.bonds import BondPortfolio
 from trinom.bonds.generator import DATASETS, generate_bonds, sample_bond
 from trinom.engines import bonds_reference as reference
+from trinom.engines.closed_form import zero_coupon_bond_option
 from trinom.io.bond_books import is_bond_file, read_bonds, write_bonds
 from trinom.lattice.constants import CALL, PUT
-from trinom.model.closed_form import zero_coupon_bond_option
 
 
 # --- the paper's sample: bit for bit -----------------------------------------------------------------

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 import trinom
+from trinom.engines.closed_form import discount_factor, normal_cdf, zero_coupon_bond_option
 from trinom.lattice.constants import FACE_VALUE
-from trinom.model.closed_form import discount_factor, normal_cdf, zero_coupon_bond_option
 
 #: Hull's analytic value of the book option (3-year put on a 9-year bond, X = 63), printed to 4 decimals.
 HULL_BOOK_PUT = 1.8093

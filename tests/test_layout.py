@@ -34,7 +34,7 @@ def test_old_paths_are_attributes_and_share_one_registry():
     from trinom.backends import Engine, get, names, register, release_memory, status  # documented names
 
     assert trinom.backends is engines and trinom.auto is engines.auto and trinom.closed_form.__name__ == (
-        "trinom.model.closed_form")
+        "trinom.engines.closed_form")
     assert trinom.bonds.reference is importlib.import_module("trinom.engines.bonds_reference")
     assert get is engines.get and names is engines.names and register is engines.register
     assert status is engines.status and release_memory is engines.release_memory and Engine is engines.Engine

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import trinom
 from trinom import io
+from trinom.engines.closed_form import discount_factor, zero_coupon_bond_option
 from trinom.generator import generate
-from trinom.model.closed_form import discount_factor, zero_coupon_bond_option
 
 CURVE = trinom.YieldCurve.thesis()
 

@@ -17,13 +17,13 @@ from .analytics.risk import risk
 from .api import price
 from .bonds import BondPortfolio, BondPrices, price_bonds
 from .distributed import DistributedBook, distribute, parquet_files, shared_results, worker_calls, worker_tuning
+from .engines import closed_form
 from .errors import InputError
 from .instruments.option import FIELDS, Portfolio
 from .instruments.trades import Trades, read_trades
 from .io import parquet
 from .lattice.book import Book
 from .lattice.constants import CALL, PUT
-from .model import closed_form
 from .model.calibration import calibrate
 from .model.curve import YieldCurve
 from .model.dated_curve import DatedCurve
@@ -55,7 +55,8 @@ _MOVED: dict[str, str] = {
     "bonds.reference": "engines.bonds_reference",
     "book": "lattice.book",
     "market": "model.market",
-    "closed_form": "model.closed_form",
+    "closed_form": "engines.closed_form",
+    "model.closed_form": "engines.closed_form",
     "model.baskets": "analytics.baskets",
     "model.calibration_kernel": "engines.calibration_kernel",
 }

@@ -9,9 +9,9 @@ import numpy as np
 
 from .. import __version__
 from ..api import price
+from ..engines.closed_form import zero_coupon_bond_option
 from ..lattice.constants import PUT
 from ..lattice.geometry import work
-from ..model.closed_form import zero_coupon_bond_option
 from ..paper.option_generator import generate
 
 

@@ -1,5 +1,6 @@
-"""The model: tree-step curves (:mod:`.curve`) and dated ones, the market (:mod:`.market`), Hull-White closed forms
-(:mod:`.closed_form` for bond options, :mod:`.hull_white`), volatility formulas, swaption quotes and calibration.
+"""The model: tree-step curves (:mod:`.curve`) and dated ones, the market (:mod:`.market`) and its scenarios
+(:mod:`.scenarios`), Hull-White closed forms (:mod:`.hull_white`; the analytic price of an option book is
+:mod:`trinom.engines.closed_form`), volatility formulas, swaption quotes and calibration.
 
 Per-trade calibration (the baskets) is :mod:`trinom.analytics.baskets`: it reads the trades and calls the engines'
 kernel, so it lives above the model. ``trinom``'s ``__init__`` keeps its former names here (``trinom.analytics.baskets``,

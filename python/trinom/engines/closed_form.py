@@ -1,7 +1,8 @@
 """Hull-White analytic price of a European option on a zero-coupon bond (Jamshidian; Hull ch. 30).
 
 The trinomial tree converges to this price as the number of steps grows, so it is the
-independent check of every backend (see ``docs/convergence.md``).
+independent check of every backend (see ``docs/convergence.md``): an analytic engine of option books, beside the
+tree engines (the formulas of the model's other closed forms are :mod:`trinom.model.hull_white`'s).
 
 With ``P(0, t) = exp(-R(t) t)`` from the yield curve, option expiry ``T``, bond maturity
 ``s``, face ``L = 100`` and strike ``X``::
@@ -29,7 +30,7 @@ from ..errors import InputError
 from ..instruments.option import Portfolio
 from ..lattice.columns import show
 from ..lattice.constants import CALL, DAYS_IN_YEAR, FACE_VALUE, PUT
-from .curve import YieldCurve
+from ..model.curve import YieldCurve
 
 _erfc = np.vectorize(math.erfc, otypes=[np.float64])
 
