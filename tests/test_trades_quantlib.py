@@ -41,7 +41,7 @@ import QuantLib as ql  # noqa: N813 (the usual alias)
 import trinom
 from trinom.instruments import Trades
 from trinom.model import DatedCurve
-from trinom.model.closed_form import zero_coupon_bond_option
+from trinom.engines.closed_form import zero_coupon_bond_option
 
 AS_OF = "2026-11-25"
 #: The curve's pillars (days after the as-of date; the last beyond every maturity, so that neither curve
