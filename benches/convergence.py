@@ -18,7 +18,7 @@ import platform
 import time
 
 import trinom
-from trinom.model.closed_form import zero_coupon_bond_option
+from trinom.engines.closed_form import zero_coupon_bond_option
 
 STEPS_PER_YEAR = (1, 2, 5, 10, 25, 50, 100, 200, 365)
 

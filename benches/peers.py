@@ -11,7 +11,7 @@ face 100, strike 63, a = 0.1, sigma = 0.01; call and put) on the thesis yield cu
   on a ``HullWhite`` model, and the model's closed form ``discountBondOption``;
 * FinancePy: ``HWTree.option_on_zero_cpn_bond_tree`` (tree built over the bond's life) and
   its closed form ``HWTree.option_on_zcb``;
-* trinom's closed form ``trinom.model.closed_form.zero_coupon_bond_option``.
+* trinom's closed form ``trinom.engines.closed_form.zero_coupon_bond_option``.
 
 For each tree size it prints prices, distances to the closed form and time per option as
 markdown, then the linear extrapolation to a 65536-option book, and writes the report to
@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 import trinom
-from trinom.model.closed_form import discount_factor, zero_coupon_bond_option
+from trinom.engines.closed_form import discount_factor, zero_coupon_bond_option
 
 # Hull's book option (Options, Futures and Other Derivatives, Example 30.x; thesis test case).
 STRIKE, MATURITY, EXPIRY, A, SIGMA, FACE = 63.0, 9.0, 3.0, 0.1, 0.01, 100.0

@@ -25,7 +25,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import trinom
 from report import THESIS_H100_MS, parse_params
-from trinom.model.closed_form import zero_coupon_bond_option
+from trinom.engines.closed_form import zero_coupon_bond_option
 
 OUT = Path(__file__).resolve().parent / "plots"
 DATASETS = ["0_UNIFORM", "1_RAND", "2_RANDCONSTHEIGHT", "3_RANDCONSTWIDTH", "4_SKEWED", "5_SKEWEDCONSTHEIGHT",

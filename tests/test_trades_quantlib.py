@@ -39,9 +39,9 @@ import numpy as np
 import pytest
 import QuantLib as ql  # noqa: N813 (the usual alias)
 import trinom
+from trinom.engines.closed_form import zero_coupon_bond_option
 from trinom.instruments import Trades
 from trinom.model import DatedCurve
-from trinom.engines.closed_form import zero_coupon_bond_option
 
 AS_OF = "2026-11-25"
 #: The curve's pillars (days after the as-of date; the last beyond every maturity, so that neither curve
