@@ -9,7 +9,11 @@ trinomial trees, on GPUs and CPUs.
 """
 
 import importlib as _importlib
+import importlib.abc as _importlib_abc
+import importlib.util as _importlib_util
 import sys as _sys
+from importlib.machinery import ModuleSpec as _ModuleSpec
+from types import ModuleType as _ModuleType
 
 from .analytics import scenarios, spreads
 from .analytics.oas import OASResult, oas
@@ -60,11 +64,31 @@ _MOVED: dict[str, str] = {
     "model.baskets": "analytics.baskets",
     "model.calibration_kernel": "engines.calibration_kernel",
 }
-for _old, _new in _MOVED.items():
-    _module = _importlib.import_module(f"{__name__}.{_new}")
-    _sys.modules.setdefault(f"{__name__}.{_old}", _module)
-    _parent, _, _name = f"{__name__}.{_old}".rpartition(".")
-    setattr(_sys.modules[_parent], _name, _module)  # ``trinom.backends`` as an attribute too, as when it was a module
+
+
+class _MovedModules(_importlib_abc.MetaPathFinder, _importlib_abc.Loader):
+    """An import of a former path in :data:`_MOVED` gives the module at its new home, imported then (not every
+    module at ``import trinom``); first on ``sys.meta_path``, so that no path finder loads a second copy."""
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None) -> _ModuleSpec | None:
+        old = fullname.removeprefix(f"{__name__}.")
+        return _importlib_util.spec_from_loader(fullname, self) if old in _MOVED and old != fullname else None
+
+    def create_module(self, spec: _ModuleSpec) -> _ModuleType:
+        return _importlib.import_module(f"{__name__}.{_MOVED[spec.name.removeprefix(f'{__name__}.')]}")
+
+    def exec_module(self, module: _ModuleType) -> None:
+        """Nothing to run: the module ran at its new home."""
+
+
+_sys.meta_path.insert(0, _MovedModules())
+_baskets = _importlib.import_module(f"{__name__}.analytics.baskets")  # as when the model's __init__ imported it
+for _old, _new in _MOVED.items():  # the moved modules loaded already: their former paths at once, attributes too
+    _module = _sys.modules.get(f"{__name__}.{_new}")
+    if _module is not None:
+        _sys.modules.setdefault(f"{__name__}.{_old}", _module)
+        _parent, _, _name = f"{__name__}.{_old}".rpartition(".")
+        setattr(_sys.modules[_parent], _name, _module)  # ``trinom.backends`` as an attribute, as when it was a module
 
 #: ``trinom.model``'s names of per-trade calibration, now :mod:`trinom.analytics.baskets`'s (set here: the model may
 #: not import the analytics above it).
@@ -73,7 +97,7 @@ _BASKET_NAMES: tuple[str, ...] = (
     "calibrate_scenarios", "prepare_baskets", "trade_baskets")
 _model = _sys.modules[f"{__name__}.model"]
 for _name in _BASKET_NAMES:
-    setattr(_model, _name, getattr(_sys.modules[f"{__name__}.analytics.baskets"], _name))
+    setattr(_model, _name, getattr(_baskets, _name))
 _model.__all__ = sorted({*_model.__all__, *_BASKET_NAMES})
 
 __version__ = "0.2.0"

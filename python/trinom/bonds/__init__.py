@@ -6,7 +6,9 @@ generator of the paper's datasets (:mod:`trinom.bonds.generator`). Price them wi
 :func:`trinom.price`.
 """
 
+import importlib as _importlib
 import sys as _sys
+from types import ModuleType as _ModuleType
 
 from ..api import BOND_BACKENDS, BondPrices, accrued_interest, price_bonds
 from ..instruments.bond import BondPortfolio, flatten_curves
@@ -16,6 +18,16 @@ from ..paper import bond_generator as generator
 # ``trinom.bonds.generator`` (documented) is ``trinom.paper.bond_generator``, the same module; the deprecated entry
 # points are ``trinom.api``'s (issue 36's layout).
 _sys.modules.setdefault(f"{__name__}.generator", generator)
+
+
+
+def __getattr__(name: str) -> _ModuleType:
+    """``trinom.bonds.reference`` (documented): the paper's reference kernel, now
+    :mod:`trinom.engines.bonds_reference`, loaded when first named."""
+    if name == "reference":
+        return _importlib.import_module("trinom.engines.bonds_reference")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["BOND_BACKENDS", "BondPortfolio", "BondPrices", "accrued_interest", "flatten_curves", "price_bonds",
            "read_bonds", "write_bonds"]
