@@ -12,7 +12,7 @@ from conftest import PAPER_SAMPLE, load_paper, load_thesis
 from trinom import pipeline as api
 from trinom.bonds.generator import generate_bonds
 from trinom.cli import main
-from trinom.engines import lift
+from trinom.engines import lift, running
 from trinom.generator import generate
 from trinom.lattice.book import BOND, CASH_FLOW, EXERCISE, OPTION, PAYOFF, Book
 from trinom.lattice.geometry import Convention, work
@@ -120,7 +120,7 @@ def test_slices_of_equal_work_give_the_same_prices(monkeypatch):
     portfolio = generate("skewed", 60, seed=3)
     whole = trinom.price(portfolio, backend="futhark", target="c").price
     seen: list[tuple[float, float]] = []
-    monkeypatch.setattr(api, "PROGRESS_MIN_SECONDS", 0)
+    monkeypatch.setattr(running, "PROGRESS_MIN_SECONDS", 0)
     sliced = trinom.price(portfolio, backend="futhark", target="c", progress=lambda d, t: seen.append((d, t)))
     assert np.array_equal(sliced.price, whole)
     assert len(seen) > 1 and seen[-1][0] == seen[-1][1] == pytest.approx(portfolio.lower().work().sum())

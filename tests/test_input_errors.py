@@ -299,10 +299,10 @@ def test_a_bad_curve_of_several_is_named(tmp_path: Path):
 
 
 def test_the_progress_bar_counts_work_for_options_and_bonds(capsys, monkeypatch):
-    from trinom import pipeline as api
     from trinom.cli import ProgressBar
+    from trinom.engines import running
 
-    monkeypatch.setattr(api, "PROGRESS_MIN_SECONDS", 0)  # slice even a small job
+    monkeypatch.setattr(running, "PROGRESS_MIN_SECONDS", 0)  # slice even a small job
     bonds, curves = generate_bonds("U1", 6, seed=1)
     bar = ProgressBar("pricing 6 bonds", delay=0, enabled=True)
     trinom.price(bonds, curves, backend="futhark", target="c", progress=bar)

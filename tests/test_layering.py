@@ -13,11 +13,6 @@ import layering
 
 #: Imports that point up the layers today (``source -> target (its layer -> the target's)``).
 KNOWN_VIOLATIONS: frozenset[str] = frozenset({
-    "distributed.parquet_files -> pipeline (distributed -> pipeline)",
-    "distributed.placement -> pipeline (distributed -> pipeline)",
-    "distributed.pricing -> analytics.spreads (distributed -> analytics)",
-    "distributed.pricing -> pipeline (distributed -> pipeline)",
-    "distributed.tasks -> pipeline (distributed -> pipeline)",
     "instruments.bond -> lattice.book (instruments -> lattice)",
     "instruments.bond -> lattice.columns (instruments -> lattice)",
     "instruments.bond -> lattice.constants (instruments -> lattice)",

@@ -17,14 +17,13 @@ from typing import Any
 import numpy as np
 
 from .analytics.recalibration import is_dated
-from .checks import check_client, check_sequence
 from .errors import InputError
 from .instruments.bond import BondPortfolio
 from .instruments.trades import Trades, lowered
 from .lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
 from .model.market import CurvesLike, Market
 from .model.scenarios import Scenario
-from .pipeline import Instrument, check_price_arguments, price_book
+from .pipeline import Instrument, PricingOptions, price_book
 from .result import Prices
 
 
@@ -86,12 +85,8 @@ def price(
     >>> print(round(float(result.price[0]), 6), result.price[1], result.error[1])
     1.879957 nan a must be > 0, got -0.1
     """
-    check_price_arguments(backend=backend, precision=precision, target=target, device=device, errors=errors,
-                          max_width=max_width, max_steps=max_steps, progress=progress)
-    if getattr(instruments, "is_distributed_book", False):  # a book placed on Dask workers (trinom.distribute)
-        if client is not None and client is not instruments.client:  # type: ignore[union-attr]
-            raise ValueError("this DistributedBook is placed through another client: pass client=None or its own")
-        client = instruments.client  # type: ignore[union-attr]
+    options = PricingOptions.of(backend=backend, precision=precision, target=target, device=device, errors=errors,
+                                max_width=max_width, max_steps=max_steps, progress=progress, **tuning)
     if accuracy is not None:  # each trade's grid chosen by its convergence: one pricing a grid
         from .analytics.resolution import check_accuracy, priced_to_accuracy
 
@@ -99,60 +94,46 @@ def price(
         if scenarios is not None or client is not None or recalibrate is not None or progress is not None:
             raise ValueError("accuracy prices one market in this process: pass scenarios, client, recalibrate and "
                              "progress as None")
-        return priced_to_accuracy(
-            instruments, wanted,  # type: ignore[arg-type]
-            lambda book, mode: price(book, curves, backend=backend, precision=precision, target=target,
-                                     device=device, errors=mode, max_width=max_width, max_steps=max_steps, **tuning),
-            errors)
+        return priced_to_accuracy(instruments, wanted,  # type: ignore[arg-type]
+                                  lambda book, mode: price_trades(book, curves, options.replace(errors=mode)), errors)
     if recalibrate is not None and not isinstance(instruments, Trades):
         raise TypeError("recalibrate needs dated trades (trinom.instruments.Trades) on dated curves: the model is "
                         "fitted to quotes on dates")
-    if isinstance(instruments, Trades):  # dated trades: their trees' blocks, in row order, on their curves
-        if recalibrate is not None:  # the model fitted to the quotes in every scenario
-            from .analytics.recalibration import Recalibration, price_recalibrated
+    if isinstance(instruments, Trades) and recalibrate is not None:  # the model fitted to the quotes in every scenario
+        from .analytics.recalibration import Recalibration, price_recalibrated
 
-            if not isinstance(recalibrate, Recalibration):
-                raise TypeError("recalibrate must be a trinom.analytics.Recalibration, got "
-                                f"{type(recalibrate).__name__}")
-            if client is not None or progress is not None:
-                raise ValueError("recalibrate runs one pricing per scenario in this process: pass client=None and "
-                                 "progress=None")
-            refitted = price_recalibrated(instruments, curves, scenarios, recalibrate,
-                                          dict(backend=backend, precision=precision, target=target, device=device,
-                                               errors=errors, max_width=max_width, max_steps=max_steps, **tuning))
-            return dataclasses.replace(refitted, notional=instruments.notionals())
+        if not isinstance(recalibrate, Recalibration):
+            raise TypeError(f"recalibrate must be a trinom.analytics.Recalibration, got {type(recalibrate).__name__}")
+        if client is not None or progress is not None:
+            raise ValueError("recalibrate runs one pricing per scenario in this process: pass client=None and "
+                             "progress=None")
+        refitted = price_recalibrated(instruments, curves, scenarios, recalibrate, options.arguments)
+        return dataclasses.replace(refitted, notional=instruments.notionals())
+    if isinstance(instruments, Trades):
         if scenarios is not None and is_dated(curves):  # curve moves at the dated curves' pillars
             from .analytics.recalibration import dated_curves, engine_scenarios
 
             scenarios = engine_scenarios(dated_curves(instruments, curves), scenarios)
-        blocks, market_curves, legs = lowered(instruments, curves)
-        parts = [block for _first, block in blocks]  # one block alone: price() keeps its plan for the next call
-        try:
-            trees = price(parts[0] if len(parts) == 1 else parts, Market.of(market_curves), backend=backend,
-                          precision=precision, target=target, device=device,
-                          errors="mask" if not legs.is_identity() else errors, max_width=max_width,
-                          max_steps=max_steps, progress=progress, scenarios=scenarios, client=client, **tuning)
-        except InputError as err:  # one tree a trade: its rows are the trades'
-            raise InputError(instruments.explained_problems(err.errors)) from None
-        result = instruments.explained(legs.prices(trees))
-        if errors == "raise" and result.problems:
-            raise InputError(list(result.problems))
-        return dataclasses.replace(result, warnings=tuple(instruments.warnings()), notional=instruments.notionals())
-    if scenarios is not None:
-        scenarios = check_sequence("scenarios", scenarios, of="scenarios (None, CurveShift, CurveSet, SigmaShift, "
-                                   "SpreadShift)")
-    if client is not None:
-        check_client(client)
-        from .distributed import price_on
+        return price_trades(instruments, curves, options, scenarios=scenarios, client=client)
+    return price_book(instruments, curves, options, scenarios=scenarios, client=client)
 
-        if progress is not None:
-            raise ValueError("a Dask run shows its progress on Dask's dashboard: pass progress=None with client")
-        return price_on(client, instruments, curves, backend=backend, precision=precision,  # type: ignore[arg-type]
-                        target=target, device=device, errors=errors, scenarios=scenarios, max_width=max_width,
-                        max_steps=max_steps, **tuning)
-    return price_book(instruments, curves, backend=backend, precision=precision, target=target, device=device,
-                      errors=errors, max_width=max_width, max_steps=max_steps, progress=progress, scenarios=scenarios,
-                      **tuning)
+
+def price_trades(trades: Trades, curves: CurvesLike, options: PricingOptions, *,
+                 scenarios: Sequence[Scenario] | None = None, client: Any = None) -> Prices:
+    """Dated trades priced by the pipeline: their trees' blocks, in row order, on their curves; one result a trade
+    (a trade of several trees, such as a cap's caplets, is their sum)."""
+    blocks, market_curves, legs = lowered(trades, curves)
+    parts = [block for _first, block in blocks]  # one block alone: the pipeline keeps its plan for the next call
+    try:
+        trees = price_book(parts[0] if len(parts) == 1 else parts, Market.of(market_curves),
+                           options if legs.is_identity() else options.replace(errors="mask"), scenarios=scenarios,
+                           client=client)
+    except InputError as err:  # one tree a trade: its rows are the trades'
+        raise InputError(trades.explained_problems(err.errors)) from None
+    result = trades.explained(legs.prices(trees))
+    if options.errors == "raise" and result.problems:
+        raise InputError(list(result.problems))
+    return dataclasses.replace(result, warnings=tuple(trades.warnings()), notional=trades.notionals())
 
 
 #: The engines that price bonds (see :mod:`trinom.backends`), then ``auto``.

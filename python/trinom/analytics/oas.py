@@ -131,7 +131,7 @@ def oas(bonds: BondPortfolio, curves: CurvesLike, market_prices: npt.ArrayLike, 
     field, before any pricing) or ``"mask"`` (NaN, and the message in ``result.error``); ``progress(done,
     total)``: called after every batched pricing with the bonds done (converged or given up); ``options`` go to
     :func:`trinom.price`; with ``client`` (a Dask client), or ``bonds`` placed by :func:`trinom.distribute`, every
-    pricing of the search runs on the bonds' shards placed on the workers (trinom.distributed.PlacedSpreadPricer).
+    pricing of the search runs on the bonds' shards placed on the workers (trinom.analytics.placed_spreads.PlacedSpreadPricer).
     An argument of the wrong type or value is a ``TypeError`` or ``ValueError`` naming it."""
     check_price_arguments(backend=backend, precision=precision, target=target, device=options.get("device", 0),
                           errors=errors, max_width=options.get("max_width", DEFAULT_MAX_WIDTH),
@@ -188,7 +188,7 @@ def oas(bonds: BondPortfolio, curves: CurvesLike, market_prices: npt.ArrayLike, 
     pricings = 0
 
     if options.get("client") is not None:  # the bonds placed on the workers once; every pricing runs there
-        from ..distributed import PlacedSpreadPricer
+        from .placed_spreads import PlacedSpreadPricer
 
         pricer: SpreadPricer = PlacedSpreadPricer(options.pop("client"), bonds, curves, backend=backend,
                                                   precision=precision, target=target, **options)

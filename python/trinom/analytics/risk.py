@@ -64,7 +64,7 @@ from ..instruments.option import Portfolio
 from ..instruments.trades import Trades, single_instrument
 from ..lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
 from ..model.market import CurvesLike, Market
-from ..pipeline import as_portfolio, check_price_arguments, price_book, row_problems
+from ..pipeline import PricingOptions, as_portfolio, check_price_arguments, price_book, row_problems
 from .recalibration import MarketState, Recalibration, dated_curves, is_dated, recalibrated_grid
 from .scenarios import CurveSet, CurveShift, Scenario, SigmaShift, SpreadShift, scenario_market
 
@@ -674,15 +674,15 @@ def _priced(block: Portfolio | BondPortfolio, market: Market, run: dict[str, Any
             progress: Callable[[float, float], None] | None = None) -> Any:
     """``block`` (or its ``rows``) priced in ``market`` by the pipeline (the arguments in ``run``): with a Dask
     ``client`` there, on its workers from the block's shards placed there (trinom.distributed: no row sent again)."""
-    rest = {k: v for k, v in run.items() if k != "client"}
+    options = PricingOptions.of(**{k: v for k, v in run.items() if k != "client"}, progress=progress)
     if run.get("client") is None:
-        return price_book(block if rows is None else block[rows], market, progress=progress, **rest)
+        return price_book(block if rows is None else block[rows], market, options)
     check_client(run["client"])
     if progress is not None:
         raise ValueError("a Dask run shows its progress on Dask's dashboard: pass progress=None with client")
     from ..distributed import price_on
 
-    return price_on(run["client"], block, market, rows=rows, **rest)
+    return price_on(run["client"], block, market, options, rows=rows)
 
 
 def _isolate_moves(block: Portfolio | BondPortfolio, market: Market, scenarios: list[Scenario], moves: list[int],

@@ -62,13 +62,14 @@ from pathlib import Path
 from typing import Any
 
 from ..checks import check_client
+from ..engines.options import PricingOptions, check_price_arguments
 from ..errors import InputError
 from ..io import parquet
 from ..io.files import check_output, output_format
 from ..lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
 from ..model.curve import YieldCurve
 from ..model.market import CurvesLike
-from ..pipeline import check_price_arguments, price_book
+from .pricing import price_locally
 from .worker_tuning import tune_workers
 
 #: A part file's name in the staging folder and in a dataset folder (the task's number, in input order).
@@ -271,7 +272,7 @@ def _price_groups(handle: Any, path: Path | str, groups: Sequence[int], first_ro
         book = parquet._book_of(table, path, first, settings["errors"])
         ids = parquet._id_column(table, first)
         try:
-            result = price_book(book, market, **settings)
+            result = price_locally(book, market, PricingOptions.of(**settings))
         except InputError as err:  # rows of the whole file, not of the row group
             raise InputError([(None if row is None else row + first, field, message)
                               for row, field, message in err.errors]) from None
@@ -279,7 +280,6 @@ def _price_groups(handle: Any, path: Path | str, groups: Sequence[int], first_ro
         failed += int((result.error != "").sum())
         engine = result.engine
         first += table.num_rows
-        book.cached("plans", dict).clear()  # its plans refer back to it: the cycle broken, it goes with its last name
         del result, book, table, ids
         _release_memory()  # peak memory one row group's, not the book's
         if progress is not None:

@@ -47,8 +47,8 @@ from ..instruments.bond import BondPortfolio
 from ..instruments.option import Portfolio
 from ..lattice.book import BOND, Book
 from ..lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
+from ..lattice.job import Job, prepare
 from ..model.market import CurvesLike, Market
-from ..pipeline import Job, prepare
 from .shared_results import Destination, SharedResult, shared_result
 from .tasks import price_placed
 from .worker_calls import MISSING, for_client

@@ -12,10 +12,10 @@ from typing import Any
 import numpy as np
 
 from ..engines.engine import SearchLimits, SpreadSolution
+from ..engines.running import resolve, run
 from ..engines.scenario_batch import ScenarioBatch
 from ..lattice.book import Book
 from ..model.market import Market
-from ..pipeline import resolve, run
 from .shared_results import Destination, opened_part, write_part
 
 #: Prepared engine calls a worker keeps per placed shard (for repeated calls in the same market).
