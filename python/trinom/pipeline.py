@@ -26,6 +26,7 @@ from .instruments.bond import BondPortfolio
 from .instruments.option import Portfolio
 from .lattice.book import Book, empty_book
 from .lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
+from .lattice.lowering import lower
 from .model.market import CurvesLike, Market
 from .model.scenarios import Scenario, scenario_market
 from .result import Prices, instrument_labels
@@ -386,8 +387,8 @@ def _lower(block: Instrument, market: Market) -> Book:
         if block.curve is not None and block.curve not in market.names:
             raise InputError([(None, "curve", f"the options' curve {block.curve!r} is not one of the market's "
                                f"({', '.join(market.names)})")])
-        return block.lower(block.curve if block.curve is not None else market.names[0])
-    return block.lower(market.names)
+        return lower(block, block.curve if block.curve is not None else market.names[0])
+    return lower(block, market.names)
 
 
 @dataclass(frozen=True)
