@@ -103,10 +103,11 @@ def tree_work(trades: Path, curve: Path) -> float:
     """Node updates of one pricing of the book (both passes of every tree)."""
     from trinom.instruments import read_trades
     from trinom.instruments.trades import lowered
+    from trinom.lattice.lowering import lower_bonds
     from trinom.model import read_dated_curves
 
     blocks, curves, _legs = lowered(read_trades(trades, as_of=AS_OF), read_dated_curves(curve, as_of=AS_OF))
-    return float(sum(block.lower(tuple(curves)).work().sum() for _row, block in blocks))
+    return float(sum(lower_bonds(block, tuple(curves)).work().sum() for _row, block in blocks))
 
 
 def measure(engine: str, trades: Path, curve: Path, rounds: int, reference: np.ndarray | None) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import trinom
 from trinom.bonds import BondPortfolio
+from trinom.lattice.lowering import lower_bonds
 
 YEARS, STEPS_PER_YEAR, A, SIGMA, COUPON, FIRST_CALL_YEAR = 20, 100, 0.1, 0.01, 5.0, 5
 BUMP = 1e-4
@@ -56,7 +57,7 @@ def book(count: int, seed: int = 1, own_lattices: bool = False) -> BondPortfolio
 
 def tree_work() -> float:
     """Node updates of one pricing of one such bond (both passes)."""
-    return float(book(1).lower(("default",)).work()[0])
+    return float(lower_bonds(book(1), ("default",)).work()[0])
 
 
 def timed(call: Any, rounds: int, warm: bool = False) -> tuple[float, Any]:

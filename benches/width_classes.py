@@ -64,6 +64,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     import trinom
+    from trinom.lattice.lowering import lower_bonds
 
     rows = []
     print(f"{'class':>10} {'trees':>7} {'engine':>14} {'median s':>9} {'kernel s':>9} {'Gnode/s':>8} {'max diff':>9}",
@@ -71,7 +72,7 @@ def main() -> int:
     for name in args.classes.split(","):
         steps, a, count = CLASSES[name]
         bonds, curves = book(steps, a, max(1, int(count * args.scale)))
-        lowered = bonds.lower(tuple(curves))
+        lowered = lower_bonds(bonds, tuple(curves))
         n, jmax = lowered.shape()
         widths = 2 * np.minimum(n, jmax) + 1
         work = float(lowered.work().sum())

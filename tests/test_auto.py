@@ -10,12 +10,13 @@ from trinom import engines
 from trinom.bonds.generator import generate_bonds
 from trinom.engines import auto, costs
 from trinom.generator import generate
+from trinom.lattice.lowering import lower_bonds, lower_options
 
 
 @pytest.mark.parametrize("kind,size", [("uniform", 3), ("skewed", 400), ("random", 50), ("skewed-const-width", 200)])
 def test_auto_picks_a_usable_engine_and_prices_correctly(kind, size):
     portfolio = generate(kind, size, seed=5)
-    name, target = auto.choose(portfolio.lower())
+    name, target = auto.choose(lower_options(portfolio))
     assert auto.usable(name, target)
     expected = trinom.price(portfolio, backend="reference").price
     result = trinom.price(portfolio, backend="auto")
@@ -40,7 +41,7 @@ def test_auto_matches_the_thesis_outputs(thesis_curve):
 
 def test_inspector_statistics():
     portfolio, _ = load_thesis("4_SKEWED")
-    profile = auto.inspect(portfolio.lower())
+    profile = auto.inspect(lower_options(portfolio))
     assert profile.trees == 65536 and profile.widest == 511
     assert profile.work == pytest.approx(1.787e9, rel=1e-3)  # anchors.md
     assert profile.width_skewness == pytest.approx(5.19, abs=0.01)
@@ -50,8 +51,8 @@ def test_inspector_statistics():
 def test_rule(monkeypatch):
     """The documented choices on the default costs, with the availability of each engine simulated."""
     monkeypatch.setattr(costs, "load", lambda path=None: costs.DEFAULTS)
-    book = load_thesis("book")[0].lower()
-    big = generate("skewed", 2000, seed=1).lower()
+    book = lower_options(load_thesis("book")[0])
+    big = lower_options(generate("skewed", 2000, seed=1))
     available: set[tuple[str, str | None]] = set()
     monkeypatch.setattr(auto, "usable", lambda name, target=None: (name, target) in available)
     assert auto.choose(big) == ("reference", None)
@@ -76,7 +77,7 @@ def test_rule(monkeypatch):
 
 def test_auto_honours_the_callers_target(monkeypatch):
     """A target given with auto is kept (it used to be overridden by auto's own choice)."""
-    big = generate("skewed", 2000, seed=1).lower()
+    big = lower_options(generate("skewed", 2000, seed=1))
     available = {("cuda", None), ("futhark", "c"), ("futhark", "multicore"), ("futhark", "opencl")}
     monkeypatch.setattr(auto, "usable", lambda name, target=None: (name, target) in available)
     assert auto.choose(big, target="c") == ("futhark", "c")
@@ -109,7 +110,7 @@ def desk_book(steps_per_year: int = 365, count: int = 14):
                     steps_per_year=[steps_per_year] * count)
     curve = {"default": DatedCurve(as_of=str(as_of), dates=["2030-11-25"], zero_rates=[0.03])}
     (_, bonds), = lowered(trades, curve)[0]
-    return bonds.lower(("default",))
+    return lower_bonds(bonds, ("default",))
 
 
 def test_desk_books_go_to_cuda_where_it_runs_else_multicore(monkeypatch):

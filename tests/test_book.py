@@ -15,12 +15,13 @@ from trinom.cli import main
 from trinom.engines import lift, running
 from trinom.generator import generate
 from trinom.lattice.book import BOND, CASH_FLOW, EXERCISE, OPTION, PAYOFF, Book
-from trinom.lattice.geometry import Convention, work
+from trinom.lattice.lowering import lower, lower_bonds, lower_options
+from trinom.model.tree_geometry import Convention, work
 
 
 def test_options_lower_to_two_events_and_lift_back_exactly():
     portfolio, _ = load_thesis("book")
-    book = portfolio.lower()
+    book = lower_options(portfolio)
     assert len(book) == 5 and book.instrument.tolist() == [OPTION] * 5
     assert book.convention.tolist() == [Convention.THESIS] * 5
     assert book.event_offset.tolist() == [0, 2, 4, 6, 8, 10]
@@ -34,7 +35,7 @@ def test_options_lower_to_two_events_and_lift_back_exactly():
 
 def test_bonds_lower_to_cash_flows_and_one_exercise_window_and_lift_back_exactly():
     bonds, curves, _ = load_paper(PAPER_SAMPLE)
-    book = bonds.lower(tuple(map(str, range(len(curves)))))
+    book = lower_bonds(bonds, tuple(map(str, range(len(curves)))))
     assert book.instrument.tolist() == [BOND] * len(bonds)
     assert book.event_kind.size == bonds.cashflow_step.size + len(bonds)
     assert (book.event_kind == EXERCISE).sum() == len(bonds)
@@ -45,11 +46,28 @@ def test_bonds_lower_to_cash_flows_and_one_exercise_window_and_lift_back_exactly
         assert np.array_equal(getattr(again, field), values), field
 
 
+def test_the_documented_lower_methods_are_the_lattices_lowering_and_cached():
+    """``Portfolio.lower(curve)`` and ``BondPortfolio.lower(curve_names)`` (README) are the lattice's lowering, cached
+    on the portfolio once per curve naming; the instruments import nothing of the lattice (tests/layering.py)."""
+    portfolio, _ = load_thesis("book")
+    bonds, curves = generate_bonds("S1", 4, seed=2)
+    names = tuple(map(str, range(len(curves))))
+    assert trinom.Portfolio.lower is lower_options and trinom.BondPortfolio.lower is lower_bonds
+    assert portfolio.lower() is lower_options(portfolio) is lower_options(portfolio, "default")
+    assert portfolio.lower("USD") is lower_options(portfolio, "USD") is not portfolio.lower()
+    assert bonds.lower(list(names)) is lower_bonds(bonds, names)
+    assert lower(portfolio, "USD") is portfolio.lower("USD") and lower(bonds, names) is bonds.lower(names)
+    with pytest.raises(TypeError):
+        lower(portfolio, names)
+    with pytest.raises(TypeError):
+        lower(bonds, "USD")
+
+
 def test_take_concatenate_and_work():
     portfolio, _ = load_thesis("book")
     bonds, _ = generate_bonds("S1", 4, seed=2)
     names = ("EUR", "USD", "GBP", "JPY")
-    both = Book.concatenate([portfolio.lower("USD"), bonds.lower(names)])
+    both = Book.concatenate([lower_options(portfolio, "USD"), lower_bonds(bonds, names)])
     assert both.curve_names == ("USD", "EUR", "GBP", "JPY")
     assert [both.curve_names[c] for c in both.curve[:5]] == ["USD"] * 5
     assert [both.curve_names[c] for c in both.curve[5:]] == [names[c] for c in bonds.curve_index]
@@ -123,7 +141,7 @@ def test_slices_of_equal_work_give_the_same_prices(monkeypatch):
     monkeypatch.setattr(running, "PROGRESS_MIN_SECONDS", 0)
     sliced = trinom.price(portfolio, backend="futhark", target="c", progress=lambda d, t: seen.append((d, t)))
     assert np.array_equal(sliced.price, whole)
-    assert len(seen) > 1 and seen[-1][0] == seen[-1][1] == pytest.approx(portfolio.lower().work().sum())
+    assert len(seen) > 1 and seen[-1][0] == seen[-1][1] == pytest.approx(lower_options(portfolio).work().sum())
 
 
 def test_cli_names_the_row_of_the_whole_input(tmp_path, capsys):

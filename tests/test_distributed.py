@@ -13,6 +13,7 @@ from killed_worker import run_killing_a_worker
 from trinom.bonds.generator import generate_bonds
 from trinom.distributed import placement as distributed_module
 from trinom.distributed import price_chunk, shards_by_work
+from trinom.lattice.lowering import lower_options
 
 distributed = pytest.importorskip("distributed")
 CPU = {"backend": "futhark", "target": "c"}
@@ -35,7 +36,7 @@ def test_a_book_of_small_trees_goes_in_runs_of_consecutive_trees(client):
     """Where every tree is a small part of a shard the shards are views of the book (nothing copied), of about
     equal work; the bits are still one process's."""
     book = trinom.generator.generate("0_UNIFORM", 2000, seed=5)
-    lowered = book.lower()
+    lowered = lower_options(book)
     shards = distributed_module._shards(lowered, 4)
     assert np.concatenate([trees for trees, _ in shards]).tolist() == list(range(2000))
     assert all(np.shares_memory(part.a, lowered.a) for _, part in shards)
@@ -95,7 +96,7 @@ def test_the_chunk_function_takes_arrow_and_numbers_rows():
 
 
 def test_shards_balance_a_skewed_book():
-    work = skewed_book(400).lower().work()
+    work = lower_options(skewed_book(400)).work()
     groups = shards_by_work(work, 8)
     loads = np.array([work[g].sum() for g in groups])
     assert sorted(np.concatenate(groups).tolist()) == list(range(400))

@@ -57,6 +57,8 @@ def test_a_documented_path_resolves(path: str):
     ("trinom.worker_tuning", "trinom.distributed.worker_tuning"),
     ("trinom.generator", "trinom.paper.option_generator"),
     ("trinom.bonds.generator", "trinom.paper.bond_generator"),
+    ("trinom.lattice.geometry", "trinom.model.tree_geometry"),
+    ("trinom.lattice.columns", "trinom.instruments.columns"),
 ])
 def test_a_moved_module_is_the_same_module_under_its_former_name(old: str, new: str):
     assert importlib.import_module(old) is importlib.import_module(new) is by_attributes(old)

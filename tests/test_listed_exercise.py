@@ -22,6 +22,7 @@ from trinom.errors import InputError
 from trinom.instruments.bond import BOND_FIELDS, CASHFLOW_FIELDS, LISTED_FIELDS
 from trinom.lattice.book import EXERCISE
 from trinom.lattice.constants import CALL, PUT
+from trinom.lattice.lowering import lower_bonds
 
 CPU_TARGETS = ("c", "multicore")
 WINDOW_TOLERANCE = 1e-12
@@ -388,7 +389,7 @@ def assert_same_bonds(got: BondPortfolio, expected: BondPortfolio) -> None:
 
 def test_book_round_trip_keeps_the_listed_points():
     bonds = BondPortfolio.concatenate([schedules(), windows()])
-    book = bonds.lower(("a", "b"))
+    book = lower_bonds(bonds, ("a", "b"))
     assert_same_bonds(lift.bonds(book), bonds)
     # each point an exercise event after its bond's window: step = first = last, every 0, the dirty price, the side
     listed = np.flatnonzero((book.event_kind == EXERCISE) & (book.event_every == 0))
@@ -410,7 +411,7 @@ def test_book_round_trip_keeps_the_listed_points():
 
 def test_a_book_without_listed_points_is_the_one_it_always_was():
     bonds = windows()
-    book = bonds.lower(("a", "b"))
+    book = lower_bonds(bonds, ("a", "b"))
     assert book.event_kind.size == bonds.cashflow_step.size + len(bonds)
     assert (book.event_every[book.event_kind == EXERCISE] >= 1).all()
     back = lift.bonds(book)

@@ -13,6 +13,7 @@ import pytest
 import trinom
 from trinom.bonds.generator import generate_bonds
 from trinom.engines.scenario_batch import batch, expanded
+from trinom.lattice.lowering import lower_bonds, lower_options
 from trinom.scenarios import CurveSet, CurveShift, SigmaShift, SpreadShift, scenario_market, shifted
 
 H = 1e-4
@@ -66,12 +67,12 @@ def test_a_bump_beyond_a_tree_or_on_another_curve_reuses_its_base_price():
     short = trinom.Portfolio(strike=[63.0], maturity=[4.0], expiry=[1.0], term_unit=[365], term_steps=[12],
                              a=[0.1], sigma=[0.01], option_type=["put"])
     market = scenario_market(None, [None, CurveShift(H, pillar=14), CurveShift(H, pillar=2), SpreadShift(1.0)])
-    plan = batch(short.lower(), market)
+    plan = batch(lower_options(short), market)
     assert plan.entries == 2  # base (also the far bump and the spread move), the near bump
     assert plan.source[:, 0].tolist() == [0, 0, 1, 0]
     bonds, curves = generate_bonds("U1", 4, seed=1)
     market = scenario_market(curves, [None, CurveShift(H, "3", 5)])
-    plan = batch(bonds.lower(market.names), market)
+    plan = batch(lower_bonds(bonds, market.names), market)
     on_three = bonds.curve_index == 3
     assert (plan.source[1] != plan.source[0]).tolist() == on_three.tolist()
 
@@ -79,7 +80,7 @@ def test_a_bump_beyond_a_tree_or_on_another_curve_reuses_its_base_price():
 def test_the_expanded_book_holds_one_tree_per_entry():
     bonds, curves = generate_bonds("S1", 6, seed=2)
     market = scenario_market(curves, [None, CurveShift(H), SigmaShift(H)])
-    plan = batch(bonds.lower(market.names), market)
+    plan = batch(lower_bonds(bonds, market.names), market)
     flat, one = expanded(plan)
     assert len(flat) == plan.entries == 3 * len(bonds) and len(one) == 1
     assert len(one.curves) == len(plan.curves) == 8  # four curves, four shifted
@@ -118,7 +119,7 @@ def test_scenario_market_checks_its_scenarios():
 def test_an_early_key_rate_bump_resumes_from_a_checkpoint():
     bonds, curves = generate_bonds("R1", 20, seed=4)
     market = scenario_market(curves, [None, CurveShift(H, pillar=2), CurveShift(H, pillar=14), CurveShift(H)])
-    plan = batch(bonds.lower(market.names), market)
+    plan = batch(lower_bonds(bonds, market.names), market)
     n = plan.book.shape()[0]
     # pillar 2 (day 62) moves the curve up to pillar 3 (day 94): from day 95 on, 5 steps of a month at most
     assert (plan.checkpoint == 5).all() and (n > 5).all()
@@ -131,7 +132,7 @@ def test_bond_arrays_are_the_portfolio_once_per_sigma_move_or_a_few_bonds():
     from trinom.engines.bond_arrays import bond_blocks, bonds_at
 
     bonds, curves = generate_bonds("U1", 5, seed=3)
-    book = bonds.lower(trinom.Market.of(curves).names)
+    book = lower_bonds(bonds, trinom.Market.of(curves).names)
     tiled = bond_blocks(book, np.array([0.0, H]))
     assert len(tiled) == 10 and tiled.cashflow_offset[-1] == 2 * bonds.cashflow_step.size
     np.testing.assert_array_equal(tiled.sigma, np.r_[bonds.sigma, bonds.sigma + H])
@@ -147,7 +148,7 @@ def test_a_part_of_a_batch_prices_its_trees_entries():
 
     options = trinom.generator.generate("random", 6, seed=2)
     market = scenario_market(None, [None, CurveShift(H), CurveShift(H, pillar=3), SigmaShift(H)])
-    plan = batch(options.lower(market.names[0]), market)
+    plan = batch(lower_options(options, market.names[0]), market)
     engine = engines.get("reference")
     whole = engine.price_entries(plan, "f64", None, 0, {})
     trees = np.array([len(plan.trees) - 1, 0, 4])  # a sigma-moved copy first

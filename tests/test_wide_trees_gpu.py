@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import trinom
 from trinom.instruments import Trades
+from trinom.lattice.lowering import lower_bonds
 from trinom.model import DatedCurve
 
 pytestmark = pytest.mark.gpu
@@ -61,7 +62,7 @@ def test_the_book_covers_every_block_class():
     from trinom.instruments.trades import lowered
 
     (_, bonds), = lowered(wide_book(), curves())[0]
-    n, jmax = bonds.lower(("EUR",)).shape()
+    n, jmax = lower_bonds(bonds, ("EUR",)).shape()
     widths = 2 * np.minimum(n, jmax) + 1
     assert widths.min() > 512 and widths.max() > 8192
     assert np.any((widths > 4096) & (widths <= 8192)) and np.any((widths > 2048) & (widths <= 4096))

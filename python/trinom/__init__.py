@@ -28,6 +28,7 @@ from .instruments.trades import Trades, read_trades
 from .io import parquet
 from .lattice.book import Book
 from .lattice.constants import CALL, PUT
+from .lattice.lowering import lower_bonds, lower_options
 from .model.calibration import calibrate
 from .model.curve import YieldCurve
 from .model.dated_curve import DatedCurve
@@ -58,6 +59,8 @@ _MOVED: dict[str, str] = {
     "auto": "engines.auto",
     "bonds.reference": "engines.bonds_reference",
     "book": "lattice.book",
+    "lattice.geometry": "model.tree_geometry",
+    "lattice.columns": "instruments.columns",
     "market": "model.market",
     "closed_form": "engines.closed_form",
     "model.closed_form": "engines.closed_form",
@@ -99,6 +102,11 @@ _model = _sys.modules[f"{__name__}.model"]
 for _name in _BASKET_NAMES:
     setattr(_model, _name, getattr(_baskets, _name))
 _model.__all__ = sorted({*_model.__all__, *_BASKET_NAMES})
+
+# ``Portfolio.lower(curve)`` and ``BondPortfolio.lower(curve_names)`` (documented) are the lattice's lowering
+# (set here: the instruments may not import the lattice above them).
+Portfolio.lower = lower_options
+BondPortfolio.lower = lower_bonds
 
 __version__ = "0.2.0"
 __all__ = [

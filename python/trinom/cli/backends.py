@@ -6,6 +6,7 @@ import argparse
 
 from ..engines import auto, costs, get, status
 from ..lattice.book import Book
+from ..lattice.lowering import lower_bonds, lower_options
 from ..model.curve import YieldCurve
 from ..paper.bond_generator import generate_bonds
 from ..paper.option_generator import generate
@@ -19,9 +20,9 @@ def cmd_backends(args: argparse.Namespace) -> int:
         print(f"{name:15s} {target or '-':10s} {'yes' if usable else 'no':7s} {reason}")
     sample = generate("uniform", 1000)
     bonds, curves = generate_bonds("U1", 100, seed=1)
-    print(f"auto picks, for 1000 options of width 47 and height 109: {auto.describe_choice(sample.lower())}; "
-          f"for 5 of them: {auto.describe_choice(sample[:5].lower())}; for 100 bonds: "
-          f"{auto.describe_choice(bonds.lower(tuple(map(str, range(len(curves))))))}")
+    print(f"auto picks, for 1000 options of width 47 and height 109: {auto.describe_choice(lower_options(sample))}; "
+          f"for 5 of them: {auto.describe_choice(lower_options(sample[:5]))}; for 100 bonds: "
+          f"{auto.describe_choice(lower_bonds(bonds, tuple(map(str, range(len(curves))))))}")
     measured = costs.costs_path().exists()
     print(f"auto's costs: {costs.costs_path()} " + ("(measured)" if measured else
           "(not measured: the defaults hold; `trinom backends --measure` measures this host)"))

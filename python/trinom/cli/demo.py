@@ -11,7 +11,7 @@ from .. import __version__
 from ..api import price
 from ..engines.closed_form import zero_coupon_bond_option
 from ..lattice.constants import PUT
-from ..lattice.geometry import work
+from ..model.tree_geometry import work
 from ..paper.option_generator import generate
 
 

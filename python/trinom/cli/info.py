@@ -13,8 +13,9 @@ from ..io import option_books as io
 from ..io import parquet
 from ..io.book_files import read_book_file
 from ..lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, PUT
-from ..lattice.geometry import work as bond_work
+from ..lattice.lowering import lower_bonds, lower_options
 from ..model.curve import YieldCurve
+from ..model.tree_geometry import work as bond_work
 from .arguments import book_kind
 
 
@@ -41,7 +42,7 @@ def cmd_info(args: argparse.Namespace) -> int:
             s = stats[what]
             print(f"  {what:6s}: min {s['min']:.0f}  max {s['max']:.0f}  mean {s['mean']:.2f}  "
                   f"std {s['std']:.2f}  skewness {s['skewness']:.2f}")
-        book = sub.lower()
+        book = lower_options(sub)
         print(f"  work  : {auto.inspect(book).work:.4g} node updates (both passes)")
         print(f"  auto backend: {auto.describe_choice(book)}")
     for row, _field, message in problems[:20]:
@@ -68,7 +69,7 @@ def bond_info(path: Path, bonds: BondPortfolio, curves: Sequence[YieldCurve], ma
             print(f"  {what:6s}: min {s['min']:.0f}  max {s['max']:.0f}  mean {s['mean']:.2f}  "
                   f"std {s['std']:.2f}  skewness {s['skewness']:.2f}")
         print(f"  work  : {float(bond_work(sub.height(), sub.jmax()).sum()):.4g} node updates (both passes)")
-        print(f"  auto backend: {auto.describe_choice(sub.lower(tuple(map(str, range(len(curves))))))}")
+        print(f"  auto backend: {auto.describe_choice(lower_bonds(sub, tuple(map(str, range(len(curves))))))}")
     for row, _field, message in problems[:20]:
         print(f"  row {row}: {message}")
     return 0

@@ -25,8 +25,8 @@ import numpy as np
 
 from ..instruments.bond import BondPortfolio
 from ..lattice.constants import CALL, SPREAD_UNIT
-from ..lattice.geometry import BondGeometry, Convention, libm_exp, libm_log, probability_table
 from ..model.curve import YieldCurve
+from ..model.tree_geometry import BondGeometry, Convention, libm_exp, libm_log, probability_table
 from .reference import width_groups
 
 NAME = "reference"

@@ -27,8 +27,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import InputError
+from ..instruments.columns import show
 from ..instruments.option import Portfolio
-from ..lattice.columns import show
 from ..lattice.constants import CALL, DAYS_IN_YEAR, FACE_VALUE, PUT
 from ..model.curve import YieldCurve
 

@@ -17,8 +17,9 @@ measured on an H200, the CPU targets as measured on a 2-core EPYC (multicore per
 
 >>> import trinom
 >>> from trinom.engines.costs import DEFAULTS, features
->>> book = trinom.Portfolio(strike=[63.0], maturity=[9.0], expiry=[3.0], term_unit=[365], term_steps=[12], a=[0.1],
-...                         sigma=[0.01], option_type=["put"]).lower()
+>>> from trinom.lattice.lowering import lower_options
+>>> book = lower_options(trinom.Portfolio(strike=[63.0], maturity=[9.0], expiry=[3.0], term_unit=[365],
+...                                       term_steps=[12], a=[0.1], sigma=[0.01], option_type=["put"]))
 >>> f = features(book)
 >>> f.trees, f.steps
 (1, 108)
@@ -176,6 +177,7 @@ def probe_books() -> dict[str, Book]:
     and per-step latency)."""
     from ..instruments import Trades
     from ..instruments.trades import lowered
+    from ..lattice.lowering import lower_bonds
     from ..model import DatedCurve
 
     def bonds(count: int, steps: int, a: float, years: tuple[int, int], seed: int) -> Book:
@@ -191,7 +193,7 @@ def probe_books() -> dict[str, Book]:
                         steps_per_year=[steps] * count)
         curve = {"default": DatedCurve(as_of=str(as_of), dates=["2027-11-25", "2056-11-25"], zero_rates=[0.03, 0.04])}
         (_, lowered_bonds), = lowered(trades, curve)[0]
-        return lowered_bonds.lower(("default",))
+        return lower_bonds(lowered_bonds, ("default",))
 
     return {"<=64": bonds(4000, 12, 0.1, (10, 20), 1), "65-512": bonds(400, 52, 0.05, (10, 20), 2),
             "513-2048": bonds(40, 365, 0.1, (10, 20), 3), "2049-8192": bonds(20, 365, 0.03, (10, 20), 4),

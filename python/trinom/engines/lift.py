@@ -18,7 +18,7 @@ from ..portfolio import Portfolio
 def options(book: Book) -> Portfolio:
     """The book's trees as a :class:`~trinom.Portfolio` of the thesis' convention (the lattice's fields, see
     :meth:`Portfolio.lattice_fields`): each must hold one payoff event and the face value at the last level
-    (what :meth:`Portfolio.lower` makes)."""
+    (what :func:`~trinom.lattice.lowering.lower_options` makes)."""
     return book.cached("lift-options", lambda: _options(book))
 
 
@@ -36,7 +36,7 @@ def _options(book: Book) -> Portfolio:
 
 def bonds(book: Book) -> BondPortfolio:
     """The book's trees as a :class:`~trinom.BondPortfolio` (cash flows in order, then one exercise window, then
-    the listed exercise points; what :meth:`BondPortfolio.lower` makes)."""
+    the listed exercise points; what :func:`~trinom.lattice.lowering.lower_bonds` makes)."""
     return book.cached("lift-bonds", lambda: _bonds(book))
 
 

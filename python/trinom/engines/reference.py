@@ -19,8 +19,8 @@ import numpy as np
 
 from ..instruments.option import Portfolio
 from ..lattice.constants import CALL, FACE_VALUE
-from ..lattice.geometry import probabilities
 from ..model.curve import YieldCurve
+from ..model.tree_geometry import probabilities
 
 NAME = "reference"
 TARGETS: tuple[str, ...] = ()

@@ -21,11 +21,12 @@ depends on neither the curve nor the spread); others price :func:`expanded`, a b
 entry in a market of one scenario, in one call.
 
 >>> import trinom
+>>> from trinom.lattice.lowering import lower_options
 >>> from trinom.scenarios import CurveShift, SigmaShift, scenario_market
 >>> p = trinom.Portfolio(strike=[63.0], maturity=[4.0], expiry=[1.0], term_unit=[365], term_steps=[12],
 ...                      a=[0.1], sigma=[0.01], option_type=["put"])
 >>> market = scenario_market(None, [None, CurveShift(1e-4), CurveShift(1e-4, pillar=14), SigmaShift(1e-4)])
->>> plan = batch(p.lower(), market)
+>>> plan = batch(lower_options(p), market)
 >>> len(plan.trees), plan.entry_offset.tolist(), plan.source[:, 0].tolist()
 (2, [0, 2, 3], [0, 1, 0, 2])
 """

@@ -1,4 +1,5 @@
-"""Instruments: what a desk trades, each validating itself and lowering to the one :class:`~trinom.lattice.book.Book`.
+"""Instruments: what a desk trades, each validating itself; the lattice lowers them to the one
+:class:`~trinom.lattice.book.Book` (:mod:`trinom.lattice.lowering`), and they import nothing of it.
 
 * :mod:`~trinom.instruments.option`: options on zero-coupon bonds in tree steps (:class:`trinom.Portfolio`;
   formerly ``trinom.portfolio``);
@@ -9,7 +10,9 @@
   the two above; :mod:`~trinom.instruments.side_tables`: its ``schedule.csv`` and ``notionals.csv``;
 * :mod:`~trinom.instruments.dated_bond`: the lowering of a dated bond to its tree (schedules, coupons, flows,
   exercise points, amortization), which bonds and swaptions share;
-* :mod:`~trinom.instruments.legs`: how the trees of a trade that lowers to several add up.
+* :mod:`~trinom.instruments.legs`: how the trees of a trade that lowers to several add up;
+* :mod:`~trinom.instruments.columns`: the field parsing the portfolios share (also ``trinom.lattice.columns``);
+  :mod:`~trinom.instruments.constants`: the option sides and the thesis' face value.
 
 The old import paths stay for one release: they are the same module objects.
 """

@@ -22,12 +22,11 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import InputError
-from ..lattice.book import BOND, CASH_FLOW, EXERCISE, Book, make_book
-from ..lattice.columns import as_array, as_float_column, option_types, rows_problems, show
-from ..lattice.constants import CALL, DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, PUT, SIGMA_LIMIT
-from ..lattice.geometry import BondGeometry, Convention, bond_geometry
 from ..model.curve import YieldCurve
+from ..model.tree_geometry import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, SIGMA_LIMIT, BondGeometry, bond_geometry
 from ..ragged import segments
+from .columns import as_array, as_float_column, option_types, rows_problems, show
+from .constants import CALL, PUT
 
 T = TypeVar("T")
 
@@ -359,49 +358,6 @@ class BondPortfolio:
             return accrued
         return self.cached("accrued", compute)
 
-    # --- lowering ----------------------------------------------------------------------------------
-    def lower(self, curve_names: Sequence[str]) -> Book:
-        """These bonds as a :class:`~trinom.lattice.book.Book` (validate first: bad rows lower to bad trees).
-
-        Each bond is a tree of the paper's convention fitted to curve ``curve_names[curve_index]``, with
-        its cash flows in schedule order, then one exercise window (call: capped, put: floored), then its
-        listed exercise points in step order (exercise events with ``every`` 0 and the dirty price as
-        ``amount``).
-        """
-        return self.cached(("book", tuple(curve_names)), lambda: self._lower(tuple(curve_names)))
-
-    def _lower(self, curve_names: tuple[str, ...]) -> Book:
-        count, flows, points = len(self), self.cashflow_step.size, self.exercise_step.size
-        size = flows + count + points
-        # Each bond: its flows, then its window, then its listed points.
-        offset = self.cashflow_offset + self.exercise_offset + np.arange(count + 1)
-        window = offset[:-1] + self.cashflow_count
-        flow_owner = np.repeat(np.arange(count), self.cashflow_count)
-        at_flow = offset[flow_owner] + np.arange(flows) - self.cashflow_offset[flow_owner]
-        point_owner = np.repeat(np.arange(count), self.exercise_count)
-        at_point = window[point_owner] + 1 + np.arange(points) - self.exercise_offset[point_owner]
-
-        def column(flow_values: npt.ArrayLike, window_values: npt.ArrayLike, point_values: npt.ArrayLike,
-                   dtype: npt.DTypeLike) -> np.ndarray:
-            out = np.empty(size, dtype=dtype)
-            out[at_flow], out[window], out[at_point] = flow_values, window_values, point_values
-            return out
-
-        side = self.option_type[point_owner]
-        events = {"event_kind": column(CASH_FLOW, EXERCISE, EXERCISE, np.int8),
-                  "event_step": column(self.cashflow_step, -1, self.exercise_step, np.int64),
-                  "event_time": column(self.cashflow_time, np.nan, self.exercise_time, np.float64),
-                  "event_amount": column(self.repayment, self.strike, self.exercise_price, np.float64),
-                  "event_coupon": column(self.coupon, 0.0, 0.0, np.float64),
-                  "event_side": column(-1, self.option_type, side, np.int8),
-                  "event_first": column(0, self.first_exercise, self.exercise_step, np.int64),
-                  "event_last": column(0, self.last_exercise, self.exercise_step, np.int64),
-                  "event_every": column(0, self.exercise_frequency, 0, np.int64)}
-        trees = {"instrument": np.full(count, BOND), "convention": np.full(count, Convention.PAPER),
-                 "term_unit": self.term_unit, "term_steps": self.term_steps, "a": self.a, "sigma": self.sigma,
-                 "maturity": self.maturity, "spread": self.spread, "curve": self.curve_index}
-        return make_book(trees, offset, events, curve_names)
-
     # --- geometry --------------------------------------------------------------------------------
     def geometry(self, dtype: npt.DTypeLike = np.float64) -> BondGeometry:
         """Per-bond tree constants (height, jmax, dt, ...), computed once per dtype."""
@@ -614,7 +570,7 @@ def _listed_arrays(fields: Mapping[str, npt.ArrayLike], n_bonds: int) -> dict[st
 
 
 def _numeric(name: str, values: npt.ArrayLike, integer: bool) -> np.ndarray:
-    """One field as float64 (:func:`~trinom.lattice.columns.as_float_column`), or int64 where it must be whole."""
+    """One field as float64 (:func:`~trinom.instruments.columns.as_float_column`), or int64 where it must be whole."""
     if integer and isinstance(values, np.ndarray) and values.dtype.kind in "iu" and values.ndim == 1:
         whole = values.astype(np.int64)  # integers already (a lowering's steps): one copy, no float round trip
         bad = np.flatnonzero(np.abs(whole) > 2**31)

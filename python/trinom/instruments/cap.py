@@ -30,8 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..conventions.names import Problem
-from ..lattice.constants import CALL, PUT
 from ..model.periods import fixed_leg
+from .constants import CALL, PUT
 from .dated_bond import YEAR_DAYS
 from .option import Portfolio
 

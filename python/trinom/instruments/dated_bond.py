@@ -78,9 +78,9 @@ from ..conventions.day_counts import ACT_ACT_ICMA, fractions_by_code
 from ..conventions.icma import QuasiCouponDates, icma_fractions
 from ..conventions.names import Problem
 from ..errors import InputError
-from ..lattice.constants import CALL, PUT
 from ..model.curve import YieldCurve
 from .bond import BondPortfolio
+from .constants import CALL, PUT
 
 #: The exercise price of the call a bond without an option lowers with: no tree value reaches it.
 NO_EXERCISE_PRICE: Final[float] = 1e30

@@ -1,4 +1,5 @@
-"""Options on zero-coupon bonds in tree steps (the thesis' eight fields): fields, validation and lowering to the book.
+"""Options on zero-coupon bonds in tree steps (the thesis' eight fields): fields, validation and what the lattice
+lowers to the book (:func:`trinom.lattice.lowering.lower_options`).
 
 Formerly ``trinom.portfolio``, which stays importable for one release (the same module).
 """
@@ -13,10 +14,16 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import InputError
-from ..lattice.book import CASH_FLOW, OPTION, PAYOFF, Book, make_book
-from ..lattice.columns import as_array, as_float_column, option_types, rows_problems, show
-from ..lattice.constants import CALL, DAYS_IN_YEAR, DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, FACE_VALUE, PUT, SIGMA_LIMIT
-from ..lattice.geometry import Convention, TreeGeometry, tree_geometry
+from ..model.tree_geometry import (
+    DAYS_IN_YEAR,
+    DEFAULT_MAX_STEPS,
+    DEFAULT_MAX_WIDTH,
+    SIGMA_LIMIT,
+    TreeGeometry,
+    tree_geometry,
+)
+from .columns import as_array, as_float_column, option_types, rows_problems, show
+from .constants import CALL, FACE_VALUE, PUT
 
 T = TypeVar("T")
 
@@ -219,38 +226,7 @@ class Portfolio:
             self._cache[key] = compute()
         return self._cache[key]
 
-    # --- lowering ---------------------------------------------------------------------------------
-    def lower(self, curve: str = "default") -> Book:
-        """This portfolio as a :class:`~trinom.lattice.book.Book` (validate first: bad rows lower to bad trees).
-
-        Each option is a tree of the thesis' lattice fitted to the market curve ``curve``, with two events: the
-        face value paid at the last level, and the call's or put's payoff at its expiry. Under the standard
-        convention the tree's fields are those of :meth:`lattice_fields`; an option expiring at maturity is its
-        bond's tree (the payoff at maturity is known today) scaled by ``intrinsic / 100``.
-        """
-        return self.cached(("book", curve), lambda: self._lower(curve))
-
-    def _lower(self, curve: str) -> Book:
-        count = len(self)
-        lattice = self.lattice_fields()
-        kind = np.empty(2 * count, dtype=np.int8)
-        kind[0::2], kind[1::2] = CASH_FLOW, PAYOFF
-        time = np.full(2 * count, np.nan)
-        time[1::2] = lattice["expiry"]
-        amount = np.empty(2 * count)
-        amount[0::2], amount[1::2] = FACE_VALUE, self.strike
-        side = np.full(2 * count, -1, dtype=np.int8)
-        side[1::2] = self.option_type
-        zeros = np.zeros(2 * count, dtype=np.int64)
-        trees = {"instrument": np.full(count, OPTION), "convention": np.full(count, Convention.THESIS),
-                 "term_unit": lattice["term_unit"], "term_steps": lattice["term_steps"], "a": self.a,
-                 "sigma": self.sigma, "maturity": lattice["maturity"], "spread": np.zeros(count),
-                 "curve": np.zeros(count, dtype=np.int64), "scale": self.scale()}
-        events = {"event_kind": kind, "event_step": zeros - 1, "event_time": time, "event_amount": amount,
-                  "event_coupon": np.zeros(2 * count), "event_side": side, "event_first": zeros,
-                  "event_last": zeros, "event_every": zeros}
-        return make_book(trees, np.arange(0, 2 * count + 1, 2), events, (curve,))
-
+    # --- what the lattice lowers (trinom.lattice.lowering.lower_options) ----------------------------------
     def lattice_fields(self) -> dict[str, np.ndarray]:
         """``maturity``, ``expiry``, ``term_unit`` and ``term_steps`` of each option's tree in the thesis' lattice.
 
@@ -314,7 +290,7 @@ class Portfolio:
 
     # --- derived quantities ---------------------------------------------------------------
     def geometry(self, dtype: npt.DTypeLike = np.float64) -> TreeGeometry:
-        """Per-option tree constants in the working precision (see :func:`trinom.model.tree_geometry`); cached."""
+        """Per-option tree constants in the working precision (see :func:`trinom.model.tree_geometry.tree_geometry`); cached."""
         key = ("geometry", np.dtype(dtype).name)
         if key not in self._cache:
             lattice = self.lattice_fields()

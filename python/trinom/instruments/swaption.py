@@ -46,9 +46,9 @@ from ..conventions import Schedules, accrual_fractions, generate_schedules
 from ..conventions.business_days import adjust
 from ..conventions.dates import day_text
 from ..conventions.names import Problem
-from ..lattice.constants import CALL, PUT
 from ..ragged import segments
 from .bond import BondPortfolio
+from .constants import CALL, PUT
 from .dated_bond import NO_EXERCISE_PRICE, YEAR_DAYS, exercise_step, step_after
 
 

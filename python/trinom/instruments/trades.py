@@ -96,11 +96,11 @@ from ..errors import InputError
 from ..io import parquet
 from ..io.csvtable import read_table_lines
 from ..io.row_ids import check_row_ids
-from ..lattice.constants import CALL, PUT
 from ..model.curve import YieldCurve
 from ..result import Prices
 from .bond import BondPortfolio
 from .cap import CapSpecs, lower_caps
+from .constants import CALL, PUT
 from .dated_bond import (
     NO_EXERCISE_PRICE,
     YEAR_DAYS,

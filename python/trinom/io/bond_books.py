@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import InputError, check_error_mode
 from ..instruments.bond import _INTEGER_FIELDS, BOND_FIELDS, BondPortfolio, flatten_curves
-from ..lattice.columns import show
+from ..instruments.columns import show
 from ..model.curve import YieldCurve
 from ..model.market import NamedCurves
 from .csvtable import read_table_lines

@@ -41,8 +41,8 @@ import numpy as np
 
 from ..errors import InputError, check_error_mode
 from ..instruments.bond import _INTEGER_FIELDS, BOND_FIELDS, BondPortfolio
+from ..instruments.columns import show
 from ..instruments.option import CONVENTIONS, FIELDS, Portfolio, book_convention
-from ..lattice.columns import show
 from ..model.curve import YieldCurve
 from ..result import Prices
 from .files import refuse_listed_points, replacing

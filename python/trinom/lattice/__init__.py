@@ -1,13 +1,19 @@
 """The lattice: what every instrument lowers to and every engine prices (docs/layout.md's ``lattice/``).
 
-* :mod:`.geometry`: the Hull-White trinomial tree defined once for NumPy: conventions, geometry, probabilities,
-  work (its names are also this package's: ``trinom.lattice.tree_geometry`` as before the folder);
 * :mod:`.book`: the book, trees and their backward-pass events (also ``trinom.book``);
-* :mod:`.columns`: field parsing shared by the portfolios;
-* :mod:`.constants`: the model constants (one definition; the tests check that Futhark and CUDA agree).
+* :mod:`.lowering`: the instruments' arrays as one book (``lower``, ``lower_options``, ``lower_bonds``); the lattice
+  is built from the instruments, which import nothing of it;
+* :mod:`.constants`: the model constants and the instruments' own, gathered (each defined once, in
+  :mod:`trinom.model.tree_geometry` or :mod:`trinom.instruments.constants`; the tests check that Futhark and CUDA
+  agree).
+
+The Hull-White tree's geometry is the model's (:mod:`trinom.model.tree_geometry`, formerly this package's
+``geometry``, which is the same module); its names are also this package's (``trinom.lattice.tree_geometry`` as
+before the folder). The field parsing shared by the portfolios is the instruments' (:mod:`trinom.instruments.columns`,
+also ``trinom.lattice.columns``).
 """
 
-from .geometry import (
+from ..model.tree_geometry import (
     BondGeometry,
     Convention,
     TreeGeometry,
@@ -19,6 +25,7 @@ from .geometry import (
     tree_geometry,
     work,
 )
+from .lowering import lower, lower_bonds, lower_options
 
 __all__ = [
     "BondGeometry",
@@ -27,6 +34,9 @@ __all__ = [
     "bond_geometry",
     "libm_exp",
     "libm_log",
+    "lower",
+    "lower_bonds",
+    "lower_options",
     "probabilities",
     "probability_table",
     "tree_geometry",

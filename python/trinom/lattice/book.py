@@ -1,12 +1,12 @@
 """The book: every instrument lowered to one table of trees and one table of backward-pass events.
 
 Instruments (:class:`trinom.Portfolio` of options, :class:`trinom.BondPortfolio` of bonds) only
-validate themselves and *lower* to a :class:`Book`; engines see nothing but books and a
-:class:`trinom.Market`. A book may mix instruments.
+validate themselves; the lattice *lowers* them to a :class:`Book` (:mod:`trinom.lattice.lowering`); engines see
+nothing but books and a :class:`trinom.Market`. A book may mix instruments.
 
 Per tree (one row per instrument):
 
-* the lattice parameters: ``convention`` (:class:`trinom.lattice.geometry.Convention`), ``term_unit``,
+* the lattice parameters: ``convention`` (:class:`trinom.model.tree_geometry.Convention`), ``term_unit``,
   ``term_steps``, ``a``, ``sigma``, ``maturity`` (years; the tree runs to it), ``spread``
   (percent per year, added to the short rate when discounting; 0 for options), ``curve`` (index
   into ``curve_names``, the market curve the tree is fitted to), ``scale`` (the factor the tree's value is
@@ -31,7 +31,8 @@ Per event (a compact table; one entry per cash flow, exercise right or payoff):
   point at the tree's last level is never reached, as a window's exercise never is there). A bond
   tree holds its cash flows, then its window (the tree's first exercise event), then its listed
   points in ascending step order;
-* ``side``: :data:`~trinom.lattice.constants.CALL` or :data:`~trinom.lattice.constants.PUT` for exercise and payoff.
+* ``side``: :data:`~trinom.instruments.constants.CALL` or :data:`~trinom.instruments.constants.PUT` for exercise
+  and payoff.
 
 ``step`` is ``-1`` where the step is given by a time (a payoff) or is the tree's last level (the
 thesis' face value): the lattice turns times into steps in the working precision, as the thesis
@@ -39,9 +40,10 @@ does. Engines that run an instrument's own kernel rebuild its inputs from the bo
 (:mod:`trinom.engines.lift`).
 
 >>> import trinom
+>>> from trinom.lattice.lowering import lower_options
 >>> p = trinom.Portfolio(strike=[63.0], maturity=[9.0], expiry=[3.0], term_unit=[365],
 ...                      term_steps=[12], a=[0.1], sigma=[0.01], option_type=["put"])
->>> book = p.lower()
+>>> book = lower_options(p)
 >>> len(book), book.event_kind.tolist(), book.event_amount.tolist()
 (1, [0, 2], [100.0, 63.0])
 """
@@ -55,11 +57,11 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from ..model.tree_geometry import Convention, bond_geometry, tree_geometry, work
 from ..ragged import segments
 from ..result import BOND as BOND
 from ..result import INSTRUMENT_NAMES
 from ..result import OPTION as OPTION
-from .geometry import Convention, bond_geometry, tree_geometry, work
 
 T = TypeVar("T")
 
@@ -78,7 +80,7 @@ class Book:
     """Trees and their events as read-only NumPy arrays (see the module's docstring)."""
 
     instrument: np.ndarray  #: int8, :data:`OPTION` or :data:`BOND`
-    convention: np.ndarray  #: int8, :class:`~trinom.lattice.geometry.Convention`
+    convention: np.ndarray  #: int8, :class:`~trinom.model.tree_geometry.Convention`
     term_unit: np.ndarray  #: int64
     term_steps: np.ndarray  #: int64
     a: np.ndarray

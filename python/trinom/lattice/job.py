@@ -20,6 +20,7 @@ from ..model.market import Market
 from ..result import Prices, instrument_labels
 from .book import Book, empty_book
 from .constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
+from .lowering import lower
 
 Instrument = Portfolio | BondPortfolio
 
@@ -215,8 +216,8 @@ def _lower(block: Instrument, market: Market) -> Book:
         if block.curve is not None and block.curve not in market.names:
             raise InputError([(None, "curve", f"the options' curve {block.curve!r} is not one of the market's "
                                f"({', '.join(market.names)})")])
-        return block.lower(block.curve if block.curve is not None else market.names[0])
-    return block.lower(market.names)
+        return lower(block, block.curve if block.curve is not None else market.names[0])
+    return lower(block, market.names)
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ import numpy as np
 
 from ..instruments.bond import BondPortfolio
 from ..lattice.constants import BOND_DAYS_IN_YEAR, CALL, JMAX_FACTOR, PUT
-from ..lattice.geometry import bond_geometry
 from ..model.curve import YieldCurve
+from ..model.tree_geometry import bond_geometry
 
 #: name: (bonds, description). Widths are odd (2 jmax + 1); heights are tree steps.
 DATASETS: dict[str, tuple[int, str]] = {

@@ -101,7 +101,7 @@ def reversion_rate_for_width(width: npt.ArrayLike, dt: float = GENERATOR_DT) -> 
     middle of that interval, ``-0.184 / M = jmax - 1/2``, so rounding in ``exp``/``log``
     cannot move the width, and invert: ``a = -log(1 + M) / dt``.
 
-    >>> from trinom.lattice.geometry import tree_geometry
+    >>> from trinom.model.tree_geometry import tree_geometry
     >>> a = reversion_rate_for_width([47, 511])
     >>> tree_geometry([9, 9], [3, 3], [365, 365], [12, 12], a, [0.01, 0.01]).width.tolist()
     [47, 511]

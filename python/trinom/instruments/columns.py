@@ -1,7 +1,8 @@
 """Columns of instrument fields: turning what users pass into checked NumPy arrays.
 
 Shared by the option and the bond portfolios, so that both accept the same spellings
-(``0``/``1``, ``"call"``/``"put"`` in any case) and show bad values the same way in messages.
+(``0``/``1``, ``"call"``/``"put"`` in any case) and show bad values the same way in messages. Formerly
+``trinom/lattice/columns.py``; ``trinom.lattice.columns`` is the same module.
 """
 
 from __future__ import annotations

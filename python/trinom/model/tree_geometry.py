@@ -1,4 +1,6 @@
-"""The Hull-White trinomial lattice, defined once for NumPy: conventions, geometry, probabilities, work.
+"""The Hull-White trinomial tree's math, defined once for NumPy: its constants and limits, conventions, geometry,
+probabilities, work (the model's: the instruments' validation bounds a tree by it, the lattice and the engines build
+on it; formerly ``trinom/lattice/geometry.py``, and ``trinom.lattice.geometry`` is the same module).
 
 Two rounding conventions are a parameter of the lattice (:class:`Convention`):
 
@@ -8,6 +10,10 @@ Two rounding conventions are a parameter of the lattice (:class:`Convention`):
 * ``PAPER`` — the ARRAY'21 paper's bond pricer (docs/paper-instrument.md §2-§3): 360-day years,
   ``n = ceil(...)``, the tree's shape and ``dr`` in float64 with the C library's ``exp``, the reals
   rounded to the working type, the probabilities' ``(3 j) M``. It reproduces ``out64``/``out32``.
+
+The constants are defined once for Python (:mod:`trinom.lattice.constants` gathers them with the instruments' own);
+the same numbers are defined once in Futhark (``fut/constants.fut``) and once in CUDA (``cuda/trinom_constants.h``),
+and ``tests/test_constants.py`` checks that the three agree.
 """
 
 from __future__ import annotations
@@ -15,12 +21,30 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
-from .constants import BOND_DAYS_IN_YEAR, DAYS_IN_YEAR, JMAX_FACTOR, SPREAD_UNIT
+# --- constants and limits ------------------------------------------------------------------------------
+#: Days in a year: a term unit of 365 days means yearly terms (``ceil(DAYS_IN_YEAR / term_unit)``).
+DAYS_IN_YEAR: Final[int] = 365
+#: Hull-White's bound on the tree's half width: ``jmax = int(JMAX_FACTOR / M) + 1``, ``M = exp(-a dt) - 1``.
+JMAX_FACTOR: Final[float] = -0.184
+#: The largest Hull-White sigma accepted: an absolute short-rate volatility of 100 percentage points a year (the
+#: desk's are about 0.01). Beyond it the trees' values leave the floating-point range, and the reformulated kernels
+#: would return 0 where the reference overflows.
+SIGMA_LIMIT: Final[float] = 1.0
+#: Default limit on a tree's width (``2 jmax + 1``); wider trees are rejected as bad input.
+DEFAULT_MAX_WIDTH: Final[int] = 65535
+#: Default limit on a tree's number of time steps (its height less one): with the width limit it bounds
+#: a tree's memory and work, checked before any pricing. The paper's file format stores steps as uint16.
+DEFAULT_MAX_STEPS: Final[int] = 65535
+#: Days in a year for bonds (the ARRAY'21 paper's instrument, docs/paper-instrument.md): a term unit of 360 days is
+#: one year (``ceil(BOND_DAYS_IN_YEAR / term_unit)``).
+BOND_DAYS_IN_YEAR: Final[int] = 360
+#: Spreads are given in percent: the per-step OAS factor is ``exp(-(spread / SPREAD_UNIT) dt)``.
+SPREAD_UNIT: Final[float] = 100.0
 
 
 class Convention(IntEnum):
