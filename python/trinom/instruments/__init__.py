@@ -11,12 +11,14 @@
   exercise points, amortization), which bonds and swaptions share;
 * :mod:`~trinom.instruments.legs`: how the trees of a trade that lowers to several add up.
 
-The old import paths stay for one release: they are the same module objects.
+The old import paths stay for one release: they are the same module objects. The instruments import no file format:
+``read_trades`` (the files of a :class:`Trades` book) is :func:`trinom.io.trade_files.read_trades`; ``trinom``'s
+``__init__`` keeps it here too (``trinom.instruments.read_trades``), as the instruments may not import ``io``.
 """
 
 from .bond import BondPortfolio
 from .legs import Legs
 from .option import Portfolio
-from .trades import DEFAULT_STEPS_PER_YEAR, TRADE_COLUMNS, Trades, read_trades
+from .trades import DEFAULT_STEPS_PER_YEAR, TRADE_COLUMNS, Trades
 
-__all__ = ["DEFAULT_STEPS_PER_YEAR", "TRADE_COLUMNS", "BondPortfolio", "Legs", "Portfolio", "Trades", "read_trades"]
+__all__ = ["DEFAULT_STEPS_PER_YEAR", "TRADE_COLUMNS", "BondPortfolio", "Legs", "Portfolio", "Trades"]

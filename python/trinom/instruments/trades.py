@@ -3,10 +3,11 @@ zero-coupon bonds, given by dates, schedules, day counts and calendars (issue 25
 
 A :class:`Trades` book holds one row per trade (the columns of :data:`TRADE_COLUMNS`; an empty cell means "not
 applicable" or the default), an as-of date and two optional side tables (:mod:`trinom.instruments.side_tables`; a
-pandas DataFrame or a mapping of columns, or read by :func:`read_trades` from CSV or Parquet): ``schedule``
-(``id,date,price``: explicit and step-down exercise schedules) and ``notionals`` (``id,date,notional``: amortizing
-notionals). It validates every row at once (each problem names the row, the field and, for a file, the line; a side
-table's also its own file and line) and lowers to the tree-step instruments every engine prices:
+pandas DataFrame or a mapping of columns): ``schedule`` (``id,date,price``: explicit and step-down exercise schedules)
+and ``notionals`` (``id,date,notional``: amortizing notionals). :func:`trinom.io.trade_files.read_trades` (also
+``trinom.read_trades``) reads a book and its side tables from CSV or Parquet. A book validates every row at once (each
+problem names the row, the field and, for a file, the line; a side table's also its own file and line) and lowers to
+the tree-step instruments every engine prices:
 
 * a ``bond`` to a :class:`~trinom.BondPortfolio` row: its coupon schedule generated backward from maturity
   (:mod:`trinom.conventions`), each coupon ``100 * coupon * accrual fraction`` (the bond's day count) paid on the
@@ -77,7 +78,6 @@ import itertools
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
-from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
@@ -93,9 +93,6 @@ from ..conventions import (
 from ..conventions.dates import day_text
 from ..conventions.names import Problem
 from ..errors import InputError
-from ..io import parquet
-from ..io.csvtable import read_table_lines
-from ..io.row_ids import check_row_ids
 from ..lattice.constants import CALL, PUT
 from ..model.curve import YieldCurve
 from ..result import Prices
@@ -117,7 +114,7 @@ from .dated_bond import (
 from .legs import Legs
 from .option import Portfolio
 from .rate_trades import RATE_COLUMNS, RATE_TYPES, RateRows, TradeColumns, check_rate_rows
-from .side_tables import SIDE_COLUMNS, SideRows, read_side_table, side_table
+from .side_tables import SIDE_COLUMNS, SideRows, side_table
 from .swaption import lower_swaptions
 
 #: The columns of ``trades.csv``, in the contract's order (a file may hold them in any order, and leave out those
@@ -1114,35 +1111,6 @@ def _date_text(value: object) -> object:
     return str(value)
 
 
-def read_trades(path: str | Path, *, as_of: Any, schedule: Any = None, notionals: Any = None) -> Trades:
-    """A ``trades.csv`` (or a Parquet table of the same columns) as :class:`Trades`; each row's messages name the file
-    and its line. Unknown columns are an error naming them; ``id`` and ``type`` are required. ``schedule`` and
-    ``notionals``: the paths of a ``schedule.csv`` (``id,date,price``) and a ``notionals.csv`` (``id,date,notional``),
-    CSV or Parquet (or tables, as :class:`Trades` takes them); their messages name their file and line."""
-    path = Path(path)
-    side = {kind: read_side_table(table, kind) if isinstance(table, (str, Path)) else table
-            for kind, table in (("schedule", schedule), ("notionals", notionals))}
-
-    required = ("id", "type")
-    optional = [name for name in TRADE_COLUMNS if name not in required]
-    if parquet.is_parquet(path):
-        header, *cells = parquet.read_text_rows(path)
-        unknown = [name for name in header if name not in TRADE_COLUMNS]
-        missing = [name for name in required if name not in header]
-        if unknown or missing:
-            raise InputError([(None, name, f"{path}: unknown column '{name}' (trades have: {', '.join(TRADE_COLUMNS)})")
-                              for name in unknown] + [(None, name, f"{path}: missing column '{name}'") for name in missing])
-        columns = {name: [row[k] for row in cells] for k, name in enumerate(header)}
-        lines = None
-        where = [f"{path} row {k}" for k in range(len(cells))]
-    else:
-        columns, lines = read_table_lines(path, required, optional)
-        where = [f"{path} line {line}" for line in lines]
-    trades = Trades(as_of=as_of, where=where, **side, **columns)
-    check_row_ids([None if v is None else str(v) for v in trades.column("id").tolist()], path, lines=lines)
-    return trades
-
-
 def trade_curves(trades: Trades, curves: Any) -> Any:
     """The market of ``trades``: dated curves (a :class:`~trinom.model.DatedCurve` or a mapping of names to them, as
     of the trades' date) as :class:`~trinom.YieldCurve` in days from the as-of date; other curves as given."""
@@ -1196,4 +1164,4 @@ def _take_caps(specs: CapSpecs, positions: np.ndarray) -> CapSpecs:
 __all__ = ["BOND_DEFAULTS", "DEFAULT_STEPS_PER_YEAR", "EXERCISES", "MAX_NOTICE_DAYS", "MAX_STEPS_PER_YEAR",
            "NO_EXERCISE_PRICE", "SIDE_COLUMNS", "TRADE_COLUMNS", "TYPES", "YEAR_DAYS", "Amortization", "DatedBonds",
            "ExerciseDates", "ExerciseWindows", "LoweredBonds", "Trades", "date_of_step", "lower_dated_bonds", "lowered",
-           "read_side_table", "read_trades", "single_instrument", "step_of", "trade_curves"]
+           "single_instrument", "step_of", "trade_curves"]
