@@ -6,7 +6,8 @@
   formerly ``trinom.bonds.portfolio``);
 * :mod:`~trinom.instruments.trades`: dated trades (:class:`Trades`: fixed-rate bonds with an optional call or put,
   and European options on zero-coupon bonds, by dates and conventions; the ``trades.csv`` contract), which lower to
-  the two above; :mod:`~trinom.instruments.side_tables`: its ``schedule.csv`` and ``notionals.csv``;
+  the two above; :mod:`~trinom.instruments.trade_checks`: its checks (the cells parsed once, every row's problems);
+  :mod:`~trinom.instruments.side_tables`: its ``schedule.csv`` and ``notionals.csv``;
 * :mod:`~trinom.instruments.dated_bond`: the lowering of a dated bond to its tree (schedules, coupons, flows,
   exercise points, amortization), which bonds and swaptions share;
 * :mod:`~trinom.instruments.legs`: how the trees of a trade that lowers to several add up.
