@@ -209,3 +209,27 @@ def test_documented_examples_hold():
     import trinom.model
 
     assert doctest.testmod(trinom.model).failed == 0
+
+
+def test_the_file_readers_documented_examples_hold():
+    """The curve and quote files' readers moved to ``io`` (issue 36): their examples hold there, and the model's names
+    are the same functions."""
+    from trinom.io import curve_files, quote_files, trade_files
+
+    for module in (curve_files, quote_files):
+        assert doctest.testmod(module).attempted > 0 and doctest.testmod(module).failed == 0
+    assert trinom.model.read_dated_curves is curve_files.read_dated_curves is read_dated_curves
+    assert trinom.model.quotes.read_vol_quotes is trinom.model.read_vol_quotes is quote_files.read_vol_quotes
+    assert trinom.instruments.read_trades is trinom.read_trades is trade_files.read_trades
+
+
+def test_the_thesis_curve_is_the_shipped_file():
+    """``YieldCurve.thesis()`` holds the thesis' points itself (the model imports no file format): they are those of
+    the package's ``data/thesis-yield.in`` as ``io`` reads it."""
+    from importlib import resources
+
+    from trinom.io.textdata import read_arrays
+
+    rates, days = read_arrays(resources.files("trinom") / "data" / "thesis-yield.in")
+    thesis = trinom.YieldCurve.thesis()
+    assert np.array_equal(thesis.rates, rates) and np.array_equal(thesis.days, days.astype(np.int64))

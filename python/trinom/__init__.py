@@ -24,8 +24,9 @@ from .distributed import DistributedBook, distribute, parquet_files, shared_resu
 from .engines import closed_form
 from .errors import InputError
 from .instruments.option import FIELDS, Portfolio
-from .instruments.trades import Trades, read_trades
-from .io import parquet
+from .instruments.trades import Trades
+from .io import curve_files, parquet, quote_files, trade_files
+from .io.trade_files import read_trades
 from .lattice.book import Book
 from .lattice.constants import CALL, PUT
 from .lattice.lowering import lower_bonds, lower_options
@@ -107,6 +108,25 @@ _model.__all__ = sorted({*_model.__all__, *_BASKET_NAMES})
 # (set here: the instruments may not import the lattice above them).
 Portfolio.lower = lower_options
 BondPortfolio.lower = lower_bonds
+
+#: The file readers that moved to ``io`` (issue 36: the instruments and the model import no file format), under their
+#: former names: ``trinom.instruments.read_trades``, ``trinom.model.read_dated_curves``, ... (set here: the lower layers
+#: may not import ``io`` above them). Each is (module, names, whether the module's ``__all__`` lists them).
+_READERS: tuple[tuple[str, object, tuple[str, ...], bool], ...] = (
+    ("instruments", trade_files, ("read_trades",), True),
+    ("instruments.trades", trade_files, ("read_trades", "read_side_table"), True),
+    ("instruments.side_tables", trade_files, ("read_side_table",), False),
+    ("model", curve_files, ("read_dated_curves",), True),
+    ("model.dated_curve", curve_files, ("read_dated_curves",), False),
+    ("model", quote_files, ("read_vol_quotes", "read_vol_surface"), True),
+    ("model.quotes", quote_files, ("read_vol_quotes", "read_vol_surface"), True),
+)
+for _path, _reader, _names, _listed in _READERS:
+    _module = _importlib.import_module(f"{__name__}.{_path}")
+    for _name in _names:
+        setattr(_module, _name, getattr(_reader, _name))
+    if _listed:
+        _module.__all__ = sorted({*_module.__all__, *_names})
 
 __version__ = "0.2.0"
 __all__ = [

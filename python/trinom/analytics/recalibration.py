@@ -84,7 +84,7 @@ class Recalibration:
             object.__setattr__(self, "a", check_real("Recalibration a", self.a, positive=True))
         object.__setattr__(self, "vol_shift", check_real("Recalibration vol_shift", self.vol_shift, positive=True))
         if isinstance(self.vols, (str, Path)):
-            from ..model.quotes import read_vol_quotes
+            from ..io.quote_files import read_vol_quotes
 
             object.__setattr__(self, "vols", read_vol_quotes(self.vols))
 

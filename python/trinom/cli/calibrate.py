@@ -114,8 +114,8 @@ _EXAMPLES = """examples:
 def cmd_calibrate(args: argparse.Namespace) -> int:
     """Run ``trinom calibrate`` (see the module's documentation); 0 once the model file is written, whatever the
     rows' statuses (a line on stderr counts them); an :class:`~trinom.InputError` for bad input."""
+    from ..io.curve_files import read_dated_curves
     from ..io.result_files import write_table_file
-    from ..model import read_dated_curves
 
     outputs = [("--out", args.out)]
     output_format(args.out, TABLE_FORMATS, "--out", "the model table")
@@ -173,7 +173,7 @@ def _global(args: argparse.Namespace, curves: dict[str, Any]) -> tuple[Any, Any,
 
 def _per_trade(args: argparse.Namespace, curves: dict[str, Any]) -> tuple[Any, Any, np.ndarray, str]:
     from ..analytics.baskets import book_baskets, calibrate_baskets
-    from ..instruments.trades import read_trades
+    from ..io.trade_files import read_trades
 
     trades = read_trades(args.trades, as_of=args.as_of, schedule=getattr(args, "schedule", None),
                          notionals=getattr(args, "notionals", None))

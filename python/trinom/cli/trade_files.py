@@ -2,7 +2,7 @@
 notionals.csv]``: the command line of dated trades (issue 25).
 
 The input is a ``trades.csv`` (or a Parquet table of the same columns, see :mod:`trinom.instruments.trades`), the
-curves a dated curve file (``curve,date,discount`` or ``curve,date,zero``; :func:`trinom.model.read_dated_curves`)
+curves a dated curve file (``curve,date,discount`` or ``curve,date,zero``; :func:`trinom.io.curve_files.read_dated_curves`)
 and ``--as-of`` the valuation date; optionally a ``schedule.csv`` (``id,date,price``: explicit and step-down exercise
 schedules) and a ``notionals.csv`` (``id,date,notional``: amortizing notionals), CSV or Parquet. Outputs, in input
 order: prices ``id,price,clean,accrued,error`` (price: dirty per 100 notional), risk
@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from ..instruments.trades import Trades, read_trades
+from ..instruments.trades import Trades
 from ..io import parquet
+from ..io.trade_files import read_trades
 from ..result import Prices
 
 
@@ -80,7 +81,7 @@ def not_a_trades_file(path: str | Path) -> str | None:
 
 def read_inputs(args: argparse.Namespace) -> tuple[Trades, dict[str, Any]]:
     """The trades of ``args.portfolio`` and the dated curves of ``--curve``, both as of ``--as-of``."""
-    from ..model import read_dated_curves
+    from ..io.curve_files import read_dated_curves
 
     missing = [flag for flag, value in (("--as-of", args.as_of), ("--curve", args.curve)) if value is None]
     if missing:

@@ -3,10 +3,10 @@ schedules, a trade's exercise dates and their clean prices per 100 of the outsta
 ``notionals.csv`` (``id,date,notional``: amortizing notionals, from a coupon date on the notional outstanding, in the
 trade's notional units).
 
-A side table is read from CSV or Parquet (:func:`read_side_table`, each row's place kept for messages) or given as a
-pandas DataFrame or a mapping of its columns (:func:`side_table`); its columns must be exactly its contract's
-(:data:`SIDE_COLUMNS`). Its cells are checked against the book they belong to by :class:`~trinom.instruments.trades.Trades`,
-which reads them into :class:`SideRows`.
+A side table is read from CSV or Parquet by :func:`trinom.io.trade_files.read_side_table` (each row's place kept for
+messages: the file formats live in ``io/``, above the instruments) or given as a pandas DataFrame or a mapping of its
+columns (:func:`side_table`); its columns must be exactly its contract's (:data:`SIDE_COLUMNS`). Its cells are checked
+against the book they belong to by :class:`~trinom.instruments.trades.Trades`, which reads them into :class:`SideRows`.
 
 Formerly part of :mod:`trinom.instruments.trades`, whose names for these stay importable for one release.
 """
@@ -15,15 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
 
 from ..conventions.names import Problem
 from ..errors import InputError
-from ..io import parquet
-from ..io.csvtable import read_table_lines
 
 #: The columns of the optional ``schedule.csv`` (explicit and step-down exercise schedules: a trade's exercise dates
 #: and their clean prices per 100 of the outstanding notional) and ``notionals.csv`` (amortizing notionals: from a
@@ -81,7 +78,7 @@ def side_table(table: Any, kind: str) -> SideTable | None:
     else:
         raise InputError([(None, kind, f"{kind} must be a DataFrame or a mapping of its columns "
                            f"({', '.join(columns)}), got {type(table).__name__}")])
-    _check_side_columns(list(given), kind, kind)
+    check_side_columns(list(given), kind, kind)
     cells = [np.asarray(given[name], dtype=object).reshape(-1) for name in columns]
     sizes = {cell.size for cell in cells}
     if len(sizes) != 1:
@@ -90,7 +87,7 @@ def side_table(table: Any, kind: str) -> SideTable | None:
     return SideTable(kind, *cells, where=[f"{kind} row {k}" for k in range(cells[0].size)])
 
 
-def _check_side_columns(header: Sequence[str], kind: str, name: object) -> None:
+def check_side_columns(header: Sequence[str], kind: str, name: object) -> None:
     """A side table's columns must be exactly its contract's: an unknown or missing one is an error naming it."""
     columns = SIDE_COLUMNS[kind]
     problems: list[Problem] = [(None, f"{kind}.{c}", f"{name}: unknown column '{c}' ({kind} has: {', '.join(columns)})")
@@ -99,21 +96,3 @@ def _check_side_columns(header: Sequence[str], kind: str, name: object) -> None:
                  for c in columns if c not in header]
     if problems:
         raise InputError(problems)
-
-
-def read_side_table(path: str | Path, kind: str) -> SideTable:
-    """A ``schedule.csv`` (``id,date,price``) or ``notionals.csv`` (``id,date,notional``), or a Parquet table of the
-    same columns, with each row's place (``schedule.csv line 4``) for messages."""
-    path = Path(path)
-    columns = SIDE_COLUMNS[kind]
-    if parquet.is_parquet(path):
-        header, *cells = parquet.read_text_rows(path)
-        _check_side_columns(header, kind, path)
-        table = {name: [row[k] for row in cells] for k, name in enumerate(header)}
-        where = [f"{path} row {k}" for k in range(len(cells))]
-    else:
-        table, lines = read_table_lines(path, columns)
-        where = [f"{path} line {line}" for line in lines]
-    cells = [np.array(table[name], dtype=object).reshape(-1) for name in columns]
-    return SideTable(kind, *cells, where=where)
-

@@ -6,6 +6,10 @@
 * :mod:`.parquet`: books and results as Parquet and Arrow;
 * :mod:`.book_files`: a book file of any of these, by its suffix and content;
 * :mod:`.result_files`: prices, scenario grids and tables, by the output's suffix;
+* :mod:`.trade_files`, :mod:`.curve_files`, :mod:`.quote_files`: the dated trades' files (``trades.csv``,
+  ``schedule.csv``, ``notionals.csv``), dated curve files and volatility quote files, CSV or Parquet (the
+  instruments and the model import no file format; their former names, ``trinom.read_trades``,
+  ``trinom.model.read_dated_curves``, ..., are these functions);
 * :mod:`.csvtable`, :mod:`.textdata`, :mod:`.row_ids`, :mod:`.files`: CSV tables, Futhark's text arrays, row ids,
   and the rules every output follows (its format by its suffix, written whole or not at all, never over an input).
 """

@@ -6,13 +6,17 @@ Per-trade calibration (the baskets) is :mod:`trinom.analytics.baskets`: it reads
 kernel, so it lives above the model. ``trinom``'s ``__init__`` keeps its former names here (``trinom.analytics.baskets``,
 ``trinom.engines.calibration_kernel`` and the basket names of this package), looked up from their new homes.
 
+The model imports no file format: the readers of its files are ``io``'s (:func:`trinom.io.curve_files.read_dated_curves`,
+:func:`trinom.io.quote_files.read_vol_quotes` and ``read_vol_surface``), and ``trinom``'s ``__init__`` sets their names
+here too (``trinom.model.read_dated_curves``).
+
 >>> from trinom.model import DatedCurve
 >>> DatedCurve(as_of="2025-01-02", dates=["2026-01-02"], zero_rates=[0.03]).discount([1.0]).round(6).tolist()
 [0.970446]
 """
 
 from .calibration import CalibrationResult, LMResult, calibrate, levenberg_marquardt
-from .dated_curve import INTERPOLATIONS, DatedCurve, read_dated_curves
+from .dated_curve import INTERPOLATIONS, DatedCurve
 from .hull_white import (
     Caps,
     Swaptions,
@@ -24,7 +28,7 @@ from .hull_white import (
     zero_bond_option,
 )
 from .periods import add_period, fixed_leg, parse_periods
-from .quotes import QuoteInstruments, VolQuotes, VolSurface, quote_instruments, read_vol_quotes, read_vol_surface
+from .quotes import QuoteInstruments, VolQuotes, VolSurface, quote_instruments
 from .volatility import (
     bachelier_implied_vol,
     bachelier_price,
@@ -60,9 +64,6 @@ __all__ = [
     "levenberg_marquardt",
     "parse_periods",
     "quote_instruments",
-    "read_dated_curves",
-    "read_vol_quotes",
-    "read_vol_surface",
     "short_rate_variance",
     "zero_bond_option",
 ]

@@ -53,7 +53,8 @@ import numpy.typing as npt
 
 from ..errors import InputError
 from .hull_white import ROOTS
-from .quotes import QuoteInstruments, VolQuotes, quote_instruments, read_vol_quotes, resolve_curves
+from .quotes import QuoteInstruments, VolQuotes, quote_instruments, resolve_curves
+from .vol_quotes import as_vol_quotes
 
 #: Calibration errors (QuantLib's CalibrationErrorType).
 ERRORS: Final[tuple[str, ...]] = ("relative_price", "price", "vol")
@@ -368,10 +369,7 @@ def calibrate(*, curves: Any, quotes: VolQuotes | str | Path | Any, as_of: objec
                  table.items() if curve.as_of != wanted]
         if wrong:
             raise InputError(wrong)
-    if isinstance(quotes, (str, Path)):
-        quotes = read_vol_quotes(quotes)
-    elif not isinstance(quotes, VolQuotes):
-        quotes = VolQuotes.from_frame(quotes)
+    quotes = as_vol_quotes(quotes)
     basket = quote_instruments(quotes, table)
     names = basket.curve_names
     n_curves, n = len(names), len(basket)

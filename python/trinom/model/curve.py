@@ -4,16 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 
 import numpy as np
 import numpy.typing as npt
 
 from ..errors import InputError
-from ..io.textdata import read_arrays
 
 #: Largest day a curve point may have: the kernels hold days as int32.
 MAX_DAYS = 2**31 - 1
+#: The thesis' 15-point curve (Hull, Example 30.1): zero rates at days (:meth:`YieldCurve.thesis`). The package also
+#: ships it in Futhark's text arrays (``trinom/data/thesis-yield.in``, read by ``io``; a test checks that the two
+#: agree): the model imports no file format.
+THESIS_RATES: tuple[float, ...] = (0.0501772, 0.0498284, 0.0497234, 0.0496157, 0.0499058, 0.0509389, 0.0579733,
+                                   0.0630595, 0.0673464, 0.0694816, 0.0708807, 0.0727527, 0.0730852, 0.0739790,
+                                   0.0749015)
+THESIS_DAYS: tuple[int, ...] = (3, 31, 62, 94, 185, 367, 731, 1096, 1461, 1826, 2194, 2558, 2922, 3287, 3653)
 
 
 @dataclass(frozen=True, eq=False)
@@ -63,8 +68,7 @@ class YieldCurve:
     @classmethod
     def thesis(cls) -> YieldCurve:
         """The thesis' 15-point curve (Hull, Example 30.1), shipped with the package."""
-        rates, days = read_arrays(resources.files("trinom") / "data" / "thesis-yield.in")
-        return cls(rates, days)
+        return cls(np.array(THESIS_RATES), np.array(THESIS_DAYS, dtype=np.float64))
 
     def __len__(self) -> int:
         return int(self.rates.size)
