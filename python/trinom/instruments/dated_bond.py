@@ -89,7 +89,7 @@ NO_EXERCISE_PRICE: Final[float] = 1e30
 YEAR_DAYS: Final[int] = 365
 #: The bonds of a part of a book lowered at once (a book of fewer bonds is lowered whole): parts whose arrays stay
 #: in the caches and in memory the allocator reuses are faster than one pass over the book.
-PART_BONDS: Final[int] = 10000
+PART_BONDS: Final[int] = 5000
 
 
 @dataclass(frozen=True, eq=False)
