@@ -87,8 +87,8 @@ from .book_parts import entries_part, in_parts, joined_offsets, part_bounds, row
 NO_EXERCISE_PRICE: Final[float] = 1e30
 #: Whole days in the curves' year (ACT/365F).
 YEAR_DAYS: Final[int] = 365
-#: The bonds of a part of a book lowered at once (a book of fewer bonds is lowered whole): parts whose arrays stay
-#: in the caches and in memory the allocator reuses are faster than one pass over the book.
+#: The bonds of a part of a book lowered at once (a book of fewer than twice as many is lowered whole): parts whose
+#: arrays stay in the caches and in memory the allocator reuses are faster than one pass over the book.
 PART_BONDS: Final[int] = 5000
 
 
@@ -270,7 +270,7 @@ def lower_dated_bonds(as_of: int, bonds: DatedBonds, *, dates: ExerciseDates | N
     only where an exercise has notice days: its price is discounted from the exercise date to the decision date).
     A book of at least twice ``part_bonds`` bonds is lowered in parts of about ``part_bonds`` bonds (a bond's lowering
     depends on that bond alone: the parts' results, joined, are the whole book's), on ``threads`` threads at once
-    (NumPy releases the GIL in its array work; default: one a CPU, two at most)."""
+    (default: one; :mod:`trinom.instruments.book_parts`)."""
     inputs = {"dates": dates, "coupon_dates": coupon_dates, "american": american, "amortization": amortization}
     bounds = part_bounds(len(bonds), part_bonds)
     if len(bounds) == 2:
