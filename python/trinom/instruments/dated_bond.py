@@ -80,12 +80,16 @@ from ..conventions.names import Problem
 from ..errors import InputError
 from ..model.curve import YieldCurve
 from .bond import BondPortfolio
+from .book_parts import entries_part, in_parts, joined_offsets, part_bounds, rows_part
 from .constants import CALL, PUT
 
 #: The exercise price of the call a bond without an option lowers with: no tree value reaches it.
 NO_EXERCISE_PRICE: Final[float] = 1e30
 #: Whole days in the curves' year (ACT/365F).
 YEAR_DAYS: Final[int] = 365
+#: The bonds of a part of a book lowered at once (a book of fewer than twice as many is lowered whole): parts whose
+#: arrays stay in the caches and in memory the allocator reuses are faster than one pass over the book.
+PART_BONDS: Final[int] = 5000
 
 
 @dataclass(frozen=True, eq=False)
@@ -255,14 +259,31 @@ class LoweredBonds:
 def lower_dated_bonds(as_of: int, bonds: DatedBonds, *, dates: ExerciseDates | None = None,
                       coupon_dates: ExerciseWindows | None = None, american: ExerciseWindows | None = None,
                       amortization: Amortization | None = None,
-                      curves: Sequence[YieldCurve] | None = None) -> LoweredBonds:
+                      curves: Sequence[YieldCurve] | None = None, threads: int | None = None,
+                      part_bonds: int = PART_BONDS) -> LoweredBonds:
     """Dated bonds as tree-step bonds (see the module's docstring): schedules, coupons and principal on tree steps,
     exercise as the tree's window where its own accrued interest is the day count's, else as listed points.
 
     ``dates``: exercise on those dates; ``coupon_dates``: on the bond's coupon dates within each window (bermudan);
     ``american``: on every step of each window; ``amortization``: outstanding notionals (coupons on the outstanding
     notional, each repayment paid on its date); ``curves``: the market's curves, by :attr:`DatedBonds.curve` (needed
-    only where an exercise has notice days: its price is discounted from the exercise date to the decision date)."""
+    only where an exercise has notice days: its price is discounted from the exercise date to the decision date).
+    A book of at least twice ``part_bonds`` bonds is lowered in parts of about ``part_bonds`` bonds (a bond's lowering
+    depends on that bond alone: the parts' results, joined, are the whole book's), on ``threads`` threads at once
+    (default: one; :mod:`trinom.instruments.book_parts`)."""
+    inputs = {"dates": dates, "coupon_dates": coupon_dates, "american": american, "amortization": amortization}
+    bounds = part_bounds(len(bonds), part_bonds)
+    if len(bounds) == 2:
+        return _lower(as_of, bonds, curves=curves, **inputs)
+    return _joined(bonds, in_parts(lambda lo, hi: _lower(
+        as_of, rows_part(bonds, lo, hi, len(bonds)), curves=curves,
+        **{name: entries_part(value, lo, hi) for name, value in inputs.items()}), bounds, threads))
+
+
+def _lower(as_of: int, bonds: DatedBonds, *, dates: ExerciseDates | None, coupon_dates: ExerciseWindows | None,
+           american: ExerciseWindows | None, amortization: Amortization | None,
+           curves: Sequence[YieldCurve] | None) -> LoweredBonds:
+    """:func:`lower_dated_bonds` on one thread."""
     late: list[Problem] = []
     count = len(bonds)
     spy = np.asarray(bonds.steps_per_year, dtype=np.int64)
@@ -293,6 +314,24 @@ def lower_dated_bonds(as_of: int, bonds: DatedBonds, *, dates: ExerciseDates | N
     return LoweredBonds(bonds=bonds, flows=flows, accrued=accrued, window_first=window_first, window_last=window_last,
                         strike=strike, point_offsets=offsets, point_step=step, point_price=price, point_time=time,
                         problems=late)
+
+
+def _joined(bonds: DatedBonds, parts: list[LoweredBonds]) -> LoweredBonds:
+    """The lowerings of consecutive parts of ``bonds`` as the whole book's (problems: the parts' in turn)."""
+    def cat(values: Sequence[np.ndarray]) -> np.ndarray:
+        return np.concatenate(values)
+
+    flows = [part.flows for part in parts]
+    first = np.cumsum([0] + [len(part.bonds) for part in parts])
+    return LoweredBonds(
+        bonds=bonds, flows=_Flows(owner=cat([f.owner + lo for f, lo in zip(flows, first, strict=False)]),
+                                  step=cat([f.step for f in flows]), date=cat([f.date for f in flows]),
+                                  coupon=cat([f.coupon for f in flows]), repayment=cat([f.repayment for f in flows]),
+                                  offsets=joined_offsets([f.offsets for f in flows]), time=cat([f.time for f in flows])),
+        **{name: cat([getattr(part, name) for part in parts])
+           for name in ("accrued", "window_first", "window_last", "strike", "point_step", "point_price", "point_time")},
+        point_offsets=joined_offsets([part.point_offsets for part in parts]),
+        problems=[problem for part in parts for problem in part.problems])
 
 
 def _period_ratios(bonds: DatedBonds, schedules: Schedules, amortization: Amortization | None,
@@ -381,9 +420,8 @@ def _flows(coupons: _Coupons, spy: np.ndarray, as_of: int) -> _Flows:
         owner, step, end = owner[first], step[first], end[first]
     else:
         coupon = amount
-    counts = np.bincount(owner, minlength=spy.size)
-    offsets = np.zeros(spy.size + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
+    offsets = np.searchsorted(owner, np.arange(spy.size + 1))  # the flows are in bond order
+    counts = np.diff(offsets)
     if principal is None:
         repayment = np.zeros(step.size)
         repayment[offsets[1:][counts > 0] - 1] = 100.0
@@ -423,9 +461,22 @@ def _period_at(schedules: Schedules, bond: np.ndarray, day: np.ndarray) -> tuple
     the last from its end), and whether the day is strictly inside it (after its start, before its end)."""
     days = schedules.adjusted.view(np.int64)
     start, stop = schedules.offsets[bond], schedules.offsets[bond + 1]
-    owner = np.repeat(np.arange(len(schedules)), schedules.counts)
-    # every bond's dates as one ascending key (bond, date): one search for all
-    at = np.searchsorted(_bond_day_keys(owner, days), _bond_day_keys(bond, day), side="right") - 1
+    # the dates of the bonds asked about as one ascending key (bond, date): one search for all
+    asked = np.zeros(len(schedules), dtype=bool)
+    asked[bond] = True
+    counts = schedules.counts
+    if asked.all():
+        index = None
+        owner = np.repeat(np.arange(len(schedules)), counts)
+    else:
+        index = np.flatnonzero(np.repeat(asked, counts))  # their dates' places in the book's
+        owner = np.repeat(np.flatnonzero(asked), counts[asked])
+    keys = _bond_day_keys(owner, days if index is None else days[index])
+    at = np.searchsorted(keys, _bond_day_keys(bond, day), side="right") - 1
+    if index is not None:  # back to the book's places (before a bond's first date: the date before it, as before)
+        at = np.where(at >= 0, index[np.maximum(at, 0)], -1)
+        before = at < start
+        at[before] = start[before] - 1
     local = np.clip(at - start, 0, np.maximum(stop - start - 2, 0))
     inside = (at >= start) & (at < stop - 1)
     inside[inside] = days[at[inside]] < day[inside]
@@ -599,9 +650,8 @@ class _Exercise:
         if noticed.size:
             dirty[noticed] = self._noticed(bond[noticed], step[noticed], day[noticed], dirty[noticed])
         bond, step, dirty, time = _merged_points(bond, step, dirty, np.asarray(self.bonds.side)[bond] == PUT, time)
-        counts = np.bincount(bond, minlength=count)
-        offsets = np.zeros(count + 1, dtype=np.int64)
-        np.cumsum(counts, out=offsets[1:])
+        offsets = np.searchsorted(bond, np.arange(count + 1))  # the points are in bond order
+        counts = np.diff(offsets)
         window_first, window_last = self.window_first, self.window_last
         none = (window_first > window_last) & (counts == 0)  # no exercise at all: the never-binding call
         window_first[none] = self.height[none]
