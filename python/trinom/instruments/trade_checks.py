@@ -509,15 +509,18 @@ class TradeChecks:
         rows = SideRows(row=row[order], day=day[order], value=values[order], where=where[order])
         return rows, problems, np.unique(row[known])
 
+    def _side_checked(self, kind: str) -> tuple[SideRows, list[Problem], ParsedTrades]:
+        """A side table's rows in trade order, the problems of reading it (a new list) and the trades' parsed cells."""
+        rows, problems, _named = self._side_rows(kind)
+        return rows, list(problems), self._parsed()
+
     def _schedule_problems(self, ok: Mapping[str, np.ndarray]) -> list[Problem]:
         """Problems of the schedule rows against their trades: a bond option's or an optionless bond's rows, dates
         outside the bond's life or given twice, a european with several dates, and ``first_exercise``,
         ``last_exercise`` or ``exercise_price`` cells that disagree with the schedule."""
-        rows, problems, _named = self._side_rows("schedule")
-        problems = list(problems)
+        rows, problems, p = self._side_checked("schedule")
         if rows.row.size == 0:
             return problems
-        p = self._parsed()
         d, r, where, day = p.dates, rows.row, rows.where, rows.day
         ids = self.ids
         starts, stops = rows.bounds()
@@ -568,11 +571,9 @@ class TradeChecks:
     def _notionals_problems(self) -> list[Problem]:
         """Problems of the notionals rows against their trades: a bond option's rows, a bond without its notional,
         notionals above it or increasing, dates given twice (a date that is no coupon date: when lowering)."""
-        rows, problems, _named = self._side_rows("notionals")
-        problems = list(problems)
+        rows, problems, p = self._side_checked("notionals")
         if rows.row.size == 0:
             return problems
-        p = self._parsed()
         r, where, day, value = rows.row, rows.where, rows.day, rows.value
         ids = self.ids
         starts, _stops = rows.bounds()
