@@ -64,10 +64,8 @@ def price_book(instruments: Any, curves: CurvesLike = None, options: PricingOpti
     if scenarios is not None:
         curves, keep_axis = scenario_market(curves, scenarios), True
     blocks = as_blocks(instruments)
-    if options.progress is not None or len(blocks) != 1:
-        return _planned(blocks, curves, options).call(keep_axis)
     key = _plan_key(curves, options)
-    if key is None:
+    if key is None or options.progress is not None or len(blocks) != 1 or blocks[0] is not instruments:
         return _planned(blocks, curves, options).call(keep_axis)
     plans: dict[tuple, Plan] = blocks[0].cached("plans", dict)  # a repeated call: validated, lowered, resolved
     ready = plans.get(key)
