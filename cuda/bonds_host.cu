@@ -24,11 +24,19 @@ constexpr long long kMaxSteps = 1 << 24;    // tree heights beyond this are refu
 constexpr long long kDefaultChunk = 1LL << 20;  // bonds per chunk unless the caller says
 constexpr long long kStagingGrain = 16384;      // bonds (or cash flows) per host thread
 
-// The block kernel's variant per width class (trinom_bonds.cuh): the defaults, or TRINOM_BLOCK_VARIANTS (four
-// variant numbers, one per class, for benchmarks and tests; read at each call); a variant too narrow for its class
-// keeps the default.
-int block_variant(int cls) {
-    int v[kBlockClasses] = {7, 8, 9, 10};
+// The block kernel's variant per width class (trinom_bonds.cuh), by how many trees the class holds: a class with too
+// few trees to fill the GPU's SMs runs each tree on the widest block (the tree's latency decides); a class that fills
+// them runs several trees an SM, each block with its own barrier (variants 11-14: one H200, 2000 trees 513-2048 wide
+// at 420 Gnode/s against 316, 1000 trees 4479 wide at 487 against 304; one tree alone 1.4x slower). The rule: the
+// second set once the class has trees for half of its blocks' places (SMs x blocks an SM). TRINOM_BLOCK_VARIANTS (up
+// to five variant numbers, one per class, for benchmarks and tests; read at each call) overrides both; a variant too
+// narrow for its class keeps the default.
+int block_variant(int cls, long long trees, int sms) {
+    constexpr int few[kBlockClasses] = {7, 8, 9, 10, 10};
+    constexpr int many[kBlockClasses] = {11, 12, 13, 14, 10};
+    constexpr int blocks_an_sm[kBlockClasses] = {8, 4, 2, 2, 1};
+    int v[kBlockClasses];
+    for (int c = 0; c < kBlockClasses; ++c) v[c] = 2 * trees >= (long long)sms * blocks_an_sm[c] ? many[c] : few[c];
     if (const char *text = std::getenv("TRINOM_BLOCK_VARIANTS")) {
         int c = 0;
         for (const char *p = text; *p && c < kBlockClasses; ++c) {
@@ -420,12 +428,14 @@ void price_chunk(DeviceContext &ctx, const trinom_bonds &bd, const trinom_bond_c
         if (plan.size[g] > 0) groups.push_back(g);
     std::sort(groups.begin(), groups.end(),
               [&](int x, int y) { return plan.size[x] * (x + 1LL) > plan.size[y] * (y + 1LL); });
+    int sms = 1;
+    TRINOM_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx.device));
     ctx.fan_out(static_cast<int>(groups.size()), ready, [&](int q, cudaStream_t s) {
         const int g = groups[q];
         if (g == kWide)
             launch_bonds_wide<real>(args, perm, plan.begin[g], plan.size[g], d_at + plan.at_begin[g], out, s);
         else if (g >= kBlock)
-            launch_bonds_block<real>(block_variant(g - kBlock), args, perm, plan.begin[g], plan.size[g], d_at + plan.at_begin[g], out, s);
+            launch_bonds_block<real>(block_variant(g - kBlock, plan.size[g], sms), args, perm, plan.begin[g], plan.size[g], d_at + plan.at_begin[g], out, s);
         else
             launch_bonds<real>(g, args, perm, plan.begin[g], plan.size[g], d_at + plan.at_begin[g], out, block_size, s);
     });

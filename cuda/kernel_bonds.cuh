@@ -1410,6 +1410,11 @@ void launch_bonds_block(int variant, const BondArgs<real> &args, const int *perm
     case 8: launch_block<real, 256, 8, 2, true>(args, perm, begin, count, bond_at, out, stream); break;
     case 9: launch_block<real, 512, 8, 1, true>(args, perm, begin, count, bond_at, out, stream); break;
     case 10: launch_block<real, 512, 16, 1, true>(args, perm, begin, count, bond_at, out, stream); break;
+    // Sixteen nodes a thread in blocks narrow enough for several trees an SM, each with its own barrier.
+    case 11: launch_block<real, 64, 16, 8, true>(args, perm, begin, count, bond_at, out, stream); break;
+    case 12: launch_block<real, 128, 16, 4, true>(args, perm, begin, count, bond_at, out, stream); break;
+    case 13: launch_block<real, 256, 16, 2, true>(args, perm, begin, count, bond_at, out, stream); break;
+    case 14: launch_block<real, 256, 20, 2, true>(args, perm, begin, count, bond_at, out, stream); break;
     default: launch_block<real, 512, 16, 1>(args, perm, begin, count, bond_at, out, stream); break;
     }
     TRINOM_CHECK(cudaGetLastError());

@@ -62,13 +62,16 @@ void launch_bonds_wide(const BondArgs<real> &args, const int *perm, int begin, i
                        real *out, cudaStream_t stream);
 
 // Wide trees in registers (bond_block_kernel): one bond per block of T threads, K nodes each. Width class c holds the
-// widths up to block_class_width(c) (1024, 2048, 4096, 8192) and runs variant block_variant(c) of
+// widths up to block_class_width(c) (1024, 2048, 4096, 5120, 8192) and runs variant block_variant(c) of
 // launch_bonds_block (kernel_bonds.cuh: T x K >= the class's width); wider trees and spread searches take
 // launch_bonds_wide. Scratch: 3 n reals per bond (bond_at[b]).
-constexpr int kBlockClasses = 4;
-constexpr int kBlockVariants = 11;
-__host__ __device__ inline int block_class_width(int cls) { return cls == 0 ? 1024 : cls == 1 ? 2048 : cls == 2 ? 4096 : 8192; }
+constexpr int kBlockClasses = 5;
+constexpr int kBlockVariants = 15;
+__host__ __device__ inline int block_class_width(int cls) {
+    return cls == 0 ? 1024 : cls == 1 ? 2048 : cls == 2 ? 4096 : cls == 3 ? 5120 : 8192;
+}
 __host__ __device__ inline int block_variant_width(int variant) {
+    if (variant >= 11) return variant == 11 ? 1024 : variant == 12 ? 2048 : variant == 13 ? 4096 : 5120;
     if (variant >= 7) return variant == 7 ? 1024 : variant == 8 ? 2048 : variant == 9 ? 4096 : 8192;
     return variant < 2 ? 1024 : variant < 4 ? 2048 : variant < 6 ? 4096 : 8192;
 }

@@ -25,7 +25,7 @@ F64 = 1e-11
 
 def wide_book() -> Trades:
     """Callable, puttable and straight bonds and a Bermudan swaption whose trees cover every block class: a 0.15
-    (about 900 nodes wide), 0.1 (1300), 0.05 (2700), 0.025 (5200) and 0.012 (beyond the block kernel: 8800 nodes,
+    (about 900 nodes wide), 0.1 (1300), 0.05 (2700), 0.03 (4500), 0.025 (5200) and 0.012 (beyond the block kernel: 8800 nodes,
     the global-memory kernel), 3 to 12 years."""
     rows = [  # id, type, issue/start, maturity, coupon/rate, option, exercise, first, last, a
         ("B1", "bond", "2024-03-15", "2029-03-15", 0.05, "call", "bermudan", "2027-03-15", "2028-09-15", 0.15),
@@ -34,6 +34,7 @@ def wide_book() -> Trades:
         ("B4", "bond", "2026-01-15", "2034-01-15", 0.045, "call", "bermudan", "2028-01-15", "2033-01-15", 0.025),
         ("B5", "bond", "2022-05-01", "2031-05-01", 0.03, None, None, None, None, 0.05),
         ("B6", "bond", "2026-06-01", "2038-12-01", 0.06, "call", "bermudan", "2029-12-01", "2037-06-01", 0.012),
+        ("B7", "bond", "2025-09-01", "2035-09-01", 0.04, "put", "bermudan", "2028-09-01", "2034-09-01", 0.03),
     ]
     columns: dict[str, list] = {name: [] for name in ("id", "type", "issue", "maturity", "coupon", "frequency", "option",
                                                       "exercise", "first_exercise", "last_exercise", "exercise_price",
@@ -65,7 +66,8 @@ def test_the_book_covers_every_block_class():
     n, jmax = lower_bonds(bonds, ("EUR",)).shape()
     widths = 2 * np.minimum(n, jmax) + 1
     assert widths.min() > 512 and widths.max() > 8192
-    assert np.any((widths > 4096) & (widths <= 8192)) and np.any((widths > 2048) & (widths <= 4096))
+    assert np.any((widths > 5120) & (widths <= 8192)) and np.any((widths > 4096) & (widths <= 5120))
+    assert np.any((widths > 2048) & (widths <= 4096))
 
 
 def test_block_kernel_matches_the_reference():
@@ -97,7 +99,7 @@ def test_block_kernel_scenarios_equal_each_scenario_alone():
     np.testing.assert_allclose(grid[0], reference(), rtol=0, atol=F64)
 
 
-@pytest.mark.parametrize("variants", ["1,2,4,6", "7,8,9,10", "0,3,5,6"])
+@pytest.mark.parametrize("variants", ["1,2,4,6", "7,8,9,10", "0,3,5,6", "11,12,13,14,10"])
 def test_every_block_variant_matches_the_reference(monkeypatch, variants: str):
     """The block kernel's variants (threads, nodes a thread, probabilities in registers or shared memory), chosen per
     width class by TRINOM_BLOCK_VARIANTS (read at each call)."""
