@@ -20,16 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from . import engines
 from .checks import check_client, check_sequence
 from .distributed import price_on
-from .engines.options import PricingOptions, check_price_arguments
-from .engines.running import PROGRESS_MIN_SECONDS, PROGRESS_SLICES, label, price_job, resolve, run
-from .errors import InputError
-from .instruments.bond import BondPortfolio
-from .instruments.option import Portfolio
-from .io.instrument_tables import as_blocks, as_portfolio
-from .lattice.job import Instrument, Job, prepare, row_problems
+from .engines.options import PricingOptions
+from .engines.running import label, resolve, run
+from .io.instrument_tables import as_blocks
+from .lattice.job import Instrument, Job, prepare
 from .model.market import CurvesLike, Market
 from .model.scenarios import Scenario, scenario_market
 from .result import Prices
@@ -95,9 +91,7 @@ class Plan:
 def _planned(blocks: list[Instrument], curves: CurvesLike, options: PricingOptions) -> Plan:
     """The call's plan: validated and lowered (:func:`prepare`), the engine resolved, its call prepared."""
     market = Market.of(curves)
-    job = prepare(blocks, market, **options.limits)
-    if job.problems and options.errors == "raise":
-        raise InputError(job.problems)
+    job = prepare(blocks, market, **options.limits).checked(options.errors)
     engine, chosen = resolve(options.backend, job.book, options.precision, options.target)
     if options.progress is not None or not len(job.book):
         def prepared() -> np.ndarray:
@@ -120,6 +114,4 @@ def _plan_key(curves: object, options: PricingOptions) -> tuple | None:
     return key
 
 
-__all__ = ["PLANS_KEPT", "PROGRESS_MIN_SECONDS", "PROGRESS_SLICES", "BondPortfolio", "Instrument", "Job", "Plan",
-           "Portfolio", "PricingOptions", "as_portfolio", "check_price_arguments", "engines", "prepare", "price_book",
-           "price_job", "resolve", "row_problems", "run"]
+__all__ = ["PLANS_KEPT", "Instrument", "Plan", "PricingOptions", "prepare", "price_book"]

@@ -59,12 +59,13 @@ import numpy.typing as npt
 
 from ..checks import check_choice, check_real, check_sequence, check_whole
 from ..engines.engine import SEARCH_OUTCOMES, SearchLimits
+from ..engines.options import check_price_arguments
 from ..errors import InputError
 from ..instruments.bond import BondPortfolio
 from ..instruments.trades import Trades, single_instrument
+from ..io.instrument_tables import as_portfolio
 from ..lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
 from ..model.market import CurvesLike
-from ..pipeline import as_portfolio, check_price_arguments
 from .spreads import SpreadPricer
 
 CONVERGED = "converged"

@@ -225,16 +225,18 @@ def reparameterised_prices(blocks: list[Any], markets: Sequence[Any], a: Sequenc
     """:func:`trinom.price` of ``blocks`` (their rows numbered across them) in each market ``k`` with the trees'
     ``a`` and ``sigma`` replaced by ``a[k]``, ``sigma[k]`` (where finite and not ``keep``), validated and lowered
     once: a :class:`~trinom.Prices` per market (errors masked)."""
+    from ..engines.running import label as engine_label
+    from ..engines.running import resolve
+    from ..engines.running import run as run_engine
     from ..lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
-    from ..pipeline import Job, prepare, resolve
-    from ..pipeline import run as run_engine
+    from ..lattice.job import Job, prepare
 
     max_width = int(run.get("max_width", DEFAULT_MAX_WIDTH))
     job = prepare(blocks, markets[0], max_width=max_width, max_steps=int(run.get("max_steps", DEFAULT_MAX_STEPS)))
     rows = np.arange(job.size) if job.rows is None else job.rows
     engine, target = resolve(str(run.get("backend", "auto")), job.book, str(run.get("precision", "f64")),
                              run.get("target"))
-    label = engine.name + (f"/{target}" if target else "")
+    label = engine_label(engine, target)
     tuning = {k: v for k, v in run.items() if k not in ("backend", "precision", "target", "errors", "max_width",
                                                          "max_steps", "device")}
     from ..engines import lift

@@ -57,14 +57,17 @@ from typing import Any
 import numpy as np
 
 from ..checks import check_client, check_real, check_sequence
+from ..engines.options import PricingOptions, check_price_arguments
 from ..errors import InputError
 from ..instruments.bond import BondPortfolio
 from ..instruments.legs import Legs
 from ..instruments.option import Portfolio
 from ..instruments.trades import Trades, single_instrument
+from ..io.instrument_tables import as_portfolio
 from ..lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
+from ..lattice.job import row_problems
 from ..model.market import CurvesLike, Market
-from ..pipeline import PricingOptions, as_portfolio, check_price_arguments, price_book, row_problems
+from ..pipeline import price_book
 from .recalibration import MarketState, Recalibration, dated_curves, is_dated, recalibrated_grid
 from .scenarios import CurveSet, CurveShift, Scenario, SigmaShift, SpreadShift, scenario_market
 

@@ -25,11 +25,12 @@ import numpy as np
 import numpy.typing as npt
 
 from ..engines.engine import SEARCH_OUTCOMES, SearchLimits, SpreadSolution
+from ..engines.running import label, resolve
 from ..engines.scenario_batch import ScenarioBatch
 from ..instruments.bond import BondPortfolio
 from ..lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
+from ..lattice.job import prepare
 from ..model.market import CurvesLike, Market
-from ..pipeline import prepare, resolve
 
 
 class SpreadPricer:
@@ -42,7 +43,7 @@ class SpreadPricer:
         self.job = prepare(bonds, self.market, max_width=max_width, max_steps=max_steps)
         self.engine, self.target = resolve(backend, self.job.book, precision, target)
         self.precision, self.device, self.tuning = precision, device, tuning
-        self.label = self.engine.name + (f"/{self.target}" if self.target else "")
+        self.label = label(self.engine, self.target)
         book = self.job.book
         self.tree = np.full(len(bonds), -1, dtype=np.int64)  # input row -> tree of the book (-1: a bad row)
         self.tree[np.arange(len(book)) if self.job.rows is None else self.job.rows] = np.arange(len(book))

@@ -28,7 +28,6 @@ import numpy.typing as npt
 from ..checks import check_choice
 from ..engines.options import PricingOptions
 from ..engines.running import price_job
-from ..errors import InputError
 from ..instruments.bond import BondPortfolio
 from ..instruments.option import Portfolio
 from ..io.instrument_tables import as_blocks
@@ -60,9 +59,7 @@ def price_locally(instruments: Any, curves: CurvesLike, options: PricingOptions,
     (:func:`~trinom.io.instrument_tables.as_blocks`), validated and lowered (:func:`~trinom.lattice.job.prepare`),
     priced (:func:`~trinom.engines.running.price_job`)."""
     market = scenario_market(curves, scenarios) if scenarios is not None else Market.of(curves)
-    job = prepare(as_blocks(instruments), market, **options.limits)
-    if job.problems and options.errors == "raise":
-        raise InputError(job.problems)
+    job = prepare(as_blocks(instruments), market, **options.limits).checked(options.errors)
     return price_job(job, market, options, keep_axis=scenarios is not None)
 
 
@@ -83,9 +80,8 @@ def price_on(client: Any, instruments: Portfolio | BondPortfolio | DistributedBo
     market = scenario_market(curves, scenarios) if scenarios is not None else Market.of(curves)
     if rows is not None:
         rows = np.asarray(rows, dtype=np.int64).reshape(-1)
-    job = prepare(book.instruments if rows is None else book.instruments[rows], market, **options.limits)
-    if job.problems and options.errors == "raise":
-        raise InputError(job.problems)
+    job = prepare(book.instruments if rows is None else book.instruments[rows], market,
+                  **options.limits).checked(options.errors)
     engine = dict(backend=options.backend, precision=options.precision, target=options.target,
                   device=options.device, **knobs)
     values, how = book.run(job, market, engine=engine, split=split, retries=retries, limits=options.limits,

@@ -42,6 +42,12 @@ class Job:
     def size(self) -> int:
         return int(self.starts[-1])
 
+    def checked(self, errors: str) -> Job:
+        """This job, or with ``errors="raise"`` an :class:`InputError` of its problems where it has any."""
+        if self.problems and errors == "raise":
+            raise InputError(self.problems)
+        return self
+
     def result(self, values: np.ndarray, engine: str, errors: str = "raise", checked: bool = False,
                keep_axis: bool = False) -> Prices:
         """Prices in input order from the engine's ``(scenarios, len(book))`` values (of a market of one scenario:
