@@ -48,15 +48,20 @@ HEADER = ("id,type,notional,issue,maturity,coupon,frequency,day_count,calendar,c
           "start,rate,float_frequency")
 
 
-def trade_rows(count: int, seed: int = 7) -> list[str]:
+def trade_rows(count: int, seed: int = 7, models: int = 0) -> list[str]:
     """``count`` rows of ``trades.csv``: 40% callable bonds (bermudan, some american or european), 20% puttable
-    bonds, 40% Bermudan swaptions; maturities 2-30 years; a in 0.02-0.10, sigma 0.005-0.015; default steps."""
+    bonds, 40% Bermudan swaptions; maturities 2-30 years; a in 0.02-0.10, sigma 0.005-0.015; default steps.
+    ``models``: 0, each trade its own a and sigma (a model calibrated per trade); K > 0, trade k takes the (k mod K)th
+    of K seeded (a, sigma) pairs (a desk's model per curve), the trades otherwise the same."""
     rng = np.random.default_rng(seed)
+    shared = np.random.default_rng(seed + 1).uniform((0.02, 0.005), (0.10, 0.015), (max(models, 1), 2))
     as_of = np.datetime64(AS_OF)
     rows = []
     for k in range(count):
         years = int(rng.integers(2, 31))
         a, sigma = rng.uniform(0.02, 0.10), rng.uniform(0.005, 0.015)
+        if models:
+            a, sigma = shared[k % models]
         kind = rng.uniform()
         if kind < 0.6:
             issue = as_of - np.timedelta64(int(rng.integers(0, 3 * 365)), "D")
@@ -79,24 +84,25 @@ def trade_rows(count: int, seed: int = 7) -> list[str]:
     return rows
 
 
-def write_book(folder: Path, count: int, seed: int) -> tuple[Path, Path]:
-    """``trades.csv`` and ``curve.csv`` of a ``count``-trade book in ``folder``."""
-    trades, curve = folder / f"trades-{count}.csv", folder / "curve.csv"
-    trades.write_text("\n".join([HEADER, *trade_rows(count, seed)]) + "\n")
+def write_book(folder: Path, count: int, seed: int, models: int = 0) -> tuple[Path, Path]:
+    """``trades.csv`` and ``curve.csv`` of a ``count``-trade book in ``folder`` (``models``: as :func:`trade_rows`)."""
+    trades, curve = folder / f"trades-{count}-{models}.csv", folder / "curve.csv"
+    trades.write_text("\n".join([HEADER, *trade_rows(count, seed, models)]) + "\n")
     pillars = [(1, 0.030), (2, 0.032), (5, 0.035), (10, 0.038), (20, 0.040), (40, 0.041)]
     curve.write_text("curve,date,zero\n" + "".join(
         f"EUR,{np.datetime64(AS_OF) + np.timedelta64(round(y * 365.25), 'D')},{r}\n" for y, r in pillars))
     return trades, curve
 
 
-def end_to_end(trades: Path, curve: Path, options: dict[str, Any]) -> Any:
-    """File to prices: read the book and the curves, price them."""
+def end_to_end(trades: Path, curve: Path, options: dict[str, Any], timing: dict[str, Any] | None = None) -> Any:
+    """File to prices: read the book and the curves, price them (``timing``: the ``cuda`` engine's own, filled in)."""
     import trinom
     from trinom.instruments import read_trades
     from trinom.model import read_dated_curves
 
     book = read_trades(trades, as_of=AS_OF)
-    return trinom.price(book, read_dated_curves(curve, as_of=AS_OF), **options)
+    extra = {"timing": timing} if timing is not None and options["backend"] == "cuda" else {}
+    return trinom.price(book, read_dated_curves(curve, as_of=AS_OF), **options, **extra)
 
 
 def tree_work(trades: Path, curve: Path) -> float:
@@ -120,13 +126,17 @@ def measure(engine: str, trades: Path, curve: Path, rounds: int, reference: np.n
     except Exception as exc:  # an engine that cannot run here is reported, not timed
         return {"engine": engine, "error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"}
     first = time.perf_counter() - t0
-    times = []
+    times, kernel = [], []
     for _ in range(rounds):
+        timing: dict[str, Any] = {}
         t0 = time.perf_counter()
-        end_to_end(trades, curve, options)
+        end_to_end(trades, curve, options, timing)
         times.append(time.perf_counter() - t0)
+        if "kernel_ms" in timing:
+            kernel.append(timing["kernel_ms"] / 1e3)
     row: dict[str, Any] = {"engine": engine, "ran": str(result.engine), "first_s": first,
-                           "median_s": statistics.median(times), "times_s": times}
+                           "median_s": statistics.median(times), "times_s": times,
+                           "kernel_s": statistics.median(kernel) if kernel else None}
     if reference is not None:
         row["max_diff"] = float(np.nanmax(np.abs(np.asarray(result.price) - reference)))
     row["prices"] = np.asarray(result.price)
@@ -139,6 +149,8 @@ def main() -> int:
     parser.add_argument("--sizes", default="1,14,140,1400,14000,100000")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--models", type=int, default=0,
+                        help="0: a model (a, sigma) per trade; K: the trades share K models (trade_rows)")
     parser.add_argument("--max-slow", type=float, default=60.0,
                         help="skip an engine on larger books once one call took longer than this (seconds)")
     parser.add_argument("--quantlib-seconds", type=float, default=None,
@@ -154,10 +166,10 @@ def main() -> int:
     engines = args.engines.split(",")
     slow: set[str] = set()
     rows: list[dict[str, Any]] = []
-    print(f"{'trades':>7} {'engine':>14} {'ran':>22} {'first s':>9} {'median s':>9} {'Gnode/s':>8} {'max diff':>9}",
-          flush=True)
+    print(f"{'trades':>7} {'engine':>14} {'ran':>22} {'first s':>9} {'median s':>9} {'kernel s':>9} {'Gnode/s':>8} "
+          f"{'max diff':>9}", flush=True)
     for size in (int(s) for s in args.sizes.split(",")):
-        trades, curve = write_book(folder, size, args.seed)
+        trades, curve = write_book(folder, size, args.seed, args.models)
         work = tree_work(trades, curve)
         reference = None
         for engine in engines:
@@ -176,7 +188,8 @@ def main() -> int:
                 row["gnode_s"] = work / row["median_s"] / 1e9
                 if row["first_s"] > args.max_slow:
                     slow.add(engine)
-                print(f"{size:>7} {engine:>14} {row['ran']:>22} {row['first_s']:9.3f} {row['median_s']:9.4f} "
+                kernel = f"{row['kernel_s']:9.4f}" if row["kernel_s"] is not None else f"{'-':>9}"
+                print(f"{size:>7} {engine:>14} {row['ran']:>22} {row['first_s']:9.3f} {row['median_s']:9.4f} {kernel} "
                       f"{row['gnode_s']:8.2f} {row.get('max_diff', 0.0):9.2e}", flush=True)
             rows.append(row)
         if args.quantlib_seconds:
@@ -186,7 +199,8 @@ def main() -> int:
                   flush=True)
     if args.out:
         args.out.write_text(json.dumps({"machine": platform.machine(), "node": platform.node(),
-                                        "cpus": os.cpu_count(), "rows": rows}, indent=1, default=float))
+                                        "cpus": os.cpu_count(), "models": args.models, "rows": rows}, indent=1,
+                                       default=float))
     return 0
 
 

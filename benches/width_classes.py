@@ -31,9 +31,10 @@ CLASSES: dict[str, tuple[int, float, int]] = {
 }
 
 
-def book(steps: int, a: float, count: int, seed: int = 3) -> tuple[Any, Any]:
+def book(steps: int, a: float, count: int, seed: int = 3, shared: bool = False) -> tuple[Any, Any]:
     """``count`` callable bonds (bermudan, semi-annual, 10-20 years) at ``steps`` a year with mean reversion ``a``,
-    lowered to a :class:`~trinom.BondPortfolio`, and their curves."""
+    lowered to a :class:`~trinom.BondPortfolio`, and their curves. Each bond has its own sigma (0.005-0.015), or with
+    ``shared`` all have 0.01 (one model: the engines may share what depends on the model only)."""
     from trinom.instruments import Trades
     from trinom.instruments.trades import lowered
     from trinom.model import DatedCurve
@@ -47,7 +48,8 @@ def book(steps: int, a: float, count: int, seed: int = 3) -> tuple[Any, Any]:
                     coupon=rng.uniform(0.02, 0.06, count), frequency=[2] * count, option=["call"] * count,
                     exercise=["bermudan"] * count, first_exercise=first.astype(str).tolist(),
                     last_exercise=(maturity - 180).astype(str).tolist(), exercise_price=[100.0] * count,
-                    a=np.full(count, a), sigma=rng.uniform(0.005, 0.015, count), steps_per_year=[steps] * count)
+                    a=np.full(count, a), sigma=np.full(count, 0.01) if shared else rng.uniform(0.005, 0.015, count),
+                    steps_per_year=[steps] * count)
     curves = {"default": DatedCurve(as_of=str(as_of), dates=["2027-11-25", "2036-11-25", "2056-11-25"],
                                     zero_rates=[0.03, 0.035, 0.04])}
     (_, bonds), = lowered(trades, curves)[0]
@@ -61,6 +63,7 @@ def main() -> int:
     parser.add_argument("--classes", default=",".join(CLASSES))
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every book's size (e.g. 0.1 on a CPU)")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--shared", action="store_true", help="one model (sigma 0.01) for every bond of a class")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     import trinom
@@ -71,7 +74,7 @@ def main() -> int:
           flush=True)
     for name in args.classes.split(","):
         steps, a, count = CLASSES[name]
-        bonds, curves = book(steps, a, max(1, int(count * args.scale)))
+        bonds, curves = book(steps, a, max(1, int(count * args.scale)), shared=args.shared)
         lowered = lower_bonds(bonds, tuple(curves))
         n, jmax = lowered.shape()
         widths = 2 * np.minimum(n, jmax) + 1
@@ -93,7 +96,8 @@ def main() -> int:
                 if "kernel_ms" in timing:
                     kernel.append(timing["kernel_ms"] / 1e3)
             first = result.price if first is None else first
-            row = {"class": name, "trees": len(bonds), "width_min": int(widths.min()), "width_max": int(widths.max()),
+            row = {"class": name, "shared": args.shared, "trees": len(bonds), "width_min": int(widths.min()),
+                   "width_max": int(widths.max()),
                    "engine": engine, "ran": str(result.engine), "median_s": statistics.median(times), "work": work,
                    "kernel_s": statistics.median(kernel) if kernel else None,
                    "max_diff": float(np.max(np.abs(result.price - first)))}

@@ -7,7 +7,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "memory_policy.cuh"
@@ -64,6 +66,12 @@ struct ChunkPlan {
     int begin[kGroups] = {}, size[kGroups] = {};
     std::vector<long long> at;           // scratch offsets: per warp of each fast class, per wide bond
     int at_begin[kGroups] = {};
+    // The block classes' shared forward passes (trinom_bonds.cuh's BlockShare; plan_block_classes): class c's
+    // lead_size trees that run them (one a model) at plan.perm[lead_begin ..) (past the chunk's count) with their
+    // scratch offsets at plan.at[lead_at ..); every tree's two ratio offsets at plan.at[ratio_at ..).
+    int lead_begin[kBlockClasses] = {}, lead_size[kBlockClasses] = {}, lead_at[kBlockClasses] = {},
+        ratio_at[kBlockClasses] = {};
+    bool shared = false;  // some block-class trees share a model: the leads' launches run before all others
     long long scratch = 0;               // reals
     long long cf_first = 0;              // the chunk's first cash flow in the caller's arrays
     int cashflows = 0;
@@ -100,6 +108,74 @@ std::string tree_fault(const trinom_bonds &bd, long long b) {
     if (bd.term_steps[b] < 1 || bd.term_steps[b] > INT_MAX) return "term_steps";
     if (!(bd.a[b] > 0.0) || !std::isfinite(bd.a[b])) return "a";
     return "maturity";  // no step, or more than kMaxSteps
+}
+
+// The block classes' scratch and, where trees share a model (trinom_bonds.cuh's BlockShare: the same term unit,
+// steps, a and sigma), their forward passes: the tallest tree of each model (in its own width class) runs the forward
+// pass for all of them, a shorter tree (a narrower one, in another class, where it is shorter than jmax) reading the
+// first n ratios. With no model shared, each tree keeps 3 n reals and runs both passes in one launch, as before.
+void plan_block_classes(const trinom_bonds &bd, ChunkPlan &plan) {
+    using Model = std::tuple<int64_t, int64_t, double, double>;
+    std::map<Model, int> index;     // model -> its number k
+    std::vector<int> lead;          // k -> its tallest tree (a bond of the chunk)
+    std::vector<int> model_of(plan.count, -1);
+    int trees = 0;
+    for (int g = kBlock; g < kGroups; ++g) {
+        for (int s = 0; s < plan.size[g]; ++s, ++trees) {
+            const int o = plan.perm[plan.begin[g] + s];
+            const long long b = plan.first_row + o;
+            const auto [it, added] =
+                index.emplace(Model{bd.term_unit[b], bd.term_steps[b], bd.a[b], bd.sigma[b]}, int(lead.size()));
+            if (added) lead.push_back(o);
+            else if (plan.n[o] > plan.n[lead[it->second]]) lead[it->second] = o;
+            model_of[o] = it->second;
+        }
+    }
+    // TRINOM_BLOCK_SHARE=0 (read at each call, for benchmarks and tests) runs every tree's own forward pass.
+    const char *share = std::getenv("TRINOM_BLOCK_SHARE");
+    plan.shared = static_cast<int>(lead.size()) < trees && !(share && std::strcmp(share, "0") == 0);
+    std::vector<long long> base(lead.size(), -1);  // k -> the lead's scratch (3 n reals)
+    std::vector<bool> leads(plan.count, false);
+    for (int o : lead) leads[o] = true;
+    for (int c = 0; c < kBlockClasses; ++c) {
+        const int g = kBlock + c;
+        plan.at_begin[g] = static_cast<int>(plan.at.size());
+        plan.lead_size[c] = 0;
+        for (int s = 0; s < plan.size[g]; ++s) {
+            const int o = plan.perm[plan.begin[g] + s];
+            if (!plan.shared || leads[o]) {
+                base[model_of[o]] = plan.scratch;
+                plan.at.push_back(plan.shared ? plan.scratch + 2LL * plan.n[o] : plan.scratch);
+                plan.scratch += 3LL * plan.n[o];
+            } else {
+                plan.at.push_back(plan.scratch);
+                plan.scratch += plan.n[o];
+            }
+        }
+    }
+    if (!plan.shared) return;
+    // The leads' launches (their scratch as a tree of its own), then every tree's two ratio offsets.
+    for (int c = 0; c < kBlockClasses; ++c) {
+        const int g = kBlock + c;
+        plan.lead_begin[c] = static_cast<int>(plan.perm.size());
+        plan.lead_at[c] = static_cast<int>(plan.at.size());
+        for (int s = 0; s < plan.size[g]; ++s) {
+            const int o = plan.perm[plan.begin[g] + s];
+            if (!leads[o]) continue;
+            plan.perm.push_back(o);
+            plan.at.push_back(base[model_of[o]]);
+            ++plan.lead_size[c];
+        }
+    }
+    for (int c = 0; c < kBlockClasses; ++c) {
+        const int g = kBlock + c;
+        plan.ratio_at[c] = static_cast<int>(plan.at.size());
+        for (int s = 0; s < plan.size[g]; ++s) {
+            const int k = model_of[plan.perm[plan.begin[g] + s]];
+            plan.at.push_back(base[k]);
+            plan.at.push_back(base[k] + plan.n[lead[k]]);
+        }
+    }
 }
 
 void plan_chunk(HostPool &pool, const trinom_bonds &bd, int64_t curves, long long first_row, int count, bool sort,
@@ -216,10 +292,7 @@ void plan_chunk(HostPool &pool, const trinom_bonds &bd, int64_t curves, long lon
                 if (plan.scenarios) plan.scratch += 32LL * class_nodes(g);  // the first entries' checkpoint
             }
         } else if (g >= kBlock) {
-            for (int s = 0; s < plan.size[g]; ++s) {
-                plan.at.push_back(plan.scratch);
-                plan.scratch += 3LL * plan.n[sorted[s]];
-            }
+            break;  // the block classes: plan_block_classes, below
         } else {
             for (int s = 0; s < plan.size[g]; ++s) {
                 const int o = sorted[s];
@@ -228,6 +301,7 @@ void plan_chunk(HostPool &pool, const trinom_bonds &bd, int64_t curves, long lon
             }
         }
     }
+    plan_block_classes(bd, plan);
 }
 
 // ---- device layout of one chunk: the upload region first, then the outputs and the scratch ----
@@ -247,7 +321,7 @@ template <typename real> ChunkLayout<real> chunk_layout(const ChunkPlan &plan, i
     const size_t entries = plan.scenarios ? size_t(plan.entries) : 0;
     const size_t listed = plan.listed ? size_t(plan.points) : 0;
     const size_t int_sizes[kIntArrays] = {count, count, count, count, count, count, count, count, count + 1,
-                                          size_t(plan.cashflows), size_t(curves) + 1, size_t(points), count,
+                                          size_t(plan.cashflows), size_t(curves) + 1, size_t(points), plan.perm.size(),
                                           plan.scenarios ? count + 1 : 0, entries, plan.scenarios ? count : 0,
                                           entries, plan.listed ? count + 1 : 0, listed};
     const size_t real_sizes[kRealArrays] = {count, count, count, count, size_t(plan.cashflows), size_t(plan.cashflows),
@@ -291,7 +365,7 @@ void price_chunk(DeviceContext &ctx, const trinom_bonds &bd, const trinom_bond_c
     const int count = plan.count;
     std::memcpy(ints(kN), plan.n.data(), count * sizeof(int));
     std::memcpy(ints(kJmax), plan.jmax.data(), count * sizeof(int));
-    std::memcpy(ints(kPerm), plan.perm.data(), count * sizeof(int));
+    std::memcpy(ints(kPerm), plan.perm.data(), plan.perm.size() * sizeof(int));
     ctx.pool->parallel_for(count, kStagingGrain, [&](int, long long lo, long long hi) {
         for (long long i = lo; i < hi; ++i) {
             const long long b = b0 + i;
@@ -430,12 +504,32 @@ void price_chunk(DeviceContext &ctx, const trinom_bonds &bd, const trinom_bond_c
               [&](int x, int y) { return plan.size[x] * (x + 1LL) > plan.size[y] * (y + 1LL); });
     int sms = 1;
     TRINOM_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx.device));
-    ctx.fan_out(static_cast<int>(groups.size()), ready, [&](int q, cudaStream_t s) {
+    // Where the block classes' trees share models (plan_block_classes), the models' forward passes first, each class's
+    // leads with the class's variant; then every group, the block classes' trees reading their model's ratios.
+    cudaEvent_t start = ready;
+    if (plan.shared) {
+        std::vector<int> leading;
+        for (int c = 0; c < kBlockClasses; ++c)
+            if (plan.lead_size[c] > 0) leading.push_back(c);
+        ctx.fan_out(static_cast<int>(leading.size()), ready, [&](int q, cudaStream_t s) {
+            const int c = leading[q];
+            launch_bonds_block<real>(block_variant(c, plan.size[kBlock + c], sms), args, perm, plan.lead_begin[c],
+                                     plan.lead_size[c], d_at + plan.lead_at[c], BlockShare{kForwardOnly, nullptr}, out,
+                                     s);
+        });
+        start = ctx.event();
+        TRINOM_CHECK(cudaEventRecord(start, ctx.stream));
+    }
+    ctx.fan_out(static_cast<int>(groups.size()), start, [&](int q, cudaStream_t s) {
         const int g = groups[q];
         if (g == kWide)
             launch_bonds_wide<real>(args, perm, plan.begin[g], plan.size[g], d_at + plan.at_begin[g], out, s);
         else if (g >= kBlock)
-            launch_bonds_block<real>(block_variant(g - kBlock, plan.size[g], sms), args, perm, plan.begin[g], plan.size[g], d_at + plan.at_begin[g], out, s);
+            launch_bonds_block<real>(block_variant(g - kBlock, plan.size[g], sms), args, perm, plan.begin[g],
+                                     plan.size[g], d_at + plan.at_begin[g],
+                                     plan.shared ? BlockShare{kBackwardOnly, d_at + plan.ratio_at[g - kBlock]}
+                                                 : BlockShare{},
+                                     out, s);
         else
             launch_bonds<real>(g, args, perm, plan.begin[g], plan.size[g], d_at + plan.at_begin[g], out, block_size, s);
     });

@@ -1081,7 +1081,7 @@ template <typename real> __device__ __forceinline__ Probs<real> interior_probabi
 template <typename real, int T, int K, int kMinBlocks, bool kTable>
 __global__ void __launch_bounds__(T, kMinBlocks) bond_block_kernel(BondArgs<real> b, const int *__restrict__ perm,
                                                                    int begin, const long long *__restrict__ bond_at,
-                                                                   real *__restrict__ out) {
+                                                                   BlockShare share, real *__restrict__ out) {
     using R = Rn<real>;
     constexpr int kWarps = T / 32;
     __shared__ real edge[2][4][T];
@@ -1092,9 +1092,12 @@ __global__ void __launch_bounds__(T, kMinBlocks) bond_block_kernel(BondArgs<real
     const int W = 2 * half + 1;
     const int term_unit = b.term_unit[o];
     const BondConstants<real> c = bond_constants<real>(term_unit, b.term_steps[o], b.a[o], b.sigma[o], b.spread[o]);
-    // 3 n reals: (P) the ratio's low part; (S) S_i, then the ratio; (E) the shift of step i, then E_i
-    real *P = b.scratch + bond_at[blockIdx.x];
-    real *S = P + n, *E = S + n;
+    // 3 n reals: (P) the ratio's low part; (S) S_i, then the ratio; (E) the shift of step i, then E_i. A backward-only
+    // tree reads P and S of its model's tree (trinom_bonds.cuh's BlockShare) and has only E.
+    const bool shared = share.phase == kBackwardOnly;
+    real *P = b.scratch + (shared ? share.ratio_at[2 * blockIdx.x] : bond_at[blockIdx.x]);
+    real *S = shared ? b.scratch + share.ratio_at[2 * blockIdx.x + 1] : P + n;
+    real *E = shared ? b.scratch + bond_at[blockIdx.x] : S + n;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int base = tid * K - half;                 // j of the thread's first node
     const int valid = max(0, min(K, W - tid * K));   // the thread's nodes inside the tree
@@ -1128,7 +1131,7 @@ __global__ void __launch_bounds__(T, kMinBlocks) bond_block_kernel(BondArgs<real
 
     const bool scen = b.ent_begin != nullptr;
     const int e0 = scen ? b.ent_begin[o] : 0, entries = scen ? b.ent_begin[o + 1] - e0 : 1;
-    {
+    if (!shared) {
         // ---- forward, once a tree (nothing in it depends on a scenario entry's curve or spread): Q'_0 = 1 at j = 0;
         // step i spreads Q'_i x_j to level i + 1 (no alpha: Q_i = D_i Q'_i, with
         // S_i = sum_j Q'_ij x_j, E_i = (P_{i+1} / P_i) (S_{i-1} 2^-shift_i / S_i), found for all steps afterwards).
@@ -1233,6 +1236,7 @@ __global__ void __launch_bounds__(T, kMinBlocks) bond_block_kernel(BondArgs<real
         for (int i = tid; i < n; i += T) S[i] = E[i];
         __syncthreads();
     }
+    if (share.phase == kForwardOnly) return;
     for (int ent = 0; ent < entries; ++ent) {
         const real g = scen ? spread_factor(b.ent_spread[e0 + ent], c.dt) : c.g;
         const CurveCursor<real> curve = scen ? curve_cursor_of(b, b.ent_curve[e0 + ent]) : curve_cursor(b, o);
@@ -1382,7 +1386,7 @@ void launch_bonds_wide(const BondArgs<real> &args, const int *perm, int begin, i
 // memory), by the widest tree each holds.
 template <typename real, int T, int K, int kMinBlocks, bool kTable = false>
 void launch_block(const BondArgs<real> &args, const int *perm, int begin, int count, const long long *bond_at,
-                  real *out, cudaStream_t stream) {
+                  BlockShare share, real *out, cudaStream_t stream) {
     const int table = kTable ? 2 * T * K * int(sizeof(real)) : 0;
     if (kTable) {  // with the static edges, even a table under 48 KiB can pass the default limit of a block's total
         static const bool raised = [&] {
@@ -1392,30 +1396,31 @@ void launch_block(const BondArgs<real> &args, const int *perm, int begin, int co
         }();
         (void)raised;
     }
-    bond_block_kernel<real, T, K, kMinBlocks, kTable><<<count, T, table, stream>>>(args, perm, begin, bond_at, out);
+    bond_block_kernel<real, T, K, kMinBlocks, kTable><<<count, T, table, stream>>>(args, perm, begin, bond_at, share,
+                                                                                  out);
 }
 
 template <typename real>
 void launch_bonds_block(int variant, const BondArgs<real> &args, const int *perm, int begin, int count,
-                        const long long *bond_at, real *out, cudaStream_t stream) {
+                        const long long *bond_at, BlockShare share, real *out, cudaStream_t stream) {
     if (count <= 0) return;
     switch (variant) {
-    case 0: launch_block<real, 128, 8, 4>(args, perm, begin, count, bond_at, out, stream); break;
-    case 1: launch_block<real, 128, 8, 2>(args, perm, begin, count, bond_at, out, stream); break;
-    case 2: launch_block<real, 256, 8, 2>(args, perm, begin, count, bond_at, out, stream); break;
-    case 3: launch_block<real, 256, 8, 1>(args, perm, begin, count, bond_at, out, stream); break;
-    case 4: launch_block<real, 256, 16, 1>(args, perm, begin, count, bond_at, out, stream); break;
-    case 5: launch_block<real, 512, 8, 1>(args, perm, begin, count, bond_at, out, stream); break;
-    case 7: launch_block<real, 128, 8, 4, true>(args, perm, begin, count, bond_at, out, stream); break;
-    case 8: launch_block<real, 256, 8, 2, true>(args, perm, begin, count, bond_at, out, stream); break;
-    case 9: launch_block<real, 512, 8, 1, true>(args, perm, begin, count, bond_at, out, stream); break;
-    case 10: launch_block<real, 512, 16, 1, true>(args, perm, begin, count, bond_at, out, stream); break;
+    case 0: launch_block<real, 128, 8, 4>(args, perm, begin, count, bond_at, share, out, stream); break;
+    case 1: launch_block<real, 128, 8, 2>(args, perm, begin, count, bond_at, share, out, stream); break;
+    case 2: launch_block<real, 256, 8, 2>(args, perm, begin, count, bond_at, share, out, stream); break;
+    case 3: launch_block<real, 256, 8, 1>(args, perm, begin, count, bond_at, share, out, stream); break;
+    case 4: launch_block<real, 256, 16, 1>(args, perm, begin, count, bond_at, share, out, stream); break;
+    case 5: launch_block<real, 512, 8, 1>(args, perm, begin, count, bond_at, share, out, stream); break;
+    case 7: launch_block<real, 128, 8, 4, true>(args, perm, begin, count, bond_at, share, out, stream); break;
+    case 8: launch_block<real, 256, 8, 2, true>(args, perm, begin, count, bond_at, share, out, stream); break;
+    case 9: launch_block<real, 512, 8, 1, true>(args, perm, begin, count, bond_at, share, out, stream); break;
+    case 10: launch_block<real, 512, 16, 1, true>(args, perm, begin, count, bond_at, share, out, stream); break;
     // Sixteen nodes a thread in blocks narrow enough for several trees an SM, each with its own barrier.
-    case 11: launch_block<real, 64, 16, 8, true>(args, perm, begin, count, bond_at, out, stream); break;
-    case 12: launch_block<real, 128, 16, 4, true>(args, perm, begin, count, bond_at, out, stream); break;
-    case 13: launch_block<real, 256, 16, 2, true>(args, perm, begin, count, bond_at, out, stream); break;
-    case 14: launch_block<real, 256, 20, 2, true>(args, perm, begin, count, bond_at, out, stream); break;
-    default: launch_block<real, 512, 16, 1>(args, perm, begin, count, bond_at, out, stream); break;
+    case 11: launch_block<real, 64, 16, 8, true>(args, perm, begin, count, bond_at, share, out, stream); break;
+    case 12: launch_block<real, 128, 16, 4, true>(args, perm, begin, count, bond_at, share, out, stream); break;
+    case 13: launch_block<real, 256, 16, 2, true>(args, perm, begin, count, bond_at, share, out, stream); break;
+    case 14: launch_block<real, 256, 20, 2, true>(args, perm, begin, count, bond_at, share, out, stream); break;
+    default: launch_block<real, 512, 16, 1>(args, perm, begin, count, bond_at, share, out, stream); break;
     }
     TRINOM_CHECK(cudaGetLastError());
 }

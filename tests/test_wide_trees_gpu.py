@@ -110,3 +110,64 @@ def test_every_block_variant_matches_the_reference(monkeypatch, variants: str):
             np.testing.assert_allclose(got, reference(), rtol=0, atol=tolerance)
         else:
             np.testing.assert_array_less(np.abs(got - reference()) / np.maximum(1.0, np.abs(reference())), 1e-4)
+
+
+def one_model_book(order: list[int] | None = None) -> Trades:
+    """Bonds of one model (a 0.05, sigma 0.01; trees about 2700 nodes wide): the block kernel runs each model's forward
+    pass once, on its tallest tree, and every tree's backward pass from it. Three years is shorter than the tree's
+    jmax steps (a narrower tree, in another width class, that reads the first of the model's ratios); calls, puts
+    and a straight bond, on two curves.
+    ``order``: the rows to take, in that order (default all)."""
+    rows = [  # id, issue, maturity, coupon, option, exercise, first, last, curve
+        ("M1", "2024-03-15", "2036-03-15", 0.05, "call", "bermudan", "2028-03-15", "2035-09-15", "EUR"),
+        ("M2", "2025-01-10", "2031-01-10", 0.04, "put", "american", "2027-06-01", "2030-06-01", "USD"),
+        ("M3", "2023-06-30", "2033-06-30", 0.035, "call", "european", "2029-06-29", None, "EUR"),
+        ("M4", "2026-01-15", "2029-11-15", 0.045, "call", "bermudan", "2027-01-15", "2029-01-15", "USD"),
+        ("M5", "2022-05-01", "2034-05-01", 0.03, None, None, None, None, "EUR"),
+        ("M6", "2026-06-01", "2032-12-01", 0.06, "put", "bermudan", "2028-12-01", "2032-06-01", "USD"),
+    ]
+    rows = [rows[k] for k in (range(len(rows)) if order is None else order)]
+    names = ("id", "issue", "maturity", "coupon", "option", "exercise", "first_exercise", "last_exercise", "curve")
+    columns: dict[str, list] = {name: [row[k] for row in rows] for k, name in enumerate(names)}
+    return Trades(as_of=AS_OF, type=["bond"] * len(rows), frequency=[2] * len(rows),
+                  exercise_price=[100.0 if row[4] else None for row in rows], a=0.05, sigma=0.01, **columns)
+
+
+@functools.cache
+def two_curves() -> dict[str, DatedCurve]:
+    return {**curves(), "USD": DatedCurve(as_of=AS_OF, dates=["2027-11-25", "2031-11-25", "2036-11-25"],
+                                          zero_rates=[0.041, 0.038, 0.036])}
+
+
+def test_one_forward_pass_a_model_matches_the_reference():
+    from trinom.scenarios import CurveShift, SpreadShift
+
+    book, market = one_model_book(), two_curves()
+    scenarios = [None, CurveShift(1e-4), SpreadShift(0.01)]
+    want = trinom.price(book, market, backend="reference", scenarios=scenarios).price
+    got = trinom.price(book, market, backend="cuda", scenarios=scenarios).price
+    np.testing.assert_allclose(got, want, rtol=0, atol=F64)
+    alone = trinom.price(book, market, backend="cuda").price
+    np.testing.assert_allclose(alone, want[0], rtol=0, atol=F64)
+    with pytest.MonkeyPatch.context() as patch:  # each tree its own forward pass
+        patch.setenv("TRINOM_BLOCK_SHARE", "0")
+        np.testing.assert_allclose(trinom.price(book, market, backend="cuda").price, alone, rtol=0, atol=F64)
+    f32 = trinom.price(book, market, backend="cuda", precision="f32").price
+    np.testing.assert_array_less(np.abs(f32 - want[0]) / np.maximum(1.0, np.abs(want[0])), 1e-4)
+    for variants in ("7,8,9,10", "11,12,13,14,10"):  # the few-trees and many-trees variants of every class
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("TRINOM_BLOCK_VARIANTS", variants)
+            np.testing.assert_allclose(trinom.price(book, market, backend="cuda").price, want[0], rtol=0, atol=F64)
+
+
+def test_a_shared_forward_pass_gives_each_tree_its_own_price():
+    """A tree priced in a book of its model equals it priced alone (the model's forward pass is the tallest tree's,
+    whose first n ratios are a shorter tree's own: the same within float64's last bits, which a tree shorter than jmax,
+    laid out on fewer threads, sums in another order), and the book's order does not change a price."""
+    book, market = one_model_book(), two_curves()
+    together = trinom.price(book, market, backend="cuda").price
+    backwards = trinom.price(one_model_book(list(range(len(book)))[::-1]), market, backend="cuda").price
+    np.testing.assert_allclose(backwards[::-1], together, rtol=0, atol=1e-13)
+    for row in range(len(book)):
+        alone = trinom.price(one_model_book([row]), market, backend="cuda").price
+        np.testing.assert_allclose(alone, together[row:row + 1], rtol=0, atol=F64)
