@@ -3,6 +3,6 @@
 #include "kernel_bonds.cuh"
 
 namespace trinom {
-template void launch_bonds_block<float>(int, const BondArgs<float> &, const int *, int, int, const long long *, BlockShare, float *,
-                                     cudaStream_t);
+template void launch_bonds_block<float>(int, const BondArgs<float> &, const int *, int, int, const long long *,
+                                         BlockShare, float *, cudaStream_t);
 }  // namespace trinom

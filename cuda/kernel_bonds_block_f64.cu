@@ -3,6 +3,6 @@
 #include "kernel_bonds.cuh"
 
 namespace trinom {
-template void launch_bonds_block<double>(int, const BondArgs<double> &, const int *, int, int, const long long *, BlockShare, double *,
-                                     cudaStream_t);
+template void launch_bonds_block<double>(int, const BondArgs<double> &, const int *, int, int, const long long *,
+                                         BlockShare, double *, cudaStream_t);
 }  // namespace trinom

@@ -91,10 +91,11 @@ void launch_flow_terms(const BondArgs<real> &args, int count, int cashflows, int
 // The block kernel's forward pass shared between trees of one model. The forward pass (the level spread without
 // alpha, and the ratios of its sums that fit each step's alpha) depends on a tree's term unit, steps, a and sigma
 // only, not on its curve, spread or cash flows, and a tree's ratios are the first n of a taller tree's of the same
-// model (a tree shorter than jmax steps is narrower, but its levels are the taller tree's first n). kForwardAndBackward: each tree its own (ratio_at unused; scratch 3 n reals at bond_at: the ratios'
-// two parts, then E). kForwardOnly: the trees (one a model, the tallest) write their ratios (scratch as before).
-// kBackwardOnly: each tree reads the ratios at ratio_at[2 b] and ratio_at[2 b + 1] (its model's tree, written by a
-// kForwardOnly launch before it) and keeps only E at bond_at (n reals).
+// model (a tree shorter than jmax steps is narrower, but its levels are the taller tree's first n).
+// kForwardAndBackward: each tree its own (ratio_at unused; scratch 3 n reals at bond_at: the ratios' two parts, then
+// E). kForwardOnly: the trees (one a model, the tallest) write their ratios (scratch as before). kBackwardOnly: each
+// tree reads the ratios at ratio_at[2 b] and ratio_at[2 b + 1] (its model's tree, written by a kForwardOnly launch
+// before it) and keeps only E at bond_at (n reals).
 enum BlockPhase { kForwardAndBackward = 0, kForwardOnly = 1, kBackwardOnly = 2 };
 struct BlockShare {
     BlockPhase phase = kForwardAndBackward;
