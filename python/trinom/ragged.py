@@ -20,3 +20,16 @@ def segments(offsets: np.ndarray, rows: npt.ArrayLike) -> tuple[np.ndarray, np.n
     new = np.zeros(rows.size + 1, dtype=np.int64)
     np.cumsum(counts, out=new[1:])
     return new, np.repeat(offsets[rows] - new[:-1], counts) + np.arange(new[-1])
+
+
+def runs(starts: npt.ArrayLike, counts: npt.ArrayLike) -> np.ndarray:
+    """The indices ``starts[k], starts[k] + 1, ..., starts[k] + counts[k] - 1`` of every ``k``, one after another (a
+    row's consecutive items where each row's first is ``starts[k]``).
+
+    >>> runs([5, 0, 9], [2, 1, 0]).tolist()
+    [5, 6, 0]
+    """
+    starts = np.asarray(starts, dtype=np.int64).reshape(-1)
+    counts = np.asarray(counts, dtype=np.int64).reshape(-1)
+    ends = np.cumsum(counts)
+    return np.repeat(starts - (ends - counts), counts) + np.arange(int(ends[-1]) if ends.size else 0)

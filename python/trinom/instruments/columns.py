@@ -77,8 +77,12 @@ def rows_problems(problems: Sequence[tuple[int | None, str, str]],
                   rows: npt.ArrayLike) -> tuple[tuple[int, str, str], ...]:
     """The problems of ``rows`` (a selection of a table's rows, in that order, repeats allowed), numbered as the
     selection numbers them, in row order (a row's own problems in their order); problems of no row are left out."""
+    named = {int(row) for row, _field, _message in problems if row is not None}
+    if not named:
+        return ()
+    selection = np.asarray(rows, dtype=np.int64).reshape(-1)
     where: dict[int, list[int]] = {}
-    for k, row in enumerate(np.asarray(rows).reshape(-1).tolist()):
-        where.setdefault(int(row), []).append(k)
+    for k in np.flatnonzero(np.isin(selection, np.fromiter(named, dtype=np.int64, count=len(named)))).tolist():
+        where.setdefault(int(selection[k]), []).append(k)
     found = [(k, field, message) for row, field, message in problems if row is not None for k in where.get(int(row), [])]
     return tuple(sorted(found, key=lambda problem: problem[0]))

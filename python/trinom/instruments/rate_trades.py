@@ -107,21 +107,32 @@ def check_rate_rows(book: TradeColumns, types: np.ndarray, earlier: set[int]) ->
     for row in rows[np.abs(rate[rows]) > 1]:
         add(row, "rate", f"rate must be a decimal rate (0.03 for 3%), got {cells['rate'][row]!r}")
     maturity = dates["maturity"]
-    for row in rows:
-        if row in bad or not (read["maturity"][row] and read["start"][row]):
-            continue
-        if maturity[row] <= start[row]:
+
+    def good(candidates: np.ndarray) -> np.ndarray:
+        """Which of ``candidates`` no problem has named yet."""
+        named = np.zeros(types.size, dtype=bool)
+        named[list(bad)] = True
+        return ~named[candidates]
+
+    dated = rows[good(rows) & read["maturity"][rows] & read["start"][rows]]
+    ends_first = maturity[dated] <= start[dated]
+    fixed = ~ends_first & (types[dated] != "swaption") & (start[dated] <= book.as_of_day)
+    for row, early in zip(dated[ends_first | fixed].tolist(), ends_first[ends_first | fixed].tolist(), strict=True):
+        if early:
             add(row, "maturity", f"maturity {day_text(maturity[row])} must be after start {day_text(start[row])}")
-        elif types[row] != "swaption" and start[row] <= book.as_of_day:
+        else:
             add(row, "start", f"start {day_text(start[row])} must be after the as-of date {day_text(book.as_of_day)}: every "
                 "caplet fixes after it (a caplet fixed already needs its fixing)")
     # names: each type's defaults, then parsed
     text: dict[str, np.ndarray] = {}
+    is_swaption = types[rows] == "swaption"
     for field in ("frequency", "day_count", "calendar", "convention", "exercise", "float_frequency", "option"):
         column = np.empty(types.size, dtype=object)
-        for row in rows:
-            value = cells[field][row]
-            column[row] = DEFAULTS["swaption" if types[row] == "swaption" else "cap"].get(field) if value is None else value
+        given = cells[field][rows]
+        default = np.empty(rows.size, dtype=object)
+        default[is_swaption] = DEFAULTS["swaption"].get(field)
+        default[~is_swaption] = DEFAULTS["cap"].get(field)
+        column[rows] = np.where(np.equal(given, None), default, given)
         text[field] = column
     for field, parse in (("frequency", parse_frequencies), ("day_count", parse_day_counts),
                          ("convention", parse_conventions), ("float_frequency", parse_frequencies)):
@@ -133,35 +144,47 @@ def check_rate_rows(book: TradeColumns, types: np.ndarray, earlier: set[int]) ->
         for row, name, message in parse_calendars(text["calendar"][swaption_rows], field="calendar",
                                                   rows=swaption_rows)[2]:
             add(row, name, message)
-    side = {int(r): "" if text["option"][r] is None else str(text["option"][r]).strip().lower() for r in swaption_rows}
-    style = {int(r): str(text["exercise"][r]).strip().lower() for r in swaption_rows}
-    for row in swaption_rows:
-        if side[row] not in ("payer", "receiver"):
+    side = np.array(["" if value is None else str(value).strip().lower()
+                     for value in text["option"][swaption_rows].tolist()], dtype=object)
+    style = np.array([str(value).strip().lower() for value in text["exercise"][swaption_rows].tolist()], dtype=object)
+    wrong_side = ~np.isin(side, ["payer", "receiver"])
+    wrong_style = ~np.isin(style, ["european", "bermudan"])
+    for k in np.flatnonzero(wrong_side | wrong_style).tolist():
+        row = int(swaption_rows[k])
+        if wrong_side[k]:
             add(row, "option", f"option must be payer or receiver (a swaption pays or receives the fixed rate), got "
-                f"{cells['option'][row]!r}" if side[row] else "option is missing: payer or receiver")
-        if style[row] not in ("european", "bermudan"):
+                f"{cells['option'][row]!r}" if side[k] else "option is missing: payer or receiver")
+        if wrong_style[k]:
             add(row, "exercise", f"a swaption's exercise is european or bermudan, got {cells['exercise'][row]!r}")
     # the exercise window: from first_exercise (default: the start) to last_exercise (a european: its one date;
     # a bermudan: default the day before maturity, so every fixed-leg start date)
     european = np.zeros(types.size, dtype=bool)
-    european[[r for r in swaption_rows if style[int(r)] == "european"]] = True
+    european[swaption_rows[style == "european"]] = True
     first = np.where(read["first_exercise"], dates["first_exercise"], start)
     last = np.where(read["last_exercise"], dates["last_exercise"], np.where(european, first, maturity - 1))
-    for row in swaption_rows:
-        if row in bad:
-            continue
-        if european[row] and read["last_exercise"][row] and last[row] != first[row]:
+    checked = swaption_rows[good(swaption_rows)]
+    one_date = european[checked] & read["last_exercise"][checked] & (last[checked] != first[checked])
+    outside = {field: ~one_date & read[field][checked] & ~((start[checked] <= value[checked])
+                                                             & (value[checked] < maturity[checked]))
+               for field, value in (("first_exercise", first), ("last_exercise", last))}
+    reversed_window = (~one_date & ~outside["first_exercise"] & ~outside["last_exercise"]
+                       & (last[checked] < first[checked]))
+    for k in np.flatnonzero(one_date | outside["first_exercise"] | outside["last_exercise"] | reversed_window).tolist():
+        row = int(checked[k])
+        if one_date[k]:
             add(row, "last_exercise", "a european swaption has one exercise date: leave last_exercise empty or equal "
                 "to first_exercise")
             continue
         for field, value in (("first_exercise", first[row]), ("last_exercise", last[row])):
-            if read[field][row] and not start[row] <= value < maturity[row]:
+            if outside[field][k]:
                 add(row, field, f"{field} {day_text(value)} is outside the swap ({day_text(start[row])} to "
                     f"{day_text(maturity[row])}): a swaption is exercised on its fixed leg's start dates")
-        if row not in bad and last[row] < first[row]:
+        if reversed_window[k]:
             add(row, "last_exercise", f"last_exercise {day_text(last[row])} is before first_exercise {day_text(first[row])}")
-    g = np.array([r for r in swaption_rows if r not in bad], dtype=np.int64)
-    c = np.array([r for r in cap_rows if r not in bad], dtype=np.int64)
+    g = swaption_rows[good(swaption_rows)].astype(np.int64)
+    c = cap_rows[good(cap_rows)].astype(np.int64)
+    payer = np.zeros(types.size, dtype=bool)
+    payer[swaption_rows[side == "payer"]] = True
     notional = np.where(np.isnan(numbers["notional"]), 100.0, numbers["notional"])
     spy = book.steps_per_year
 
@@ -171,7 +194,7 @@ def check_rate_rows(book: TradeColumns, types: np.ndarray, earlier: set[int]) ->
     swaptions = SwaptionSpecs(
         as_of=book.as_of_day, start=start[g], maturity=maturity[g], rate=rate[g], frequency=frequencies(g),
         day_count=text["day_count"][g], calendar=text["calendar"][g], convention=text["convention"][g],
-        payer=np.array([side[int(r)] == "payer" for r in g], dtype=bool), first_exercise=first[g],
+        payer=payer[g], first_exercise=first[g],
         last_exercise=last[g], notional=notional[g], a=numbers["a"][g], sigma=numbers["sigma"][g],
         curve=np.zeros(g.size, dtype=np.int64), steps_per_year=spy[g], rows=g)
     caps = CapSpecs(as_of=book.as_of_day, start=start[c], maturity=maturity[c], rate=rate[c], frequency=frequencies(c),

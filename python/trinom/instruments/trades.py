@@ -86,6 +86,7 @@ from ..conventions.dates import day_text
 from ..conventions.names import Problem
 from ..errors import InputError
 from ..model.curve import YieldCurve
+from ..ragged import runs
 from ..result import Prices
 from .bond import BondPortfolio
 from .cap import CapSpecs, lower_caps
@@ -401,14 +402,14 @@ class Trades(TradeChecks):
         for first, last in itertools.pairwise(bounds):
             rows = np.arange(first, last)
             if np.isin(kind[first], _BOND_FAMILY):
-                index = np.concatenate([first_tree[r] + np.arange(counts[r]) for r in rows.tolist()])
-                blocks.append((int(first), bond_table[index]))  # type: ignore[index]
+                blocks.append((int(first), bond_table[runs(first_tree[rows], counts[rows])]))  # type: ignore[index]
                 continue
             name = curve_names[curve[first]]
             in_run = np.isin(good_caps, rows)
             plain = np.setdiff1d(rows, good_caps[in_run])
             parts = [self._options(plain, bad[plain], problems, name)] if plain.size else []
-            position = {int(r): k for k, r in enumerate(plain.tolist())}
+            position = np.zeros(size, dtype=np.int64)  # each row's first tree in the run's table
+            position[plain] = np.arange(plain.size)
             if in_run.any():
                 lowered_caps = lower_caps(_take_caps(rate.caps, np.flatnonzero(in_run)), curve=name)
                 parts.append(lowered_caps.caplets)
@@ -416,10 +417,9 @@ class Trades(TradeChecks):
                 for k, row in enumerate(good_caps[in_run].tolist()):
                     counts[row] = lowered_caps.count[k]
                     weights[row] = lowered_caps.weight[offsets[k]: offsets[k + 1]]
-                    position[int(row)] = plain.size + int(offsets[k])
+                position[good_caps[in_run]] = plain.size + offsets[:-1]
             table = Portfolio.concatenate(parts) if len(parts) > 1 else parts[0]
-            index = np.concatenate([position[int(r)] + np.arange(counts[r]) for r in rows.tolist()])
-            blocks.append((int(first), table[index]))
+            blocks.append((int(first), table[runs(position[rows], counts[rows])]))
         types = np.array([TYPES[k] for k in kind.tolist()], dtype=object)
         self._memo[("legs", curve_names)] = Legs.of_counts(counts, np.concatenate(weights), labels=types)
         return blocks
