@@ -19,7 +19,7 @@ def segments(offsets: np.ndarray, rows: npt.ArrayLike) -> tuple[np.ndarray, np.n
     counts = np.diff(offsets)[rows]
     new = np.zeros(rows.size + 1, dtype=np.int64)
     np.cumsum(counts, out=new[1:])
-    return new, np.repeat(offsets[rows] - new[:-1], counts) + np.arange(new[-1])
+    return new, runs(offsets[rows], counts)
 
 
 def runs(starts: npt.ArrayLike, counts: npt.ArrayLike) -> np.ndarray:

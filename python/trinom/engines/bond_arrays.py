@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..lattice.book import Book
+from ..ragged import runs
 
 #: The per-bond, per-cash-flow and per-listed-point fields the library reads (``cashflow_offset`` and
 #: ``exercise_offset`` apart).
@@ -75,8 +76,7 @@ def _offset_of(offset: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 def entries_of(offset: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """The entry indices of trees ``rows`` (in that order) under ``offset``."""
-    counts = np.diff(offset)[rows]
-    return np.repeat(offset[rows] - np.concatenate(([0], np.cumsum(counts)[:-1])), counts) + np.arange(counts.sum())
+    return runs(offset[rows], np.diff(offset)[rows])
 
 
 __all__ = ["BondArrays", "bond_blocks", "bonds_at", "entries_of"]

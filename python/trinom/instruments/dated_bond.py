@@ -79,6 +79,7 @@ from ..conventions.icma import QuasiCouponDates, icma_fractions
 from ..conventions.names import Problem
 from ..errors import InputError
 from ..model.curve import YieldCurve
+from ..ragged import runs
 from .bond import BondPortfolio
 from .book_parts import entries_part, in_parts, joined_offsets, part_bounds, rows_part
 from .constants import CALL, PUT
@@ -318,9 +319,7 @@ def _lower(as_of: int, bonds: DatedBonds, *, dates: ExerciseDates | None, coupon
 
 def _joined(bonds: DatedBonds, parts: list[LoweredBonds]) -> LoweredBonds:
     """The lowerings of consecutive parts of ``bonds`` as the whole book's (problems: the parts' in turn)."""
-    def cat(values: Sequence[np.ndarray]) -> np.ndarray:
-        return np.concatenate(values)
-
+    cat = np.concatenate
     flows = [part.flows for part in parts]
     first = np.cumsum([0] + [len(part.bonds) for part in parts])
     return LoweredBonds(
@@ -572,7 +571,7 @@ class _Exercise:
                               "option is exercised on coupon dates"))
         counts = np.maximum(hi - lo, 0)
         which = np.repeat(np.arange(bond.size), counts)
-        at = np.repeat(lo - np.cumsum(counts) + counts, counts) + np.arange(which.size)
+        at = runs(lo, counts)
         # on a coupon date the accrued interest is 0 (ex-coupon): the clean price is the dirty one
         self.add_dates(ExerciseDates(bond=bond[which], date=days[at], price=windows.price[which],
                                      clean=np.zeros(which.size, dtype=bool), notice=windows.notice[which]))
@@ -603,7 +602,7 @@ class _Exercise:
         stepped_last = np.where(windowed, np.minimum(opens - 1, last), last)  # listed points: the rest
         counts = np.maximum(stepped_last - first + 1, 0)
         which = np.repeat(np.arange(bond.size), counts)
-        step = np.repeat(first - np.cumsum(counts) + counts, counts) + np.arange(which.size)
+        step = runs(first, counts)
         owner = bond[which]
         self.points.append((owner, step, date_of_step(step, self.as_of, self.spy[owner]) + notice[which], price[which],
                             np.ones(which.size, dtype=bool), notice[which], np.full(which.size, np.nan)))
