@@ -136,14 +136,17 @@ module fast_bond (R: float) = {
         in (U, S_i, steps with [col, row] = B.d E, next w (col, row))
     in steps
 
+  -- | Node q of `forward_mapped`'s level.
+  def forward_mapped_node [w] (tb: tables [w]) (h: i64) (jmax: i64) (U: [w]real) (live: i64) (x: i32) (q: i64) : real =
+    let c = F.centre h
+    in if u64.i64 (q - c + live) <= u64.i64 (2 * live) then F.rescaled x (forward_node tb h jmax U q) else zero
+
   -- | One forward level (the nodes |j| <= live, rescaled by 2^-x) and its sum, as a map over the w
   -- nodes (the GPU shape).  (No flushing of tiny values as for options: U_i[j] = Q_i[j] x_j / D_i
   -- spans the range of x_j, which on the paper's trees is wide, so a tiny U can carry real mass.)
   def forward_mapped [w] (tb: tables [w]) (h: i64) (jmax: i64) (U: *[w]real) (live: i64) (x: i32)
                          : (*[w]real, real) =
-    let c = F.centre h
-    let is_live (q: i64) = u64.i64 (q - c + live) <= u64.i64 (2 * live)
-    let U = tabulate w (\q -> if is_live q then F.rescaled x (forward_node tb h jmax U q) else zero)
+    let U = tabulate w (forward_mapped_node tb h jmax U live x)
     let sum = copy (reduce (R.+) zero U)
     in (U, sum)
 
@@ -205,18 +208,27 @@ module fast_bond (R: float) = {
                  in if kind == CALL then (if v R.> price then price else v) else (if price R.> v then price else v)
     in clamped (with_timed bt.after x v)
 
+  -- | What one step of the walk gives its level: the live half width `hh`, the cash flow `added` to the next level's
+  -- live nodes as they are read, the flows and dated point `bt` between steps, the exercise flag and price.
+  type events = {hh: i64, added: real, bt: between, exercise: bool, exercise_price: real}
+
+  -- | Node q of `level_mapped`'s level, with the step's events `ev`.
+  def level_mapped_node [w] (tb: tables [w]) (h: i64) (jmax: i64) (kind: i32) (g: real) (Val: [w]real) (ev: events)
+                            (e: real) (q: i64) : real =
+    let c = F.centre h
+    let is_live (q: i64) = u64.i64 (q - c + ev.hh) <= u64.i64 (2 * ev.hh)
+    let at (q: i64) : real = if is_live q then Val[q] R.+ ev.added else Val[q]
+    in if !(is_live q) then zero
+       else settle kind ev.exercise ev.exercise_price ev.bt tb.x[q]
+                   (backward_node tb h jmax at q R.* ((e R.* tb.x[q]) R.* g))
+
   -- | One backward level, as a map over the w nodes (the GPU shape: a thread a node): the nodes
   -- |j| <= hh of `Val` (level i+1) take the step's cash flow `added` as they are read, each live
   -- node of level i is its continuation times (e x_j) g, exercised; the others are zero.
   def level_mapped [w] (tb: tables [w]) (h: i64) (jmax: i64) (kind: i32) (g: real) (Val: *[w]real) (hh: i64)
                        (added: real) (bt: between) (exercise: bool) (exercise_price: real) (e: real)
                        : *[w]real =
-    let c = F.centre h
-    let is_live (q: i64) = u64.i64 (q - c + hh) <= u64.i64 (2 * hh)
-    let at (q: i64) : real = if is_live q then Val[q] R.+ added else Val[q]
-    in tabulate w (\q -> if !(is_live q) then zero
-                         else settle kind exercise exercise_price bt tb.x[q]
-                                     (backward_node tb h jmax at q R.* ((e R.* tb.x[q]) R.* g)))
+    tabulate w (level_mapped_node tb h jmax kind g Val {hh, added, bt, exercise, exercise_price} e)
 
   -- | The same level in place on the CPU, with `pm` as a table: the cash flow is added to level i+1
   -- first, then the interior nodes are a loop without branches or gathers that the C compiler
@@ -249,89 +261,99 @@ module fast_bond (R: float) = {
   -- (read in place, as the cash flows are).
   type listed [e] = {steps: [e]i32, prices: [e]real, times: [e]f64, offset: i64, count: i64}
 
+  -- | Where a bond's backward walk stands between steps: its next cash flow `p` (at step `S`), the cash flows `left`
+  -- to take, and its next listed exercise point `q` (-1: none).
+  type cursor = {p: i64, S: i64, left: i64, q: i64}
+
+  -- | A bond's walk as `backward` takes it: its cash flows `flows` of the global arrays (read in place: a per-bond
+  -- slice would be an allocation of varying size inside a workgroup), its listed exercise points likewise (`lx`,
+  -- walked from the last down as in bonds.fut), its exercise window and its flows between steps (`flows_at`).
+  type^ walk [k] [e] = {cashflow_steps: [k]i32, cashflow_times: [k]f64, repayments: [k]real, coupons: [k]real,
+                       off: i64, K: i64, geo: B.geometry, kind: i32, strike: real, first_ex: i64, last_ex: i64,
+                       frequency: i64, lx: listed [e], flows_at: B.timed_flows}
+
+  def flow_of [k] [e] (wk: walk [k] [e]) (p: i64) : real = wk.repayments[wk.off + p] R.+ wk.coupons[wk.off + p]
+
+  -- | The walk's start (the pointer logic of bonds.fut: step n holds the maturity cash flow): the value of the
+  -- maturity level's live nodes (zero where the last flow is paid before step n: it is taken at step n - 1) and the
+  -- cursor.
+  def walk_start [k] [e] (wk: walk [k] [e]) : (real, cursor) =
+    let step_of (p: i64) : i64 = i64.i32 wk.cashflow_steps[wk.off + p]
+    let p = wk.K - 1
+    let timed_last = !(f64.isnan wk.cashflow_times[wk.off + p])
+    let left = if timed_last then wk.K else wk.K - 1
+    let S = step_of p
+    let (p', S) = if !timed_last && p > 0 && S <= wk.geo.n && left > 0 then (p - 1, step_of (p - 1)) else (p, S)
+    let listed_step (q: i64) : i64 = i64.i32 wk.lx.steps[wk.lx.offset + q]
+    let q = B.listed_start listed_step wk.lx.count wk.geo.n
+    in (if timed_last then zero else flow_of wk p, {p = p', S, left, q})
+
+  -- | Step i of the walk (E_i = `e`): the level's events and the cursor for step i - 1.
+  def walk_step [k] [m] (wk: walk [k] [m]) (i: i64) (e: real) (cur: cursor) : (events, cursor) =
+    let n = wk.geo.n
+    let step_of (p: i64) : i64 = i64.i32 wk.cashflow_steps[wk.off + p]
+    let (p, S, left, q) = (cur.p, cur.S, cur.left, cur.q)
+    let hh = i64.min i wk.geo.jmax
+    let exercise = wk.first_ex <= i && i <= wk.last_ex && i32.i64 (S - i) % i32.i64 wk.frequency == 0
+    let listed = q >= 0 && i64.i32 wk.lx.steps[wk.lx.offset + q] == i
+    let date = if listed then wk.lx.times[wk.lx.offset + q] else f64.nan  -- a date between steps i and i+1
+    -- The cash flow of step i+1, added to the nodes |j| <= hh as they are read (Q1), and those with a
+    -- time between steps i and i+1 (several may share the step), valued at step i: c0 + c1 x_j, before the
+    -- step's exercise or after it (paid by the listed point's date).
+    let (added, (before, after), p, S, left) =
+      loop (added, ((c0, c1), (a0, a1)), p, S, left) = (zero, ((0f64, 0f64), (0f64, 0f64)), p, S, left)
+      while i == S - 1 && left > 0 do
+        let t = wk.cashflow_times[wk.off + p]
+        let (added, sums) = if f64.isnan t then (flow_of wk p, ((c0, c1), (a0, a1)))
+                            else let (k0, k1) = wk.flows_at i e t (flow_of wk p)
+                                 in if t <= date then (added, ((c0, c1), (a0 + k0, a1 + k1)))
+                                    else (added, ((c0 + k0, c1 + k1), (a0, a1)))
+        let (p, S) = if p > 0 && S <= n then (p - 1, step_of (p - 1)) else (p, S)
+        in (added, sums, p, S, left - 1)
+    -- Accrued interest since the last cash-flow date, with that date's coupon (Q2).
+    let AI = if exercise && S != 0 && left > 0
+             then let next = step_of (i64.min (p + 1) (wk.K - 1))
+                  let span = R.i64 (next - S)
+                  let remaining = R.i64 (i64.max (next - i) 0)
+                  in ((span R.- remaining) R./ span) R.* wk.coupons[wk.off + p]
+             else zero
+    let price = if listed then wk.lx.prices[wk.lx.offset + q] else zero
+    let dated = listed && !(f64.isnan date)
+    let bt = {before, dated, point = if dated then wk.flows_at i e date price else (0, 0), after}
+    let (exercise, exercise_price) = B.with_listed wk.kind exercise (wk.strike R.+ AI) (listed && !dated) price
+    let q = if listed then q - 1 else q
+    in ({hh, added, bt, exercise, exercise_price}, {p, S, left, q})
+
   -- | The backward pass (§6) of one bond with the E_i in `steps` (as `forward` leaves them) and
-  -- levels `start` makes from the maturity's values and `level` steps back, the pointer logic of
-  -- bonds.fut: step n holds the maturity cash flow.  The bond's cash flows are `flows` of the
-  -- global arrays (read in place: a per-bond slice would be an allocation of varying size inside a
-  -- workgroup), its listed exercise points likewise (`lx`, walked from the last down as in bonds.fut).
+  -- levels `start` makes from the maturity's values and `level` steps back.
   def backward [k] [w] [depth] [e] 'levels (start: *[w]real -> *levels)
                (level: *levels -> i64 -> real -> between -> bool -> real -> real -> *levels)
-               (root: levels -> [w]real) (steps: [w][depth]f64) (cashflow_steps: [k]i32) (cashflow_times: [k]f64)
-               (repayments: [k]real) (coupons: [k]real) (off: i64) (K: i64) (geo: B.geometry) (kind: i32)
-               (strike: real) (first_ex: i64) (last_ex: i64) (frequency: i64) (lx: listed [e])
-               (flows_at: B.timed_flows) : real =
-    let n = geo.n
-    let jmax = geo.jmax
-    let h = window geo
+               (root: levels -> [w]real) (steps: [w][depth]f64) (wk: walk [k] [e]) : real =
+    let n = wk.geo.n
+    let h = window wk.geo
     let c = F.centre h
-    let step_of (p: i64) : i64 = i64.i32 cashflow_steps[off + p]
-    let flow (p: i64) : real = repayments[off + p] R.+ coupons[off + p]
-    let p = K - 1
-    let timed_last = !(f64.isnan cashflow_times[off + p])  -- paid before step n: taken at step n - 1
-    let levels = start (tabulate w (\q -> if i64.abs (q - c) <= h && !timed_last then flow p else zero))
-    let left = if timed_last then K else K - 1
-    let S = step_of p
-    let (p, S) = if !timed_last && p > 0 && S <= n && left > 0 then (p - 1, step_of (p - 1)) else (p, S)
-    let listed_step (q: i64) : i64 = i64.i32 lx.steps[lx.offset + q]
-    let q = B.listed_start listed_step lx.count n
-    let (levels, _, _, _, _, _) =
-      loop (levels, p, S, left, q, (col, row)) = (levels, p, S, left, q, ((n - 1) % w, (n - 1) / w)) for i_ < n do
+    let (last, cur) = walk_start wk
+    let levels = start (tabulate w (\q -> if i64.abs (q - c) <= h then last else zero))
+    let (levels, _, _) =
+      loop (levels, cur, (col, row)) = (levels, cur, ((n - 1) % w, (n - 1) / w)) for i_ < n do
         let i = n - 1 - i_
-        let hh = i64.min i jmax
         let e = B.r steps[col, row]
-        let exercise = first_ex <= i && i <= last_ex && i32.i64 (S - i) % i32.i64 frequency == 0
-        let listed = q >= 0 && listed_step q == i
-        let date = if listed then lx.times[lx.offset + q] else f64.nan  -- a date between steps i and i+1
-        -- The cash flow of step i+1, added to the nodes |j| <= hh as they are read (Q1), and those with a
-        -- time between steps i and i+1 (several may share the step), valued at step i: c0 + c1 x_j, before the
-        -- step's exercise or after it (paid by the listed point's date).
-        let (added, (before, after), p, S, left) =
-          loop (added, ((c0, c1), (a0, a1)), p, S, left) = (zero, ((0f64, 0f64), (0f64, 0f64)), p, S, left)
-          while i == S - 1 && left > 0 do
-            let t = cashflow_times[off + p]
-            let (added, sums) = if f64.isnan t then (flow p, ((c0, c1), (a0, a1)))
-                                else let (k0, k1) = flows_at i e t (flow p)
-                                     in if t <= date then (added, ((c0, c1), (a0 + k0, a1 + k1)))
-                                        else (added, ((c0 + k0, c1 + k1), (a0, a1)))
-            let (p, S) = if p > 0 && S <= n then (p - 1, step_of (p - 1)) else (p, S)
-            in (added, sums, p, S, left - 1)
-        -- Accrued interest since the last cash-flow date, with that date's coupon (Q2).
-        let AI = if exercise && S != 0 && left > 0
-                 then let next = step_of (i64.min (p + 1) (K - 1))
-                      let span = R.i64 (next - S)
-                      let remaining = R.i64 (i64.max (next - i) 0)
-                      in ((span R.- remaining) R./ span) R.* coupons[off + p]
-                 else zero
-        let price = if listed then lx.prices[lx.offset + q] else zero
-        let dated = listed && !(f64.isnan date)
-        let bt = {before, dated, point = if dated then flows_at i e date price else (0, 0), after}
-        let (exercise, exercise_price) = B.with_listed kind exercise (strike R.+ AI) (listed && !dated) price
-        let q = if listed then q - 1 else q
-        in (level levels hh added bt exercise exercise_price e, p, S, left, q, previous w (col, row))
+        let (ev, cur) = walk_step wk i e cur
+        in (level levels ev.hh ev.added ev.bt ev.exercise ev.exercise_price e, cur, previous w (col, row))
     in (root levels)[c]
 
   -- | `backward` with mapped levels (the GPU shape).
-  def backward_mapped [k] [w] [depth] [e] (tb: tables [w]) (steps: [w][depth]f64) (cashflow_steps: [k]i32)
-                                          (cashflow_times: [k]f64) (repayments: [k]real) (coupons: [k]real)
-                                          (off: i64) (K: i64) (geo: B.geometry) (kind: i32) (strike: real)
-                                          (first_ex: i64) (last_ex: i64) (frequency: i64) (lx: listed [e])
-                                          (flows_at: B.timed_flows) : real =
+  def backward_mapped [k] [w] [depth] [e] (tb: tables [w]) (steps: [w][depth]f64) (wk: walk [k] [e]) : real =
     let fresh (Val: *[w]real) : *[w]real = Val
     let same (Val: [w]real) : [w]real = Val
-    in backward fresh (level_mapped tb (window geo) geo.jmax kind geo.g) same steps cashflow_steps cashflow_times
-                repayments coupons off K geo kind strike first_ex last_ex frequency lx flows_at
+    in backward fresh (level_mapped tb (window wk.geo) wk.geo.jmax wk.kind wk.geo.g) same steps wk
 
   -- | `backward` with levels in place (the CPU shape).
-  def backward_in_place [k] [w] [depth] [e] (tb: tables [w]) (steps: [w][depth]f64) (cashflow_steps: [k]i32)
-                                            (cashflow_times: [k]f64) (repayments: [k]real) (coupons: [k]real)
-                                            (off: i64) (K: i64) (geo: B.geometry) (kind: i32) (strike: real)
-                                            (first_ex: i64) (last_ex: i64) (frequency: i64) (lx: listed [e])
-                                            (flows_at: B.timed_flows) : real =
+  def backward_in_place [k] [w] [depth] [e] (tb: tables [w]) (steps: [w][depth]f64) (wk: walk [k] [e]) : real =
     let pair (Val: *[w]real) : (*[w]real, *[w]real) = (Val, copy Val)
     let first ((Val, _): ([w]real, [w]real)) : [w]real = Val
-    in backward pair (level_in_place tb (tabulate w (pm_of tb)) (window geo) geo.jmax kind geo.g) first steps
-                cashflow_steps cashflow_times repayments coupons off K geo kind strike first_ex last_ex frequency lx
-                flows_at
+    in backward pair (level_in_place tb (tabulate w (pm_of tb)) (window wk.geo) wk.geo.jmax wk.kind wk.geo.g) first
+                steps wk
 
   -- | E_i of one bond from its own forward pass (mapped levels), on levels of w >= 2 window + 3 nodes
   -- (the tables `tb`) and step arrays of N >= max(n, 1) + 1 entries (E_0 = P_1).
@@ -366,6 +388,22 @@ module fast_bond (R: float) = {
     let last = cashflow_steps[cf_offsets[v] + i64.i32 cashflows[v] - 1]
     in B.geometry_of term_units[v] term_steps[v] a[v] sigma[v] (i64.i32 last) spreads[v]
 
+  -- | Bond v's walk (`walk`) from the global arrays, with its geometry and its curve's zero rates `rate_at`.
+  def walk_of [n] [k] [e] (cf_offsets: [n]i64) (cashflows: [n]i32) (cashflow_steps: [k]i32) (repayments: [k]real)
+                          (coupons: [k]real) (spreads: [n]real) (types: [n]i32) (strikes: [n]real)
+                          (first_exercise: [n]i32) (last_exercise: [n]i32) (frequencies: [n]i32) (ex_offsets: [n]i64)
+                          (exercise_counts: [n]i32) (exercise_steps: [e]i32) (exercise_prices: [e]real)
+                          (cashflow_times: [k]f64) (exercise_times: [e]f64) (a: [n]real) (geo: B.geometry)
+                          (rate_at: real -> real) (v: i64) : walk [k] [e] =
+    let lx = {steps = exercise_steps, prices = exercise_prices, times = exercise_times, offset = ex_offsets[v],
+              count = i64.i32 exercise_counts[v]}
+    let zero_price (t: real) = f64.exp (B.d (R.neg (rate_at t) R.* t))
+    let zero_price_at (t: f64) = f64.exp (f64.neg (B.d (rate_at (B.r t))) * t)
+    let flows_at = B.timed_flow (B.d a[v]) (B.d geo.dt) (B.d spreads[v] / SPREAD_UNIT) zero_price zero_price_at geo
+    in {cashflow_steps, cashflow_times, repayments, coupons, off = cf_offsets[v], K = i64.i32 cashflows[v], geo,
+        kind = types[v], strike = strikes[v], first_ex = i64.i32 first_exercise[v],
+        last_ex = i64.i32 last_exercise[v], frequency = i64.max 1 (i64.i32 frequencies[v]), lx, flows_at}
+
   -- | Prices of all bonds (the 19 arrays of §1; `maturities` is not read, as in bonds.fut; then the
   -- listed exercise points, bond v's at `ex_offsets[v]`), the map
   -- run as `run` says (plain on the CPU, one bond per workgroup on GPUs), each bond on levels and
@@ -386,8 +424,6 @@ module fast_bond (R: float) = {
                                           (cashflow_times: [k]f64) (exercise_times: [e]f64) : [n]real =
     let yc_offsets = exclusive_scan curve_terms
     let one_bond (v: i64) : real =
-      let off = cf_offsets[v]
-      let K = i64.i32 cashflows[v]
       let geo = geometry_at cf_offsets term_units term_steps a sigma cashflows cashflow_steps spreads v
       let cv = i64.i32 curve_index[v]
       let rate_at = B.curve_rate curve_rates curve_days yc_offsets[cv] (i64.i32 curve_terms[cv]) term_units[v]
@@ -395,19 +431,83 @@ module fast_bond (R: float) = {
       let h = window geo
       let tb = tables_of geo h w
       let steps = if shared then shared_steps w N ratios[lattice[v]] geo rate_at else own_steps tb N geo rate_at
-      let (first_ex, last_ex) = (i64.i32 first_exercise[v], i64.i32 last_exercise[v])
-      let frequency = i64.max 1 (i64.i32 frequencies[v])
-      let lx = {steps = exercise_steps, prices = exercise_prices, times = exercise_times, offset = ex_offsets[v],
-                count = i64.i32 exercise_counts[v]}
-      let zero_price (t: real) = f64.exp (B.d (R.neg (rate_at t) R.* t))
-      let zero_price_at (t: f64) = f64.exp (f64.neg (B.d (rate_at (B.r t))) * t)
-      let flows_at = B.timed_flow (B.d a[v]) (B.d geo.dt) (B.d spreads[v] / SPREAD_UNIT) zero_price zero_price_at geo
-      in if in_place
-         then backward_in_place tb steps cashflow_steps cashflow_times repayments coupons off K geo types[v]
-                                strikes[v] first_ex last_ex frequency lx flows_at
-         else backward_mapped tb steps cashflow_steps cashflow_times repayments coupons off K geo types[v] strikes[v]
-                              first_ex last_ex frequency lx flows_at
+      let wk = walk_of cf_offsets cashflows cashflow_steps repayments coupons spreads types strikes first_exercise
+                       last_exercise frequencies ex_offsets exercise_counts exercise_steps exercise_prices
+                       cashflow_times exercise_times a geo rate_at v
+      in if in_place then backward_in_place tb steps wk else backward_mapped tb steps wk
     in run one_bond (iota n)
+
+  -- | The stepped shape (GPUs, for trees too wide for a workgroup): every bond of a call on levels of `w` nodes (at
+  -- least 2 window + 3 of each), the steps an outer loop and each step one map over all bonds' nodes, so a step is a
+  -- few kernels however few bonds there are.  The forward pass runs once per lattice on its tallest bond (`heads`,
+  -- bond v's lattice `lattice[v]`: as `shared_prices`, or every bond its own), all lattices side by side; then every
+  -- bond's backward pass from its maturity down, a bond idle until its own height is reached.
+  def stepped_prices [n] [k] [c] [l] [g] [e] (w: i64) (lattice: [n]i64) (heads: [g]i64) (cf_offsets: [n]i64)
+                                          (term_units: [n]i32) (term_steps: [n]i32) (a: [n]real) (sigma: [n]real)
+                                          (cashflows: [n]i32) (cashflow_steps: [k]i32) (repayments: [k]real)
+                                          (coupons: [k]real) (spreads: [n]real) (types: [n]i32) (strikes: [n]real)
+                                          (first_exercise: [n]i32) (last_exercise: [n]i32) (frequencies: [n]i32)
+                                          (curve_index: [n]i32) (curve_terms: [c]i32) (curve_rates: [l]real)
+                                          (curve_days: [l]i32) (ex_offsets: [n]i64) (exercise_counts: [n]i32)
+                                          (exercise_steps: [e]i32) (exercise_prices: [e]real)
+                                          (cashflow_times: [k]f64) (exercise_times: [e]f64) : [n]real =
+    let yc_offsets = exclusive_scan curve_terms
+    let geos = tabulate n (geometry_at cf_offsets term_units term_steps a sigma cashflows cashflow_steps spreads)
+    let rate_at (v: i64) : real -> real =
+      let cv = i64.i32 curve_index[v]
+      in B.curve_rate curve_rates curve_days yc_offsets[cv] (i64.i32 curve_terms[cv]) term_units[v]
+    let (pus, pds, xs) = unzip3 (map (\geo -> let tb = tables_of geo (window geo) w in (tb.pu, tb.pd, tb.x)) geos)
+    let tables_at (v: i64) : tables [w] = {pu = pus[v], pd = pds[v], x = xs[v]}
+    -- The forward pass of the heads: ratios[i, u] = S_{i-1} / S_i of head u (as `ratios_of`; ones beyond its height).
+    let tops = map (\v -> i64.max geos[v].n 1) heads
+    let Nf = i64.maximum tops
+    let U = tabulate_2d g w (\u q -> if q == F.centre (window geos[heads[u]]) then one else zero)
+    let (_, _, ratios) =
+      loop (U, S, ratios) = (U, replicate g one, replicate Nf (replicate g 1f64)) for i_ < Nf - 1 do
+        let i = i_ + 1
+        let x = map (\s -> let e = F.exponent s in i32.bool (i32.abs e > 16) * e) S
+        let step (u: i64) (q: i64) : real =
+          let geo = geos[heads[u]]
+          in if i < tops[u] then forward_mapped_node (tables_at heads[u]) (window geo) geo.jmax U[u] (i64.min i geo.jmax)
+                                                     x[u] q
+             else U[u, q]
+        let U = tabulate_2d g w step
+        let sums = map (reduce (R.+) zero) U
+        let row = tabulate g (\u -> if i < tops[u] then B.d (B.r (B.d (R.ldexp (S[u] R./ sums[u]) (-x[u])))) else 1)
+        let S = map3 (\u s t -> if i < tops[u] then t else s) (iota g) S sums
+        in (U, S, ratios with [i] = row)
+    -- The backward passes, E_i as `shared_steps` makes it.
+    let walk_at (v: i64) =
+      walk_of cf_offsets cashflows cashflow_steps repayments coupons spreads types strikes first_exercise
+              last_exercise frequencies ex_offsets exercise_counts exercise_steps exercise_prices cashflow_times
+              exercise_times a geos[v] (rate_at v) v
+    let E (v: i64) (i: i64) : real =
+      let geo = geos[v]
+      in B.r (if i == 0 then B.d (B.r (curve_ratio geo (rate_at v) 0))
+              else if i < i64.max geo.n 1 then B.d (B.r (curve_ratio geo (rate_at v) i * ratios[i, lattice[v]]))
+              else 1)
+    let starts = tabulate n (\v -> walk_start (walk_at v))
+    let V = tabulate_2d n w (\v q -> let h = window geos[v]
+                                     in if i64.abs (q - F.centre h) <= h then starts[v].0 else zero)
+    let idle : events = {hh = 0, added = zero, bt = {before = (0, 0), dated = false, point = (0, 0), after = (0, 0)},
+                         exercise = false, exercise_price = zero}
+    let Nb = i64.maximum (map (.n) geos)
+    let (V, _) =
+      loop (V, cursors) = (V, map (.1) starts) for i_ < Nb do
+        let i = Nb - 1 - i_
+        let (evs, es, cursors) =
+          unzip3 (map2 (\v cur -> if i < geos[v].n
+                                  then let e = E v i
+                                       let (ev, cur) = walk_step (walk_at v) i e cur
+                                       in (ev, e, cur)
+                                  else (idle, one, cur))
+                       (iota n) cursors)
+        let node (v: i64) (q: i64) : real =
+          let geo = geos[v]
+          in if i < geo.n then level_mapped_node (tables_at v) (window geo) geo.jmax types[v] geo.g V[v] evs[v] es[v] q
+             else V[v, q]
+        in (tabulate_2d n w node, cursors)
+    in tabulate n (\v -> V[v, F.centre (window geos[v])])
 
   -- | The CPU shape with the forward pass shared by the bonds of one lattice: bond v belongs to
   -- lattice `lattice[v]`, whose longest tree is bond `heads[lattice[v]]` (at most M - 1 steps); the
@@ -564,3 +664,36 @@ entry bonds_grouped32 [n] [k] [c] [l] [e] (w: i64) (N: i64) (cashflow_offsets: [
                           coupons spreads types strikes first_exercise last_exercise frequencies curve_index
                           curve_terms curve_rates curve_days exercise_offsets exercise_counts exercise_steps
                           exercise_prices cashflow_times exercise_times
+
+-- | Bonds in the stepped shape (`stepped_prices`: the GPU targets' shape for trees too wide for a workgroup): levels of
+-- `w` nodes (at least 2 min(jmax, n) + 3 of every bond), bond v's lattice `lattice[v]` and the tallest bond of each
+-- lattice `heads` (as `bonds_shared64`), then `bonds_grouped64`'s offsets, 19 arrays and listed exercise points.
+entry bonds_stepped64 [n] [k] [c] [l] [g] [e] (w: i64) (lattice: [n]i64) (heads: [g]i64) (cashflow_offsets: [n]i64)
+                                              (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f64) (sigma: [n]f64)
+                                              (_maturities: [n]f64) (cashflows: [n]i32) (cashflow_steps: [k]i32)
+                                              (repayments: [k]f64) (coupons: [k]f64) (spreads: [n]f64)
+                                              (types: [n]i32) (strikes: [n]f64) (first_exercise: [n]i32)
+                                              (last_exercise: [n]i32) (frequencies: [n]i32) (curve_index: [n]i32)
+                                              (curve_terms: [c]i32) (curve_rates: [l]f64) (curve_days: [l]i32)
+                                              (exercise_offsets: [n]i64) (exercise_counts: [n]i32)
+                                              (exercise_steps: [e]i32) (exercise_prices: [e]f64)
+                                              (cashflow_times: [k]f64) (exercise_times: [e]f64) : [n]f64 =
+  fast_bond64.stepped_prices w lattice heads cashflow_offsets term_units term_steps a sigma cashflows cashflow_steps
+                             repayments coupons spreads types strikes first_exercise last_exercise frequencies
+                             curve_index curve_terms curve_rates curve_days exercise_offsets exercise_counts
+                             exercise_steps exercise_prices cashflow_times exercise_times
+
+entry bonds_stepped32 [n] [k] [c] [l] [g] [e] (w: i64) (lattice: [n]i64) (heads: [g]i64) (cashflow_offsets: [n]i64)
+                                              (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f32) (sigma: [n]f32)
+                                              (_maturities: [n]f32) (cashflows: [n]i32) (cashflow_steps: [k]i32)
+                                              (repayments: [k]f32) (coupons: [k]f32) (spreads: [n]f32)
+                                              (types: [n]i32) (strikes: [n]f32) (first_exercise: [n]i32)
+                                              (last_exercise: [n]i32) (frequencies: [n]i32) (curve_index: [n]i32)
+                                              (curve_terms: [c]i32) (curve_rates: [l]f32) (curve_days: [l]i32)
+                                              (exercise_offsets: [n]i64) (exercise_counts: [n]i32)
+                                              (exercise_steps: [e]i32) (exercise_prices: [e]f32)
+                                              (cashflow_times: [k]f64) (exercise_times: [e]f64) : [n]f32 =
+  fast_bond32.stepped_prices w lattice heads cashflow_offsets term_units term_steps a sigma cashflows cashflow_steps
+                             repayments coupons spreads types strikes first_exercise last_exercise frequencies
+                             curve_index curve_terms curve_rates curve_days exercise_offsets exercise_counts
+                             exercise_steps exercise_prices cashflow_times exercise_times

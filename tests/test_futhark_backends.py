@@ -13,7 +13,15 @@ import pytest
 import trinom
 from conftest import data_dir, load_thesis
 from trinom.bonds.generator import generate_bonds
-from trinom.engines import BackendUnavailable, _futhark, bonds_futhark_fast, futhark_basic, futhark_fast, futhark_flat
+from trinom.engines import (
+    BackendUnavailable,
+    _futhark,
+    bonds_futhark,
+    bonds_futhark_fast,
+    futhark_basic,
+    futhark_fast,
+    futhark_flat,
+)
 from trinom.engines import bonds_reference as bond_reference
 
 F64_TOLERANCE = 1e-11
@@ -207,10 +215,10 @@ def test_fast_bonds_gpu_shape_matches_the_reference_on_the_cpu(name):
     assert close.mean() > 0.5 and (np.abs(f32 - ref64)[close] <= 1e-4 * scale[close]).all()
 
 
-def _three_lattices(count: int = 36) -> tuple[trinom.BondPortfolio, list]:
-    """A U1 book whose bonds fall in three lattices (two sigmas, one with two term units), each of bonds of
-    several heights, curves and spreads."""
-    bonds, curves = generate_bonds("U1", count, seed=7)
+def _three_lattices(count: int = 36, name: str = "U1") -> tuple[trinom.BondPortfolio, list]:
+    """A book (``name``: U1, or R1 for bonds of many heights) whose bonds fall in three lattices (two sigmas, one
+    with two term units), each of bonds of several heights, curves and spreads."""
+    bonds, curves = generate_bonds(name, count, seed=7)
     fields = bonds.as_dict()
     pick = np.arange(count) % 3
     fields["a"] = np.full(count, 0.1)
@@ -244,6 +252,57 @@ def test_shared_forward_pass_equals_each_bonds_own(precision, monkeypatch):
     np.testing.assert_array_equal(bonds_futhark_fast.price_shared(bonds, curves, precision, "c", {}), own)
     if precision == "f64":
         np.testing.assert_allclose(shared, bond_reference.price(bonds, curves, "f64"), rtol=0, atol=1e-11)
+
+
+@pytest.mark.parametrize("parts", ["one", "by height", "a tree each"])
+def test_stepped_shape_matches_the_reference_on_the_cpu(parts, monkeypatch):
+    """bonds_stepped64/32 (the GPU targets' shape for trees wider than a workgroup: each step one map over every
+    bond's nodes, one forward pass per lattice) on the c target, in one call, in parts by height and a tree a part:
+    f64 within 1e-11 of the reference, f32 within 1e-4 of it where the float32 reference is."""
+    bonds, curves = _three_lattices(name="R1")
+    if parts != "one":  # parts of one height each, or of one tree
+        monkeypatch.setattr(bonds_futhark_fast, "STEPPED_FILL", 0)
+        monkeypatch.setattr(bonds_futhark_fast, "STEPPED_HEIGHTS", 1.0)
+    if parts == "a tree each":
+        monkeypatch.setattr(bonds_futhark_fast, "STEPPED_BYTES", 1)
+    width, steps = bonds_futhark_fast.shapes(bonds)
+    made = bonds_futhark_fast.stepped_parts(width, steps, "f64")
+    assert sorted(np.concatenate(made).tolist()) == list(range(len(bonds)))
+    assert len(made) == {"one": 1, "by height": len(np.unique(steps)), "a tree each": len(bonds)}[parts] > 0
+    assert all((np.diff(steps[rows]) <= 0).all() for rows in made)
+    assert parts != "by height" or (len(made) > 1 and all(len(np.unique(steps[rows])) == 1 for rows in made))
+    ref64 = bond_reference.price(bonds, curves, "f64")
+    np.testing.assert_allclose(bonds_futhark_fast.price_stepped(bonds, curves, "f64", "c", {}), ref64, rtol=0,
+                               atol=1e-11)
+    scale = np.maximum(1.0, np.abs(ref64))
+    close = np.abs(bond_reference.price(bonds, curves, "f32") - ref64) <= 1e-4 * scale
+    f32 = bonds_futhark_fast.price_stepped(bonds, curves, "f32", "c", {}).astype(np.float64)
+    assert close.mean() > 0.5 and (np.abs(f32 - ref64)[close] <= 1e-4 * scale[close]).all()
+
+
+def test_stepped_shape_values_flows_between_steps_on_the_cpu():
+    """Dated callable and puttable bonds at 12 steps a year (coupons between steps, exercise windows) in the stepped
+    shape, against the reference to 1e-11."""
+    from trinom.instruments import Trades
+    from trinom.instruments.trades import lowered
+    from trinom.model import DatedCurve
+
+    count = 12
+    trades = Trades(as_of="2026-11-25", id=[f"B{k}" for k in range(count)], type=["bond"] * count,
+                    issue=["2025-06-15"] * count, maturity=[f"{2031 + k}-0{1 + k % 9}-1{k % 10}" for k in range(count)],
+                    coupon=[0.02 + 0.003 * k for k in range(count)], frequency=[2] * count,
+                    option=["call", "put", None] * 4, exercise=["bermudan", "american", None] * 4,
+                    first_exercise=["2028-03-01", "2028-06-01", None] * 4,
+                    last_exercise=["2030-09-01", "2030-12-01", None] * 4,
+                    exercise_price=[100.0, 99.5, None] * 4, a=[0.05, 0.1, 0.05, 0.2] * 3,
+                    sigma=[0.01] * 6 + [0.015] * 6, steps_per_year=[12] * count)
+    curves = {"default": DatedCurve(as_of="2026-11-25", dates=["2027-11-25", "2036-11-25", "2056-11-25"],
+                                    zero_rates=[0.03, 0.035, 0.04])}
+    (_, bonds), = lowered(trades, curves)[0]
+    market = [curve.to_yield_curve() for curve in curves.values()]
+    assert np.isfinite(bonds_futhark.time_arrays(bonds)[0]).any()  # flows between steps
+    np.testing.assert_allclose(bonds_futhark_fast.price_stepped(bonds, market, "f64", "c", {}),
+                               bond_reference.price(bonds, market, "f64"), rtol=0, atol=1e-11)
 
 
 def test_fast_bond_classes_fit_the_local_memory_of_opencl():

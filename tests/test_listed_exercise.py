@@ -138,6 +138,8 @@ def _cpu_engines() -> dict[str, Pricer]:
                 ("one", ()), b, CURVES, "f64", t, {})
             engines[f"futhark-grouped/{target}"] = lambda b, t=target: bonds_futhark_fast.price_grouped(
                 b, CURVES, "f64", t, {})
+            engines[f"futhark-stepped/{target}"] = lambda b, t=target: bonds_futhark_fast.price_stepped(
+                b, CURVES, "f64", t, {})
     return engines
 
 

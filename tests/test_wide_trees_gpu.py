@@ -171,3 +171,28 @@ def test_a_shared_forward_pass_gives_each_tree_its_own_price():
     for row in range(len(book)):
         alone = trinom.price(one_model_book([row]), market, backend="cuda").price
         np.testing.assert_allclose(alone, together[row:row + 1], rtol=0, atol=F64)
+
+
+# --- the futhark engine's GPU target: wide trees in the stepped shape (fut/fast-bonds.fut's bonds_stepped) -----------
+def futhark_cuda() -> dict:
+    from trinom.engines import bonds_futhark_fast
+
+    usable, why = bonds_futhark_fast.available("cuda")
+    if not usable:
+        pytest.fail(f"the futhark engine's cuda target is not built here: {why}")
+    return {"backend": "futhark", "target": "cuda"}
+
+
+def test_futhark_cuda_wide_trees_match_the_reference():
+    """Every tree of the wide book is too wide for a workgroup, so the futhark engine's cuda target prices it in the
+    stepped shape; float64 within 1e-11, float32 within the float32 rule, scenarios and two models on two curves."""
+    from trinom.scenarios import CurveShift
+
+    options = futhark_cuda()
+    np.testing.assert_allclose(trinom.price(wide_book(), curves(), **options).price, reference(), rtol=0, atol=F64)
+    f32 = trinom.price(wide_book(), curves(), precision="f32", **options).price
+    np.testing.assert_array_less(np.abs(f32 - reference()) / np.maximum(1.0, np.abs(reference())), 1e-4)
+    book, market = one_model_book(), two_curves()
+    scenarios = [None, CurveShift(1e-4)]
+    want = trinom.price(book, market, backend="reference", scenarios=scenarios).price
+    np.testing.assert_allclose(trinom.price(book, market, scenarios=scenarios, **options).price, want, rtol=0, atol=F64)

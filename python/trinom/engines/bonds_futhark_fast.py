@@ -34,7 +34,8 @@ TARGETS: tuple[str, ...] = ("c", "multicore", "opencl", "cuda")
 PROGRAM = "fastbonds"
 ENTRIES = {("one", "f64"): "bonds_listed64", ("one", "f32"): "bonds_listed32",
            ("shared", "f64"): "bonds_shared64", ("shared", "f32"): "bonds_shared32",
-           ("grouped", "f64"): "bonds_grouped64", ("grouped", "f32"): "bonds_grouped32"}
+           ("grouped", "f64"): "bonds_grouped64", ("grouped", "f32"): "bonds_grouped32",
+           ("stepped", "f64"): "bonds_stepped64", ("stepped", "f32"): "bonds_stepped32"}
 #: Bytes of the shared forward ratios (one float64 a step per lattice) one ``bonds_shared`` call may hold;
 #: a book of more distinct lattices is priced in parts of whole lattices.
 SHARED_RATIO_BYTES = 64 << 20
@@ -158,43 +159,96 @@ def price_shared(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precisi
 
 #: Which of the 19 entry arrays hold one entry per bond (the others: cash flows, then curves).
 PER_BOND = (0, 1, 2, 3, 4, 5, 9, 10, 11, 12, 13, 14, 15)
-#: The inputs of ``bonds_grouped`` that hold the listed exercise points' steps and prices (after ``w``, ``N``, the
-#: cash-flow offsets, the 19 arrays, and the bonds' offsets into the points and their counts).
-GROUPED_POINT_INPUTS = (24, 25)
-#: The inputs of ``bonds_grouped`` that hold the cash flows' times and the listed points' dates (the last two).
-GROUPED_TIME_INPUTS = (26, 27)
+#: Where the 19 arrays start among the inputs of ``bonds_grouped`` (after ``w``, ``N`` and the cash-flow offsets) and
+#: of ``bonds_stepped`` (after ``w``, the lattices, their heads and the offsets); the listed points' steps and prices,
+#: then the cash flows' times and the points' dates, come 21 inputs later (after the bonds' offsets into the points
+#: and their counts).
+FIRST_ARRAY = {"grouped": 3, "stepped": 4}
+#: The stepped shape's parts (:func:`stepped_parts`): a part takes trees, tallest first, while the shortest is at
+#: least :data:`STEPPED_HEIGHTS` of the tallest (a tree idles until its height is reached) or while the part has fewer
+#: than :data:`STEPPED_FILL` nodes a level (a step's kernels would not fill the GPU), within
+#: :data:`STEPPED_BYTES` of levels and tables (seven levels of the width a tree).
+STEPPED_HEIGHTS = 0.75
+STEPPED_FILL = 1 << 18
+STEPPED_BYTES = 4 << 30
+STEPPED_LEVELS = 7
+
+
+def stepped_parts(width: np.ndarray, steps: np.ndarray, precision: str) -> list[np.ndarray]:
+    """Rows of bonds of level widths ``width`` and step counts ``steps`` in the parts the stepped shape prices in one
+    call each (every row in one part; tallest first within a part)."""
+    order = np.argsort(-steps, kind="stable")
+    itemsize = np.dtype(_futhark.REAL_DTYPES[precision]).itemsize
+    parts: list[np.ndarray] = []
+    start = 0
+    while start < len(order):
+        end, wide = start + 1, int(width[order[start]])
+        while end < len(order):
+            grown = max(wide, int(width[order[end]]))
+            if (end + 1 - start) * grown * STEPPED_LEVELS * itemsize > STEPPED_BYTES:
+                break
+            if steps[order[end]] < STEPPED_HEIGHTS * steps[order[start]] and (end - start) * wide >= STEPPED_FILL:
+                break
+            end, wide = end + 1, grown
+        parts.append(order[start:end])
+        start = end
+    return parts
 
 
 def price_grouped(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precision: str, target: str,
                   context_options: dict[str, Any]) -> np.ndarray:
-    """The GPU shape on any target (the tests run it on c): one ``bonds_grouped`` call per class.
+    """The GPU shape on any target (the tests run it on c): one ``bonds_grouped`` call per class (:func:`classes`),
+    and the bonds too wide for a workgroup in the stepped shape (:func:`price_stepped`)."""
+    return _price_classes(portfolio, curves, precision, target, context_options,
+                          classes(portfolio, target, precision))
 
-    The entry arrays are made once; a class takes its bonds' rows of the per-bond arrays and the whole
-    cash-flow, curve and listed-point arrays, with each bond's offsets into the cash flows and the points.
-    """
+
+def price_stepped(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precision: str, target: str,
+                  context_options: dict[str, Any]) -> np.ndarray:
+    """The stepped shape on any target: ``bonds_stepped`` calls of the parts :func:`stepped_parts` makes, each step of
+    a part a map over all its bonds' nodes (for trees wider than a workgroup holds)."""
+    return _price_classes(portfolio, curves, precision, target, context_options, [(0, 0, np.arange(len(portfolio)))])
+
+
+def _price_classes(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precision: str, target: str,
+                   context_options: dict[str, Any], shapes_of: list[tuple[int, int, np.ndarray]]) -> np.ndarray:
+    """Prices of the ``(width, steps, rows)`` classes ``shapes_of``: ``bonds_grouped`` for a width, the stepped shape
+    for width 0. The entry arrays are made once; a call takes its bonds' rows of the per-bond arrays and the whole
+    cash-flow, curve and listed-point arrays (copied to the device once), with each bond's offsets into them."""
     out = np.empty(len(portfolio), dtype=_futhark.REAL_DTYPES[precision])
     arrays = bonds_futhark.entry_arrays(portfolio, curves, precision)
     counts = arrays[5].astype(np.int64)
     offsets = np.cumsum(counts) - counts
     point_counts, *points = bonds_futhark.listed_arrays(portfolio, precision)
     point_offsets = np.ascontiguousarray(portfolio.exercise_offset[:-1])
-    entry = ENTRIES["grouped", precision]
-    shared: dict[int, Any] = {}
-    listed: list[Any] = []
-    for width, steps, rows in classes(portfolio, target, precision):
-        if width == 0:
-            out[rows] = _run(("one", ()), portfolio[rows], curves, precision, target, context_options)
-            continue
-        if not shared:  # the cash flows, curves and listed points, copied to the device once for every class
+    resident: dict[str, tuple[dict[int, Any], list[Any]]] = {}
+
+    def inputs(shape: str, rows: np.ndarray) -> list[Any]:
+        """The 19 arrays' rows ``rows`` and the listed points of entry ``shape``, the shared arrays copied to the
+        device once for every call."""
+        entry = ENTRIES[shape, precision]
+        if shape not in resident:
             library = _futhark.usable_context(PROGRAM, target, context_options)
-            shared = {i: library.resident(entry, i + 3, column) for i, column in enumerate(arrays) if i not in PER_BOND}
-            listed = [library.resident(entry, at, column) for at, column in zip(GROUPED_POINT_INPUTS, points, strict=True)]
-            listed += [library.resident(entry, at, column)
-                       for at, column in zip(GROUPED_TIME_INPUTS, bonds_futhark.time_arrays(portfolio), strict=True)]
+            first = FIRST_ARRAY[shape]
+            shared = {i: library.resident(entry, first + i, column) for i, column in enumerate(arrays) if i not in PER_BOND}
+            tail = [*points, *bonds_futhark.time_arrays(portfolio)]
+            resident[shape] = shared, [library.resident(entry, first + 21 + j, column) for j, column in enumerate(tail)]
+        shared, listed = resident[shape]
         part = [column[rows] if i in PER_BOND else shared[i] for i, column in enumerate(arrays)]
-        out[rows] = _futhark.call_entry(PROGRAM, entry, [np.int64(width), np.int64(steps), offsets[rows], *part,
-                                                         point_offsets[rows], point_counts[rows], *listed],
-                                        precision, target, context_options, targets=TARGETS)
+        return [offsets[rows], *part, point_offsets[rows], point_counts[rows], *listed]
+
+    def call(shape: str, head: list[Any], rows: np.ndarray) -> np.ndarray:
+        return _futhark.call_entry(PROGRAM, ENTRIES[shape, precision], [*head, *inputs(shape, rows)], precision,
+                                   target, context_options, targets=TARGETS)
+
+    for width, steps, rows in shapes_of:
+        if width:
+            out[rows] = call("grouped", [np.int64(width), np.int64(steps)], rows)
+            continue
+        wide, tall = shapes(portfolio[rows])
+        for part in stepped_parts(wide, tall, precision):
+            lattice, heads, _ = lattices(portfolio[rows[part]])
+            out[rows[part]] = call("stepped", [np.int64(wide[part].max()), lattice, heads], rows[part])
     return out
 
 
