@@ -10,8 +10,10 @@
 -- numbers, heads and step count first), `bonds_grouped64`/`bonds_grouped32` (one bond per
 -- workgroup: the GPU targets; python/trinom/backends/bonds_futhark_fast.py bins bonds by level
 -- width and height; the level width `w` and step count `N` first; each bond's offset into the
--- listed points before them) and `bonds_listed64`/`bonds_listed32` (one bond per map element with
--- its own forward pass and mapped levels: the bonds too big for a workgroup).  `bonds64`/`bonds32`
+-- listed points before them), `bonds_stepped64`/`bonds_stepped32` (the GPU targets' bonds too wide for a
+-- workgroup: the steps an outer loop, each step one map over every bond's nodes; the level width `w`, the
+-- lattices and their heads first) and `bonds_listed64`/`bonds_listed32` (one bond per map element with
+-- its own forward pass and mapped levels).  `bonds64`/`bonds32`
 -- are `bonds_listed64`/`bonds_listed32` without listed points: the paper's 19 arrays (the test
 -- below).
 --
@@ -471,7 +473,7 @@ module fast_bond (R: float) = {
           in if i < tops[u] then forward_mapped_node (tables_at heads[u]) (window geo) geo.jmax U[u] (i64.min i geo.jmax)
                                                      x[u] q
              else U[u, q]
-        let U = tabulate_2d g w step
+        let U = #[unsafe] tabulate_2d g w step
         let sums = map (reduce (R.+) zero) U
         let row = tabulate g (\u -> if i < tops[u] then B.d (B.r (B.d (R.ldexp (S[u] R./ sums[u]) (-x[u])))) else 1)
         let S = map3 (\u s t -> if i < tops[u] then t else s) (iota g) S sums
@@ -496,17 +498,17 @@ module fast_bond (R: float) = {
       loop (V, cursors) = (V, map (.1) starts) for i_ < Nb do
         let i = Nb - 1 - i_
         let (evs, es, cursors) =
-          unzip3 (map2 (\v cur -> if i < geos[v].n
-                                  then let e = E v i
-                                       let (ev, cur) = walk_step (walk_at v) i e cur
-                                       in (ev, e, cur)
-                                  else (idle, one, cur))
-                       (iota n) cursors)
+          unzip3 (#[unsafe] map2 (\v cur -> if i < geos[v].n
+                                          then let e = E v i
+                                               let (ev, cur) = walk_step (walk_at v) i e cur
+                                               in (ev, e, cur)
+                                          else (idle, one, cur))
+                               (iota n) cursors)
         let node (v: i64) (q: i64) : real =
           let geo = geos[v]
           in if i < geo.n then level_mapped_node (tables_at v) (window geo) geo.jmax types[v] geo.g V[v] evs[v] es[v] q
              else V[v, q]
-        in (tabulate_2d n w node, cursors)
+        in (#[unsafe] tabulate_2d n w node, cursors)
     in tabulate n (\v -> V[v, F.centre (window geos[v])])
 
   -- | The CPU shape with the forward pass shared by the bonds of one lattice: bond v belongs to

@@ -13,7 +13,10 @@ than its backward passes. On the GPU targets bonds are
 binned by level width (``2 min(jmax, n) + 3``) and by height (the step table's length), tallest first in
 a class (:func:`classes`), and each class is priced by
 ``bonds_grouped64``/``bonds_grouped32``: one bond per workgroup, levels and step arrays in local memory.
-Classes that would not fit the target's local memory take the per-bond entry. ``fut/bonds.fut`` (the
+Bonds whose class would not fit a workgroup (levels wider than 1024 nodes, or beyond the target's local memory)
+take the stepped shape (:func:`price_stepped`, ``bonds_stepped64``/``bonds_stepped32``): the steps an outer loop,
+each step one map over all nodes of all bonds of a part (parts of similar height, :func:`stepped_parts`), and the
+forward pass once per lattice, all lattices side by side. ``fut/bonds.fut`` (the
 paper's program, operation by operation) stays as the ``futhark-paper`` engine's bond pricer. Options:
 ``device``, ``platform``, ``build_options``, ``num_threads`` (as every Futhark backend).
 """
@@ -69,7 +72,7 @@ def shapes(portfolio: BondPortfolio) -> tuple[np.ndarray, np.ndarray]:
 
 def classes(portfolio: BondPortfolio, target: str = "cuda", precision: str = "f64") -> list[tuple[int, int, np.ndarray]]:
     """``(width, steps, rows)`` of the GPU shape, rows tallest first; ``(0, 0, rows)``: the bonds whose
-    class would not fit one workgroup's local memory on ``target`` (they take the per-bond entry).
+    class would not fit one workgroup on ``target`` (they take the stepped shape, :func:`price_stepped`).
 
     Widths are rounded up to a multiple of 32 and step counts to a power of two (few classes, few
     calls); where that would not fit the local memory, step counts are rounded up to a multiple of an
