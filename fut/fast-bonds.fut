@@ -69,47 +69,32 @@ module fast_bond (R: float) = {
     let (pu, pd, x) = unzip3 (tabulate w node)
     in {pu, pd, x}
 
-  -- | The same coefficients by node index, read from `tables` or computed where they are needed (`computed`).
-  type^ coefficients = {pu: i64 -> real, pd: i64 -> real, x: i64 -> real}
-
-  def read_tables [w] (tb: tables [w]) : coefficients = {pu = \k -> tb.pu[k], pd = \k -> tb.pd[k], x = \k -> tb.x[k]}
-
-  -- | `tables_of`'s entries without the tables: one exp a node discount (the stepped shape, whose levels are read
-  -- from global memory, may rather compute them than read them).
-  def computed (geo: B.geometry) (h: i64) : coefficients =
-    let inside (k: i64) = i64.abs (k - F.centre h) <= h
-    let at (k: i64) = L.probabilities geo.M geo.jmax (k - F.centre h)
-    in {pu = \k -> if inside k then (at k).0 else zero, pd = \k -> if inside k then (at k).2 else zero,
-        x = \k -> if inside k then node_discount geo (k - F.centre h) else zero}
-
-  def pm_at (cf: coefficients) (k: i64) : real = one R.- cf.pu k R.- cf.pd k
-
-  def pm_of [w] (tb: tables [w]) (k: i64) : real = pm_at (read_tables tb) k
+  def pm_of [w] (tb: tables [w]) (k: i64) : real = one R.- tb.pu[k] R.- tb.pd[k]
 
   -- | Node k (node j = k - centre h) of the next forward level, x_j sum_s p(j+s -> j) U[k+s], with
   -- the branch probabilities of the sources read from the tables.  A source at -jmax branches +2,
   -- +1, 0 (pu, pm, pd), at jmax 0, -1, -2, elsewhere +1, 0, -1.  A node that takes no second
   -- branch reads itself there with weight zero.
-  def forward_node [w] (cf: coefficients) (h: i64) (jmax: i64) (U: [w]real) (k: i64) : real =
+  def forward_node [w] (tb: tables [w]) (h: i64) (jmax: i64) (U: [w]real) (k: i64) : real =
     let j = k - F.centre h
-    let from_below = if j - 1 == -jmax then pm_at cf (k - 1) else cf.pu (k - 1)
-    let from_here = if j == -jmax then cf.pd k else if j == jmax then cf.pu k else pm_at cf k
-    let from_above = if j + 1 == jmax then pm_at cf (k + 1) else cf.pd (k + 1)
-    let (low_weight, low_source) = if h == jmax && j == 2 - jmax then (cf.pu (k - 2), k - 2) else (zero, k)
-    let (high_weight, high_source) = if h == jmax && j == jmax - 2 then (cf.pd (k + 2), k + 2) else (zero, k)
+    let from_below = if j - 1 == -jmax then pm_of tb (k - 1) else tb.pu[k - 1]
+    let from_here = if j == -jmax then tb.pd[k] else if j == jmax then tb.pu[k] else pm_of tb k
+    let from_above = if j + 1 == jmax then pm_of tb (k + 1) else tb.pd[k + 1]
+    let (low_weight, low_source) = if h == jmax && j == 2 - jmax then (tb.pu[k - 2], k - 2) else (zero, k)
+    let (high_weight, high_source) = if h == jmax && j == jmax - 2 then (tb.pd[k + 2], k + 2) else (zero, k)
     let (below, here, above) = (U[k - 1], U[k], U[k + 1])
     let (second_low, second_high) = (U[low_source], U[high_source])
     let sum = R.(from_below * below + from_here * here + from_above * above
                  + low_weight * second_low + high_weight * second_high)
-    in cf.x k R.* sum
+    in tb.x[k] R.* sum
 
   -- | Node k of the previous backward level, (pu V_up + pm V_mid) + pd V_down (the spec's order;
   -- `at` reads the level after it).
-  def backward_node (cf: coefficients) (h: i64) (jmax: i64) (at: i64 -> real) (k: i64) : real =
+  def backward_node [w] (tb: tables [w]) (h: i64) (jmax: i64) (at: i64 -> real) (k: i64) : real =
     let j = k - F.centre h
     let c = if j == -jmax then k + 1 else if j == jmax then k - 1 else k
     let (up, mid, down) = (at (c + 1), at c, at (c - 1))
-    in R.(cf.pu k * up + pm_at cf k * mid + cf.pd k * down)
+    in R.(tb.pu[k] * up + pm_of tb k * mid + tb.pd[k] * down)
 
   -- | The per-step table of N entries, held as [w][N/w] (entry i at [i % w, i / w]) so that on a
   -- GPU each thread of the workgroup makes its own column and the workgroup stays w threads (a flat
@@ -154,17 +139,16 @@ module fast_bond (R: float) = {
     in steps
 
   -- | Node q of `forward_mapped`'s level.
-  def forward_mapped_node [w] (cf: coefficients) (h: i64) (jmax: i64) (U: [w]real) (live: i64) (x: i32) (q: i64)
-                            : real =
+  def forward_mapped_node [w] (tb: tables [w]) (h: i64) (jmax: i64) (U: [w]real) (live: i64) (x: i32) (q: i64) : real =
     let c = F.centre h
-    in if u64.i64 (q - c + live) <= u64.i64 (2 * live) then F.rescaled x (forward_node cf h jmax U q) else zero
+    in if u64.i64 (q - c + live) <= u64.i64 (2 * live) then F.rescaled x (forward_node tb h jmax U q) else zero
 
   -- | One forward level (the nodes |j| <= live, rescaled by 2^-x) and its sum, as a map over the w
   -- nodes (the GPU shape).  (No flushing of tiny values as for options: U_i[j] = Q_i[j] x_j / D_i
   -- spans the range of x_j, which on the paper's trees is wide, so a tiny U can carry real mass.)
   def forward_mapped [w] (tb: tables [w]) (h: i64) (jmax: i64) (U: *[w]real) (live: i64) (x: i32)
                          : (*[w]real, real) =
-    let U = tabulate w (forward_mapped_node (read_tables tb) h jmax U live x)
+    let U = tabulate w (forward_mapped_node tb h jmax U live x)
     let sum = copy (reduce (R.+) zero U)
     in (U, sum)
 
@@ -185,7 +169,7 @@ module fast_bond (R: float) = {
     let edges = i64.max 0 (live - i64.max inner (-1))
     let out = #[unsafe] loop out for t < 2 * edges do
                 let q = if t < edges then c - live + t else c + inner + 1 + (t - edges)
-                in out with [q] = copy (F.rescaled x (forward_node (read_tables tb) h jmax U q))
+                in out with [q] = copy (F.rescaled x (forward_node tb h jmax U q))
     let sum = copy (#[unsafe] loop sum = zero for t < 2 * live + 1 do sum R.+ out[c - live + t])
     in ((out, U), sum)
 
@@ -231,14 +215,14 @@ module fast_bond (R: float) = {
   type events = {hh: i64, added: real, bt: between, exercise: bool, exercise_price: real}
 
   -- | Node q of `level_mapped`'s level, with the step's events `ev`.
-  def level_mapped_node [w] (cf: coefficients) (h: i64) (jmax: i64) (kind: i32) (g: real) (Val: [w]real) (ev: events)
+  def level_mapped_node [w] (tb: tables [w]) (h: i64) (jmax: i64) (kind: i32) (g: real) (Val: [w]real) (ev: events)
                             (e: real) (q: i64) : real =
     let c = F.centre h
     let is_live (q: i64) = u64.i64 (q - c + ev.hh) <= u64.i64 (2 * ev.hh)
     let at (q: i64) : real = if is_live q then Val[q] R.+ ev.added else Val[q]
     in if !(is_live q) then zero
-       else settle kind ev.exercise ev.exercise_price ev.bt (cf.x q)
-                   (backward_node cf h jmax at q R.* ((e R.* cf.x q) R.* g))
+       else settle kind ev.exercise ev.exercise_price ev.bt tb.x[q]
+                   (backward_node tb h jmax at q R.* ((e R.* tb.x[q]) R.* g))
 
   -- | One backward level, as a map over the w nodes (the GPU shape: a thread a node): the nodes
   -- |j| <= hh of `Val` (level i+1) take the step's cash flow `added` as they are read, each live
@@ -246,7 +230,7 @@ module fast_bond (R: float) = {
   def level_mapped [w] (tb: tables [w]) (h: i64) (jmax: i64) (kind: i32) (g: real) (Val: *[w]real) (hh: i64)
                        (added: real) (bt: between) (exercise: bool) (exercise_price: real) (e: real)
                        : *[w]real =
-    tabulate w (level_mapped_node (read_tables tb) h jmax kind g Val {hh, added, bt, exercise, exercise_price} e)
+    tabulate w (level_mapped_node tb h jmax kind g Val {hh, added, bt, exercise, exercise_price} e)
 
   -- | The same level in place on the CPU, with `pm` as a table: the cash flow is added to level i+1
   -- first, then the interior nodes are a loop without branches or gathers that the C compiler
@@ -271,8 +255,8 @@ module fast_bond (R: float) = {
               else interior finish out
     let out = if edge == 0 then out
               else let (low, high) = (c - jmax, c + jmax)
-                   in out with [low] = copy (finish low (backward_node (read_tables tb) h jmax (\q -> Val[q]) low))
-                          with [high] = copy (finish high (backward_node (read_tables tb) h jmax (\q -> Val[q]) high))
+                   in out with [low] = copy (finish low (backward_node tb h jmax (\q -> Val[q]) low))
+                          with [high] = copy (finish high (backward_node tb h jmax (\q -> Val[q]) high))
     in (out, Val)
 
   -- | A bond's listed exercise points: the global arrays and the bond's `offset` and `count` into them
@@ -460,7 +444,7 @@ module fast_bond (R: float) = {
   -- few kernels however few bonds there are.  The forward pass runs once per lattice on its tallest bond (`heads`,
   -- bond v's lattice `lattice[v]`: as `shared_prices`, or every bond its own), all lattices side by side; then every
   -- bond's backward pass from its maturity down, a bond idle until its own height is reached.
-  def stepped_prices [n] [k] [c] [l] [g] [e] (computing: bool) (w: i64) (lattice: [n]i64) (heads: [g]i64) (cf_offsets: [n]i64)
+  def stepped_prices [n] [k] [c] [l] [g] [e] (w: i64) (lattice: [n]i64) (heads: [g]i64) (cf_offsets: [n]i64)
                                           (term_units: [n]i32) (term_steps: [n]i32) (a: [n]real) (sigma: [n]real)
                                           (cashflows: [n]i32) (cashflow_steps: [k]i32) (repayments: [k]real)
                                           (coupons: [k]real) (spreads: [n]real) (types: [n]i32) (strikes: [n]real)
@@ -474,13 +458,8 @@ module fast_bond (R: float) = {
     let rate_at (v: i64) : real -> real =
       let cv = i64.i32 curve_index[v]
       in B.curve_rate curve_rates curve_days yc_offsets[cv] (i64.i32 curve_terms[cv]) term_units[v]
-    -- The coefficients: `computing` them where they are needed (an exp a node discount), or read from tables.
-    let rows = if computing then 0 else n
-    let (pus, pds, xs) = unzip3 (tabulate rows (\v -> let tb = tables_of geos[v] (window geos[v]) w in (tb.pu, tb.pd, tb.x)))
-    let coefficients_at (v: i64) : coefficients =
-      let own = computed geos[v] (window geos[v])
-      in {pu = \q -> if computing then own.pu q else pus[v, q], pd = \q -> if computing then own.pd q else pds[v, q],
-          x = \q -> if computing then own.x q else xs[v, q]}
+    let (pus, pds, xs) = unzip3 (map (\geo -> let tb = tables_of geo (window geo) w in (tb.pu, tb.pd, tb.x)) geos)
+    let tables_at (v: i64) : tables [w] = {pu = pus[v], pd = pds[v], x = xs[v]}
     -- The forward pass of the heads: ratios[i, u] = S_{i-1} / S_i of head u (as `ratios_of`; ones beyond its height).
     let tops = map (\v -> i64.max geos[v].n 1) heads
     let Nf = i64.maximum tops
@@ -491,7 +470,7 @@ module fast_bond (R: float) = {
         let x = map (\s -> let e = F.exponent s in i32.bool (i32.abs e > 16) * e) S
         let step (u: i64) (q: i64) : real =
           let geo = geos[heads[u]]
-          in if i < tops[u] then forward_mapped_node (coefficients_at heads[u]) (window geo) geo.jmax U[u] (i64.min i geo.jmax)
+          in if i < tops[u] then forward_mapped_node (tables_at heads[u]) (window geo) geo.jmax U[u] (i64.min i geo.jmax)
                                                      x[u] q
              else U[u, q]
         let U = #[unsafe] tabulate_2d g w step
@@ -527,7 +506,7 @@ module fast_bond (R: float) = {
                                (iota n) cursors)
         let node (v: i64) (q: i64) : real =
           let geo = geos[v]
-          in if i < geo.n then level_mapped_node (coefficients_at v) (window geo) geo.jmax types[v] geo.g V[v] evs[v] es[v] q
+          in if i < geo.n then level_mapped_node (tables_at v) (window geo) geo.jmax types[v] geo.g V[v] evs[v] es[v] q
              else V[v, q]
         in (#[unsafe] tabulate_2d n w node, cursors)
     in tabulate n (\v -> V[v, F.centre (window geos[v])])
@@ -691,7 +670,7 @@ entry bonds_grouped32 [n] [k] [c] [l] [e] (w: i64) (N: i64) (cashflow_offsets: [
 -- | Bonds in the stepped shape (`stepped_prices`: the GPU targets' shape for trees too wide for a workgroup): levels of
 -- `w` nodes (at least 2 min(jmax, n) + 3 of every bond), bond v's lattice `lattice[v]` and the tallest bond of each
 -- lattice `heads` (as `bonds_shared64`), then `bonds_grouped64`'s offsets, 19 arrays and listed exercise points.
-entry bonds_stepped64 [n] [k] [c] [l] [g] [e] (computing: bool) (w: i64) (lattice: [n]i64) (heads: [g]i64) (cashflow_offsets: [n]i64)
+entry bonds_stepped64 [n] [k] [c] [l] [g] [e] (w: i64) (lattice: [n]i64) (heads: [g]i64) (cashflow_offsets: [n]i64)
                                               (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f64) (sigma: [n]f64)
                                               (_maturities: [n]f64) (cashflows: [n]i32) (cashflow_steps: [k]i32)
                                               (repayments: [k]f64) (coupons: [k]f64) (spreads: [n]f64)
@@ -701,12 +680,12 @@ entry bonds_stepped64 [n] [k] [c] [l] [g] [e] (computing: bool) (w: i64) (lattic
                                               (exercise_offsets: [n]i64) (exercise_counts: [n]i32)
                                               (exercise_steps: [e]i32) (exercise_prices: [e]f64)
                                               (cashflow_times: [k]f64) (exercise_times: [e]f64) : [n]f64 =
-  fast_bond64.stepped_prices computing w lattice heads cashflow_offsets term_units term_steps a sigma cashflows cashflow_steps
+  fast_bond64.stepped_prices w lattice heads cashflow_offsets term_units term_steps a sigma cashflows cashflow_steps
                              repayments coupons spreads types strikes first_exercise last_exercise frequencies
                              curve_index curve_terms curve_rates curve_days exercise_offsets exercise_counts
                              exercise_steps exercise_prices cashflow_times exercise_times
 
-entry bonds_stepped32 [n] [k] [c] [l] [g] [e] (computing: bool) (w: i64) (lattice: [n]i64) (heads: [g]i64) (cashflow_offsets: [n]i64)
+entry bonds_stepped32 [n] [k] [c] [l] [g] [e] (w: i64) (lattice: [n]i64) (heads: [g]i64) (cashflow_offsets: [n]i64)
                                               (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f32) (sigma: [n]f32)
                                               (_maturities: [n]f32) (cashflows: [n]i32) (cashflow_steps: [k]i32)
                                               (repayments: [k]f32) (coupons: [k]f32) (spreads: [n]f32)
@@ -716,7 +695,7 @@ entry bonds_stepped32 [n] [k] [c] [l] [g] [e] (computing: bool) (w: i64) (lattic
                                               (exercise_offsets: [n]i64) (exercise_counts: [n]i32)
                                               (exercise_steps: [e]i32) (exercise_prices: [e]f32)
                                               (cashflow_times: [k]f64) (exercise_times: [e]f64) : [n]f32 =
-  fast_bond32.stepped_prices computing w lattice heads cashflow_offsets term_units term_steps a sigma cashflows cashflow_steps
+  fast_bond32.stepped_prices w lattice heads cashflow_offsets term_units term_steps a sigma cashflows cashflow_steps
                              repayments coupons spreads types strikes first_exercise last_exercise frequencies
                              curve_index curve_terms curve_rates curve_days exercise_offsets exercise_counts
                              exercise_steps exercise_prices cashflow_times exercise_times

@@ -254,14 +254,11 @@ def test_shared_forward_pass_equals_each_bonds_own(precision, monkeypatch):
         np.testing.assert_allclose(shared, bond_reference.price(bonds, curves, "f64"), rtol=0, atol=1e-11)
 
 
-@pytest.mark.parametrize("coefficients", ["tables", "computed"])
 @pytest.mark.parametrize("parts", ["one", "by height", "a tree each"])
-def test_stepped_shape_matches_the_reference_on_the_cpu(parts, coefficients, monkeypatch):
+def test_stepped_shape_matches_the_reference_on_the_cpu(parts, monkeypatch):
     """bonds_stepped64/32 (the GPU targets' shape for trees wider than a workgroup: each step one map over every
     bond's nodes, one forward pass per lattice) on the c target, in one call, in parts by height and a tree a part:
-    f64 within 1e-11 of the reference, f32 within 1e-4 of it where the float32 reference is; the coefficients read
-    from tables or computed where they are needed."""
-    monkeypatch.setenv("TRINOM_STEPPED_COEFFICIENTS", coefficients)
+    f64 within 1e-11 of the reference, f32 within 1e-4 of it where the float32 reference is."""
     bonds, curves = _three_lattices(name="R1")
     if parts != "one":  # parts of one height each, or of one tree
         monkeypatch.setattr(bonds_futhark_fast, "STEPPED_FILL", 0)

@@ -23,7 +23,6 @@ paper's program, operation by operation) stays as the ``futhark-paper`` engine's
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -163,11 +162,11 @@ def price_shared(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precisi
 
 #: Which of the 19 entry arrays hold one entry per bond (the others: cash flows, then curves).
 PER_BOND = (0, 1, 2, 3, 4, 5, 9, 10, 11, 12, 13, 14, 15)
-#: Where the 19 arrays start among the inputs of ``bonds_grouped`` (after ``w``, ``N`` and the cash-flow offsets)
-#: and of ``bonds_stepped`` (after the coefficients' flag, ``w``, the lattices, their heads and the offsets); the
-#: listed points' steps and prices, then the cash flows' times and the points' dates, come 21 inputs later (after
-#: the bonds' offsets into the points and their counts).
-FIRST_ARRAY = {"grouped": 3, "stepped": 5}
+#: Where the 19 arrays start among the inputs of ``bonds_grouped`` (after ``w``, ``N`` and the cash-flow offsets) and
+#: of ``bonds_stepped`` (after ``w``, the lattices, their heads and the offsets); the listed points' steps and prices,
+#: then the cash flows' times and the points' dates, come 21 inputs later (after the bonds' offsets into the points
+#: and their counts).
+FIRST_ARRAY = {"grouped": 3, "stepped": 4}
 #: The stepped shape's parts (:func:`stepped_parts`): a part takes trees, tallest first, while the shortest is at
 #: least :data:`STEPPED_HEIGHTS` of the tallest (a tree idles until its height is reached) or while the part has fewer
 #: than :data:`STEPPED_FILL` nodes a level (a step's kernels would not fill the GPU), within
@@ -176,13 +175,6 @@ STEPPED_HEIGHTS = 0.75
 STEPPED_FILL = 1 << 18
 STEPPED_BYTES = 4 << 30
 STEPPED_LEVELS = 7
-
-
-def computing_coefficients() -> bool:
-    """Does the stepped shape compute each node's branch probabilities and discount where it needs them (one exp a
-    node and step) rather than read them from per-bond tables? ``TRINOM_STEPPED_COEFFICIENTS`` = ``computed`` or
-    ``tables`` (the default)."""
-    return os.environ.get("TRINOM_STEPPED_COEFFICIENTS", "tables") == "computed"
 
 
 def stepped_parts(width: np.ndarray, steps: np.ndarray, precision: str) -> list[np.ndarray]:
@@ -259,8 +251,7 @@ def _price_classes(portfolio: BondPortfolio, curves: Sequence[YieldCurve], preci
         wide, tall = shapes(portfolio[rows])
         for part in stepped_parts(wide, tall, precision):
             lattice, heads, _ = lattices(portfolio[rows[part]])
-            out[rows[part]] = call("stepped", [np.bool_(computing_coefficients()), np.int64(wide[part].max()), lattice,
-                                               heads], rows[part])
+            out[rows[part]] = call("stepped", [np.int64(wide[part].max()), lattice, heads], rows[part])
     return out
 
 
