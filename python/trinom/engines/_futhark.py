@@ -186,10 +186,11 @@ class FutharkLibrary:
 
     def __init__(self, module: Any, *, build_options: Sequence[str] = (), device: str | None = None,
                  platform: str | None = None, num_threads: int | None = None,
-                 tuning: dict[str, int] | None = None, cache_file: str | None = None):
+                 tuning: dict[str, int] | None = None, cache_file: str | None = None, profiling: bool = False):
         base = _futhark_base()
         self._impl = _make_impl(base)(module, build_options=build_options, device=device, platform=platform,
-                                      num_threads=num_threads, tuning=tuning, cache_file=cache_file)
+                                      num_threads=num_threads, tuning=tuning, cache_file=cache_file,
+                                      profiling=profiling)
         self._lock = threading.Lock()
 
     def call(self, entry: str, *args: Any) -> np.ndarray:
@@ -215,6 +216,11 @@ class FutharkLibrary:
         with self._lock:
             self._impl.lib.futhark_context_clear_caches(self._impl.ctx)
 
+    def report(self) -> str:
+        """Futhark's report of the context (JSON: memory, and with ``profiling`` each kernel run and copy)."""
+        with self._lock:
+            return self._impl._get_string(self._impl.lib.futhark_context_report(self._impl.ctx))
+
     def entries(self) -> list[str]:
         """Names of the library's entry points."""
         return [fn[len("futhark_entry_"):] for fn in dir(self._impl.lib) if fn.startswith("futhark_entry_")]
@@ -226,7 +232,7 @@ def _make_impl(base: type) -> type:
     class _Impl(base):  # type: ignore[misc, valid-type]
         def __init__(self, module: Any, *, build_options: Sequence[str], device: str | None,
                      platform: str | None, num_threads: int | None, tuning: dict[str, int] | None,
-                     cache_file: str | None):
+                     cache_file: str | None, profiling: bool):
             self.lib, self.ffi = module.lib, module.ffi
             lib = self.lib
             config = lib.futhark_context_config_new()
@@ -248,6 +254,8 @@ def _make_impl(base: type) -> type:
                 lib.futhark_context_config_set_tuning_param(config, key.encode(), int(value))
             if cache_file is not None:
                 lib.futhark_context_config_set_cache_file(config, cache_file.encode())
+            if profiling:  # Futhark records each kernel's runs for `report` (benchmarks only: it synchronises)
+                lib.futhark_context_config_set_profiling(config, 1)
 
             def free_context(ctx: Any) -> None:
                 lib.futhark_context_free(ctx)
