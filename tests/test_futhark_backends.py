@@ -196,6 +196,17 @@ def test_fast_classes_fit_the_local_memory_of_opencl():
 
 
 # --- futhark bonds (fut/fast-bonds.fut): the GPU shape's classes, run on the c target -----------------------
+def _assert_matches_the_reference(price, bonds: trinom.BondPortfolio, curves: list) -> None:
+    """``price(bonds, curves, precision, "c", {})`` against the reference: f64 to 1e-11; f32 to 1e-4 of the float64
+    reference, relative to max(1, |price|), where the float32 reference is that close (at least half the bonds)."""
+    ref64 = bond_reference.price(bonds, curves, "f64")
+    np.testing.assert_allclose(price(bonds, curves, "f64", "c", {}), ref64, rtol=0, atol=1e-11)
+    scale = np.maximum(1.0, np.abs(ref64))
+    close = np.abs(bond_reference.price(bonds, curves, "f32") - ref64) <= 1e-4 * scale
+    f32 = price(bonds, curves, "f32", "c", {}).astype(np.float64)
+    assert close.mean() > 0.5 and (np.abs(f32 - ref64)[close] <= 1e-4 * scale[close]).all()
+
+
 @pytest.mark.parametrize("name", ["U1", "R1", "R3", "S1"])
 def test_fast_bonds_gpu_shape_matches_the_reference_on_the_cpu(name):
     """bonds_grouped64/32, class by class as on a GPU, equal the reference (f64 to 1e-11; f32 to 1e-4 of the
@@ -206,13 +217,7 @@ def test_fast_bonds_gpu_shape_matches_the_reference_on_the_cpu(name):
     width, steps = bonds_futhark_fast.shapes(bonds)
     for w, n, rows in classes:
         assert w >= width[rows].max() and n >= steps[rows].max() and (np.diff(steps[rows]) <= 0).all()
-    ref64 = bond_reference.price(bonds, curves, "f64")
-    np.testing.assert_allclose(bonds_futhark_fast.price_grouped(bonds, curves, "f64", "c", {}), ref64, rtol=0,
-                               atol=1e-11)
-    scale = np.maximum(1.0, np.abs(ref64))
-    close = np.abs(bond_reference.price(bonds, curves, "f32") - ref64) <= 1e-4 * scale
-    f32 = bonds_futhark_fast.price_grouped(bonds, curves, "f32", "c", {}).astype(np.float64)
-    assert close.mean() > 0.5 and (np.abs(f32 - ref64)[close] <= 1e-4 * scale[close]).all()
+    _assert_matches_the_reference(bonds_futhark_fast.price_grouped, bonds, curves)
 
 
 def _three_lattices(count: int = 36, name: str = "U1") -> tuple[trinom.BondPortfolio, list]:
@@ -271,13 +276,7 @@ def test_stepped_shape_matches_the_reference_on_the_cpu(parts, monkeypatch):
     assert len(made) == {"one": 1, "by height": len(np.unique(steps)), "a tree each": len(bonds)}[parts] > 0
     assert all((np.diff(steps[rows]) <= 0).all() for rows in made)
     assert parts != "by height" or (len(made) > 1 and all(len(np.unique(steps[rows])) == 1 for rows in made))
-    ref64 = bond_reference.price(bonds, curves, "f64")
-    np.testing.assert_allclose(bonds_futhark_fast.price_stepped(bonds, curves, "f64", "c", {}), ref64, rtol=0,
-                               atol=1e-11)
-    scale = np.maximum(1.0, np.abs(ref64))
-    close = np.abs(bond_reference.price(bonds, curves, "f32") - ref64) <= 1e-4 * scale
-    f32 = bonds_futhark_fast.price_stepped(bonds, curves, "f32", "c", {}).astype(np.float64)
-    assert close.mean() > 0.5 and (np.abs(f32 - ref64)[close] <= 1e-4 * scale[close]).all()
+    _assert_matches_the_reference(bonds_futhark_fast.price_stepped, bonds, curves)
 
 
 def test_stepped_shape_values_flows_between_steps_on_the_cpu():
