@@ -442,8 +442,9 @@ module fast_bond (R: float) = {
   -- | The stepped shape (GPUs, for trees too wide for a workgroup): every bond of a call on levels of `w` nodes (at
   -- least 2 window + 3 of each), the steps an outer loop and each step one map over all bonds' nodes, so a step is a
   -- few kernels however few bonds there are.  The forward pass runs once per lattice on its tallest bond (`heads`,
-  -- bond v's lattice `lattice[v]`: as `shared_prices`, or every bond its own), all lattices side by side; then every
-  -- bond's backward pass from its maturity down, a bond idle until its own height is reached.
+  -- bond v's lattice `lattice[v]`: as `shared_prices`, or every bond its own), all lattices side by side; then each
+  -- bond's walk gives its events for every step at once (a thread a bond), and the backward passes run from the
+  -- maturities down, a bond idle until its own height is reached: one kernel a step.
   def stepped_prices [n] [k] [c] [l] [g] [e] (w: i64) (lattice: [n]i64) (heads: [g]i64) (cf_offsets: [n]i64)
                                           (term_units: [n]i32) (term_steps: [n]i32) (a: [n]real) (sigma: [n]real)
                                           (cashflows: [n]i32) (cashflow_steps: [k]i32) (repayments: [k]real)
@@ -461,54 +462,60 @@ module fast_bond (R: float) = {
     let (pus, pds, xs) = unzip3 (map (\geo -> let tb = tables_of geo (window geo) w in (tb.pu, tb.pd, tb.x)) geos)
     let tables_at (v: i64) : tables [w] = {pu = pus[v], pd = pds[v], x = xs[v]}
     -- The forward pass of the heads: ratios[i, u] = S_{i-1} / S_i of head u (as `ratios_of`; ones beyond its height).
+    -- A step is its level's map and the levels' sums (the rescaling exponent is each node's to find from S).
     let tops = map (\v -> i64.max geos[v].n 1) heads
+    let head_geos = map (\v -> geos[v]) heads
     let Nf = i64.maximum tops
-    let U = tabulate_2d g w (\u q -> if q == F.centre (window geos[heads[u]]) then one else zero)
+    let exponent_of (s: real) : i32 = let e = F.exponent s in i32.bool (i32.abs e > 16) * e
+    let U = tabulate_2d g w (\u q -> if q == F.centre (window head_geos[u]) then one else zero)
     let (_, _, ratios) =
       loop (U, S, ratios) = (U, replicate g one, replicate Nf (replicate g 1f64)) for i_ < Nf - 1 do
         let i = i_ + 1
-        let x = map (\s -> let e = F.exponent s in i32.bool (i32.abs e > 16) * e) S
         let step (u: i64) (q: i64) : real =
-          let geo = geos[heads[u]]
+          let geo = head_geos[u]
           in if i < tops[u] then forward_mapped_node (tables_at heads[u]) (window geo) geo.jmax U[u] (i64.min i geo.jmax)
-                                                     x[u] q
+                                                     (exponent_of S[u]) q
              else U[u, q]
         let U = #[unsafe] tabulate_2d g w step
         let sums = map (reduce (R.+) zero) U
-        let row = tabulate g (\u -> if i < tops[u] then B.d (B.r (B.d (R.ldexp (S[u] R./ sums[u]) (-x[u])))) else 1)
-        let S = map3 (\u s t -> if i < tops[u] then t else s) (iota g) S sums
+        let next (u: i64) (s: real) (t: real) : (real, f64) =
+          if i < tops[u] then (t, B.d (B.r (B.d (R.ldexp (s R./ t) (-(exponent_of s)))))) else (s, 1)
+        let (S, row) = unzip (map3 next (iota g) S sums)
         in (U, S, ratios with [i] = row)
-    -- The backward passes, E_i as `shared_steps` makes it.
-    let walk_at (v: i64) =
-      walk_of cf_offsets cashflows cashflow_steps repayments coupons spreads types strikes first_exercise
-              last_exercise frequencies ex_offsets exercise_counts exercise_steps exercise_prices cashflow_times
-              exercise_times a geos[v] (rate_at v) v
+    -- Every bond's events, all steps at once (its walk reads nothing of its levels), E_i as `shared_steps` makes it.
     let E (v: i64) (i: i64) : real =
       let geo = geos[v]
       in B.r (if i == 0 then B.d (B.r (curve_ratio geo (rate_at v) 0))
               else if i < i64.max geo.n 1 then B.d (B.r (curve_ratio geo (rate_at v) i * ratios[i, lattice[v]]))
               else 1)
-    let starts = tabulate n (\v -> walk_start (walk_at v))
-    let V = tabulate_2d n w (\v q -> let h = window geos[v]
-                                     in if i64.abs (q - F.centre h) <= h then starts[v].0 else zero)
     let idle : events = {hh = 0, added = zero, bt = {before = (0, 0), dated = false, point = (0, 0), after = (0, 0)},
                          exercise = false, exercise_price = zero}
     let Nb = i64.maximum (map (.n) geos)
-    let (V, _) =
-      loop (V, cursors) = (V, map (.1) starts) for i_ < Nb do
+    let walk (v: i64) : (real, [Nb]events, [Nb]real) =
+      let wk = walk_of cf_offsets cashflows cashflow_steps repayments coupons spreads types strikes first_exercise
+                       last_exercise frequencies ex_offsets exercise_counts exercise_steps exercise_prices
+                       cashflow_times exercise_times a geos[v] (rate_at v) v
+      let (last, cur) = walk_start wk
+      let (_, evs, es) =
+        loop (cur, evs, es) = (cur, replicate Nb idle, replicate Nb one) for i_ < Nb do
+          let i = Nb - 1 - i_
+          in if i < geos[v].n then let e = E v i
+                                   let (ev, cur) = walk_step wk i e cur
+                                   in (cur, evs with [i] = ev, es with [i] = e)
+             else (cur, evs, es)
+      in (last, evs, es)
+    let (lasts, evs, es) = unzip3 (#[unsafe] map walk (iota n))
+    -- The backward passes: a step is its level's map.
+    let V = tabulate_2d n w (\v q -> let h = window geos[v] in if i64.abs (q - F.centre h) <= h then lasts[v] else zero)
+    let V =
+      loop V for i_ < Nb do
         let i = Nb - 1 - i_
-        let (evs, es, cursors) =
-          unzip3 (#[unsafe] map2 (\v cur -> if i < geos[v].n
-                                          then let e = E v i
-                                               let (ev, cur) = walk_step (walk_at v) i e cur
-                                               in (ev, e, cur)
-                                          else (idle, one, cur))
-                               (iota n) cursors)
         let node (v: i64) (q: i64) : real =
           let geo = geos[v]
-          in if i < geo.n then level_mapped_node (tables_at v) (window geo) geo.jmax types[v] geo.g V[v] evs[v] es[v] q
+          in if i < geo.n
+             then level_mapped_node (tables_at v) (window geo) geo.jmax types[v] geo.g V[v] evs[v, i] es[v, i] q
              else V[v, q]
-        in (#[unsafe] tabulate_2d n w node, cursors)
+        in #[unsafe] tabulate_2d n w node
     in tabulate n (\v -> V[v, F.centre (window geos[v])])
 
   -- | The CPU shape with the forward pass shared by the bonds of one lattice: bond v belongs to

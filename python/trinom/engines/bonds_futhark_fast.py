@@ -15,8 +15,9 @@ a class (:func:`classes`), and each class is priced by
 ``bonds_grouped64``/``bonds_grouped32``: one bond per workgroup, levels and step arrays in local memory.
 Bonds whose class would not fit a workgroup (levels wider than 1024 nodes, or beyond the target's local memory)
 take the stepped shape (:func:`price_stepped`, ``bonds_stepped64``/``bonds_stepped32``): the steps an outer loop,
-each step one map over all nodes of all bonds of a part (parts of similar height, :func:`stepped_parts`), and the
-forward pass once per lattice, all lattices side by side. ``fut/bonds.fut`` (the
+each step one map over all nodes of all bonds of a part (parts of similar height, :func:`stepped_parts`), the
+forward pass once per lattice, all lattices side by side, and each bond's events (cash flows, exercise, listed
+points) for all steps at once before the backward passes. ``fut/bonds.fut`` (the
 paper's program, operation by operation) stays as the ``futhark-paper`` engine's bond pricer. Options:
 ``device``, ``platform``, ``build_options``, ``num_threads`` (as every Futhark backend).
 """
@@ -170,11 +171,13 @@ FIRST_ARRAY = {"grouped": 3, "stepped": 4}
 #: The stepped shape's parts (:func:`stepped_parts`): a part takes trees, tallest first, while the shortest is at
 #: least :data:`STEPPED_HEIGHTS` of the tallest (a tree idles until its height is reached) or while the part has fewer
 #: than :data:`STEPPED_FILL` nodes a level (a step's kernels would not fill the GPU), within
-#: :data:`STEPPED_BYTES` of levels and tables (seven levels of the width a tree).
+#: :data:`STEPPED_BYTES` of levels and tables (seven levels of the width a tree) and of each tree's events and
+#: forward ratios (:data:`STEPPED_STEP_BYTES` a step of the part's tallest tree).
 STEPPED_HEIGHTS = 0.75
 STEPPED_FILL = 1 << 18
 STEPPED_BYTES = 4 << 30
 STEPPED_LEVELS = 7
+STEPPED_STEP_BYTES = 96
 
 
 def stepped_parts(width: np.ndarray, steps: np.ndarray, precision: str) -> list[np.ndarray]:
@@ -188,7 +191,8 @@ def stepped_parts(width: np.ndarray, steps: np.ndarray, precision: str) -> list[
         end, wide = start + 1, int(width[order[start]])
         while end < len(order):
             grown = max(wide, int(width[order[end]]))
-            if (end + 1 - start) * grown * STEPPED_LEVELS * itemsize > STEPPED_BYTES:
+            tree_bytes = grown * STEPPED_LEVELS * itemsize + int(steps[order[start]]) * STEPPED_STEP_BYTES
+            if (end + 1 - start) * tree_bytes > STEPPED_BYTES:
                 break
             if steps[order[end]] < STEPPED_HEIGHTS * steps[order[start]] and (end - start) * wide >= STEPPED_FILL:
                 break
