@@ -116,6 +116,10 @@ module fast_bond (R: float) = {
   def next (w: i64) (col: i64, row: i64) = if col == w - 1 then (0, row + 1) else (col + 1, row)
   def previous (w: i64) (col: i64, row: i64) = if col == 0 then (w - 1, row - 1) else (col - 1, row)
 
+  -- | The power of two a forward level is rescaled by, from the previous level's sum S: S's exponent where it has
+  -- left [2^-16, 2^16], else none.
+  def rescaling (S: real) : i32 = let e = F.exponent S in i32.bool (i32.abs e > 16) * e
+
   -- | The forward pass on levels of w >= 2 window + 3 nodes: entry i >= 1 of `steps` (a factor r_i
   -- on entry) becomes E_i = r_i (S_{i-1} / S_i), so P_{i+1} / P_i there give the bond's E_i, and ones
   -- give the ratios S_{i-1} / S_i alone, which depend on the lattice only (a, sigma, dt), not on the
@@ -132,7 +136,7 @@ module fast_bond (R: float) = {
                                         next w (0, 0))
       for i_ < i64.max geo.n 1 - 1 do
         let i = i_ + 1
-        let x = let e = F.exponent S in i32.bool (i32.abs e > 16) * e
+        let x = rescaling S
         let (U, S_i) = level U (i64.min i geo.jmax) x
         let E = B.r (steps[col, row] * B.d (R.ldexp (S R./ S_i) (-x)))
         in (U, S_i, steps with [col, row] = B.d E, next w (col, row))
@@ -227,18 +231,17 @@ module fast_bond (R: float) = {
   -- | One backward level, as a map over the w nodes (the GPU shape: a thread a node): the nodes
   -- |j| <= hh of `Val` (level i+1) take the step's cash flow `added` as they are read, each live
   -- node of level i is its continuation times (e x_j) g, exercised; the others are zero.
-  def level_mapped [w] (tb: tables [w]) (h: i64) (jmax: i64) (kind: i32) (g: real) (Val: *[w]real) (hh: i64)
-                       (added: real) (bt: between) (exercise: bool) (exercise_price: real) (e: real)
-                       : *[w]real =
-    tabulate w (level_mapped_node tb h jmax kind g Val {hh, added, bt, exercise, exercise_price} e)
+  def level_mapped [w] (tb: tables [w]) (h: i64) (jmax: i64) (kind: i32) (g: real) (Val: *[w]real) (ev: events)
+                       (e: real) : *[w]real =
+    tabulate w (level_mapped_node tb h jmax kind g Val ev e)
 
   -- | The same level in place on the CPU, with `pm` as a table: the cash flow is added to level i+1
   -- first, then the interior nodes are a loop without branches or gathers that the C compiler
   -- vectorises, and the two edge nodes |j| = jmax (which branch from j -+ 1) come after it.  Nodes
   -- outside the live window keep stale values: no live node reads them.
   def level_in_place [w] (tb: tables [w]) (pm: [w]real) (h: i64) (jmax: i64) (kind: i32) (g: real)
-                         ((Val, out): (*[w]real, *[w]real)) (hh: i64) (added: real) (bt: between)
-                         (exercise: bool) (exercise_price: real) (e: real) : (*[w]real, *[w]real) =
+                         ((Val, out): (*[w]real, *[w]real)) (ev: events) (e: real) : (*[w]real, *[w]real) =
+    let (hh, added, bt, exercise, exercise_price) = (ev.hh, ev.added, ev.bt, ev.exercise, ev.exercise_price)
     let c = F.centre h
     let Val = if added R.== zero then Val
               else loop Val for t < 2 * hh + 1 do let q = c - hh + t in Val with [q] = copy (Val[q] R.+ added)
@@ -329,7 +332,7 @@ module fast_bond (R: float) = {
   -- | The backward pass (§6) of one bond with the E_i in `steps` (as `forward` leaves them) and
   -- levels `start` makes from the maturity's values and `level` steps back.
   def backward [k] [w] [depth] [e] 'levels (start: *[w]real -> *levels)
-               (level: *levels -> i64 -> real -> between -> bool -> real -> real -> *levels)
+               (level: *levels -> events -> real -> *levels)
                (root: levels -> [w]real) (steps: [w][depth]f64) (wk: walk [k] [e]) : real =
     let n = wk.geo.n
     let h = window wk.geo
@@ -341,7 +344,7 @@ module fast_bond (R: float) = {
         let i = n - 1 - i_
         let e = B.r steps[col, row]
         let (ev, cur) = walk_step wk i e cur
-        in (level levels ev.hh ev.added ev.bt ev.exercise ev.exercise_price e, cur, previous w (col, row))
+        in (level levels ev e, cur, previous w (col, row))
     in (root levels)[c]
 
   -- | `backward` with mapped levels (the GPU shape).
@@ -375,11 +378,17 @@ module fast_bond (R: float) = {
     let table = forward pair (forward_in_place tb (tabulate w (pm_of tb)) h geo.jmax) geo (step_table w N 1 (\_ -> 1))
     in tabulate M (\i -> if i > 0 && i < N then table[i % w, i / w] else 1)
 
+  -- | E_i of a bond from its lattice's ratio at step i (`ratio`, i >= 1): P_1 at step 0, P_{i+1} / P_i times the
+  -- ratio below the bond's height, rounded as the bond's own forward pass rounds it; 1 beyond.
+  def shared_E (geo: B.geometry) (rate_at: real -> real) (ratio: i64 -> f64) (i: i64) : f64 =
+    if i == 0 then B.d (B.r (curve_ratio geo rate_at 0))
+    else if i < i64.max geo.n 1 then B.d (B.r (curve_ratio geo rate_at i * ratio i)) else 1
+
   -- | E_i of one bond from its lattice's ratios (`ratios_of`, at least max(n, 1) entries): P_{i+1} /
   -- P_i times the ratio, rounded as the bond's own forward pass rounds it.
   def shared_steps [M] (w: i64) (N: i64) (ratios: [M]f64) (geo: B.geometry) (rate_at: real -> real) : *[w][]f64 =
-    let E (i: i64) = if i < i64.max geo.n 1 then B.d (B.r (curve_ratio geo rate_at i * ratios[i])) else 1
-    in step_table w N (B.d (B.r (curve_ratio geo rate_at 0))) E
+    let E = shared_E geo rate_at (\i -> ratios[i])
+    in step_table w N (E 0) E
 
   def exclusive_scan [m] (xs: [m]i32) : [m]i64 = map2 (-) (scan (+) 0 (map i64.i32 xs)) (map i64.i32 xs)
 
@@ -466,7 +475,6 @@ module fast_bond (R: float) = {
     let tops = map (\v -> i64.max geos[v].n 1) heads
     let head_geos = map (\v -> geos[v]) heads
     let Nf = i64.maximum tops
-    let exponent_of (s: real) : i32 = let e = F.exponent s in i32.bool (i32.abs e > 16) * e
     let U = tabulate_2d g w (\u q -> if q == F.centre (window head_geos[u]) then one else zero)
     let (_, _, ratios) =
       loop (U, S, ratios) = (U, replicate g one, replicate Nf (replicate g 1f64)) for i_ < Nf - 1 do
@@ -474,20 +482,16 @@ module fast_bond (R: float) = {
         let step (u: i64) (q: i64) : real =
           let geo = head_geos[u]
           in if i < tops[u] then forward_mapped_node (tables_at heads[u]) (window geo) geo.jmax U[u] (i64.min i geo.jmax)
-                                                     (exponent_of S[u]) q
+                                                     (rescaling S[u]) q
              else U[u, q]
         let U = #[unsafe] tabulate_2d g w step
         let sums = map (reduce (R.+) zero) U
         let next (u: i64) (s: real) (t: real) : (real, f64) =
-          if i < tops[u] then (t, B.d (B.r (B.d (R.ldexp (s R./ t) (-(exponent_of s)))))) else (s, 1)
+          if i < tops[u] then (t, B.d (R.ldexp (s R./ t) (-(rescaling s)))) else (s, 1)
         let (S, row) = unzip (map3 next (iota g) S sums)
         in (U, S, ratios with [i] = row)
     -- Every bond's events, all steps at once (its walk reads nothing of its levels), E_i as `shared_steps` makes it.
-    let E (v: i64) (i: i64) : real =
-      let geo = geos[v]
-      in B.r (if i == 0 then B.d (B.r (curve_ratio geo (rate_at v) 0))
-              else if i < i64.max geo.n 1 then B.d (B.r (curve_ratio geo (rate_at v) i * ratios[i, lattice[v]]))
-              else 1)
+    let E (v: i64) (i: i64) : real = B.r (shared_E geos[v] (rate_at v) (\i -> ratios[i, lattice[v]]) i)
     let idle : events = {hh = 0, added = zero, bt = {before = (0, 0), dated = false, point = (0, 0), after = (0, 0)},
                          exercise = false, exercise_price = zero}
     let Nb = i64.maximum (map (.n) geos)
