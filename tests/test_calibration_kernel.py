@@ -27,7 +27,7 @@ from trinom.engines.calibration_kernel import (
 )
 from trinom.model import DatedCurve
 from trinom.model.calibration import CONVERGED, MAX_ITERATIONS, NOT_RUN, LMResult, levenberg_marquardt
-from trinom.model.hull_white import Swaptions
+from trinom.model.rate_options import Swaptions
 from trinom.model.quotes import VolQuotes, VolSurface
 
 AS_OF = np.datetime64("2025-01-02")

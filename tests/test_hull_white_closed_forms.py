@@ -28,8 +28,8 @@ from trinom.model import DatedCurve  # noqa: E402
 from trinom.model import hull_white as hw  # noqa: E402
 from trinom.model import periods as periods_module  # noqa: E402
 from trinom.model import volatility as vol  # noqa: E402
-from trinom.model.hull_white import Caps, Swaptions  # noqa: E402
 from trinom.model.periods import add_period, fixed_leg, parse_periods  # noqa: E402
+from trinom.model.rate_options import Caps, Swaptions  # noqa: E402
 
 AS_OF = np.datetime64("2025-01-02")
 DAY_COUNTS = {"30/360": ql.Thirty360(ql.Thirty360.BondBasis), "30E/360": ql.Thirty360(ql.Thirty360.European),

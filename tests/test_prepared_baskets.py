@@ -23,7 +23,7 @@ from trinom.analytics.baskets import (
 from trinom.conventions import dates as dt
 from trinom.engines.calibration_kernel import available
 from trinom.model import DatedCurve
-from trinom.model.hull_white import Swaptions
+from trinom.model.rate_options import Swaptions
 from trinom.model.quotes import VolQuotes, VolSurface
 
 AS_OF = np.datetime64("2025-01-31")  # a month's end: schedules from it clamp

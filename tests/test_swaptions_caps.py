@@ -9,7 +9,7 @@ import trinom
 from trinom.instruments.cap import CapSpecs, lower_caps
 from trinom.instruments.swaption import SwaptionSpecs, lower_swaptions
 from trinom.model import DatedCurve
-from trinom.model.hull_white import Caps, Swaptions
+from trinom.model.rate_options import Caps, Swaptions
 
 AS_OF = "2026-11-25"
 PILLARS = ["2027-11-25", "2028-11-25", "2031-11-25", "2036-11-25", "2046-11-25"]

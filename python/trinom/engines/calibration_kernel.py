@@ -14,7 +14,7 @@ as NumPy's own result moves when its rounding changes (tests/test_calibration_ke
 The inputs are padded per trade: ``q`` quote slots per trade (``valid`` says which hold a quote) and a table of ``f``
 cash flows per trade (pay time, accrual fraction, discount factor) that the trade's quotes share: quote ``k``'s fixed
 leg is ``count[k]`` flows of its trade's table from ``first[k]``, its cash flows ``K tau_i N`` (the notional added to
-the last) made in the program as :attr:`~trinom.model.hull_white.Swaptions.amounts` makes them. A trade whose
+the last) made in the program as :attr:`~trinom.model.rate_options.Swaptions.amounts` makes them. A trade whose
 exercise dates lie on one schedule passes that schedule once (its co-terminal swaptions' legs are its tails);
 :func:`per_quote_flows` lays out legs given per quote. Besides the fit the program returns, at the fitted
 parameters, each quote's model price and whether a free parameter moves any quote's price (a flat objective where

@@ -8,7 +8,7 @@ that is ``notional * (1 + K tau)`` puts on the zero-coupon bond maturing at ``e`
 a floorlet is the call. So each caplet lowers to a European option on a zero-coupon bond
 (:class:`~trinom.Portfolio`, standard convention: expiry ``s``, bond maturity ``e``, strike ``100 / (1 + K tau)``
 per 100) on the trade's tree grid, weighted ``(1 + K tau)``; the cap is the weighted sum, per 100 of notional. This is
-the schedule of :meth:`trinom.model.hull_white.Caps.on_curve`, whose closed form the tree converges to. Every
+the schedule of :meth:`trinom.model.rate_options.Caps.on_curve`, whose closed form the tree converges to. Every
 caplet must fix after the as-of date.
 
 Values are per 100 of the trade's notional (the value in currency is :attr:`trinom.Prices.value`).

@@ -18,8 +18,6 @@ here too (``trinom.model.read_dated_curves``).
 from .calibration import CalibrationResult, LMResult, calibrate, levenberg_marquardt
 from .dated_curve import INTERPOLATIONS, DatedCurve
 from .hull_white import (
-    Caps,
-    Swaptions,
     bond_factor,
     bond_option_stdev,
     caplet,
@@ -29,6 +27,7 @@ from .hull_white import (
 )
 from .periods import add_period, fixed_leg, parse_periods
 from .quotes import QuoteInstruments, VolQuotes, VolSurface, quote_instruments
+from .rate_options import Caps, Swaptions, basis_ratio
 from .volatility import (
     bachelier_implied_vol,
     bachelier_price,
@@ -52,6 +51,7 @@ __all__ = [
     "bachelier_implied_vol",
     "bachelier_price",
     "bachelier_vega",
+    "basis_ratio",
     "black_implied_vol",
     "black_price",
     "black_vega",

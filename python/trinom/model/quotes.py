@@ -52,8 +52,8 @@ import numpy.typing as npt
 
 from ..conventions.names import Problem
 from ..errors import InputError
-from .hull_white import Caps, Swaptions
 from .periods import add_period
+from .rate_options import Caps, Swaptions
 from .vol_quotes import INSTRUMENTS, KINDS, OPTIONAL_COLUMNS, REQUIRED_COLUMNS, TENOR_FROM, VolQuotes, as_vol_quotes
 from .vol_surface import SurfaceGrid, VolSurface
 from .volatility import (
@@ -401,7 +401,8 @@ def _concatenate_caps(parts: list[Caps]) -> Caps:
                 discount_start=np.concatenate([pad(p.discount_start, 1.0) for p in parts]),
                 discount_end=np.concatenate([pad(p.discount_end, 1.0) for p in parts]),
                 strike=np.concatenate([p.strike for p in parts]), notional=np.concatenate([p.notional for p in parts]),
-                cap=np.concatenate([p.cap for p in parts]), count=np.concatenate([p.count for p in parts]))
+                cap=np.concatenate([p.cap for p in parts]), count=np.concatenate([p.count for p in parts]),
+                basis=np.concatenate([pad(p.basis, 1.0) for p in parts]))
 
 
 __all__ = ["INSTRUMENTS", "KINDS", "OPTIONAL_COLUMNS", "REQUIRED_COLUMNS", "TENOR_FROM", "QuoteInstruments", "SurfaceGrid",

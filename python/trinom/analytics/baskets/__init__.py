@@ -9,7 +9,7 @@ named :func:`bond_baskets`) from the swaptions and the callable and puttable bon
 its exercise dates, the common end date (the trade's final maturity), the deal's fixed rate, the fixed leg's
 frequency and day count, and payer or receiver. Exercise date ``e`` stands for the European swaption exercised on
 ``e`` into the swap from ``e`` to the end, its fixed leg generated forward from ``e``, unadjusted
-(:meth:`~trinom.model.hull_white.Swaptions.on_curve`): the co-terminal swaptions of a Bermudan exercise.
+(:meth:`~trinom.model.rate_options.Swaptions.on_curve`): the co-terminal swaptions of a Bermudan exercise.
 
 **Quotes.** Each swaption's volatility is the surface's (:class:`~trinom.model.quotes.VolSurface`) at expiry
 ``(e - as_of) / 365`` and tenor ``(end - e) / 365`` years (bilinear, flat outside the grid), of the curve's kind;

@@ -8,7 +8,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ...model.hull_white import Swaptions
+from ...model.rate_options import Swaptions
 from ...model.volatility import (
     bachelier_implied_vol,
     bachelier_price,
@@ -78,7 +78,7 @@ class _QuoteSet:
     """The baskets' swaptions priced on curves (:meth:`PreparedBaskets.quotes`; one per kept exercise date, trade by
     trade): their market data and formulas, their legs as the trades' tables of flows (``legs``, with per curve the
     discount factors at its dates, ``curve_discounts``, and on the tables, ``discounts``) and, built when first asked
-    for, as :class:`~trinom.model.hull_white.Swaptions`."""
+    for, as :class:`~trinom.model.rate_options.Swaptions`."""
 
     trade: np.ndarray
     exercise: np.ndarray
