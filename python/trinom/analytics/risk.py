@@ -121,6 +121,7 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
         instruments = instruments.instruments  # type: ignore[union-attr]
     legs: Legs | None = None
     trades: Trades | None = None
+    forecast: np.ndarray | None = None  # two curves: each trade's forecast curve (a position in the market's names)
     dated: dict[str, Any] | None = None
     if recalibrate is not None and not isinstance(recalibrate, Recalibration):
         raise TypeError(f"recalibrate must be a trinom.analytics.Recalibration, got {type(recalibrate).__name__}")
@@ -130,6 +131,12 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
         dated = dated_curves(trades, curves) if recalibrate is not None or is_dated(curves) else None
         instruments, curves, legs = single_instrument(instruments, curves)
         legs = None if legs.is_identity() else legs
+        if trades.has_two_curves(Market.of(curves).names):  # its flows and strikes depend on both curves
+            if recalibrate is not None:
+                raise ValueError("recalibrate refits the model per scenario on one lowering; a book with two curves "
+                                 "(a forecast_curve) is lowered again in every scenario: pass recalibrate=None")
+            options["lower_in"] = _lowering_of(trades)
+            forecast = trades.forecast_index(Market.of(curves).names)
     elif recalibrate is not None:
         raise TypeError("recalibrate needs dated trades (trinom.instruments.Trades) on dated curves: the model is "
                         "fitted to quotes on dates")
@@ -147,7 +154,7 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
               "max_steps": options.get("max_steps", DEFAULT_MAX_STEPS)}
     # Curve scenarios: base, -h, +h, then -h and +h at pillar k of every curve (each row is on one curve, so
     # it sees the bump of its own curve's pillar k: 2 scenarios per pillar, not per pillar and curve).
-    plan = _plan_scenarios(market, dated, chosen, shift, sigma_shift, recalibrate)
+    plan = _plan_scenarios(market, dated, chosen, shift, sigma_shift, recalibrate, two_curves=forecast is not None)
     scenarios, sides = plan.scenarios, plan.sides
     moves = sorted(sides.values())
     run = dict(backend=backend, precision=precision, target=target, errors="mask", **options)
@@ -231,6 +238,13 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
                 add(checked("duration", shift, (down - up) / (2 * p0 * shift), why(1, 2)), "parallel")
             elif measure == "convexity":
                 add(checked("convexity", shift, (up + down - 2 * p0) / (p0 * shift * shift), why(1, 2)), "parallel")
+            elif measure == "krd" and plan.per_curve is not None:  # two curves: a row's key rates on each of them
+                for j, (name, k) in enumerate(plan.per_curve):
+                    position = market.names.index(name)
+                    rows = np.flatnonzero((used == position) | (forecast == position))  # type: ignore[operator]
+                    value = (values[3 + 2 * j] - values[4 + 2 * j]) / (2 * p0 * shift)
+                    part = checked("krd", shift, value, why(3 + 2 * j, 4 + 2 * j))
+                    add(part, f"{name}:{plan.pillars[name][k]}", None if rows.size == n else rows)
             elif measure == "krd":
                 # Pillar k's measure is the same for every row whatever its curve (and so is the reason of a NaN,
                 # which names the first such row of the book): computed once per k, each curve takes its rows.
@@ -401,31 +415,43 @@ class _ScenarioPlan:
     states: list[MarketState]
     sides: dict[tuple[str, str], int]
     pillars: dict[str, list[str]]
+    #: Two curves: the key-rate scenarios bump one curve each, ``(curve, pillar)`` in scenario order (None: every
+    #: curve's pillar k at once).
+    per_curve: list[tuple[str, int]] | None = None
 
 
 def _plan_scenarios(market: Market, dated: dict[str, Any] | None, chosen: list[str], shift: float,
-                    sigma_shift: float, recalibrate: Recalibration | None) -> _ScenarioPlan:
+                    sigma_shift: float, recalibrate: Recalibration | None, two_curves: bool = False) -> _ScenarioPlan:
     """Base, -h, +h, then -h and +h at pillar k of every curve (each row is on one curve, so it sees the bump of its
     own curve's pillar k: 2 scenarios per pillar, not per pillar and curve), then vega's and the spread's moves.
-    On dated curves the bumps are the dated curves' (:meth:`~trinom.model.DatedCurve.bumped`) at their pillars."""
+    On dated curves the bumps are the dated curves' (:meth:`~trinom.model.DatedCurve.bumped`) at their pillars.
+    ``two_curves`` (a row on a discount and a forecast curve): each key-rate bump moves one curve's pillar, 2
+    scenarios per pillar and curve."""
     krd = "krd" in chosen
+    names = market.names if dated is None else tuple(dated)
+    sizes = [len(c) for c in market.curves] if dated is None else [len(c) for c in dated.values()]
+    per_curve = [(name, k) for name, size in zip(names, sizes, strict=True) for k in range(size)] if two_curves else None
+    bumps: list[tuple[str | None, int]] = (list(per_curve) if per_curve is not None
+                                           else [(None, k) for k in range(max(sizes))]) if krd else []
     if dated is None:
         scenarios: list[Scenario] = [None, CurveShift(-shift), CurveShift(shift)]
         pillars = {name: [str(day) for day in curve.days] for name, curve in zip(market.names, market.curves,
                                                                                   strict=True)}
-        for k in range(max(len(c) for c in market.curves) if krd else 0):
-            scenarios += [CurveShift(-shift, pillar=k), CurveShift(shift, pillar=k)]
+        for name, k in bumps:
+            scenarios += [CurveShift(-shift, pillar=k, curve=name), CurveShift(shift, pillar=k, curve=name)]
         states: list[MarketState] = []
     else:
-        def moved(h: float, pillar: int | None = None) -> dict[str, Any]:
-            return {name: c.bumped(h, pillar) if pillar is None or pillar < len(c) else c for name, c in dated.items()}
+        def moved(h: float, pillar: int | None = None, only: str | None = None) -> dict[str, Any]:
+            return {name: c.bumped(h, pillar) if (pillar is None or pillar < len(c)) and only in (None, name) else c
+                    for name, c in dated.items()}
 
         pillars = {name: [str(date) for date in curve.dates] for name, curve in dated.items()}
         states = [MarketState(dict(dated)), MarketState(moved(-shift), label="parallel down"),
                   MarketState(moved(shift), label="parallel up")]
-        for k in range(max(len(c) for c in dated.values()) if krd else 0):
-            states += [MarketState(moved(-shift, k), label=f"pillar {k} down"),
-                       MarketState(moved(shift, k), label=f"pillar {k} up")]
+        for name, k in bumps:
+            where = f"pillar {k}" if name is None else f"{name} pillar {k}"
+            states += [MarketState(moved(-shift, k, name), label=f"{where} down"),
+                       MarketState(moved(shift, k, name), label=f"{where} up")]
         scenarios = [None] + [CurveSet({name: c.to_yield_curve() for name, c in state.curves.items()})
                               for state in states[1:]]
     if not krd:
@@ -446,7 +472,7 @@ def _plan_scenarios(market: Market, dated: dict[str, Any] | None, chosen: list[s
         if states:
             states += [MarketState(dict(states[0].curves), spread_shift=-100.0 * shift, label="spread down"),
                        MarketState(dict(states[0].curves), spread_shift=100.0 * shift, label="spread up")]
-    return _ScenarioPlan(scenarios, states, sides, pillars)
+    return _ScenarioPlan(scenarios, states, sides, pillars, per_curve if krd else None)
 
 
 def _recalibrated(trades: Trades | None, block: Portfolio | BondPortfolio, legs: Legs | None, market: Market,
@@ -677,7 +703,14 @@ def _priced(block: Portfolio | BondPortfolio, market: Market, run: dict[str, Any
             progress: Callable[[float, float], None] | None = None) -> Any:
     """``block`` (or its ``rows``) priced in ``market`` by the pipeline (the arguments in ``run``): with a Dask
     ``client`` there, on its workers from the block's shards placed there (trinom.distributed: no row sent again)."""
-    options = PricingOptions.of(**{k: v for k, v in run.items() if k != "client"}, progress=progress)
+    options = PricingOptions.of(**{k: v for k, v in run.items() if k not in ("client", "lower_in")}, progress=progress)
+    lower_in = run.get("lower_in")
+    if lower_in is not None:  # a book with two curves: lowered again in each scenario's curves, priced there
+        if run.get("client") is not None:
+            raise ValueError("a book with two curves is lowered again in every scenario, in this process: pass "
+                             "client=None")
+        return _stacked([price_book(lower_in(market.scenario(s)) if rows is None else lower_in(market.scenario(s))[rows],
+                                    market.scenario(s), options) for s in range(len(market))])
     if run.get("client") is None:
         return price_book(block if rows is None else block[rows], market, options)
     check_client(run["client"])
@@ -686,6 +719,24 @@ def _priced(block: Portfolio | BondPortfolio, market: Market, run: dict[str, Any
     from ..distributed import price_on
 
     return price_on(run["client"], block, market, options, rows=rows)
+
+
+def _lowering_of(trades: Trades) -> Callable[[Market], Portfolio | BondPortfolio]:
+    """``trades``' tree-step instrument in a market of one scenario (the same trees in every market; their cash
+    flows and strikes follow the curves)."""
+    return lambda market: single_instrument(trades, market)[0]
+
+
+def _stacked(results: list[Any]) -> Any:
+    """Prices of one scenario each as one result ``(scenarios, rows)``: a row's error and problems from every
+    scenario."""
+    price_grid = np.stack([np.asarray(r.price, dtype=np.float64).reshape(-1) for r in results])
+    error = np.full(price_grid.shape[1], "", dtype=object)
+    for result in results:
+        for k in np.flatnonzero(np.asarray(result.error) != "").tolist():
+            error[k] = str(result.error[k]) if not error[k] else f"{error[k]}; {result.error[k]}"
+    problems = tuple(sorted({p for r in results for p in r.problems}, key=lambda p: -1 if p[0] is None else p[0]))
+    return replace(results[0], price=price_grid, error=error, problems=problems)
 
 
 def _isolate_moves(block: Portfolio | BondPortfolio, market: Market, scenarios: list[Scenario], moves: list[int],

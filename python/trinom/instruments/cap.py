@@ -11,6 +11,11 @@ per 100) on the trade's tree grid, weighted ``(1 + K tau)``; the cap is the weig
 the schedule of :meth:`trinom.model.rate_options.Caps.on_curve`, whose closed form the tree converges to. Every
 caplet must fix after the as-of date.
 
+**Two curves** (issue 37): a cap whose rate is projected on its ``forecast_curve`` apart from the discount
+curve it is priced on has each caplet struck at ``100 beta / (1 + K tau)`` per 100, ``beta`` the period's basis
+ratio between the curves, read at whole days as the tree reads them (the deterministic basis of
+:mod:`trinom.model.rate_options`).
+
 Values are per 100 of the trade's notional (the value in currency is :attr:`trinom.Prices.value`).
 
 >>> import numpy as np
@@ -25,12 +30,16 @@ Values are per 100 of the trade's notional (the value in currency is :attr:`trin
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..conventions.names import Problem
+from ..errors import InputError
+from ..model.curve import YieldCurve, discount_factors
 from ..model.periods import fixed_leg
+from ..model.rate_options import basis_ratio
 from .constants import CALL, PUT
 from .dated_bond import YEAR_DAYS
 from .option import Portfolio
@@ -52,6 +61,8 @@ class CapSpecs:
     sigma: np.ndarray
     steps_per_year: np.ndarray
     rows: np.ndarray  #: each trade's row in the book (for messages)
+    curve: np.ndarray | None = None  #: the discount curve (an index into the market's curves)
+    forecast: np.ndarray | None = None  #: the curve its rates are projected on (None, or ``curve``: one curve)
 
 
 @dataclass(frozen=True, eq=False)
@@ -64,8 +75,9 @@ class LoweredCaps:
     problems: list[Problem]
 
 
-def lower_caps(specs: CapSpecs, curve: str = "default") -> LoweredCaps:
-    """The caps and floors of ``specs`` as caplet options on ``curve`` (see the module)."""
+def lower_caps(specs: CapSpecs, curve: str = "default", curves: Sequence[YieldCurve] | None = None) -> LoweredCaps:
+    """The caps and floors of ``specs`` as caplet options on ``curve`` (see the module); ``curves``: the market's,
+    by ``specs.curve`` and ``specs.forecast``, needed where a cap's rate is projected apart from its discount curve."""
     size = specs.start.size
     if not size:
         return LoweredCaps(caplets=Portfolio(strike=[], maturity=[], expiry=[], term_unit=[], term_steps=[], a=[],
@@ -77,7 +89,19 @@ def lower_caps(specs: CapSpecs, curve: str = "default") -> LoweredCaps:
     begin, end, tau = leg.start_days[mask], leg.pay_days[mask], leg.accrual[mask]
     growth = 1.0 + specs.rate[owner] * tau
     spy = specs.steps_per_year[owner]
-    caplets = Portfolio(strike=100.0 / growth, maturity=(end - specs.as_of) / YEAR_DAYS,
+    beta = np.ones(owner.size)
+    if specs.forecast is not None and specs.curve is not None:
+        two = (np.asarray(specs.forecast) != np.asarray(specs.curve))[owner]
+        if np.any(two):
+            if curves is None:
+                raise InputError([(None, "curves", "a cap whose rate is projected on its forecast_curve needs the "
+                                   "market's curves when it is lowered: lower the trades with their curves")])
+            discount, forecast = np.asarray(specs.curve)[owner[two]], np.asarray(specs.forecast)[owner[two]]
+            beta[two] = basis_ratio(**{f"{name}_{side}": discount_factors(curves, index, days[two] - specs.as_of,
+                                                                           days_in_year=YEAR_DAYS)
+                                       for name, index in (("discount", discount), ("forecast", forecast))
+                                       for side, days in (("start", begin), ("end", end))})
+    caplets = Portfolio(strike=100.0 * beta / growth, maturity=(end - specs.as_of) / YEAR_DAYS,
                         expiry=(begin - specs.as_of) / YEAR_DAYS, term_unit=np.full(owner.size, float(YEAR_DAYS)),
                         term_steps=spy.astype(np.float64), a=specs.a[owner], sigma=specs.sigma[owner],
                         option_type=np.where(specs.cap[owner], PUT, CALL).astype(np.int8), curve=curve)

@@ -1,19 +1,23 @@
 """Swaption, cap and floor rows of a trades book: their fields, validation and specs (issue 26).
 
-Rows of the same ``trades.csv`` (:mod:`trinom.instruments.trades`), with three more columns at the end of the
-contract: ``start`` (the swap's or the cap's first date), ``rate`` (the fixed rate or the cap's strike, a decimal) and
-``float_frequency`` (a swaption's floating leg: checked, and by the single-curve rule worth par on its resets, so it
-plays no part in the price).
+Rows of the same ``trades.csv`` (:mod:`trinom.instruments.trades`), with more columns at the end of the contract:
+``start`` (the swap's or the cap's first date), ``rate`` (the fixed rate or the cap's strike, a decimal),
+``float_frequency`` (a swaption's floating leg: on one curve worth par on its resets, so it plays no part in the
+price), then (issue 37) ``forecast_curve`` (the curve the floating rates are projected on, the trade's ``curve``
+discounting; empty: ``curve``) and ``index`` (``ibor``, the default, or ``ois`` for a swaption's overnight-compounded
+floating leg, valued as its compounded forward on the forecast curve). Two curves: see
+:mod:`trinom.instruments.swaption` and :mod:`trinom.instruments.cap`.
 
 * ``swaption``: ``start``, ``maturity``, ``rate``, ``option`` ``payer`` or ``receiver``, ``a``, ``sigma``;
   optional ``exercise`` (``european``, the default, or ``bermudan``), ``first_exercise`` (default ``start``),
   ``last_exercise`` (a bermudan's; default: the last fixed-leg period's start), ``frequency`` (the fixed leg's,
   default 1), ``day_count`` (default ``30/360``), ``calendar`` (default ``NONE``), ``convention`` (default ``F``),
-  ``float_frequency``, ``notional`` (default 100), ``curve``, ``steps_per_year``. See
-  :mod:`trinom.instruments.swaption` for the lowering.
+  ``float_frequency`` (default: ``frequency``), ``notional`` (default 100), ``curve``, ``forecast_curve``, ``index``,
+  ``steps_per_year``. See :mod:`trinom.instruments.swaption` for the lowering.
 * ``cap`` and ``floor``: ``start``, ``maturity``, ``rate`` (the strike), ``a``, ``sigma``; optional ``frequency``
-  (default 4), ``day_count`` (default ``ACT/360``), ``notional``, ``curve``, ``steps_per_year``. Their dates are
-  unadjusted (:mod:`trinom.instruments.cap`).
+  (default 4), ``day_count`` (default ``ACT/360``), ``notional``, ``curve``, ``forecast_curve``, ``index``
+  (``ibor`` only: a caplet on a compounded overnight rate fixes at its period's end, which this lowering does not
+  value), ``steps_per_year``. Their dates are unadjusted (:mod:`trinom.instruments.cap`).
 
 Values are per the trade's notional. A cell that does not apply to the row's type is an error naming it.
 """
@@ -32,16 +36,18 @@ from .cap import CapSpecs
 from .swaption import SwaptionSpecs
 
 #: The columns these rows add to the contract (appended at its end).
-RATE_COLUMNS: Final[tuple[str, ...]] = ("start", "rate", "float_frequency")
+RATE_COLUMNS: Final[tuple[str, ...]] = ("start", "rate", "float_frequency", "forecast_curve", "index")
+#: The floating rate indices a row may name: a term rate fixed at its period's start, or overnight compounded.
+INDICES: Final[tuple[str, ...]] = ("ibor", "ois")
 #: The trade types of this module.
 RATE_TYPES: Final[tuple[str, ...]] = ("swaption", "cap", "floor")
 #: Per type, the cells a row may fill (any other filled cell is an error).
 ALLOWED: Final[dict[str, frozenset[str]]] = {
     "swaption": frozenset({"id", "type", "notional", "start", "maturity", "rate", "frequency", "day_count", "calendar",
                           "convention", "option", "exercise", "first_exercise", "last_exercise", "float_frequency", "a",
-                          "sigma", "curve", "steps_per_year"}),
+                          "sigma", "curve", "forecast_curve", "index", "steps_per_year"}),
     "cap": frozenset({"id", "type", "notional", "start", "maturity", "rate", "frequency", "day_count", "a", "sigma",
-                      "curve", "steps_per_year"}),
+                      "curve", "forecast_curve", "index", "steps_per_year"}),
 }
 ALLOWED["floor"] = ALLOWED["cap"]
 #: Defaults of empty cells, per type.
@@ -156,6 +162,15 @@ def check_rate_rows(book: TradeColumns, types: np.ndarray, earlier: set[int]) ->
                 f"{cells['option'][row]!r}" if side[k] else "option is missing: payer or receiver")
         if wrong_style[k]:
             add(row, "exercise", f"a swaption's exercise is european or bermudan, got {cells['exercise'][row]!r}")
+    index = np.array(["ibor" if value is None else str(value).strip().lower() for value in cells["index"][rows].tolist()],
+                     dtype=object)
+    for k in np.flatnonzero(~np.isin(index, INDICES) | (~is_swaption & (index == "ois"))).tolist():
+        row = int(rows[k])
+        if index[k] == "ois":
+            add(row, "index", f"a {types[row]} on a compounded overnight rate (index ois) fixes at its periods' ends: "
+                "not valued; its caplets take a term rate (index ibor)")
+        else:
+            add(row, "index", f"index must be one of {', '.join(INDICES)}, got {cells['index'][row]!r}")
     # the exercise window: from first_exercise (default: the start) to last_exercise (a european: its one date;
     # a bermudan: default the day before maturity, so every fixed-leg start date)
     european = np.zeros(types.size, dtype=bool)
@@ -191,14 +206,20 @@ def check_rate_rows(book: TradeColumns, types: np.ndarray, earlier: set[int]) ->
     def frequencies(rows: np.ndarray) -> np.ndarray:
         return parse_frequencies(text["frequency"][rows])[0] if rows.size else np.zeros(0, np.int64)
 
+    floating = np.zeros(types.size, dtype=np.int64)  # a swaption's floating leg: its own frequency, or the fixed's
+    given = swaption_rows[np.not_equal(text["float_frequency"][swaption_rows], None)]
+    if given.size:
+        floating[given] = parse_frequencies(text["float_frequency"][given])[0]
     swaptions = SwaptionSpecs(
         as_of=book.as_of_day, start=start[g], maturity=maturity[g], rate=rate[g], frequency=frequencies(g),
         day_count=text["day_count"][g], calendar=text["calendar"][g], convention=text["convention"][g],
         payer=payer[g], first_exercise=first[g],
         last_exercise=last[g], notional=notional[g], a=numbers["a"][g], sigma=numbers["sigma"][g],
-        curve=np.zeros(g.size, dtype=np.int64), steps_per_year=spy[g], rows=g)
+        curve=np.zeros(g.size, dtype=np.int64), steps_per_year=spy[g], rows=g,
+        float_frequency=np.where(floating[g] > 0, floating[g], frequencies(g)), forecast=np.zeros(g.size, dtype=np.int64))
     caps = CapSpecs(as_of=book.as_of_day, start=start[c], maturity=maturity[c], rate=rate[c], frequency=frequencies(c),
                     day_count=text["day_count"][c], cap=types[c] == "cap", notional=notional[c], a=numbers["a"][c],
-                    sigma=numbers["sigma"][c], steps_per_year=spy[c], rows=c)
+                    sigma=numbers["sigma"][c], steps_per_year=spy[c], rows=c, curve=np.zeros(c.size, dtype=np.int64),
+                    forecast=np.zeros(c.size, dtype=np.int64))
     problems.sort(key=lambda item: item[0])
     return RateRows(problems=problems, swaption_rows=swaption_rows, cap_rows=cap_rows, swaptions=swaptions, caps=caps)

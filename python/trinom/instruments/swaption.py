@@ -38,6 +38,7 @@ value in currency, ``price * notional / 100``, is :attr:`trinom.Prices.value`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,6 +47,9 @@ from ..conventions import Schedules, accrual_fractions, generate_schedules
 from ..conventions.business_days import adjust
 from ..conventions.dates import day_text
 from ..conventions.names import Problem
+from ..errors import InputError
+from ..model.curve import YieldCurve, discount_factors
+from ..model.rate_options import basis_ratio
 from ..ragged import segments
 from .bond import BondPortfolio
 from .constants import CALL, PUT
@@ -73,6 +77,14 @@ class SwaptionSpecs:
     curve: np.ndarray
     steps_per_year: np.ndarray
     rows: np.ndarray  #: each swaption's row in the book (for messages)
+    float_frequency: np.ndarray | None = None  #: the floating leg's periods a year (None: the fixed leg's)
+    forecast: np.ndarray | None = None  #: the curve its floating rates are projected on (None, or ``curve``: one curve)
+
+    def two_curves(self) -> np.ndarray:
+        """Per swaption, whether its floating leg is projected on a curve apart from its discount curve."""
+        if self.forecast is None:
+            return np.zeros(self.start.size, dtype=bool)
+        return np.asarray(self.forecast) != np.asarray(self.curve)
 
 
 @dataclass(frozen=True, eq=False)
@@ -118,8 +130,9 @@ def fixed_leg_periods(specs: SwaptionSpecs) -> FixedLegPeriods:
     return FixedLegPeriods(schedules=schedules, owner=owner, begin=begin, end=end, in_window=in_window)
 
 
-def lower_swaptions(specs: SwaptionSpecs) -> LoweredSwaptions:
-    """The swaptions of ``specs`` as bond trees (see the module)."""
+def lower_swaptions(specs: SwaptionSpecs, curves: Sequence[YieldCurve] | None = None) -> LoweredSwaptions:
+    """The swaptions of ``specs`` as bond trees (see the module); ``curves``: the market's, by ``specs.curve`` and
+    ``specs.forecast``, needed where a floating leg is projected apart from its discount curve."""
     count = specs.start.size
     legs = fixed_leg_periods(specs)
     schedules, begin, end, owner = legs.schedules, legs.begin, legs.end, legs.owner
@@ -146,27 +159,94 @@ def lower_swaptions(specs: SwaptionSpecs) -> LoweredSwaptions:
     # the bond: the periods that start on or after the first exercise date
     held = (begin >= first_date[owner]) & ~bad[owner]
     f_owner, f_end = owner[held], end[held]
-    f_step = step_after(f_end, specs.as_of, spy[f_owner])  # each flow at its date, valued at the step before
     f_coupon = 100.0 * specs.rate[f_owner] * fractions[held]
     last = np.zeros(f_owner.size, dtype=bool)
     if f_owner.size:
         last[np.flatnonzero(np.diff(np.append(f_owner, -1)) != 0)] = True
     f_repay = np.where(last, 100.0, 0.0)
+    x_owner = owner[exercisable & ~bad[owner]]
+    x_day = begin[exercisable & ~bad[owner]]
+    x_price = np.full(x_owner.size, 100.0)
+    two = specs.two_curves()
+    if np.any(two & ~bad):  # the floating legs' basis: flows after the first exercise date, strikes 100 beta_0
+        basis = floating_basis(specs, np.flatnonzero(two & ~bad), curves)
+        problems += basis.problems
+        bad[basis.failed] = True
+        starts = np.isin(_keyed(x_owner, x_day), _keyed(basis.owner, basis.begin))
+        lost = np.unique(x_owner[two[x_owner] & ~starts])
+        for k in lost.tolist():
+            bad[k] = True
+            problems.append((int(specs.rows[k]), "float_frequency", "the floating leg's periods must start on every "
+                             "exercise date (its fixed leg's start dates): give a float_frequency that is a multiple of "
+                             "the fixed leg's frequency"))
+        later = (basis.begin > first_date[basis.owner]) & ~bad[basis.owner]
+        f_owner = np.concatenate([f_owner, basis.owner[later]])
+        f_end = np.concatenate([f_end, basis.begin[later]])
+        f_coupon = np.concatenate([f_coupon, -100.0 * (basis.beta[later] - 1.0)])
+        f_repay = np.concatenate([f_repay, np.zeros(int(later.sum()))])
+        order = np.lexsort((f_end, f_owner))
+        f_owner, f_end, f_coupon, f_repay = f_owner[order], f_end[order], f_coupon[order], f_repay[order]
+        where = np.searchsorted(_keyed(basis.owner, basis.begin), _keyed(x_owner, x_day))
+        on_start = starts & two[x_owner]
+        x_price[on_start] = 100.0 * basis.beta[where[on_start]]
+        good_points = ~bad[x_owner]
+        x_owner, x_day, x_price = x_owner[good_points], x_day[good_points], x_price[good_points]
+        held_flows = ~bad[f_owner]
+        f_owner, f_end, f_coupon, f_repay = (f_owner[held_flows], f_end[held_flows], f_coupon[held_flows],
+                                             f_repay[held_flows])
+    f_step = step_after(f_end, specs.as_of, spy[f_owner])  # each flow at its date, valued at the step before
     new = np.ones(f_owner.size, dtype=bool)  # flows on one date are paid together
     new[1:] = (f_owner[1:] != f_owner[:-1]) | (f_end[1:] != f_end[:-1])
     group = np.cumsum(new) - 1
     flow_owner, flow_step, flow_time = f_owner[new], f_step[new], (f_end[new] - specs.as_of) / YEAR_DAYS
     flow_coupon = np.bincount(group, weights=f_coupon, minlength=int(new.sum()))
     flow_repay = np.bincount(group, weights=f_repay, minlength=int(new.sum()))
-    x_owner = owner[exercisable & ~bad[owner]]
-    x_day = begin[exercisable & ~bad[owner]]
     x_step, x_time = exercise_step(x_day, specs.as_of, spy[x_owner])
     keep = np.ones(x_owner.size, dtype=bool)  # exercise dates on one step: the first
     keep[1:] = (x_owner[1:] != x_owner[:-1]) | (x_step[1:] != x_step[:-1])
-    x_owner, x_step, x_time = x_owner[keep], x_step[keep], x_time[keep]
+    x_owner, x_step, x_time, x_price = x_owner[keep], x_step[keep], x_time[keep], x_price[keep]
     return LoweredSwaptions(bonds=_trees(specs, bad, flow_owner, flow_step, flow_time, flow_coupon, flow_repay, x_owner,
-                                         x_step, x_time),
+                                         x_step, x_time, x_price),
                             weight=_weights(specs), problems=problems)
+
+
+@dataclass(frozen=True, eq=False)
+class FloatingBasis:
+    """The floating periods of two-curve swaptions, flat (swaption by swaption, in date order), and their basis."""
+
+    owner: np.ndarray  #: per period, its swaption (an index into the specs)
+    begin: np.ndarray  #: per period, its (adjusted) start date, a day number
+    beta: np.ndarray  #: per period, its basis ratio (:func:`trinom.model.basis_ratio`)
+    problems: list[Problem]  #: schedules that could not be generated
+    failed: np.ndarray  #: their swaptions (indices into the specs)
+
+
+def floating_basis(specs: SwaptionSpecs, which: np.ndarray, curves: Sequence[YieldCurve] | None) -> FloatingBasis:
+    """The floating legs of the swaptions ``which``: their periods (generated as the fixed legs are, backward from
+    ``maturity``, ``float_frequency`` a year) and each period's basis ratio between its forecast and discount curves
+    read at whole days, as the trees read them (:mod:`trinom.model.rate_options` states the deterministic basis)."""
+    if curves is None:
+        raise InputError([(None, "curves", "a swaption whose floating leg is projected on its forecast_curve needs the "
+                           "market's curves when it is lowered: lower the trades with their curves")])
+    frequency = specs.frequency if specs.float_frequency is None else specs.float_frequency
+    schedules = generate_schedules(effective=specs.start[which].astype("datetime64[D]"),
+                                   termination=specs.maturity[which].astype("datetime64[D]"), frequency=frequency[which],
+                                   calendar=specs.calendar[which], convention=specs.convention[which], errors="mask",
+                                   rows=specs.rows[which], fields={"effective": "start", "termination": "maturity"})
+    begin, end = schedules.period_bounds()
+    owner = which[np.repeat(np.arange(which.size), np.maximum(schedules.counts - 1, 0))]
+    discount, forecast = np.asarray(specs.curve)[owner], np.asarray(specs.forecast)[owner]
+    beta = basis_ratio(**{f"{name}_{side}": discount_factors(curves, index, days - specs.as_of, days_in_year=YEAR_DAYS)
+                          for name, index in (("discount", discount), ("forecast", forecast))
+                          for side, days in (("start", begin), ("end", end))})
+    problems = [(row, "float_frequency" if field == "frequency" else field, message)
+                for row, field, message in schedules.problems]
+    return FloatingBasis(owner=owner, begin=begin, beta=beta, problems=problems, failed=which[~schedules.good])
+
+
+def _keyed(owner: np.ndarray, day: np.ndarray) -> np.ndarray:
+    """One sortable key per (swaption, date), in the order of ``owner`` then ``day``."""
+    return np.asarray(owner, dtype=np.int64) * (1 << 32) + np.asarray(day, dtype=np.int64)
 
 
 def _weights(specs: SwaptionSpecs) -> np.ndarray:
@@ -178,7 +258,7 @@ def _weights(specs: SwaptionSpecs) -> np.ndarray:
 
 def _trees(specs: SwaptionSpecs, bad: np.ndarray, flow_owner: np.ndarray, flow_step: np.ndarray, flow_time: np.ndarray,
            flow_coupon: np.ndarray, flow_repay: np.ndarray, x_owner: np.ndarray, x_step: np.ndarray,
-           x_time: np.ndarray) -> BondPortfolio:
+           x_time: np.ndarray, x_price: np.ndarray) -> BondPortfolio:
     """The bond trees, two per swaption (plain, then with the listed exercise); a bad swaption's are one-step
     placeholders (its problem is the row's)."""
     count = specs.start.size
@@ -219,6 +299,6 @@ def _trees(specs: SwaptionSpecs, bad: np.ndarray, flow_owner: np.ndarray, flow_s
         strike=np.where(optioned, 100.0, NO_EXERCISE_PRICE),
         first_exercise=twice(n), last_exercise=np.where(exercise_count > 0, twice(n) - 1, twice(n)),
         exercise_frequency=np.ones(2 * count, dtype=np.int64), curve_index=twice(specs.curve),
-        exercise_count=exercise_count, exercise_step=x_step, exercise_price=np.full(x_step.size, 100.0),
+        exercise_count=exercise_count, exercise_step=x_step, exercise_price=x_price,
         exercise_time=x_time,
         accrued=np.zeros(2 * count)).with_signed_coupons()

@@ -398,6 +398,11 @@ class TradeChecks:
                                  f"({', '.join(names)})"))
             if len(names) != 1:
                 need(p.kind >= 0, "curve", f"the curve's name: the market has {len(names)} curves ({', '.join(names)})")
+            forecasts = self._factorized("forecast_curve")
+            unknown = np.array([str(value) not in names for value in forecasts.distinct], dtype=bool)[forecasts.inverse]
+            for row in np.flatnonzero((p.kind >= 0) & present["forecast_curve"] & unknown):
+                problems.append((int(row), "forecast_curve", f"forecast_curve {self._cells['forecast_curve'][row]!r} is "
+                                 f"not one of the curves ({', '.join(names)})"))
         rate = self._rate_rows(problems, ok)
         self._memo[("rate", None if curve_names is None else tuple(curve_names))] = rate
         own = [item for item in problems + rate.problems if (item[0], item[1]) not in self._replaced]

@@ -310,7 +310,7 @@ class Trades(TradeChecks):
         problems (masked or raised by :func:`trinom.price` like any bad row). ``curves``: the market's curves in the
         order of ``curve_names``, needed where an exercise has notice days (its price is discounted on its curve)."""
         names = tuple(curve_names)
-        noticed = curves is not None and self._has_notice_days()
+        noticed = curves is not None and (self._has_notice_days() or self.has_two_curves(names))
         key = ("instruments", names, tuple(curves) if noticed else None)  # type: ignore[arg-type]
         if key not in self._memo:
             if noticed:  # lowerings on other curves: the latest few are kept
@@ -319,6 +319,27 @@ class Trades(TradeChecks):
                     del self._memo[stale]
             self._memo[key] = self._instruments(names, key[2])
         return self._memo[key]
+
+    def has_two_curves(self, curve_names: Sequence[str]) -> bool:
+        """Whether a swaption's or a cap's floating rate is projected on a ``forecast_curve`` apart from its ``curve``
+        (its lowering then needs the curves; its prices depend on both)."""
+        return bool(np.any(self.forecast_index(tuple(curve_names)) != self.curve_index(tuple(curve_names))))
+
+    def curve_index(self, curve_names: tuple[str, ...]) -> np.ndarray:
+        """Each row's curve, as an index into ``curve_names`` (0 where empty or unknown: the problems say so)."""
+        named = self._factorized("curve")
+        index = np.array([curve_names.index(name) if name in curve_names else 0
+                          for name in ("" if value is None else str(value) for value in named.distinct)], dtype=np.int64)
+        return index[named.inverse]
+
+    def forecast_index(self, curve_names: tuple[str, ...]) -> np.ndarray:
+        """Each row's forecast curve, as an index into ``curve_names`` (its ``curve`` where empty)."""
+        curve = self.curve_index(curve_names)
+        named = self._factorized("forecast_curve")
+        index = np.array([curve_names.index(name) if name in curve_names else -1
+                          for name in ("" if value is None else str(value) for value in named.distinct)], dtype=np.int64)
+        forecast = index[named.inverse]
+        return np.where(forecast >= 0, forecast, curve)
 
     def _has_notice_days(self) -> bool:
         """Whether a bond with an option has notice days (its lowering needs the curves)."""
@@ -335,10 +356,7 @@ class Trades(TradeChecks):
         bad[[row for row, _f, _m in problems if row is not None]] = True
         if any(row is None for row, _f, _m in problems):
             raise InputError([problem for problem in problems if problem[0] is None])
-        named = self._factorized("curve")
-        index = np.array([curve_names.index(name) if name in curve_names else 0
-                          for name in ("" if value is None else str(value) for value in named.distinct)], dtype=np.int64)
-        curve = index[named.inverse]
+        curve = self.curve_index(curve_names)
         kind = np.where(p.kind < 0, 0, p.kind)  # a row of no type is a bad bond row
         bond_family = np.isin(kind, _BOND_FAMILY)
         group = np.where(bond_family, 0, 1 + curve)
@@ -361,11 +379,11 @@ class Trades(TradeChecks):
                     rows = np.arange(first, last)
                     blocks.append((int(first), self._options(rows, bad[rows], problems, curve_names[curve[first]])))
             return blocks
-        return self._trees(curve_names, curve, kind, bad, bounds, bonds, bond_rows, problems, rate)
+        return self._trees(curve_names, curve, kind, bad, bounds, bonds, bond_rows, problems, rate, curves)
 
     def _trees(self, curve_names: tuple[str, ...], curve: np.ndarray, kind: np.ndarray, bad: np.ndarray,
                bounds: np.ndarray, bonds: BondPortfolio | None, bond_rows: np.ndarray, problems: list[Problem],
-               rate: RateRows) -> list[tuple[int, Portfolio | BondPortfolio]]:
+               rate: RateRows, curves: Sequence[YieldCurve] | None) -> list[tuple[int, Portfolio | BondPortfolio]]:
         """The blocks of a book with swaptions, caps or floors: each run's trees in trade order (a swaption's two, a
         cap's caplets, one for every other trade and every bad one), and the legs that add them up."""
         size = len(self)
@@ -376,9 +394,10 @@ class Trades(TradeChecks):
         first_tree = np.full(size, -1, dtype=np.int64)
         first_tree[bond_rows] = np.arange(bond_rows.size)
         used = bond_rows.size
-        specs = replace(rate.swaptions, curve=curve[rate.swaptions.rows])
+        forecast = self.forecast_index(curve_names)
+        specs = replace(rate.swaptions, curve=curve[rate.swaptions.rows], forecast=forecast[rate.swaptions.rows])
         if specs.rows.size:
-            lowered = lower_swaptions(specs)
+            lowered = lower_swaptions(specs, curves)
             tree_of = {row: 2 * k for k, row in enumerate(specs.rows.tolist())}  # each swaption's first tree
             late = self._where_prefixed(lowered.problems)  # a late-failing swaption: both its trees carry them
             tables.append(BondPortfolio.with_read_problems(
@@ -411,7 +430,8 @@ class Trades(TradeChecks):
             position = np.zeros(size, dtype=np.int64)  # each row's first tree in the run's table
             position[plain] = np.arange(plain.size)
             if in_run.any():
-                lowered_caps = lower_caps(_take_caps(rate.caps, np.flatnonzero(in_run)), curve=name)
+                caps = replace(rate.caps, curve=curve[rate.caps.rows], forecast=forecast[rate.caps.rows])
+                lowered_caps = lower_caps(_take_caps(caps, np.flatnonzero(in_run)), curve=name, curves=curves)
                 parts.append(lowered_caps.caplets)
                 offsets = np.concatenate(([0], np.cumsum(lowered_caps.count)))
                 for k, row in enumerate(good_caps[in_run].tolist()):

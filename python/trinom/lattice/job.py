@@ -205,7 +205,9 @@ def _moved(block: Instrument, field: str, shift: float) -> Instrument:
     with np.errstate(over="ignore"):
         if isinstance(block, Portfolio):  # the same convention
             return block.replace(**{field: getattr(block, field) + shift})
-        return type(block)(**{**block.as_dict(), field: getattr(block, field) + shift})
+        moved = type(block)(**{**block.as_dict(), field: getattr(block, field) + shift})
+        signed = block.signed_coupons()  # a swap's fixed leg (or a floating leg's basis) may pay negative amounts
+        return moved.with_signed_coupons(signed) if signed.any() else moved
 
 
 def _validate_as_is(block: Instrument, market: Market, max_width: int,

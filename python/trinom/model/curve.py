@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,6 +95,33 @@ class YieldCurve:
         coefficient = (t_days - t1).astype(dt) / np.maximum(t2 - t1, 1).astype(dt)
         interpolated = rates[first] + coefficient * (rates[inner] - rates[first])
         return np.where(second == 0, rates[0], np.where(second >= len(self), rates[-1], interpolated)).astype(dt)
+
+    def discount_at(self, days: npt.ArrayLike, *, days_in_year: float) -> np.ndarray:
+        """Discount factors ``exp(-r t)`` at whole ``days`` (the zero rate read there, :meth:`rate_at`), ``t`` being
+        ``days / days_in_year`` years: the curve as a tree of that term unit reads it.
+
+        >>> float(YieldCurve(rates=[0.03], days=[365]).discount_at([730], days_in_year=365)[0]) == float(np.exp(-0.06))
+        True
+        """
+        t = np.asarray(days, dtype=np.float64) / float(days_in_year)
+        return np.exp(-self.rate_at(t, days_in_year) * t)
+
+
+def discount_factors(curves: Sequence[YieldCurve], index: npt.ArrayLike, days: npt.ArrayLike, *,
+                     days_in_year: float) -> np.ndarray:
+    """Each element's discount factor at ``days`` on its curve ``curves[index]`` (:meth:`YieldCurve.discount_at`).
+
+    >>> curves = [YieldCurve([0.03], [365]), YieldCurve([0.04], [365])]
+    >>> discount_factors(curves, [1, 0], [365, 365], days_in_year=365).round(6).tolist()
+    [0.960789, 0.970446]
+    """
+    index = np.asarray(index, dtype=np.int64).reshape(-1)
+    days = np.broadcast_to(np.asarray(days, dtype=np.float64).reshape(-1), index.shape)
+    out = np.empty(index.size)
+    for k in np.unique(index).tolist():
+        mine = np.flatnonzero(index == k)
+        out[mine] = curves[k].discount_at(days[mine], days_in_year=days_in_year)
+    return out
 
 
 def _numbers(field: str, what: str, values: npt.ArrayLike) -> np.ndarray:

@@ -145,6 +145,12 @@ class Market:
         except ValueError:
             raise InputError([(None, "curve", f"no yield curve named {name!r} (curves: {', '.join(self.names)})")]) from None
 
+    def scenario(self, scenario: int) -> Market:
+        """Scenario ``scenario`` alone: a market of one scenario, its curves and moves."""
+        return Market(self.names, (self.scenarios[scenario],),
+                      sigma_shifts=(self.sigma_shift(scenario),) if self.sigma_shifts else (),
+                      spread_shifts=(self.spread_shift(scenario),) if self.spread_shifts else ())
+
     def aligned(self, names: Sequence[str], scenario: int = 0) -> tuple[YieldCurve, ...]:
         """The curves of ``scenario`` in the order of ``names`` (a book's ``curve_names``)."""
         return tuple(self.scenarios[scenario][self.index(name)] for name in names)
