@@ -20,8 +20,8 @@ from trinom.analytics import baskets as baskets_module  # noqa: E402
 from trinom.analytics.baskets import bond_baskets, calibrate_baskets, trade_baskets  # noqa: E402
 from trinom.instruments import TRADE_COLUMNS, read_trades  # noqa: E402
 from trinom.model import DatedCurve  # noqa: E402
-from trinom.model.rate_options import Swaptions  # noqa: E402
 from trinom.model.quotes import VolQuotes, VolSurface, read_vol_surface  # noqa: E402
+from trinom.model.rate_options import Swaptions  # noqa: E402
 
 AS_OF = np.datetime64("2025-01-02")
 EXPIRIES = ["6M", "1Y", "2Y", "3Y", "5Y", "7Y", "10Y", "15Y"]

@@ -27,8 +27,8 @@ from trinom.engines.calibration_kernel import (
 )
 from trinom.model import DatedCurve
 from trinom.model.calibration import CONVERGED, MAX_ITERATIONS, NOT_RUN, LMResult, levenberg_marquardt
-from trinom.model.rate_options import Swaptions
 from trinom.model.quotes import VolQuotes, VolSurface
+from trinom.model.rate_options import Swaptions
 
 AS_OF = np.datetime64("2025-01-02")
 CPU_TARGETS = ("c", "multicore")

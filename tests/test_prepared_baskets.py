@@ -23,8 +23,8 @@ from trinom.analytics.baskets import (
 from trinom.conventions import dates as dt
 from trinom.engines.calibration_kernel import available
 from trinom.model import DatedCurve
-from trinom.model.rate_options import Swaptions
 from trinom.model.quotes import VolQuotes, VolSurface
+from trinom.model.rate_options import Swaptions
 
 AS_OF = np.datetime64("2025-01-31")  # a month's end: schedules from it clamp
 DAY_COUNTS = ["30/360", "ACT/360", "ACT/365F", "ACT/ACT-ISDA", "30E/360", "ACT/ACT-ICMA"]

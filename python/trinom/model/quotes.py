@@ -270,6 +270,13 @@ def quote_instruments(quotes: VolQuotes, curves: Any) -> QuoteInstruments:
         else:
             problems.append((k, "curve", f"{quotes.where[k]}: curve {name!r} is not among the curves "
                              f"({', '.join(map(repr, names)) or 'none'})"))
+    forecast = index.copy()  # each quote's forecast curve (its own curve where it names none)
+    for k, name in enumerate(quotes.forecast_curve.tolist()):
+        if name and name in table:
+            forecast[k] = names.index(name)
+        elif name:
+            problems.append((k, "forecast_curve", f"{quotes.where[k]}: forecast_curve {name!r} is not among the curves "
+                             f"({', '.join(map(repr, names))})"))
     if problems:
         raise InputError(problems)
     n = len(quotes)
@@ -282,7 +289,7 @@ def quote_instruments(quotes: VolQuotes, curves: Any) -> QuoteInstruments:
         exercise[mine] = add_period(as_of, quotes.expiry_months[mine], quotes.expiry_days[mine])
         base = np.where(from_as_of[mine], as_of, exercise[mine])
         end[mine] = add_period(base, quotes.tenor_months[mine], quotes.tenor_days[mine])
-    problems = _date_problems(quotes, names, index, exercise, end, [table[name] for name in names])
+    problems = _date_problems(quotes, names, index, exercise, end, [table[name] for name in names], forecast)
     if problems:
         raise InputError(problems)
     is_swaption = quotes.instrument == "swaption"
@@ -292,12 +299,15 @@ def quote_instruments(quotes: VolQuotes, curves: Any) -> QuoteInstruments:
     expiry_time = np.zeros(n)
     swaption_parts: list[tuple[np.ndarray, Swaptions]] = []
     cap_parts: list[tuple[np.ndarray, Caps]] = []
-    for c, name in enumerate(names):
-        curve = table[name]
-        rows = swaption_rows[index[swaption_rows] == c]
+    for c, f in sorted(set(zip(index.tolist(), forecast.tolist(), strict=True))):
+        curve = table[names[c]]
+        projected = None if f == c else table[names[f]]  # two curves: the floating rates projected on another
+        pair = (index == c) & (forecast == f)
+        rows = swaption_rows[pair[swaption_rows]]
         if rows.size:
             swaptions = Swaptions.on_curve(curve, exercise=exercise[rows], end=end[rows],
-                                           frequency=quotes.frequency[rows], day_count=quotes.day_count[rows])
+                                           frequency=quotes.frequency[rows], day_count=quotes.day_count[rows],
+                                           forecast_curve=projected, float_frequency=quotes.float_frequency[rows])
             atm = swaptions.forward_rate
             k_rate = np.where(np.isnan(quotes.strike[rows]), atm, quotes.strike[rows])
             payer = k_rate > atm  # out of the money: a receiver at or below the forward (QuantLib's SwaptionHelper)
@@ -305,17 +315,19 @@ def quote_instruments(quotes: VolQuotes, curves: Any) -> QuoteInstruments:
             forward[rows], strike[rows], is_call[rows] = atm, k_rate, payer
             annuity[rows] = swaptions.annuity
             expiry_time[rows] = swaptions.exercise
-        rows = cap_rows[index[cap_rows] == c]
+        rows = cap_rows[pair[cap_rows]]
         if rows.size:
             caps = Caps.on_curve(curve, start=exercise[rows], end=end[rows], frequency=quotes.frequency[rows],
-                                 day_count=quotes.day_count[rows], cap=quotes.instrument[rows] == "cap")
+                                 day_count=quotes.day_count[rows], cap=quotes.instrument[rows] == "cap",
+                                 forecast_curve=projected)
             atm = caps.forward_rate
             other = (quotes.atm_frequency[rows] != quotes.frequency[rows]) | (quotes.atm_day_count[rows]
                                                                               != quotes.day_count[rows])
             if other.any():  # the swap rate of another fixed leg over the caplets' span (QuantLib's CapHelper)
                 leg = Swaptions.on_curve(curve, exercise=exercise[rows[other]], end=end[rows[other]],
                                          frequency=quotes.atm_frequency[rows[other]],
-                                         day_count=quotes.atm_day_count[rows[other]])
+                                         day_count=quotes.atm_day_count[rows[other]], forecast_curve=projected,
+                                         float_frequency=quotes.frequency[rows[other]])
                 atm = atm.copy()
                 atm[other] = leg.forward_rate
             k_rate = np.where(np.isnan(quotes.strike[rows]), atm, quotes.strike[rows])
@@ -358,12 +370,15 @@ def quote_instruments(quotes: VolQuotes, curves: Any) -> QuoteInstruments:
 
 
 def _date_problems(quotes: VolQuotes, names: tuple[str, ...], index: np.ndarray, exercise: np.ndarray,
-                   end: np.ndarray, curves: list[Any]) -> list[Problem]:
+                   end: np.ndarray, curves: list[Any], forecast: np.ndarray) -> list[Problem]:
     """The quotes' instruments that end beyond their curve or 2199, or not after their start, and any instrument
     quoted twice (the same curve, instrument, dates, strike and legs), each naming the quote."""
     where = quotes.where
     problems: list[Problem] = []
-    last_date = np.array([curve.dates[-1] for curve in curves], dtype="datetime64[D]")[index]
+    ends = np.array([curve.dates[-1] for curve in curves], dtype="datetime64[D]")
+    shorter = ends[forecast] < ends[index]  # two curves: the shorter of the two bounds the quote
+    last_date = np.where(shorter, ends[forecast], ends[index])
+    bounding = np.where(shorter, forecast, index)
     empty = end <= exercise
     beyond = ~empty & (end > last_date)
     for k in np.flatnonzero(empty | beyond | (end > np.datetime64("2199-12-31"))).tolist():
@@ -372,15 +387,16 @@ def _date_problems(quotes: VolQuotes, names: tuple[str, ...], index: np.ndarray,
             problems.append((k, "tenor", f"{what} from the as-of date) ends on {end[k]}, not after its start "
                              f"{exercise[k]}"))
         elif beyond[k]:
-            problems.append((k, "tenor", f"{what}) ends on {end[k]}, after curve {names[index[k]]!r}'s last date "
+            problems.append((k, "tenor", f"{what}) ends on {end[k]}, after curve {names[bounding[k]]!r}'s last date "
                              f"{last_date[k]}: extend the curve (trinom does not extrapolate a quote's curve)"))
         else:
             problems.append((k, "tenor", f"{what}) ends on {end[k]}, after 2199-12-31"))
     seen: dict[tuple[Any, ...], int] = {}
     for k in range(len(quotes)):
         strike = "ATM" if np.isnan(quotes.strike[k]) else float(quotes.strike[k])
-        key = (int(index[k]), quotes.instrument[k], exercise[k], end[k], strike, int(quotes.frequency[k]),
-               quotes.day_count[k], int(quotes.atm_frequency[k]), quotes.atm_day_count[k])
+        key = (int(index[k]), int(forecast[k]), quotes.instrument[k], exercise[k], end[k], strike,
+               int(quotes.frequency[k]), quotes.day_count[k], int(quotes.atm_frequency[k]), quotes.atm_day_count[k],
+               int(quotes.float_frequency[k]))
         first = seen.setdefault(key, k)
         if first != k:
             problems.append((k, "tenor", f"{where[k]}: the same {quotes.instrument[k]} as {where[first]} (curve "

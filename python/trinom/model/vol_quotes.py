@@ -1,8 +1,8 @@
 """Volatility quotes as a table (:class:`VolQuotes`, one quote a row): the columns of a ``vols.csv``, parsed and checked.
 
 **The columns.** ``curve,expiry,tenor,vol,kind`` and optionally ``shift``, ``strike``, ``frequency``, ``day_count``,
-``weight``, ``instrument``, ``tenor_from``, ``atm_frequency``, ``atm_day_count`` (an empty cell is the
-default):
+``weight``, ``instrument``, ``tenor_from``, ``atm_frequency``, ``atm_day_count``, ``forecast_curve``,
+``float_frequency`` (an empty cell is the default):
 
 * ``curve``: the curve the quote belongs to (empty: the only curve);
 * ``expiry``, ``tenor``: periods such as ``6M``, ``1Y``, ``10Y``, ``18M``, ``2W``, ``10D`` (``1Y6M`` too);
@@ -19,6 +19,11 @@ default):
 * ``atm_frequency``, ``atm_day_count``: caps and floors: the fixed leg whose forward swap rate is the
   at-the-money strike (default: the caplets' ``frequency`` and ``day_count``; QuantLib's ``CapHelper`` takes its
   ``fixedLegFrequency`` and ``fixedLegDayCounter``). A swaption's is its own fixed leg.
+* ``forecast_curve`` (issue 37): the curve the quote's floating rates are projected on, ``curve`` discounting
+  (empty: ``curve``; two curves, :mod:`trinom.model.rate_options`): the forward, the market price and the model's
+  price all take both;
+* ``float_frequency``: a swaption's floating leg's periods a year (default: its ``frequency``), which matters on two
+  curves only.
 
 The files are read by :func:`trinom.io.quote_files.read_vol_quotes` (CSV, or Parquet by its ``.parquet`` / ``.pq``
 suffix; also ``trinom.model.quotes.read_vol_quotes``): the model imports no file format. Where a call of the model
@@ -47,7 +52,8 @@ from .periods import parse_periods
 #: The columns of a quote file: required, then optional.
 REQUIRED_COLUMNS: Final[tuple[str, ...]] = ("curve", "expiry", "tenor", "vol", "kind")
 OPTIONAL_COLUMNS: Final[tuple[str, ...]] = ("shift", "strike", "frequency", "day_count", "weight", "instrument",
-                                            "tenor_from", "atm_frequency", "atm_day_count")
+                                            "tenor_from", "atm_frequency", "atm_day_count", "forecast_curve",
+                                            "float_frequency")
 #: Volatility kinds and their spellings.
 KINDS: Final[dict[str, str]] = {"normal": "normal", "n": "normal", "bachelier": "normal", "bp": "normal",
                                 "lognormal": "lognormal", "ln": "lognormal", "black": "lognormal",
@@ -73,6 +79,8 @@ class VolQuotes:
         at-the-money strike (resolved: a swaption's own leg, by default a cap's caplets').
       expiry_months, expiry_days, tenor_months, tenor_days: the periods.
       where: per quote, where it came from (``vols.csv line 3``), for messages.
+      forecast_curve: per quote, the curve its floating rates are projected on (``""``: ``curve``).
+      float_frequency: per quote, a swaption's floating leg's periods a year (its ``frequency`` by default).
     """
 
     curve: np.ndarray
@@ -94,6 +102,14 @@ class VolQuotes:
     tenor_months: np.ndarray
     tenor_days: np.ndarray
     where: tuple[str, ...]
+    forecast_curve: np.ndarray = None  # type: ignore[assignment]
+    float_frequency: np.ndarray = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.forecast_curve is None:
+            object.__setattr__(self, "forecast_curve", np.full(self.vol.size, "", dtype=object))
+        if self.float_frequency is None:
+            object.__setattr__(self, "float_frequency", np.asarray(self.frequency).copy())
 
     def __len__(self) -> int:
         return int(self.vol.size)
@@ -115,7 +131,9 @@ class VolQuotes:
                              "kind": self.kind, "shift": self.shift, "strike": self.strike,
                              "frequency": self.frequency, "day_count": self.day_count, "weight": self.weight,
                              "instrument": self.instrument, "tenor_from": self.tenor_from,
-                             "atm_frequency": self.atm_frequency, "atm_day_count": self.atm_day_count})
+                             "atm_frequency": self.atm_frequency, "atm_day_count": self.atm_day_count,
+                             "forecast_curve": self.forecast_curve,
+                             "float_frequency": np.where(self.instrument == "swaption", self.float_frequency, None)})
 
     @classmethod
     def from_frame(cls, frame: Any) -> VolQuotes:
@@ -135,7 +153,8 @@ class VolQuotes:
     def from_columns(cls, *, curve: Any, expiry: Any, tenor: Any, vol: Any, kind: Any, shift: Any = None,
                      strike: Any = None, frequency: Any = None, day_count: Any = None, weight: Any = None,
                      instrument: Any = None, tenor_from: Any = None, atm_frequency: Any = None,
-                     atm_day_count: Any = None, where: Sequence[str] | None = None) -> VolQuotes:
+                     atm_day_count: Any = None, forecast_curve: Any = None, float_frequency: Any = None,
+                     where: Sequence[str] | None = None) -> VolQuotes:
         """Quotes from columns (a value for all rows or one per row; ``None`` or an empty cell is the default).
         Every bad cell is reported at once, as an :class:`~trinom.InputError` naming the row, the field and (with
         ``where``) the file's line.
@@ -148,7 +167,8 @@ class VolQuotes:
         given = {"curve": curve, "expiry": expiry, "tenor": tenor, "vol": vol, "kind": kind, "shift": shift,
                  "strike": strike, "frequency": frequency, "day_count": day_count, "weight": weight,
                  "instrument": instrument, "tenor_from": tenor_from, "atm_frequency": atm_frequency,
-                 "atm_day_count": atm_day_count}
+                 "atm_day_count": atm_day_count, "forecast_curve": forecast_curve,
+                 "float_frequency": float_frequency}
         cells = {name: _cells(value) for name, value in given.items()}
         sizes = {len(v) for v in cells.values() if len(v) != 1}
         if len(sizes) > 1:
@@ -235,6 +255,17 @@ class VolQuotes:
             field = "atm_frequency" if atm_per_year[k] != per_year[k] else "atm_day_count"
             bad(int(k), field, f"{field} applies to caps and floors: a swaption's at-the-money strike is its own fixed "
                 "leg's swap rate (frequency, day_count)")
+        forecasts = ["" if _blank(c) else str(c).strip() for c in cells["forecast_curve"]]
+        given = np.array([not _blank(v) for v in cells["float_frequency"]])
+        parsed, found = parse_frequencies(np.array([v if g else 1 for v, g in zip(cells["float_frequency"], given,
+                                                                                  strict=True)], dtype=object),
+                                          field="float_frequency")
+        for row, f, message in found:
+            bad(int(row), f, message)
+        for k in np.flatnonzero(given & (np.array(instruments) != "swaption")):
+            bad(int(k), "float_frequency", "float_frequency applies to swaptions: a cap's caplets are its periods "
+                "(frequency)")
+        float_per_year = np.where(given, parsed, per_year)
         if problems:
             raise InputError(sorted(problems, key=lambda p: p[0]))
         return cls(curve=np.array(curves, dtype=object), expiry=np.array(periods["expiry"][0], dtype=object),
@@ -246,7 +277,8 @@ class VolQuotes:
                    atm_day_count=np.array([DAY_COUNTS.canonical[c] for c in atm_codes], dtype=object),
                    expiry_months=periods["expiry"][1],
                    expiry_days=periods["expiry"][2], tenor_months=periods["tenor"][1], tenor_days=periods["tenor"][2],
-                   where=tuple(places))
+                   where=tuple(places), forecast_curve=np.array(forecasts, dtype=object),
+                   float_frequency=float_per_year.astype(np.int64))
 
 
 def _cells(value: Any) -> list[Any]:

@@ -221,8 +221,9 @@ def book_baskets(trades: Any, curve_names: Sequence[str] | None = None) -> Baske
       (no swap left) are dropped, with a note. The end is the maturity, the strike the coupon, the fixed leg the
       bond's frequency and day count; a call is a receiver swaption (the issuer's right to stop paying the coupon),
       a put a payer. Amortization (``notionals.csv``) and exercise prices do not move the basket.
-    * Any other row (a cap or floor: calibrated to a cap strip per curve; a bond option; a bond without an option)
-      has an empty basket and a note saying why (its status ``no fit``).
+    * Any other row (a cap or floor: calibrated to a cap strip per curve; a bond option; a bond without an option;
+      a swaption projected on a ``forecast_curve`` apart from its curve) has an empty basket and a note saying why
+      (its status ``no fit``).
 
     Exercise dates on or before the as-of date stay in the basket: :func:`calibrate_baskets` leaves them out, as the
     tree does, and names them in the trade's message. The book's bad cells (``a`` and ``sigma`` aside: the
@@ -258,6 +259,13 @@ def _book_baskets(trades: Any, curve_names: Sequence[str] | None) -> Baskets:
     if bonds.size:
         _bond_legs(trades, bonds, legs)
     _swaption_legs(checked, curve_names, legs)
+    forecast, own = column("forecast_curve"), column("curve")
+    for k in np.flatnonzero(np.not_equal(forecast, None)).tolist():
+        if str(forecast[k]) != ("" if own[k] is None else str(own[k])):  # two curves: refused, not fitted on one
+            exercise[k] = _NO_DATES
+            notes[k] = (f"its floating rates are projected on forecast_curve {forecast[k]!r}: per-trade calibration "
+                        "takes one curve; calibrate per curve (vols.csv's forecast_curve column) and price with that "
+                        "model")
     places = [_where(trades, k).rstrip(": ") or f"trade {k}" for k in range(n)]
     return trade_baskets(id=trades.ids, curve=["" if v is None else str(v) for v in column("curve").tolist()],
                          exercise=exercise, end=end, rate=rate, frequency=frequency, day_count=day_count, side=side,
