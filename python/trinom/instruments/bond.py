@@ -200,9 +200,11 @@ class BondPortfolio:
         return bonds
 
     def with_signed_coupons(self, signed: npt.ArrayLike | None = None) -> BondPortfolio:
-        """These bonds, the coupons of those ``signed`` marks (default: all) allowed to be negative: the fixed leg of
-        a swap at a negative rate, lowered from a swaption (:mod:`trinom.instruments.swaption`), is no bond a holder
-        is paid by but prices on the same tree. A bond's coupon must otherwise be >= 0."""
+        """These bonds, the coupons (and exercise prices) of those ``signed`` marks (default: all) allowed to be
+        negative: the fixed leg of a swap at a negative rate or with a basis, lowered from a swaption
+        (:mod:`trinom.instruments.swaption`), and a floating bond's replicated flows and exercise prices
+        (:mod:`trinom.instruments.floating`) are no bond a holder is paid by but price on the same tree. A bond's
+        coupon and exercise price must otherwise be >= 0."""
         copy = object.__new__(BondPortfolio)
         copy.__dict__.update(self.__dict__)
         mask = np.ones(len(self), dtype=bool) if signed is None else np.asarray(signed, dtype=bool).reshape(len(self))
@@ -455,7 +457,11 @@ def _find_problems(p: BondPortfolio, n_curves: int, max_width: int, max_steps: i
                                  f"must be a finite number >= 0 (an amount the bond pays), got {values[k]}"))
         point_owner = np.repeat(np.arange(len(p)), p.exercise_count)
         prices = p.exercise_price
-        for k in np.flatnonzero(~(np.isfinite(prices) & (prices >= 0)) & read[point_owner]):
+        with np.errstate(invalid="ignore"):
+            wrong = ~(np.isfinite(prices) & (prices >= 0))
+        if p._signed_coupons is not None:  # a floating bond's price net of its next period's principal
+            wrong &= ~(p._signed_coupons[point_owner] & np.isfinite(prices))
+        for k in np.flatnonzero(wrong & read[point_owner]):
             problems.append((int(point_owner[k]), "exercise_price", f"exercise_price of exercise point "
                              f"{k - p.exercise_offset[point_owner[k]]} must be a finite number >= 0 (a dirty price per "
                              f"100 face), got {prices[k]}"))

@@ -299,7 +299,7 @@ def _lower(as_of: int, bonds: DatedBonds, *, dates: ExerciseDates | None, coupon
                                    settlement=np.datetime64(as_of, "D"))
     else:
         fractions, accrued = np.zeros(0), np.zeros(0)
-    ratio = _period_ratios(bonds, schedules, amortization, late)
+    ratio = period_ratios(bonds, schedules, amortization, late)
     if ratio is not None:
         accrued = accrued * _ratio_at(schedules, ratio, np.arange(count), np.full(count, as_of))
     coupons = _coupons(as_of, bonds, schedules, fractions, ratio)
@@ -333,7 +333,7 @@ def _joined(bonds: DatedBonds, parts: list[LoweredBonds]) -> LoweredBonds:
         problems=[problem for part in parts for problem in part.problems])
 
 
-def _period_ratios(bonds: DatedBonds, schedules: Schedules, amortization: Amortization | None,
+def period_ratios(bonds: DatedBonds, schedules: Schedules, amortization: Amortization | None,
                    late: list[Problem]) -> np.ndarray | None:
     """Per coupon period (flat, in :attr:`Schedules.period_offsets` order), the share of the original notional
     outstanding in it (None where nothing amortizes). An entry whose date is not a coupon date of its bond before

@@ -29,6 +29,7 @@ from ..conventions import (
 from ..conventions.dates import day_text
 from ..conventions.names import Problem
 from ..errors import InputError
+from .floating import COUPON_TYPES, FIXED, FIXED_TO_FLOAT, FLOAT, FLOAT_COLUMNS
 from .rate_trades import RATE_COLUMNS, RATE_TYPES, RateRows, TradeColumns, check_rate_rows
 from .side_tables import SIDE_COLUMNS, SideRows, SideTable
 
@@ -37,7 +38,7 @@ from .side_tables import SIDE_COLUMNS, SideRows, SideTable
 TRADE_COLUMNS: Final[tuple[str, ...]] = (
     "id", "type", "notional", "issue", "maturity", "coupon", "frequency", "day_count", "calendar", "convention",
     "option", "exercise", "first_exercise", "last_exercise", "exercise_price", "expiry", "strike", "a", "sigma",
-    "spread", "curve", "steps_per_year", "notice_days", *RATE_COLUMNS)
+    "spread", "curve", "steps_per_year", "notice_days", *RATE_COLUMNS, *FLOAT_COLUMNS)
 #: Trade types.
 TYPES: Final[tuple[str, ...]] = ("bond", "bond_option", *RATE_TYPES)
 #: Exercise prices (``exercise_price``, ``schedule.csv``'s ``price``), clean per 100 of the notional, a market may
@@ -204,7 +205,7 @@ class TradeChecks:
                 problems.append((int(k), "type", f"type {cells['type'][k]!r} is not a trade type ({', '.join(TYPES)})"))
         numbers: dict[str, np.ndarray] = {}
         for name in ("notional", "coupon", "exercise_price", "strike", "a", "sigma", "spread", "steps_per_year", "rate",
-                     "notice_days"):
+                     "notice_days", "margin", "cap", "floor", "fixing"):
             if name in self._given_numbers:  # an array of numbers: NaN is empty, only an infinite one is bad
                 values = self._given_numbers[name].copy()
                 for k in np.flatnonzero(np.isinf(values)):
@@ -235,7 +236,7 @@ class TradeChecks:
                     problems.append((int(k), name, f"{name} must be a finite number, got {cells[name][k]!r}"))
             numbers[name] = values
         dates: dict[str, np.ndarray] = {}
-        for name in ("issue", "maturity", "first_exercise", "last_exercise", "expiry", "start"):
+        for name in ("issue", "maturity", "first_exercise", "last_exercise", "expiry", "start", "switch_date"):
             rows = np.flatnonzero(present[name])
             days = np.zeros(size, dtype=np.int64)
             if rows.size:  # each distinct date once
@@ -295,7 +296,10 @@ class TradeChecks:
         need(p.kind >= 0, "a", "the Hull-White mean reversion a")
         need(p.kind >= 0, "sigma", "the Hull-White volatility sigma")
         need(is_bond, "issue", "the bond's issue date (its schedule runs from it)")
-        need(is_bond, "coupon", "the annual coupon rate as a decimal (0.05), 0 for a zero-coupon bond")
+        coupon_type = self.coupon_types()
+        floating = is_bond & (coupon_type != FIXED)
+        need(is_bond & (coupon_type != FLOAT), "coupon", "the annual coupon rate as a decimal (0.05), 0 for a "
+             "zero-coupon bond")
         need(is_bond, "frequency", "coupons a year: 1, 2, 4 or 12")
         need(is_option, "expiry", "the option's expiry date (YYYY-MM-DD)")
         need(is_option, "strike", "the strike per 100 of the bond's face")
@@ -333,9 +337,12 @@ class TradeChecks:
         # options: call/put; a bond's also needs an exercise style, dates and a price
         classic = is_bond | is_option
         for field in RATE_COLUMNS:
-            rule(is_bond, field, f"{field} does not apply to a bond (it is a swaption's or a cap's), got {{value!r}}")
+            projected = floating if field in ("forecast_curve", "index") else np.zeros(len(self), dtype=bool)
+            rule(is_bond & ~projected, field, f"{field} does not apply to a bond (it is a swaption's or a cap's"
+                 f"{', or a float bond' if field in ('forecast_curve', 'index') else ''}), got {{value!r}}")
             rule(is_option, field, f"{field} does not apply to a bond_option (it is a swaption's or a cap's), got "
                                    "{value!r}")
+        problems += self._floating_problems(is_bond, is_option, coupon_type, rule, need)
         for row in np.flatnonzero(present["option"] & classic & (p.option < 0)):
             problems.append((int(row), "option", f"option must be call or put, got {self._cells['option'][row]!r}"))
         has_option = is_bond & present["option"]
@@ -409,6 +416,55 @@ class TradeChecks:
         problems = self._where_prefixed(own + list(self._extra))
         problems.sort(key=lambda item: -1 if item[0] is None else item[0])
         return problems
+
+    def coupon_types(self) -> np.ndarray:
+        """Per row, its ``coupon_type`` as an index into :data:`~trinom.instruments.floating.COUPON_TYPES` (empty:
+        fixed; -1: not a coupon type)."""
+        index, empty = self._choices("coupon_type", COUPON_TYPES)
+        return np.where(empty, FIXED, index)
+
+    def _floating_problems(self, is_bond: np.ndarray, is_option: np.ndarray, coupon_type: np.ndarray,
+                           rule: Callable[..., None], need: Callable[[np.ndarray, str, str], None]) -> list[Problem]:
+        """The float and fixed-to-float bond rows' problems (:mod:`trinom.instruments.floating`); ``rule`` and
+        ``need`` add to the book's problems as :meth:`_find_problems` defines them."""
+        p = self._parsed()
+        present, n, d = p.present, p.numbers, p.dates
+        found: list[Problem] = []
+        for field in FLOAT_COLUMNS:
+            rule(is_option, field, f"{field} does not apply to a bond_option (it is a floating bond's), got {{value!r}}")
+        for row in np.flatnonzero(is_bond & (coupon_type < 0)):
+            found.append((int(row), "coupon_type", f"coupon_type must be one of {', '.join(COUPON_TYPES)}, got "
+                          f"{self._cells['coupon_type'][row]!r}"))
+        fixed, floater, switching = (is_bond & (coupon_type == k) for k in (FIXED, FLOAT, FIXED_TO_FLOAT))
+        for field in ("margin", "switch_date", "fixing"):
+            rule(fixed, field, f"{field} applies to float and fixed_to_float bonds (coupon_type), got {{value!r}}")
+        rule(floater, "coupon", "coupon is a fixed rate: a float bond pays its index plus margin (coupon_type "
+             "fixed_to_float pays coupon until switch_date), got {value!r}")
+        rule(floater, "switch_date", "switch_date applies to fixed_to_float bonds, got {value!r}")
+        need(switching, "switch_date", "the first floating period's start, a coupon date (coupon_type fixed_to_float)")
+        for field in ("cap", "floor"):
+            rule(is_bond, field, f"a {field} on a floating coupon is not priced yet (an option on each period's "
+                 "rate needs an event the engines do not have): leave it empty, got {value!r}")
+        live = floater | switching
+        with np.errstate(invalid="ignore"):
+            for field in ("margin", "fixing"):
+                rule(live & (np.abs(n[field]) > 1), field, f"{field} must be a decimal rate (0.002 for 20 bp), got "
+                     "{value}")
+        rule(live & (p.exercise == _AMERICAN), "exercise", "american exercise on a floating bond falls inside its "
+             "coupon periods, whose rates fixed at their starts: give bermudan (its coupon dates) or a schedule")
+        with np.errstate(invalid="ignore"):
+            rule(live & (n["notice_days"] > 0), "notice_days", "notice days move a floating bond's exercise inside a "
+                 "coupon period, whose rate fixed at its start: not priced; give 0, got {value}")
+        index = np.array(["ibor" if v is None else str(v).strip().lower() for v in self._cells["index"].tolist()],
+                         dtype=object)
+        for row in np.flatnonzero(live & present["index"] & ~np.isin(index, ("ibor", "ois"))):
+            found.append((int(row), "index", f"index must be one of ibor, ois, got {self._cells['index'][row]!r}"))
+        inside = switching & present["switch_date"] & present["issue"] & present["maturity"] & (
+            (d["switch_date"] <= d["issue"]) | (d["switch_date"] >= d["maturity"]))
+        for row in np.flatnonzero(inside):
+            found.append((int(row), "switch_date", f"switch_date {day_text(d['switch_date'][row])} must be after the "
+                          f"issue date and before the maturity"))
+        return found
 
     def _rate_rows(self, found: list[Problem], read: Mapping[str, np.ndarray]) -> RateRows:
         """The swaption, cap and floor rows checked (:mod:`trinom.instruments.rate_trades`), given the problems the

@@ -104,6 +104,7 @@ from .dated_bond import (
     portfolio_fields,
     step_of,
 )
+from .floating import FIXED, FIXED_TO_FLOAT, FloatingTerms, floating_lowered, lowered_coupon
 from .legs import Legs
 from .option import Portfolio
 from .rate_trades import RateRows
@@ -363,8 +364,8 @@ class Trades(TradeChecks):
         starts = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1]))) if len(self) else np.zeros(0, int)
         bounds = np.append(starts, len(self))
         bond_rows = np.flatnonzero(kind == 0)
-        bonds = (self._bonds(bond_rows, bad[bond_rows], curve[bond_rows], problems, curves) if bond_rows.size
-                 else None)
+        bonds = (self._bonds(bond_rows, bad[bond_rows], curve[bond_rows], problems, curves,
+                             self.forecast_index(curve_names)[bond_rows]) if bond_rows.size else None)
         rate = self._memo[("rate", curve_names)]
         if not (rate.swaption_rows.size or rate.cap_rows.size):  # bonds and bond options: a tree a trade
             self._memo[("legs", curve_names)] = Legs.one_each(len(self))
@@ -471,21 +472,24 @@ class Trades(TradeChecks):
         return Portfolio.with_read_problems(local, curve=curve, **fields) if local else Portfolio(curve=curve, **fields)
 
     def _bonds(self, rows: np.ndarray, bad: np.ndarray, curve: np.ndarray, problems: list[Problem],
-               curves: Sequence[YieldCurve] | None) -> BondPortfolio:
+               curves: Sequence[YieldCurve] | None, forecast: np.ndarray) -> BondPortfolio:
         """The bond rows as a :class:`BondPortfolio` (every bond row, bad ones as placeholders with their problems)."""
         p = self._parsed()
         good = rows[~bad]
         names = {name: self._factorized(name).filled(default).take(good) for name, default in BOND_DEFAULTS.items()}
         spread = p.numbers["spread"][good]
+        terms = self._floating_terms(good, forecast[~bad])
         specs = DatedBonds(rows=good, issue=p.dates["issue"][good], maturity=p.dates["maturity"][good],
-                           coupon=p.numbers["coupon"][good], frequency=self._factorized("frequency").take(good),
+                           coupon=lowered_coupon(terms), frequency=self._factorized("frequency").take(good),
                            day_count=names["day_count"], calendar=names["calendar"], convention=names["convention"],
                            a=p.numbers["a"][good], sigma=p.numbers["sigma"][good],
                            spread=np.where(np.isnan(spread), 0.0, spread), curve=curve[~bad],
                            steps_per_year=self._steps_per_year()[good],
                            side=np.where(p.option[good] == _PUT_CELL, PUT, CALL).astype(np.int8))
-        lowered = lower_dated_bonds(self.as_of_day, specs, **self._exercise_inputs(good),
-                                    amortization=self._amortization(good), curves=curves)
+        amortization = self._amortization(good)
+        lowered = lower_dated_bonds(self.as_of_day, specs, **self._exercise_inputs(good), amortization=amortization,
+                                    curves=curves)
+        lowered, signed = floating_lowered(self.as_of_day, lowered, terms, curves, amortization)
         has_option = p.present["option"][good]
         gone = has_option & (lowered.point_counts == 0) & (lowered.strike >= NO_EXERCISE_PRICE)
         said = self._memo.setdefault("warnings", {})
@@ -499,9 +503,24 @@ class Trades(TradeChecks):
         placeholder[np.isin(rows, [row for row, _f, _m in late])] = True
         fields, accrued = portfolio_fields(lowered, np.flatnonzero(~bad), placeholder, count)
         local = _rows_problems(problems + self._where_prefixed(late), rows, len(self))
+        signs = None
+        if signed.any():  # floating bonds' flows and exercise prices may be negative
+            signs = np.zeros(count, dtype=bool)
+            signs[np.flatnonzero(~bad)[signed]] = True
         if local:
-            return BondPortfolio.with_read_problems(local, accrued=accrued, **fields)
-        return BondPortfolio(accrued=accrued, **fields)
+            return BondPortfolio.with_read_problems(local, accrued=accrued, signed_coupons=signs, **fields)
+        made = BondPortfolio(accrued=accrued, **fields)
+        return made if signs is None else made.with_signed_coupons(signs)
+
+    def _floating_terms(self, good: np.ndarray, forecast: np.ndarray) -> FloatingTerms:
+        """The good bond rows' coupon terms (:mod:`trinom.instruments.floating`): fixed, float or fixed-to-float
+        (``forecast``: their forecast curves)."""
+        p = self._parsed()
+        kind = np.maximum(self.coupon_types()[good], FIXED)
+        margin = np.nan_to_num(p.numbers["margin"][good])
+        switch = np.where(kind == FIXED_TO_FLOAT, p.dates["switch_date"][good], p.dates["issue"][good])
+        return FloatingTerms(kind=kind, coupon=np.nan_to_num(p.numbers["coupon"][good]), margin=margin,
+                             switch=switch, fixing=p.numbers["fixing"][good], forecast=forecast)
 
     def _exercise_inputs(self, good: np.ndarray) -> dict[str, Any]:
         """The good bond rows' exercise as :func:`lower_dated_bonds` takes it (bonds numbered among ``good``):
