@@ -291,3 +291,26 @@ def test_per_trade_calibration_refuses_a_two_curve_trade(curves: dict[str, Dated
     assert baskets.note[1].startswith("its floating rates are projected on forecast_curve 'EUR6M'")
     assert baskets.note[0] == "" and baskets.note[2] == ""
     assert len(baskets.exercise_dates(1)) == 0 and len(baskets.exercise_dates(0)) == 1
+
+
+@pytest.mark.gpu
+def test_every_gpu_engine_prices_two_curves_and_floaters_as_the_reference(curves: dict[str, DatedCurve]) -> None:
+    """Swaptions and caps on two curves and floating bonds (signed flows, exercise prices below 0) on cuda and on
+    Futhark's cuda target, against the float64 reference."""
+    floaters = Trades(as_of=AS_OF, id=["F", "C", "P", "X"], type="bond", issue="2025-03-15", maturity="2034-03-15",
+                      coupon_type=["float", "float", "float", "fixed_to_float"], coupon=[None, None, None, 0.04],
+                      switch_date=[None, None, None, "2029-03-15"], margin=[0.005, -0.002, -0.01, 0.003],
+                      fixing=0.027, frequency=2, day_count="ACT/365F", option=[None, "call", "put", "call"],
+                      exercise=[None, "bermudan", "bermudan", "bermudan"],
+                      first_exercise=[None, "2028-03-15", "2028-03-15", "2027-09-15"],
+                      last_exercise=[None, "2033-09-15", "2033-09-15", "2033-09-15"],
+                      exercise_price=[None, 100.0, 100.0, 100.0], a=A, sigma=SIGMA, curve="ESTR",
+                      forecast_curve="EUR6M", steps_per_year=52)
+    books = [swaption_book(steps_per_year=48), cap_book(steps_per_year=48), floaters]
+    found = [(b, t) for b, t in (("cuda", None), ("futhark", "cuda")) if trinom.engines.get(b).available(t)[0]]
+    assert found, "no GPU engine is built: run make lib on the GPU machine"
+    for book in books:
+        reference = trinom.price(book, curves, backend="reference").price
+        for backend, target in found:
+            prices = trinom.price(book, curves, backend=backend, target=target).price
+            np.testing.assert_allclose(prices, reference, atol=1e-11, rtol=0, err_msg=f"{backend}/{target}")
