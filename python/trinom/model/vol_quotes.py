@@ -232,13 +232,7 @@ class VolQuotes:
                 text = "expiry"
             tenor_from.append(text)
         # the at-the-money leg: given cells parsed, blank ones the quote's own frequency and day count
-        given = np.array([not _blank(v) for v in cells["atm_frequency"]])
-        parsed, found = parse_frequencies(np.array([v if g else 1 for v, g in zip(cells["atm_frequency"], given,
-                                                                                  strict=True)], dtype=object),
-                                          field="atm_frequency")
-        for row, f, message in found:
-            bad(int(row), f, message)
-        atm_per_year = np.where(given, parsed, per_year)
+        atm_per_year, _given = _frequencies_or(cells["atm_frequency"], "atm_frequency", per_year, bad)
         given = np.array([not _blank(v) for v in cells["atm_day_count"]])
         parsed, found = parse_day_counts(np.array([str(v) if g else "ACT/360" for v, g in zip(cells["atm_day_count"],
                                                                                               given, strict=True)],
@@ -256,16 +250,10 @@ class VolQuotes:
             bad(int(k), field, f"{field} applies to caps and floors: a swaption's at-the-money strike is its own fixed "
                 "leg's swap rate (frequency, day_count)")
         forecasts = ["" if _blank(c) else str(c).strip() for c in cells["forecast_curve"]]
-        given = np.array([not _blank(v) for v in cells["float_frequency"]])
-        parsed, found = parse_frequencies(np.array([v if g else 1 for v, g in zip(cells["float_frequency"], given,
-                                                                                  strict=True)], dtype=object),
-                                          field="float_frequency")
-        for row, f, message in found:
-            bad(int(row), f, message)
+        float_per_year, given = _frequencies_or(cells["float_frequency"], "float_frequency", per_year, bad)
         for k in np.flatnonzero(given & (np.array(instruments) != "swaption")):
             bad(int(k), "float_frequency", "float_frequency applies to swaptions: a cap's caplets are its periods "
                 "(frequency)")
-        float_per_year = np.where(given, parsed, per_year)
         if problems:
             raise InputError(sorted(problems, key=lambda p: p[0]))
         return cls(curve=np.array(curves, dtype=object), expiry=np.array(periods["expiry"][0], dtype=object),
@@ -279,6 +267,18 @@ class VolQuotes:
                    expiry_days=periods["expiry"][2], tenor_months=periods["tenor"][1], tenor_days=periods["tenor"][2],
                    where=tuple(places), forecast_curve=np.array(forecasts, dtype=object),
                    float_frequency=float_per_year.astype(np.int64))
+
+
+def _frequencies_or(cells: list[Any], field: str, default: np.ndarray,
+                    bad: Callable[[int, str, str], None]) -> tuple[np.ndarray, np.ndarray]:
+    """An optional frequency column: per quote its periods a year (``default`` where the cell is blank, a bad cell
+    reported through ``bad``), and whether the cell was given."""
+    given = np.array([not _blank(v) for v in cells], dtype=bool)
+    parsed, found = parse_frequencies(np.array([v if g else 1 for v, g in zip(cells, given, strict=True)],
+                                               dtype=object), field=field)
+    for row, f, message in found:
+        bad(int(row), f, message)
+    return np.where(given, parsed, default), given
 
 
 def _cells(value: Any) -> list[Any]:
