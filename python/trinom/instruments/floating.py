@@ -70,8 +70,13 @@ def floating_lowered(as_of: int, lowered: LoweredBonds, terms: FloatingTerms, cu
     accrued interest and exercise prices (see the module), and per bond whether its amounts are signed. A bond whose
     floating terms cannot be lowered gets a problem of ``lowered.problems`` (naming its row)."""
     bonds = lowered.bonds
-    failed = {row for row, _f, _m in lowered.problems}
-    which = np.flatnonzero((terms.kind != FIXED) & ~np.isin(bonds.rows, list(failed)))
+    failed = np.zeros(len(bonds), dtype=bool)  # bonds the lowering found bad already: placeholders
+    if lowered.problems:
+        where = np.full(int(bonds.rows.max(initial=-1)) + 1, -1, dtype=np.int64)
+        where[bonds.rows] = np.arange(len(bonds))
+        named = where[[row for row, _f, _m in lowered.problems if row is not None and 0 <= row < where.size]]
+        failed[named[named >= 0]] = True
+    which = np.flatnonzero((terms.kind != FIXED) & ~failed)
     signed = np.zeros(len(bonds), dtype=bool)
     if not which.size:
         return lowered, signed
@@ -98,7 +103,9 @@ def floating_lowered(as_of: int, lowered: LoweredBonds, terms: FloatingTerms, cu
     key = owner.astype(np.int64) * (1 << 32) + begin  # periods by (bond, start), ascending
     # the switch: a date of the schedule
     switching = which[terms.kind[which] == FIXED_TO_FLOAT]
-    for k in switching[~np.isin(switching * (1 << 32) + terms.switch[switching], key)].tolist():
+    at_start = np.searchsorted(key, switching * (1 << 32) + terms.switch[switching])
+    on_schedule = key[np.minimum(at_start, max(key.size - 1, 0))] == switching * (1 << 32) + terms.switch[switching]
+    for k in switching[~on_schedule].tolist():
         bad[k] = True
         problems.append((int(bonds.rows[k]), "switch_date", f"switch_date {day_text(terms.switch[k])} is not a "
                          "coupon date of the bond's schedule before its maturity: the first floating period starts on "
@@ -157,10 +164,11 @@ def floating_lowered(as_of: int, lowered: LoweredBonds, terms: FloatingTerms, cu
     starts = mine & (begin[at] == point_day) & future[at]
     price[starts] -= 100.0 * share[at[starts]] * beta[at[starts]]
     inside = mine & floating[at] & (point_day > begin[at]) & (point_day < end[at])
-    for k in np.unique(point_owner[inside & ~bad[point_owner]]).tolist():
-        bad[k] = True
-        days = point_day[inside & (point_owner == k)]
-        problems.append((int(bonds.rows[k]), "exercise", f"exercise on {day_text(days[0])} falls inside a floating "
+    refused = np.flatnonzero(inside & ~bad[point_owner])
+    owners, first = np.unique(point_owner[refused], return_index=True)  # each bond's first such point
+    bad[owners] = True
+    for k, day in zip(owners.tolist(), point_day[refused[first]].tolist(), strict=True):
+        problems.append((int(bonds.rows[k]), "exercise", f"exercise on {day_text(day)} falls inside a floating "
                          "coupon period, whose rate fixed at its start: a floating bond is exercised on its coupon "
                          "dates (period starts) or in its fixed part"))
     signed[which] = True
@@ -188,14 +196,25 @@ def _running_share(share: np.ndarray, local: np.ndarray, running: np.ndarray, si
 def _with_flows(flows: _Flows, parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], as_of: int, spy: np.ndarray,
                 bad: np.ndarray) -> _Flows:
     """``flows`` with the amounts of ``parts`` (bond, date, coupon amount) added, flows of one bond and date merged,
-    in bond and date order (the bonds ``bad`` marks keep theirs: they become placeholders)."""
-    owner = np.concatenate([flows.owner] + [p[0] for p in parts])
-    date = np.concatenate([flows.date] + [p[1] for p in parts])
-    coupon = np.concatenate([flows.coupon] + [p[2] for p in parts])
-    repayment = np.concatenate([flows.repayment] + [np.zeros(p[0].size) for p in parts])
-    keep = np.concatenate([np.ones(flows.owner.size, dtype=bool)] + [~bad[p[0]] for p in parts])
-    owner, date, coupon, repayment = owner[keep], date[keep], coupon[keep], repayment[keep]
-    order = np.lexsort((date, owner))
+    in bond and date order (the bonds ``bad`` marks keep theirs: they become placeholders). Most amounts fall on a
+    date the bond pays on already (a coupon date) and are added there; the others make flows of their own."""
+    owner = np.concatenate([p[0] for p in parts])
+    date = np.concatenate([p[1] for p in parts])
+    amount = np.concatenate([p[2] for p in parts])
+    keep = ~bad[owner]
+    owner, date, amount = owner[keep], date[keep], amount[keep]
+    existing = flows.owner.astype(np.int64) * (1 << 32) + flows.date
+    added = owner.astype(np.int64) * (1 << 32) + date
+    at = np.minimum(np.searchsorted(existing, added), max(existing.size - 1, 0))
+    hit = (existing[at] == added) if existing.size else np.zeros(added.size, dtype=bool)
+    coupon = flows.coupon + np.bincount(at[hit], weights=amount[hit], minlength=existing.size)
+    if hit.all():
+        return replace(flows, coupon=coupon)
+    owner = np.concatenate([flows.owner, owner[~hit]])
+    date = np.concatenate([flows.date, date[~hit]])
+    coupon = np.concatenate([coupon, amount[~hit]])
+    repayment = np.concatenate([flows.repayment, np.zeros(int((~hit).sum()))])
+    order = np.argsort(owner.astype(np.int64) * (1 << 32) + date, kind="stable")
     owner, date, coupon, repayment = owner[order], date[order], coupon[order], repayment[order]
     new = np.ones(owner.size, dtype=bool)
     new[1:] = (owner[1:] != owner[:-1]) | (date[1:] != date[:-1])
