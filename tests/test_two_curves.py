@@ -249,11 +249,25 @@ def test_an_ois_cap_and_a_forecast_curve_on_a_bond_are_refused(curves: dict[str,
         trinom.price(bond, curves)
 
 
-def test_recalibration_of_a_two_curve_book_is_refused(curves: dict[str, DatedCurve]) -> None:
+def test_recalibration_on_two_curves_fits_and_lowers_again_in_every_scenario(curves: dict[str, DatedCurve]) -> None:
+    """A recalibrated scenario grid of a two-curve book: in each scenario the discount curve's model is fitted to the
+    quotes on both moved curves, and the book lowered on them: the same as fitting and pricing in that market."""
     from trinom.analytics import Recalibration
+    from trinom.model import VolQuotes, calibrate
 
-    with pytest.raises(ValueError, match="two curves"):
-        trinom.price(swaption_book(), curves, recalibrate=Recalibration(vols=None))  # type: ignore[arg-type]
+    quotes = VolQuotes.from_columns(curve="ESTR", expiry=["1Y", "2Y"], tenor="5Y", vol=[0.0085, 0.0088], kind="normal",
+                                    frequency=1, day_count="ACT/365F", forecast_curve="EUR6M", float_frequency=2)
+    book = swaption_book(steps_per_year=24)  # its sigma is replaced by the fit in every scenario
+    h = 1e-4
+    how = Recalibration(vols=quotes, per="curve", a=A)
+    grid = trinom.price(book, curves, backend="futhark", target="c", recalibrate=how,
+                        scenarios=[None, CurveShift(h, curve="EUR6M")])
+    for s, market in enumerate([curves, {"ESTR": curves["ESTR"], "EUR6M": curve("EUR6M", FORECAST, h)}]):
+        fit = calibrate(curves=market, quotes=quotes, a=A)
+        sigma = float(fit.sigma[fit.curve_names.index("ESTR")])
+        alone = trinom.price(swaption_book(steps_per_year=24, sigma=sigma), market, backend="futhark", target="c")
+        assert grid.price[s] == pytest.approx(alone.price, abs=1e-9)
+    assert np.all(grid.price[1] != grid.price[0])
 
 
 def test_quotes_on_two_curves_calibrate_and_reprice(curves: dict[str, DatedCurve], tmp_path: object) -> None:
@@ -314,3 +328,19 @@ def test_every_gpu_engine_prices_two_curves_and_floaters_as_the_reference(curves
         for backend, target in found:
             prices = trinom.price(book, curves, backend=backend, target=target).price
             np.testing.assert_allclose(prices, reference, atol=1e-11, rtol=0, err_msg=f"{backend}/{target}")
+
+
+def test_recalibrated_key_rates_on_two_curves_sum_to_the_duration(curves: dict[str, DatedCurve]) -> None:
+    from trinom.analytics import Recalibration
+    from trinom.model import VolQuotes
+
+    quotes = VolQuotes.from_columns(curve="ESTR", expiry=["1Y", "2Y"], tenor="5Y", vol=[0.0085, 0.0088], kind="normal",
+                                    frequency=1, day_count="ACT/365F", forecast_curve="EUR6M", float_frequency=2)
+    table = trinom.risk(swaption_book(steps_per_year=24), curves, backend="futhark", target="c",
+                        recalibrate=Recalibration(vols=quotes, per="curve", a=A), measures=["duration", "krd", "vega"])
+    krd = table[table.measure == "krd"]
+    assert set(krd.factor.str.split(":").str[0]) == {"ESTR", "EUR6M"}
+    duration = table[table.measure == "duration"].set_index("id").value
+    for trade, value in krd.groupby("id").value.sum().items():
+        assert value == pytest.approx(duration[trade], rel=2e-3)
+    assert (table[table.measure == "vega"].value > 0).all()

@@ -104,9 +104,6 @@ def price(
 
         if not isinstance(recalibrate, Recalibration):
             raise TypeError(f"recalibrate must be a trinom.analytics.Recalibration, got {type(recalibrate).__name__}")
-        if instruments.has_two_curves(Market.of(trade_curves(instruments, curves)).names):
-            raise ValueError("recalibrate refits the model per scenario on one lowering; a book with two curves (a "
-                             "forecast_curve) is lowered again in every scenario: pass recalibrate=None")
         if client is not None or progress is not None:
             raise ValueError("recalibrate runs one pricing per scenario in this process: pass client=None and "
                              "progress=None")

@@ -162,15 +162,17 @@ def _per_curve(trades: Any, states: Sequence[MarketState], how: Recalibration, n
     frame = quotes.to_frame()
     quoted = set(frame["curve"].astype(str).tolist())
     parts = []
+    projected = {str(c) for c in frame["forecast_curve"].tolist() if c}  # two curves: tagged as the quotes' curves
     for s, state in enumerate(states):
         part = frame[frame["curve"].astype(str).isin(names)].copy()
         part["curve"] = [_tagged(c, s) for c in part["curve"].astype(str).tolist()]
+        part["forecast_curve"] = [_tagged(str(c), s) if c else "" for c in part["forecast_curve"].tolist()]
         part["vol"] = part["vol"].astype(float) + state.vol_shift
         parts.append(part)
     import pandas as pd
 
     curves = {_tagged(name, s): state.curves[name] for s, state in enumerate(states) for name in names
-              if name in quoted}
+              if name in quoted or name in projected}
     result = calibrate(curves=curves, quotes=VolQuotes.from_frame(pd.concat(parts, ignore_index=True)), a=how.a,
                        error=how.error)
     n, count = len(trades), len(states)
@@ -210,9 +212,16 @@ def recalibrated_grid(trades: Any, blocks: Sequence[Any], legs: Any, names: Sequ
     owner = np.arange(trees) if legs is None else legs.owner
     values = np.full((len(states), trees), np.nan)
     errors = _blank((len(states), trees))
-    results = reparameterised_prices(list(blocks), markets, [fits.a[s][owner] for s in range(len(states))],
-                                     [fits.sigma[s][owner] for s in range(len(states))], run,
-                                     keep=fits.kept[owner])
+    a_of, sigma_of = [fits.a[s][owner] for s in range(len(states))], [fits.sigma[s][owner] for s in range(len(states))]
+    if trades.has_two_curves(tuple(names)):  # flows and strikes follow both curves: lowered again in every state
+        from ..instruments.trades import lowered
+
+        results = []
+        for s, state in enumerate(states):
+            again = [block for _first, block in lowered(trades, {name: state.curves[name] for name in names})[0]]
+            results += reparameterised_prices(again, [markets[s]], [a_of[s]], [sigma_of[s]], run, keep=fits.kept[owner])
+    else:
+        results = reparameterised_prices(list(blocks), markets, a_of, sigma_of, run, keep=fits.kept[owner])
     for s, priced in enumerate(results):
         why = fits.message[s][owner]
         values[s] = np.where(why == "", np.asarray(priced.price, dtype=np.float64).reshape(-1), np.nan)

@@ -131,12 +131,10 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
         dated = dated_curves(trades, curves) if recalibrate is not None or is_dated(curves) else None
         instruments, curves, legs = single_instrument(instruments, curves)
         legs = None if legs.is_identity() else legs
-        if trades.has_two_curves(Market.of(curves).names):  # its flows and strikes depend on both curves
-            if recalibrate is not None:
-                raise ValueError("recalibrate refits the model per scenario on one lowering; a book with two curves "
-                                 "(a forecast_curve) is lowered again in every scenario: pass recalibrate=None")
-            options["lower_in"] = _lowering_of(trades)
+        if trades.has_two_curves(Market.of(curves).names):  # its flows and strikes follow both curves
             forecast = trades.forecast_index(Market.of(curves).names)
+            if recalibrate is None:  # (a recalibrated run lowers it again in every state itself)
+                options["lower_in"] = _lowering_of(trades)
     elif recalibrate is not None:
         raise TypeError("recalibrate needs dated trades (trinom.instruments.Trades) on dated curves: the model is "
                         "fitted to quotes on dates")
