@@ -15,6 +15,7 @@ here too (``trinom.model.read_dated_curves``).
 [0.970446]
 """
 
+from .bootstrap import Bootstrap, bootstrap_sigma
 from .calibration import CalibrationResult, LMResult, calibrate, levenberg_marquardt
 from .dated_curve import INTERPOLATIONS, DatedCurve
 from .hull_white import (
@@ -28,6 +29,7 @@ from .hull_white import (
 from .periods import add_period, fixed_leg, parse_periods
 from .quotes import QuoteInstruments, VolQuotes, VolSurface, quote_instruments
 from .rate_options import Caps, Swaptions, basis_ratio
+from .sigma import Sigma
 from .volatility import (
     bachelier_implied_vol,
     bachelier_price,
@@ -39,11 +41,13 @@ from .volatility import (
 
 __all__ = [
     "INTERPOLATIONS",
+    "Bootstrap",
     "CalibrationResult",
     "Caps",
     "DatedCurve",
     "LMResult",
     "QuoteInstruments",
+    "Sigma",
     "Swaptions",
     "VolQuotes",
     "VolSurface",
@@ -57,6 +61,7 @@ __all__ = [
     "black_vega",
     "bond_factor",
     "bond_option_stdev",
+    "bootstrap_sigma",
     "calibrate",
     "caplet",
     "fixed_leg",

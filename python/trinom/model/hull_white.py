@@ -69,6 +69,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import InputError
+from .sigma import Sigma
 from .volatility import black_stdev_price, normal_cdf, normal_pdf
 
 #: Newton iterations of the Jamshidian root (quadratic convergence: a handful are used).
@@ -113,11 +114,14 @@ def bond_factor(*, a: npt.ArrayLike, tau: npt.ArrayLike) -> np.ndarray:
 
 
 def short_rate_variance(*, a: npt.ArrayLike, sigma: npt.ArrayLike, t: npt.ArrayLike) -> np.ndarray:
-    """``V(t) = sigma^2 (1 - exp(-2 a t)) / (2 a)`` (``sigma^2 t`` where ``a`` is 0): the variance of ``r(t)``.
+    """``V(t) = sigma^2 (1 - exp(-2 a t)) / (2 a)`` (``sigma^2 t`` where ``a`` is 0): the variance of ``r(t)``
+    (``sigma`` a :class:`~trinom.model.sigma.Sigma`: ``int_0^t sigma(u)^2 exp(-2 a (t - u)) du``).
 
     >>> round(float(short_rate_variance(a=0.1, sigma=0.01, t=1.0)), 16)
     9.0634623461e-05
     """
+    if isinstance(sigma, Sigma):  # a term structure: the integral over its pieces
+        return sigma.variance(a=a, t=t)
     a, sigma, t = _f64(a), _f64(sigma), _f64(t)
     return sigma * sigma * bond_factor(a=2.0 * a, tau=t)
 
@@ -130,7 +134,7 @@ def bond_option_stdev(*, a: npt.ArrayLike, sigma: npt.ArrayLike, expiry: npt.Arr
     >>> round(float(bond_option_stdev(a=0.1, sigma=0.01, expiry=3.0, start=3.0, maturity=9.0)), 12)
     0.067767558327
     """
-    a, sigma, T, s, m = (_f64(x) for x in (a, sigma, expiry, start, maturity))
+    a, T, s, m = (_f64(x) for x in (a, expiry, start, maturity))
     return (np.sqrt(short_rate_variance(a=a, sigma=sigma, t=T)) * np.exp(-a * (s - T))
             * bond_factor(a=a, tau=m - s))
 
@@ -227,8 +231,13 @@ def jamshidian_swaption(*, a: npt.ArrayLike, sigma: npt.ArrayLike, expiry: npt.A
     n = c.shape[0]
     t = np.broadcast_to(_f64(pay_times), c.shape)
     P = np.broadcast_to(_f64(discount_pay), c.shape)
-    a, sigma, T, t0, P0, N = (np.broadcast_to(_f64(x), (n,)) for x in (a, sigma, expiry, start, discount_start,
-                                                                        notional))
+    piecewise = isinstance(sigma, Sigma)
+    if piecewise and (root == "quantlib" or gradient):
+        raise InputError([(None, "sigma", "a piecewise sigma prices with root='exact' and no gradient (QuantLib's "
+                           "HullWhite engine, which root='quantlib' reproduces, has one sigma)")])
+    a, T, t0, P0, N = (np.broadcast_to(_f64(x), (n,)) for x in (a, expiry, start, discount_start, notional))
+    if not piecewise:
+        sigma = np.broadcast_to(_f64(sigma), (n,))
     quantlib = root == "quantlib"
     if quantlib:  # QuantLib's HullWhite: B(t, T) = T - t below sqrt(eps)
         a = np.where(a < _QL_SMALL_A, 0.0, a)

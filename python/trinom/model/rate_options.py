@@ -28,6 +28,7 @@ import numpy.typing as npt
 
 from ..errors import InputError
 from .hull_white import _dlog_bond_factor, _f64, bond_option_stdev, caplet, jamshidian_swaption, quantlib_forward_rate
+from .sigma import Sigma
 from .volatility import normal_pdf
 
 
@@ -114,14 +115,18 @@ class Swaptions:
                        payer=self.payer if payer is None else np.broadcast_to(np.asarray(payer, bool),
                                                                               self.exercise.shape).copy())
 
-    def price(self, *, a: npt.ArrayLike, sigma: npt.ArrayLike, gradient: bool = False,
-              root: str = "quantlib") -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Hull-White prices (Jamshidian) with ``a`` and ``sigma`` per swaption or for all; with ``gradient`` also
-        ``d price / d a`` and ``d price / d sigma``. ``root``: ``"quantlib"`` (default; QuantLib's
-        ``JamshidianSwaptionEngine`` to about 1e-12) or ``"exact"`` (see :func:`jamshidian_swaption`)."""
+    def price(self, *, a: npt.ArrayLike, sigma: npt.ArrayLike | Sigma, gradient: bool = False,
+              root: str | None = None) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Hull-White prices (Jamshidian) with ``a`` and ``sigma`` per swaption or for all (``sigma`` a
+        :class:`~trinom.model.Sigma`: a term structure, one step function a swaption or one for all); with
+        ``gradient`` also ``d price / d a`` and ``d price / d sigma`` (one sigma). ``root``: ``"quantlib"`` (the
+        default with one sigma; QuantLib's ``JamshidianSwaptionEngine`` to about 1e-12) or ``"exact"`` (the default
+        and the only one with a term structure; see :func:`jamshidian_swaption`)."""
         n = len(self)
         a = np.broadcast_to(_f64(a), (n,))
-        sigma = np.broadcast_to(_f64(sigma), (n,))
+        piecewise = isinstance(sigma, Sigma)
+        root = root if root is not None else "exact" if piecewise else "quantlib"
+        sigma = sigma.take(np.arange(n)) if piecewise else np.broadcast_to(_f64(sigma), (n,))
         amounts = self.amounts
         if self.two_curves:  # the basis flows join the fixed leg; the strike is N beta_0 (see the module)
             return jamshidian_swaption(a=a, sigma=sigma, expiry=self.exercise, start=self.start,
@@ -144,7 +149,8 @@ class Swaptions:
         for g in groups.tolist():
             rows = np.flatnonzero(group == g)
             width = int(self.count[rows].max()) if rows.size else 1
-            values = jamshidian_swaption(a=a[rows], sigma=sigma[rows], expiry=self.exercise[rows],
+            values = jamshidian_swaption(a=a[rows], sigma=sigma.take(rows) if piecewise else sigma[rows],
+                                         expiry=self.exercise[rows],
                                          start=self.start[rows], pay_times=self.pay_time[rows, :width],
                                          amounts=amounts[rows, :width], discount_start=self.discount_start[rows],
                                          discount_pay=self.discount_pay[rows, :width], notional=self.notional[rows],
@@ -332,22 +338,28 @@ class Caps:
         rows = np.asarray(rows, dtype=np.int64).reshape(-1)
         return Caps(**{name: getattr(self, name)[rows] for name in self.__dataclass_fields__})
 
-    def caplet_prices(self, *, a: npt.ArrayLike, sigma: npt.ArrayLike) -> np.ndarray:
+    def caplet_prices(self, *, a: npt.ArrayLike, sigma: npt.ArrayLike | Sigma) -> np.ndarray:
         """``(n, m)``: each caplet's (floorlet's) Hull-White price times the notional (0 past a row's count)."""
         a = np.broadcast_to(_f64(a), self.strike.shape)[:, None]
-        sigma = np.broadcast_to(_f64(sigma), self.strike.shape)[:, None]
+        if isinstance(sigma, Sigma):  # a term structure: one step function a cap (or one for all)
+            sigma = sigma.take(np.arange(len(self)))
+        else:
+            sigma = np.broadcast_to(_f64(sigma), self.strike.shape)[:, None]
         value = caplet(a=a, sigma=sigma, start=self.start, end=self.end, accrual=self.accrual,
                        strike=self.strike[:, None], discount_start=self.discount_start, discount_end=self.discount_end,
                        is_cap=self.cap[:, None], basis=self.basis)
         return np.where(self.accrual > 0, value * self.notional[:, None], 0.0)
 
-    def price(self, *, a: npt.ArrayLike, sigma: npt.ArrayLike,
+    def price(self, *, a: npt.ArrayLike, sigma: npt.ArrayLike | Sigma,
               gradient: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Hull-White prices: the sums of the caplets'; with ``gradient`` also ``d price / d a`` and
-        ``d price / d sigma`` (each caplet's vega ``(1 + K tau) P(0, e) n(d1)`` times ``d v / d a``, ``d v / d sigma``)."""
+        """Hull-White prices: the sums of the caplets' (``sigma`` may be a :class:`~trinom.model.Sigma`); with
+        ``gradient`` (one sigma) also ``d price / d a`` and ``d price / d sigma`` (each caplet's vega ``(1 + K tau)
+        P(0, e) n(d1)`` times ``d v / d a``, ``d v / d sigma``)."""
         value = self.caplet_prices(a=a, sigma=sigma).sum(axis=1)
         if not gradient:
             return value
+        if isinstance(sigma, Sigma):
+            raise InputError([(None, "sigma", "the gradient is d price / d sigma of one sigma: not of a term structure")])
         a = np.broadcast_to(_f64(a), self.strike.shape)[:, None]
         sigma = np.broadcast_to(_f64(sigma), self.strike.shape)[:, None]
         live = self.accrual > 0
