@@ -14,7 +14,8 @@ bond trees). ``--quantlib-seconds`` (QuantLib 1.44's seconds a trade at the same
     python benches/desk_book.py --engines multicore,c,auto --sizes 1,14,140 --out benches/desk-book-cpu.json
 
 The books are seeded (``--seed``): trade ``k`` is the same in every size, so the 14-trade book is the first 14
-trades of the 1400-trade one.
+trades of the 1400-trade one. ``--two-curves`` (issue 37): the same book discounted on an OIS curve (``ESTR``) with
+the swaptions' floating legs and half of the Bermudan bonds' coupons (floaters at a margin) projected on ``EUR6M``.
 """
 
 from __future__ import annotations
@@ -46,13 +47,17 @@ ENGINES: dict[str, dict[str, Any]] = {
 HEADER = ("id,type,notional,issue,maturity,coupon,frequency,day_count,calendar,convention,option,exercise,"
           "first_exercise,last_exercise,exercise_price,expiry,strike,a,sigma,spread,curve,steps_per_year,notice_days,"
           "start,rate,float_frequency")
+#: The columns a two-curve book adds (issue 37).
+TWO_CURVE_HEADER = ",forecast_curve,index,coupon_type,margin,cap,floor,switch_date,fixing"
 
 
-def trade_rows(count: int, seed: int = 7, models: int = 0) -> list[str]:
+def trade_rows(count: int, seed: int = 7, models: int = 0, two_curves: bool = False) -> list[str]:
     """``count`` rows of ``trades.csv``: 40% callable bonds (bermudan, some american or european), 20% puttable
     bonds, 40% Bermudan swaptions; maturities 2-30 years; a in 0.02-0.10, sigma 0.005-0.015; default steps.
     ``models``: 0, each trade its own a and sigma (a model calibrated per trade); K > 0, trade k takes the (k mod K)th
-    of K seeded (a, sigma) pairs (a desk's model per curve), the trades otherwise the same."""
+    of K seeded (a, sigma) pairs (a desk's model per curve), the trades otherwise the same. ``two_curves``: every
+    trade discounted on ``ESTR``; the swaptions and every other Bermudan bond (a floater at a margin, its running
+    coupon fixed at 3%) projected on ``EUR6M``."""
     rng = np.random.default_rng(seed)
     shared = np.random.default_rng(seed + 1).uniform((0.02, 0.005), (0.10, 0.015), (max(models, 1), 2))
     as_of = np.datetime64(AS_OF)
@@ -71,26 +76,43 @@ def trade_rows(count: int, seed: int = 7, models: int = 0) -> list[str]:
             first = as_of + np.timedelta64(max(1, int((maturity - as_of).astype(int) * rng.uniform(0.1, 0.4))), "D")
             last = "" if exercise == "european" else str(maturity - np.timedelta64(int(rng.integers(30, 365)), "D"))
             frequency = int(rng.choice([1, 2, 4]))
-            rows.append(f"B{k},bond,100,{issue},{maturity},{rng.uniform(0.01, 0.07):.4f},{frequency},30/360,NONE,F,"
-                        f"{option},{exercise},{first},{last},{rng.uniform(98, 103):.2f},,,{a:.4f},{sigma:.4f},,EUR,,,"
-                        ",,")
+            coupon = f"{rng.uniform(0.01, 0.07):.4f}"
+            price = f"{rng.uniform(98, 103):.2f}"
+            extra = ""
+            if two_curves:
+                floating = exercise == "bermudan" and k % 2 == 0
+                extra = (f",EUR6M,,float,{rng.uniform(0.0, 0.01):.4f},,,,0.03" if floating else ",,,,,,,,")
+                coupon = "" if floating else coupon
+            rows.append(f"B{k},bond,100,{issue},{maturity},{coupon},{frequency},30/360,NONE,F,"
+                        f"{option},{exercise},{first},{last},{price},,,{a:.4f},{sigma:.4f},,{_curve(two_curves)},,,"
+                        ",," + extra)
         else:
             start = as_of + np.timedelta64(int(rng.integers(180, 5 * 365)), "D")
             maturity = start + np.timedelta64(years * 365, "D")
             side = "payer" if rng.uniform() < 0.5 else "receiver"
             last = maturity - np.timedelta64(365, "D")
             rows.append(f"S{k},swaption,100,,{maturity},,1,30/360,NONE,F,{side},bermudan,{start},{last},,,,"
-                        f"{a:.4f},{sigma:.4f},,EUR,,,{start},{rng.uniform(0.02, 0.05):.4f},2")
+                        f"{a:.4f},{sigma:.4f},,{_curve(two_curves)},,,{start},{rng.uniform(0.02, 0.05):.4f},2"
+                        + (",EUR6M,,,,,,," if two_curves else ""))
     return rows
 
 
-def write_book(folder: Path, count: int, seed: int, models: int = 0) -> tuple[Path, Path]:
-    """``trades.csv`` and ``curve.csv`` of a ``count``-trade book in ``folder`` (``models``: as :func:`trade_rows`)."""
-    trades, curve = folder / f"trades-{count}-{models}.csv", folder / "curve.csv"
-    trades.write_text("\n".join([HEADER, *trade_rows(count, seed, models)]) + "\n")
+def _curve(two_curves: bool) -> str:
+    """The discount curve's name: the one curve, or the OIS curve of a two-curve book."""
+    return "ESTR" if two_curves else "EUR"
+
+
+def write_book(folder: Path, count: int, seed: int, models: int = 0, two_curves: bool = False) -> tuple[Path, Path]:
+    """``trades.csv`` and ``curve.csv`` of a ``count``-trade book in ``folder`` (``models``, ``two_curves``: as
+    :func:`trade_rows`)."""
+    trades, curve = folder / f"trades-{count}-{models}-{int(two_curves)}.csv", folder / f"curve-{int(two_curves)}.csv"
+    header = HEADER + (TWO_CURVE_HEADER if two_curves else "")
+    trades.write_text("\n".join([header, *trade_rows(count, seed, models, two_curves)]) + "\n")
     pillars = [(1, 0.030), (2, 0.032), (5, 0.035), (10, 0.038), (20, 0.040), (40, 0.041)]
+    curves = {"ESTR": -0.003, "EUR6M": 0.0} if two_curves else {"EUR": 0.0}  # OIS 30 bp below the term rates
     curve.write_text("curve,date,zero\n" + "".join(
-        f"EUR,{np.datetime64(AS_OF) + np.timedelta64(round(y * 365.25), 'D')},{r}\n" for y, r in pillars))
+        f"{name},{np.datetime64(AS_OF) + np.timedelta64(round(y * 365.25), 'D')},{r + shift}\n"
+        for name, shift in curves.items() for y, r in pillars))
     return trades, curve
 
 
@@ -155,6 +177,9 @@ def main() -> int:
                         help="skip an engine on larger books once one call took longer than this (seconds)")
     parser.add_argument("--quantlib-seconds", type=float, default=None,
                         help="QuantLib 1.44's seconds a trade at the same steps (benches/trades_peers.py)")
+    parser.add_argument("--two-curves", action="store_true",
+                        help="discount on an OIS curve, project the swaptions and half the Bermudan bonds (floaters) "
+                             "on a term-rate curve (issue 37)")
     parser.add_argument("--folder", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
@@ -169,7 +194,7 @@ def main() -> int:
     print(f"{'trades':>7} {'engine':>14} {'ran':>22} {'first s':>9} {'median s':>9} {'kernel s':>9} {'Gnode/s':>8} "
           f"{'max diff':>9}", flush=True)
     for size in (int(s) for s in args.sizes.split(",")):
-        trades, curve = write_book(folder, size, args.seed, args.models)
+        trades, curve = write_book(folder, size, args.seed, args.models, args.two_curves)
         work = tree_work(trades, curve)
         reference = None
         for engine in engines:
@@ -199,7 +224,8 @@ def main() -> int:
                   flush=True)
     if args.out:
         args.out.write_text(json.dumps({"machine": platform.machine(), "node": platform.node(),
-                                        "cpus": os.cpu_count(), "models": args.models, "rows": rows}, indent=1,
+                                        "cpus": os.cpu_count(), "models": args.models,
+                                        "two_curves": args.two_curves, "rows": rows}, indent=1,
                                        default=float))
     return 0
 
