@@ -21,6 +21,13 @@ after the first exercise date. Exercise dates: ``european``, the fixed-leg start
 the swap's start); ``bermudan``, every fixed-leg start date from ``first_exercise`` to ``last_exercise`` (default: from the
 start to the last period's start). Only dates after the as-of date count.
 
+**Two curves** (issue 37): a swaption whose floating leg is projected on its ``forecast_curve`` apart from its
+``curve`` has a floating leg worth, at the start ``s_0`` of its period, ``100 beta_0`` less 100 at the end, plus ``100
+(beta_k - 1)`` at each later period's start ``s_k`` (the deterministic basis of :mod:`trinom.model.rate_options`,
+``beta`` read from both curves at whole days). So each bond also pays ``-100 (beta_k - 1)`` at the floating starts
+after the first exercise date, and each exercise date, the start of a floating period, has the price ``100 beta``:
+the floating leg's periods (``float_frequency``, generated as the fixed leg's) must start on every exercise date.
+
 Values are per 100 of the trade's notional, the difference of the trees (issue 35: one unit for every price; the
 value in currency, ``price * notional / 100``, is :attr:`trinom.Prices.value`).
 
@@ -173,7 +180,7 @@ def lower_swaptions(specs: SwaptionSpecs, curves: Sequence[YieldCurve] | None = 
         problems += basis.problems
         bad[basis.failed] = True
         starts = np.isin(_keyed(x_owner, x_day), _keyed(basis.owner, basis.begin))
-        lost = np.unique(x_owner[two[x_owner] & ~starts])
+        lost = np.unique(x_owner[two[x_owner] & ~starts & ~bad[x_owner]])
         for k in lost.tolist():
             bad[k] = True
             problems.append((int(specs.rows[k]), "float_frequency", "the floating leg's periods must start on every "

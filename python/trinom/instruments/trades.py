@@ -322,8 +322,8 @@ class Trades(TradeChecks):
         return self._memo[key]
 
     def has_two_curves(self, curve_names: Sequence[str]) -> bool:
-        """Whether a swaption's or a cap's floating rate is projected on a ``forecast_curve`` apart from its ``curve``
-        (its lowering then needs the curves; its prices depend on both)."""
+        """Whether a swaption's, cap's or floating bond's rate is projected on a ``forecast_curve`` apart from its
+        ``curve`` (its lowering then needs the curves; its prices depend on both)."""
         return bool(np.any(self.forecast_index(tuple(curve_names)) != self.curve_index(tuple(curve_names))))
 
     def curve_index(self, curve_names: tuple[str, ...]) -> np.ndarray:
