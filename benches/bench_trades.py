@@ -42,12 +42,32 @@ def book(count: int, seed: int = 1) -> dict[str, np.ndarray]:
             "steps_per_year": np.full(count, 12)}
 
 
+def floating(columns: dict[str, np.ndarray], seed: int = 3) -> dict[str, np.ndarray]:
+    """The bonds of :func:`book` as floaters on their curve: a margin of 0-100 bp, the running coupon fixed at 2.7%,
+    every option bermudan (a floater is exercised on its coupon dates: the american and european ones' windows run
+    from their first exercise date to a year before maturity)."""
+    count = columns["coupon"].size
+    rng = np.random.default_rng(seed)
+    out = dict(columns, coupon=np.full(count, np.nan), coupon_type=np.full(count, "float", dtype=object),
+               margin=rng.uniform(0.0, 0.01, count), fixing=np.full(count, 0.027))
+    has = out["option"] != None  # noqa: E711
+    year_before = (np.asarray(out["maturity"], dtype="datetime64[D]") - 365).astype(str).astype(object)
+    out["last_exercise"] = np.where(has & (out["last_exercise"] == None), year_before, out["last_exercise"])  # noqa: E711
+    out["exercise"] = np.where(has, "bermudan", None)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bonds", type=int, default=100000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--floating", action="store_true",
+                        help="the same bonds as floaters (coupon_type float, a margin, the running coupon's fixing; "
+                             "american exercise as bermudan): issue 37")
     args = parser.parse_args()
     columns = book(args.bonds)
+    if args.floating:
+        columns = floating(columns)
     stages: dict[str, list[float]] = {"construct": [], "validate": [], "lower": []}
     for _ in range(args.rounds + 1):
         t0 = time.perf_counter()
