@@ -489,7 +489,9 @@ class Trades(TradeChecks):
         amortization = self._amortization(good)
         lowered = lower_dated_bonds(self.as_of_day, specs, **self._exercise_inputs(good), amortization=amortization,
                                     curves=curves)
-        lowered, signed = floating_lowered(self.as_of_day, lowered, terms, curves, amortization)
+        signed = np.zeros(good.size, dtype=bool)
+        if np.any(terms.kind != FIXED):  # floating coupons: their flows, accrued interest and exercise prices
+            lowered, signed = floating_lowered(self.as_of_day, lowered, terms, curves, amortization)
         has_option = p.present["option"][good]
         gone = has_option & (lowered.point_counts == 0) & (lowered.strike >= NO_EXERCISE_PRICE)
         said = self._memo.setdefault("warnings", {})
