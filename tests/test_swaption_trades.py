@@ -54,7 +54,8 @@ def test_the_contract_is_extended_at_its_end():
         "option", "exercise", "first_exercise", "last_exercise", "exercise_price", "expiry", "strike", "a", "sigma",
         "spread", "curve", "steps_per_year", "notice_days")
     assert TRADE_COLUMNS[23:26] == ("start", "rate", "float_frequency")
-    assert TRADE_COLUMNS[26:] == ("forecast_curve", "index")  # issue 37: two curves
+    assert TRADE_COLUMNS[26:28] == ("forecast_curve", "index")  # issue 37: two curves
+    assert TRADE_COLUMNS[28:] == ("coupon_type", "margin", "cap", "floor", "switch_date", "fixing")  # floating bonds
 
 
 def test_a_mixed_book_prices_each_trade_as_its_own_lowering(curve: DatedCurve):
