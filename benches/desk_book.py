@@ -16,6 +16,8 @@ bond trees). ``--quantlib-seconds`` (QuantLib 1.44's seconds a trade at the same
 The books are seeded (``--seed``): trade ``k`` is the same in every size, so the 14-trade book is the first 14
 trades of the 1400-trade one. ``--two-curves`` (issue 37): the same book discounted on an OIS curve (``ESTR``) with
 the swaptions' floating legs and half of the Bermudan bonds' coupons (floaters at a margin) projected on ``EUR6M``.
+An engine named ``ENGINE+whole`` (``cuda+whole``) lowers the whole book before pricing it: a book of at least
+``trinom.pipeline.OVERLAP_MIN_TRADES`` trades is otherwise lowered in parts, each priced while the next is lowered.
 """
 
 from __future__ import annotations
@@ -138,10 +140,16 @@ def tree_work(trades: Path, curve: Path) -> float:
     return float(sum(lower_bonds(block, tuple(curves)).work().sum() for _row, block in blocks))
 
 
-def measure(engine: str, trades: Path, curve: Path, rounds: int, reference: np.ndarray | None) -> dict[str, Any]:
+def measure(engine: str, trades: Path, curve: Path, rounds: int, reference: np.ndarray | None,
+            overlap_from: int) -> dict[str, Any]:
     """One engine on one book: the first call's seconds, the median of ``rounds`` warm calls, the engine that ran,
-    and the largest difference to ``reference`` (per 100)."""
-    options = ENGINES[engine]
+    and the largest difference to ``reference`` (per 100). ``overlap_from``: the size from which a book is lowered
+    in parts (``ENGINE+whole``: never)."""
+    from trinom import pipeline
+
+    name, _, whole = engine.partition("+")
+    options = ENGINES[name]
+    pipeline.OVERLAP_MIN_TRADES = 10**12 if whole == "whole" else overlap_from
     t0 = time.perf_counter()
     try:
         result = end_to_end(trades, curve, options)
@@ -185,6 +193,9 @@ def main() -> int:
     args = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
     import trinom  # noqa: F401  (loaded before the first timed call: the library's import is not the engine's cost)
+    from trinom import pipeline
+
+    overlap_from = pipeline.OVERLAP_MIN_TRADES
 
     folder = args.folder or Path(tempfile.mkdtemp(prefix="desk-book-"))
     folder.mkdir(parents=True, exist_ok=True)
@@ -202,7 +213,7 @@ def main() -> int:
                 rows.append({"trades": size, "engine": engine, "skipped": f"slower than {args.max_slow} s before"})
                 print(f"{size:>7} {engine:>14} skipped (slower than {args.max_slow} s on a smaller book)", flush=True)
                 continue
-            row = measure(engine, trades, curve, args.rounds, reference)
+            row = measure(engine, trades, curve, args.rounds, reference, overlap_from)
             row.update(trades=size, work=work)
             if "error" in row:
                 print(f"{size:>7} {engine:>14} cannot run: {row['error']}", flush=True)

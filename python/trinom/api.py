@@ -17,13 +17,12 @@ from typing import Any
 import numpy as np
 
 from .analytics.recalibration import is_dated
-from .errors import InputError
 from .instruments.bond import BondPortfolio
-from .instruments.trades import Trades, lowered, trade_curves
+from .instruments.trades import Trades
 from .lattice.constants import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH
-from .model.market import CurvesLike, Market
-from .model.scenarios import Scenario, scenario_market
-from .pipeline import Instrument, PricingOptions, price_book
+from .model.market import CurvesLike
+from .model.scenarios import Scenario
+from .pipeline import Instrument, PricingOptions, price_book, price_trades
 from .result import Prices
 
 
@@ -116,51 +115,6 @@ def price(
             scenarios = engine_scenarios(dated_curves(instruments, curves), scenarios)
         return price_trades(instruments, curves, options, scenarios=scenarios, client=client)
     return price_book(instruments, curves, options, scenarios=scenarios, client=client)
-
-
-def price_trades(trades: Trades, curves: CurvesLike, options: PricingOptions, *,
-                 scenarios: Sequence[Scenario] | None = None, client: Any = None) -> Prices:
-    """Dated trades priced by the pipeline: their trees' blocks, in row order, on their curves; one result a trade
-    (a trade of several trees, such as a cap's caplets, is their sum). A book with two curves (a floating rate
-    projected on a ``forecast_curve``) under ``scenarios`` is lowered and priced in each scenario's own curves: its
-    trees' cash flows and strikes depend on both curves (:func:`price_per_scenario`)."""
-    if scenarios is not None and trades.has_two_curves(Market.of(trade_curves(trades, curves)).names):
-        if client is not None:
-            raise ValueError("a book with two curves under scenarios is lowered in each scenario's curves, in this "
-                             "process: pass client=None")
-        return price_per_scenario(trades, curves, options, scenarios)
-    blocks, market_curves, legs = lowered(trades, curves)
-    parts = [block for _first, block in blocks]  # one block alone: the pipeline keeps its plan for the next call
-    try:
-        trees = price_book(parts[0] if len(parts) == 1 else parts, Market.of(market_curves),
-                           options if legs.is_identity() else options.replace(errors="mask"), scenarios=scenarios,
-                           client=client)
-    except InputError as err:  # one tree a trade: its rows are the trades'
-        raise InputError(trades.explained_problems(err.errors)) from None
-    result = trades.explained(legs.prices(trees))
-    if options.errors == "raise" and result.problems:
-        raise InputError(list(result.problems))
-    return dataclasses.replace(result, warnings=tuple(trades.warnings()), notional=trades.notionals())
-
-
-def price_per_scenario(trades: Trades, curves: CurvesLike, options: PricingOptions,
-                       scenarios: Sequence[Scenario]) -> Prices:
-    """``trades`` lowered and priced in each scenario of ``scenarios`` apart (its curves, sigma and spread moves), the
-    prices stacked ``(scenarios, trades)``; a trade's error names every scenario it failed in."""
-    market = scenario_market(trade_curves(trades, curves), scenarios)
-    results = [price_trades(trades, market.scenario(s), options.replace(errors="mask")) for s in range(len(market))]
-    price_grid = np.stack([np.asarray(r.price, dtype=np.float64) for r in results])
-    error = np.full(len(trades), "", dtype=object)
-    for s, result in enumerate(results):
-        for k in np.flatnonzero(np.asarray(result.error) != "").tolist():
-            text = str(result.error[k]) if len(results) == 1 else f"scenario {s}: {result.error[k]}"
-            error[k] = text if not error[k] else f"{error[k]}; {text}"
-    problems = tuple(sorted({p for r in results for p in r.problems}, key=lambda p: -1 if p[0] is None else p[0]))
-    if options.errors == "raise" and problems:
-        raise InputError(list(problems))
-    base = results[0]
-    accrued = np.asarray(base.accrued, dtype=np.float64)
-    return dataclasses.replace(base, price=price_grid, clean=price_grid - accrued, error=error, problems=problems)
 
 
 #: The engines that price bonds (see :mod:`trinom.backends`), then ``auto``.

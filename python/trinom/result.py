@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,6 +86,30 @@ class Prices:
                              "instrument": np.tile(self.instrument, scenarios), "price": self.price.reshape(-1),
                              "clean": self.clean.reshape(-1), "accrued": np.tile(self.accrued, scenarios),
                              "error": np.tile(self.error, scenarios), "value": self.value.reshape(-1)})
+
+
+def joined(parts: Sequence[Prices], firsts: Sequence[int]) -> Prices:
+    """The prices of consecutive parts of a book (each numbered from 0; part ``k``'s first row is ``firsts[k]`` of
+    the book) as the book's: rows, problems and warnings in book order; ``engine`` each distinct one in turn."""
+    def cat(name: str) -> np.ndarray:
+        return np.concatenate([np.asarray(getattr(part, name)) for part in parts])
+
+    def moved(row: int | None, first: int) -> int | None:
+        return None if row is None else row + first
+
+    notional = None
+    if any(part.notional is not None for part in parts):
+        notional = np.concatenate([np.full(len(part), 100.0) if part.notional is None else part.notional
+                                   for part in parts])
+    engines = list(dict.fromkeys(part.engine for part in parts if part.engine))
+    return Prices(price=cat("price"), clean=cat("clean"), accrued=cat("accrued"), error=cat("error"),
+                  instrument=cat("instrument"), engine=", ".join(engines),
+                  problems=tuple(dict.fromkeys((moved(row, first), field, message)  # the whole book's said once
+                                               for part, first in zip(parts, firsts, strict=True)
+                                               for row, field, message in part.problems)),
+                  warnings=tuple((row + first, message) for part, first in zip(parts, firsts, strict=True)
+                                 for row, message in part.warnings),
+                  notional=notional)
 
 
 def instrument_labels(kinds: np.ndarray) -> np.ndarray:

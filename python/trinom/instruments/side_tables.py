@@ -42,6 +42,12 @@ class SideTable:
     def __len__(self) -> int:
         return len(self.where)
 
+    def take(self, rows: np.ndarray) -> SideTable:
+        """The table's ``rows`` (indices, in that order), each with its place."""
+        return SideTable(self.kind, *(np.asarray(cells, dtype=object)[rows] for cells in (self.ids, self.dates,
+                                                                                          self.values)),
+                         where=[self.where[k] for k in rows.tolist()])
+
 
 @dataclass(frozen=True, eq=False)
 class SideRows:

@@ -491,6 +491,29 @@ class TradeChecks:
             self._memo[key] = self._read_side(kind)
         return self._memo[key]
 
+    def side_owners(self, kind: str) -> np.ndarray:
+        """Per row of the ``kind`` side table, the trade row its id names (-1: none, -2: several; empty: no table)."""
+        return self._side_owners(kind)[0]
+
+    def _side_owners(self, kind: str) -> tuple[np.ndarray, Factorized, dict[str, list[int]]]:
+        """:meth:`side_owners`, the table's ids and each trade id's rows."""
+        key = ("side owners", kind)
+        if key not in self._memo:
+            table = self._side[kind]
+            size = 0 if table is None else len(table)
+            rows_of: dict[str, list[int]] = {}
+            for row, name in enumerate(self.ids):
+                rows_of.setdefault(name, []).append(row)
+            ids = Factorized.of(cells_of(None if table is None else table.ids, size, f"{kind}.id")[0], f"{kind}.id")
+
+            def trade_of(value: object) -> int:  # the one row of the id; -1: none, -2: several
+                found = [] if value is None else rows_of.get(str(value), [])
+                return found[0] if len(found) == 1 else -1 if not found else -2
+
+            trade = np.array([trade_of(value) for value in ids.distinct], dtype=np.int64)
+            self._memo[key] = (trade[ids.inverse] if size else np.zeros(0, dtype=np.int64), ids, rows_of)
+        return self._memo[key]
+
     def _read_side(self, kind: str) -> tuple[SideRows, list[Problem], np.ndarray]:
         table = self._side[kind]
         if table is None or len(table) == 0:
@@ -499,17 +522,7 @@ class TradeChecks:
         size = len(table)
         where = np.array(table.where, dtype=object)
         value_name = SIDE_COLUMNS[kind][2]
-        rows_of: dict[str, list[int]] = {}
-        for row, name in enumerate(self.ids):
-            rows_of.setdefault(name, []).append(row)
-        ids = Factorized.of(cells_of(table.ids, size, f"{kind}.id")[0], f"{kind}.id")
-
-        def trade_of(value: object) -> int:  # the one row of the id; -1: none, -2: several
-            found = [] if value is None else rows_of.get(str(value), [])
-            return found[0] if len(found) == 1 else -1 if not found else -2
-
-        trade = np.array([trade_of(value) for value in ids.distinct], dtype=np.int64)
-        row = trade[ids.inverse] if size else np.zeros(0, dtype=np.int64)
+        row, ids, rows_of = self._side_owners(kind)
         for k in np.flatnonzero(row < 0):
             name = ids[int(k)]
             if name is None:

@@ -284,6 +284,40 @@ class Trades(TradeChecks):
         book._replaced = self._replaced | {(row, field) for row, _f, _m in problems for field in replacing}
         return book
 
+    def divisible(self) -> bool:
+        """Whether :meth:`rows` parts price as the whole book does: every side-table row names one trade of the book,
+        and no problem found elsewhere is the whole book's (else the whole book's call says so)."""
+        owned = all(bool(np.all(self.side_owners(kind) >= 0)) for kind in self._side)
+        return owned and all(row is not None for row, _f, _m in self._extra)
+
+    def rows(self, lo: int, hi: int) -> Trades:
+        """Trades ``lo`` to ``hi - 1`` as a book of their own, numbered from 0: their cells, places and problems found
+        elsewhere, and the side tables' rows that name them (a trade without an id keeps its row in the whole book
+        as its id). Its prices are the whole book's rows ``lo:hi`` where :meth:`divisible` (a trade's lowering
+        depends on its own row and side rows alone): a large book is lowered and priced a part at a time
+        (:func:`trinom.pipeline.price_trades`)."""
+        if not 0 <= lo <= hi <= len(self):
+            raise ValueError(f"rows {lo}..{hi} are not within the book's {len(self)} trades")
+        part = copy.copy(self)
+        part._size, part._memo = hi - lo, {}
+        part._cells = {name: cells[lo:hi] for name, cells in self._cells.items()}
+        part._given_numbers = {name: numbers[lo:hi] for name, numbers in self._given_numbers.items()}
+        part._where = None if self._where is None else self._where[lo:hi]
+        tables = {kind: table for kind, table in self._side.items() if table is not None and len(table)}
+        if tables and any(value is None for value in part._cells["id"].tolist()):
+            ids = part._cells["id"].copy()
+            empty = np.flatnonzero(np.equal(ids, None))
+            ids[empty] = [str(lo + k) for k in empty.tolist()]
+            part._cells["id"] = ids
+        part._side = {kind: None if kind not in tables else
+                      tables[kind].take(np.flatnonzero((self.side_owners(kind) >= lo) &
+                                                       (self.side_owners(kind) < hi)))
+                      for kind in self._side}
+        part._extra = tuple((row - lo, field, message) for row, field, message in self._extra
+                            if row is not None and lo <= row < hi)
+        part._replaced = {(row - lo, field) for row, field in self._replaced if row is not None and lo <= row < hi}
+        return part
+
     def derived(self, key: Hashable, build: Callable[[], Any]) -> Any:
         """``build()``, once per ``key`` and book: what is derived from the book's cells alone is kept with it, as its
         lowering is (a book does not change; :meth:`with_columns` makes another), e.g. a per-trade calibration's
