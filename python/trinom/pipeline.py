@@ -120,8 +120,6 @@ def _plan_key(curves: object, options: PricingOptions) -> tuple | None:
     return key
 
 
-
-
 # --- dated trades -----------------------------------------------------------------------------------------------
 #: A dated book of at least this many trades (priced in one market, in this process) is lowered and priced in
 #: :data:`OVERLAP_PARTS` parts, each part priced on a thread of its own while this one lowers the next: the engines

@@ -502,7 +502,7 @@ class TradeChecks:
             table = self._side[kind]
             size = 0 if table is None else len(table)
             rows_of: dict[str, list[int]] = {}
-            for row, name in enumerate(self.ids):
+            for row, name in enumerate(self.ids if size else ()):  # no table: no trade to find
                 rows_of.setdefault(name, []).append(row)
             ids = Factorized.of(cells_of(None if table is None else table.ids, size, f"{kind}.id")[0], f"{kind}.id")
 
