@@ -19,7 +19,7 @@ from trinom.result import Prices
 AS_OF = "2026-11-25"
 COLUMNS = TRADE_COLUMNS[:26]
 #: One copy of the book's trades (``{k}``: the copy's number): bonds with a schedule, amortizing, american, passed
-#: exercise, a bond option, a swaption, a cap and a floor, a bad sigma, and a bond without an id.
+#: exercise, a bond option, a swaption, a cap, a bad sigma, and a bond without an id.
 ROWS = (
     "C{k},bond,,2024-03-15,2034-03-15,0.05,2,30/360,NONE,F,call,bermudan,,,,,,0.03,0.01,,EUR,12,,,,",
     "A{k},bond,,2024-03-15,2034-03-15,0.05,2,ACT/ACT-ICMA,NONE,F,put,american,,2031-03-15,,,,0.03,0.01,,EUR,12,,,,",

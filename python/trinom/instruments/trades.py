@@ -309,9 +309,9 @@ class Trades(TradeChecks):
             empty = np.flatnonzero(np.equal(ids, None))
             ids[empty] = [str(lo + k) for k in empty.tolist()]
             part._cells["id"] = ids
+        owners = {kind: self.side_owners(kind) for kind in tables}
         part._side = {kind: None if kind not in tables else
-                      tables[kind].take(np.flatnonzero((self.side_owners(kind) >= lo) &
-                                                       (self.side_owners(kind) < hi)))
+                      tables[kind].take(np.flatnonzero((owners[kind] >= lo) & (owners[kind] < hi)))
                       for kind in self._side}
         part._extra = tuple((row - lo, field, message) for row, field, message in self._extra
                             if row is not None and lo <= row < hi)
