@@ -298,13 +298,129 @@ def test_quotes_on_two_curves_calibrate_and_reprice(curves: dict[str, DatedCurve
     assert tree[0] == pytest.approx(100.0 * fit.market_price[0], abs=TREE_365)
 
 
-def test_per_trade_calibration_refuses_a_two_curve_trade(curves: dict[str, DatedCurve]) -> None:
-    from trinom.analytics.baskets import book_baskets
+def flat_surface(vol: float = 0.0085) -> object:
+    """ESTR's matrix of normal volatilities, one number at every node (a lookup anywhere gives it exactly)."""
+    from trinom.model import VolQuotes
+
+    return VolQuotes.from_columns(curve="ESTR", expiry=["1Y", "1Y", "10Y", "10Y"], tenor=["1Y", "20Y", "1Y", "20Y"],
+                                  vol=vol, kind="normal")
+
+
+def test_per_trade_baskets_of_two_curve_swaptions_project_on_the_forecast_curve(curves: dict[str, DatedCurve]) -> None:
+    """A swaption's basket keeps its forecast curve and floating frequency: each quote's forward is the two-curve
+    forward of Swaptions.on_curve (1e-15), a forecast curve equal to the curve is one curve."""
+    from trinom.analytics.baskets import book_baskets, prepare_baskets
 
     baskets = book_baskets(swaption_book(forecast_curve=[None, "EUR6M", "ESTR"]), ("ESTR", "EUR6M"))
-    assert baskets.note[1].startswith("its floating rates are projected on forecast_curve 'EUR6M'")
-    assert baskets.note[0] == "" and baskets.note[2] == ""
-    assert len(baskets.exercise_dates(1)) == 0 and len(baskets.exercise_dates(0)) == 1
+    assert baskets.forecast.tolist() == ["", "EUR6M", ""] and baskets.float_frequency.tolist() == [2, 2, 2]
+    assert set(baskets.note.tolist()) == {""}
+    prepared = prepare_baskets(baskets, flat_surface(), AS_OF, curves=curves)
+    assert prepared.two_curves
+    quotes = prepared.quotes(curves)
+    exercise = [str(d) for d in quotes.exercise]
+    one = Swaptions.on_curve(curves["ESTR"], exercise=exercise, end=[str(d) for d in quotes.end], frequency=1,
+                             day_count="ACT/365F").forward_rate
+    two = Swaptions.on_curve(curves["ESTR"], exercise=exercise, end=[str(d) for d in quotes.end], frequency=1,
+                             day_count="ACT/365F", forecast_curve=curves["EUR6M"], float_frequency=2).forward_rate
+    projected = quotes.trade == 1
+    np.testing.assert_allclose(quotes.forward[projected], two[projected], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(quotes.forward[~projected], one[~projected], rtol=0, atol=1e-15)
+    assert np.all(two[projected] - one[projected] > 1e-3)  # EUR6M lies 30-40 bp above ESTR
+
+
+def test_per_trade_calibration_on_two_curves_fits_as_the_curve_calibration(curves: dict[str, DatedCurve]) -> None:
+    """A European on two curves, a fixed: its one quote is the vols.csv quote of the same swap (1Y into 5Y, fixed
+    annual ACT/365F, floating semi-annual on EUR6M), so the per-trade sigma is the curve calibration's, and it
+    reprices the quote to 1e-10 relative. The Bermudan's co-terminal quotes fit; a Futhark backend is refused
+    (its swaptions are on one curve) and ``auto`` fits in NumPy."""
+    from trinom.analytics.baskets import book_baskets, calibrate_baskets
+    from trinom.model import VolQuotes, calibrate
+
+    book = swaption_book(id=["R1", "B1"], maturity=["2032-11-25", "2037-11-25"], rate=[0.034, 0.036],
+                         option="receiver", exercise=["european", "bermudan"])
+    baskets = book_baskets(book, ("ESTR", "EUR6M"))
+    fit = calibrate_baskets(curves=curves, vols=flat_surface(), as_of=AS_OF, baskets=baskets, a=A, backend="auto")
+    assert fit.status.tolist() == ["converged", "converged"]
+    assert fit.model_price[fit.trade == 0] == pytest.approx(fit.market_price[fit.trade == 0], rel=1e-10)
+    quote = VolQuotes.from_columns(curve="ESTR", expiry="1Y", tenor="5Y", vol=0.0085, kind="normal", frequency=1,
+                                   day_count="ACT/365F", forecast_curve="EUR6M", float_frequency=2)
+    by_curve = calibrate(curves=curves, quotes=quote, a=A)
+    assert fit.sigma[0] == pytest.approx(float(by_curve.sigma[by_curve.curve_names.index("ESTR")]), rel=1e-9)
+    one_curve = calibrate_baskets(curves=curves, vols=flat_surface(), as_of=AS_OF,
+                                  baskets=book_baskets(book.with_columns(forecast_curve=None), ("ESTR", "EUR6M")), a=A)
+    assert abs(fit.sigma[0] / one_curve.sigma[0] - 1.0) > 1e-4  # the basis moves the fit
+    with pytest.raises(InputError, match="fits swaptions on one curve"):
+        calibrate_baskets(curves=curves, vols=flat_surface(), as_of=AS_OF, baskets=baskets, a=A, backend="c")
+
+
+def test_per_trade_model_on_two_curves_round_trips_into_price(curves: dict[str, DatedCurve], tmp_path: object) -> None:
+    """trinom calibrate trades.csv (a two-curve Bermudan) -> model.csv -> trinom price --model: the priced trade
+    takes its own fitted (a, sigma), as pricing the book with them does."""
+    from pathlib import Path
+
+    import pandas as pd
+    from trinom.cli import main
+
+    folder = Path(str(tmp_path))
+    (folder / "curve.csv").write_text("curve,date,zero\n" + "".join(
+        f"{name},{d},{z}\n" for name, zeros in (("ESTR", DISCOUNT), ("EUR6M", FORECAST))
+        for d, z in zip(PILLARS, zeros, strict=True)))
+    (folder / "vols.csv").write_text("curve,expiry,tenor,vol,kind\n" + "".join(
+        f"ESTR,{e},{t},0.0085,normal\n" for e in ("1Y", "10Y") for t in ("1Y", "20Y")))
+    (folder / "trades.csv").write_text(
+        "id,type,notional,start,maturity,rate,frequency,day_count,calendar,convention,option,exercise,"
+        "float_frequency,curve,forecast_curve,steps_per_year\n"
+        "B1,swaption,100,2027-11-25,2037-11-25,0.036,1,ACT/365F,NONE,U,receiver,bermudan,2,ESTR,EUR6M,24\n")
+    files = ["--curve", folder / "curve.csv", "--as-of", AS_OF]
+    assert main([str(v) for v in ["calibrate", folder / "trades.csv", *files, "--vols", folder / "vols.csv",
+                                  "--a", A, "--out", folder / "model.csv"]]) == 0
+    model = pd.read_csv(folder / "model.csv", keep_default_na=False)
+    assert model.status.tolist() == ["converged"] and model.quotes.tolist() == [10]
+    assert main([str(v) for v in ["price", folder / "trades.csv", *files, "--model", folder / "model.csv",
+                                  "--backend", "futhark", "--target", "c", "--out", folder / "prices.csv"]]) == 0
+    priced = pd.read_csv(folder / "prices.csv")
+    alone = trinom.price(swaption_book(id=["B1"], maturity="2037-11-25", rate=0.036, option="receiver",
+                                       exercise="bermudan", a=float(model.a[0]), sigma=float(model.sigma[0]),
+                                       steps_per_year=24), curves, backend="futhark", target="c")
+    assert priced.price.tolist() == pytest.approx(alone.price.tolist(), abs=1e-12)
+
+
+def test_per_trade_recalibration_on_two_curves_fits_and_prices_in_every_scenario(
+        curves: dict[str, DatedCurve]) -> None:
+    """A scenario grid recalibrated per trade: in each scenario (here EUR6M moved) every trade's basket is priced on
+    both moved curves and fitted again: the same as fitting the baskets and pricing in that market apart."""
+    from trinom.analytics import Recalibration
+    from trinom.analytics.baskets import book_baskets, calibrate_baskets
+
+    book = swaption_book(steps_per_year=24)
+    h = 1e-4
+    how = Recalibration(vols=flat_surface(), per="trade", a=A)
+    grid = trinom.price(book, curves, backend="futhark", target="c", recalibrate=how,
+                        scenarios=[None, CurveShift(h, curve="EUR6M")])
+    sigmas = []
+    for s, market in enumerate([curves, {"ESTR": curves["ESTR"], "EUR6M": curve("EUR6M", FORECAST, h)}]):
+        fit = calibrate_baskets(curves=market, vols=flat_surface(), as_of=AS_OF, baskets=book_baskets(book), a=A)
+        alone = trinom.price(book.with_columns(sigma=fit.sigma), market, backend="futhark", target="c")
+        assert grid.price[s] == pytest.approx(alone.price, abs=1e-9)
+        sigmas.append(fit.sigma)
+    assert np.all(sigmas[1] != sigmas[0])  # the forecast curve's move reaches the fit
+
+
+def test_floating_bonds_have_their_baskets_or_say_why() -> None:
+    """A floater's call has no swaption basket (a note, not a crash); a fixed-to-float bond's basket is the swaptions
+    into its fixed part: the exercise dates before the switch, ending at the switch date."""
+    from trinom.analytics.baskets import book_baskets
+
+    book = Trades(as_of=AS_OF, id=["F", "X"], type="bond", issue="2025-03-15", maturity="2034-03-15",
+                  coupon_type=["float", "fixed_to_float"], coupon=[None, 0.04], switch_date=[None, "2029-03-15"],
+                  margin=0.003, fixing=0.027, frequency=2, day_count="ACT/365F", option="call", exercise="bermudan",
+                  first_exercise="2027-09-15", last_exercise="2033-09-15", exercise_price=100.0, a=A, sigma=SIGMA,
+                  curve="ESTR", forecast_curve="EUR6M", steps_per_year=12)
+    baskets = book_baskets(book, ("ESTR", "EUR6M"))
+    assert len(baskets.exercise_dates(0)) == 0 and "no swaption basket" in baskets.note[0]
+    assert [str(d) for d in baskets.exercise_dates(1)] == ["2027-09-15", "2028-03-15", "2028-09-15"]
+    assert str(baskets.end[1]) == "2029-03-15" and baskets.rate[1] == 0.04 and baskets.forecast[1] == ""
+    assert "on or after the switch date 2029-03-15 are left out" in baskets.note[1]
 
 
 @pytest.mark.gpu

@@ -47,6 +47,8 @@ class Baskets:
     payer: np.ndarray
     note: np.ndarray
     where: tuple[str, ...]
+    forecast: np.ndarray
+    float_frequency: np.ndarray
     #: What is derived from the baskets alone, kept with them (:func:`_quote_structure`).
     _memo: dict[Any, Any] = dataclass_field(default_factory=dict, init=False, repr=False, compare=False)
 
@@ -63,13 +65,15 @@ class Baskets:
         return self.exercise[self.offsets[trade]:self.offsets[trade + 1]]
 
     def to_frame(self) -> Any:
-        """One row per (trade, exercise date): ``id, curve, exercise, end, rate, frequency, day_count, payer``."""
+        """One row per (trade, exercise date): ``id, curve, exercise, end, rate, frequency, day_count, payer,
+        forecast_curve, float_frequency``."""
         import pandas as pd
 
         owner = np.repeat(np.arange(len(self)), self.counts)
         return pd.DataFrame({"id": self.id[owner], "curve": self.curve[owner], "exercise": self.exercise,
                              "end": self.end[owner], "rate": self.rate[owner], "frequency": self.frequency[owner],
-                             "day_count": self.day_count[owner], "payer": self.payer[owner]})
+                             "day_count": self.day_count[owner], "payer": self.payer[owner],
+                             "forecast_curve": self.forecast[owner], "float_frequency": self.float_frequency[owner]})
 
 
 def _per_trade(values: Any, n: int, field: str) -> np.ndarray:
@@ -83,7 +87,8 @@ def _per_trade(values: Any, n: int, field: str) -> np.ndarray:
 
 def trade_baskets(*, id: Sequence[Any] | np.ndarray, curve: Any = "", exercise: Sequence[Sequence[Any]],
                   end: Any, rate: Any = None, frequency: Any = 1, day_count: Any = "30/360", side: Any = "payer",
-                  note: Any = None, where: Sequence[str] | None = None) -> Baskets:
+                  note: Any = None, where: Sequence[str] | None = None, forecast_curve: Any = "",
+                  float_frequency: Any = 0) -> Baskets:
     """Baskets from per-trade values (one value for all trades, or one per trade).
 
     Args:
@@ -99,6 +104,8 @@ def trade_baskets(*, id: Sequence[Any] | np.ndarray, curve: Any = "", exercise: 
         puttable bond's put a payer.
       note: per trade, why it has no exercise date (shown where it has no fit).
       where: per trade, where it came from, for messages.
+      forecast_curve: per trade, the curve its swaptions' floating legs are projected on (empty, or its ``curve``:
+        one curve); float_frequency: their periods a year (0 or empty: the fixed leg's).
 
     Every bad value is reported at once, as an :class:`~trinom.InputError` naming the trade's row and field.
 
@@ -121,8 +128,7 @@ def trade_baskets(*, id: Sequence[Any] | np.ndarray, curve: Any = "", exercise: 
         if value in seen:
             bad(k, "id", f"id {value!r} is already trade {seen[value]}'s")
         seen.setdefault(value, k)
-    curves = ["" if c is None or (isinstance(c, float) and np.isnan(c)) else str(c).strip()
-              for c in _per_trade(curve, n, "curve").tolist()]
+    curves = [_name(c) for c in _per_trade(curve, n, "curve").tolist()]
     lists = list(exercise)
     if len(lists) != n:
         raise InputError([(None, "exercise", f"exercise has {len(lists)} lists of dates, expected one per trade ({n})")])
@@ -165,6 +171,17 @@ def trade_baskets(*, id: Sequence[Any] | np.ndarray, curve: Any = "", exercise: 
         else:
             bad(k, "side", f"side must be payer or receiver, got {value!r}")
     notes = ["" if v is None else str(v) for v in _per_trade(note, n, "note").tolist()]
+    forecast = [_name(v) for v in _per_trade(forecast_curve, n, "forecast_curve").tolist()]
+    forecast = ["" if f == c else f for f, c in zip(forecast, curves, strict=True)]  # its own curve: one curve
+    floating = _per_trade(float_frequency, n, "float_frequency")
+    set_floating = np.flatnonzero([v not in (None, 0, "") and not (isinstance(v, float) and np.isnan(v))
+                                   for v in floating.tolist()])
+    float_per_year = np.zeros(n, dtype=np.int64)
+    if set_floating.size:
+        found_per_year, found = parse_frequencies(floating[set_floating])
+        for row, _field, message in found:
+            bad(int(set_floating[row]), "float_frequency", message.replace("frequency", "float_frequency", 1))
+        float_per_year[set_floating] = found_per_year
     # per trade: sorted, distinct, before the end
     order = np.lexsort((days, owner))
     days = days[order]
@@ -186,7 +203,13 @@ def trade_baskets(*, id: Sequence[Any] | np.ndarray, curve: Any = "", exercise: 
                    exercise=as_dates(days).copy(), end=as_dates(end_days).copy(), rate=rates,
                    frequency=per_year.astype(np.int64), day_count=np.array([DAY_COUNTS.canonical[c] for c in codes],
                                                                            dtype=object),
-                   payer=payer, note=np.array(notes, dtype=object), where=tuple(places))
+                   payer=payer, note=np.array(notes, dtype=object), where=tuple(places),
+                   forecast=np.array(forecast, dtype=object), float_frequency=float_per_year)
+
+
+def _name(value: object) -> str:
+    """A curve's name as a cell gives it (``""``: none)."""
+    return "" if value is None or (isinstance(value, float) and np.isnan(value)) else str(value).strip()
 
 
 #: The ``a`` and ``sigma`` a book is checked with while its baskets are built: its own cells are the calibration's
@@ -211,7 +234,10 @@ def book_baskets(trades: Any, curve_names: Sequence[str] | None = None) -> Baske
       periods (its schedule generated backward from maturity, adjusted) from ``first_exercise`` to ``last_exercise``
       (``european``: the one on ``first_exercise``, default the start). The end is the swap's maturity, the strike
       its fixed rate, the leg its fixed leg's frequency and day count, the side the trade's (a payer swaption's
-      basket is of payer swaptions). A window without a fixed-leg start date is a note (``no fit``).
+      basket is of payer swaptions). A window without a fixed-leg start date is a note (``no fit``). A swaption
+      whose floating leg is projected on a ``forecast_curve`` apart from its curve keeps it and its
+      ``float_frequency``: its basket's swaptions are on the two curves
+      (:func:`~trinom.analytics.baskets.prepare_baskets`).
     * A **bond with a call or put**: ``european``: ``first_exercise``; ``bermudan``: the coupon dates (its schedule's
       adjusted period ends) from ``first_exercise`` to ``last_exercise`` (the dates the tree exercises on);
       ``american``: ``first_exercise`` and the coupon dates after it up to ``last_exercise`` (one swaption a coupon
@@ -220,10 +246,12 @@ def book_baskets(trades: Any, curve_names: Sequence[str] | None = None) -> Baske
       and the coupon dates from the first to ``last_exercise`` (default the maturity). Dates on or after maturity
       (no swap left) are dropped, with a note. The end is the maturity, the strike the coupon, the fixed leg the
       bond's frequency and day count; a call is a receiver swaption (the issuer's right to stop paying the coupon),
-      a put a payer. Amortization (``notionals.csv``) and exercise prices do not move the basket.
-    * Any other row (a cap or floor: calibrated to a cap strip per curve; a bond option; a bond without an option;
-      a swaption projected on a ``forecast_curve`` apart from its curve) has an empty basket and a note saying why
-      (its status ``no fit``).
+      a put a payer. Amortization (``notionals.csv``) and exercise prices do not move the basket. A ``float`` bond
+      has no basket (its call is on its margin over the forecast rate; a note says so); a ``fixed_to_float`` bond's
+      is the swaptions into its fixed part, from its exercise dates before ``switch_date`` to that date, on its
+      curve.
+    * Any other row (a cap or floor: calibrated to a cap strip per curve; a bond option; a bond without an option)
+      has an empty basket and a note saying why (its status ``no fit``).
 
     Exercise dates on or before the as-of date stay in the basket: :func:`calibrate_baskets` leaves them out, as the
     tree does, and names them in the trade's message. The book's bad cells (``a`` and ``sigma`` aside: the
@@ -254,29 +282,26 @@ def _book_baskets(trades: Any, curve_names: Sequence[str] | None) -> Baskets:
     frequency = np.ones(n, dtype=np.int64)
     day_count = np.full(n, "30/360", dtype=object)
     side = np.where(option == "put", "payer", "receiver").astype(object)
-    legs = (exercise, end, rate, frequency, day_count, side, notes)
+    forecast = np.full(n, "", dtype=object)
+    float_frequency = np.zeros(n, dtype=np.int64)
+    legs = (exercise, end, rate, frequency, day_count, side, notes, forecast, float_frequency)
     bonds = np.flatnonzero((kind == "bond") & (option != ""))
     if bonds.size:
         _bond_legs(trades, bonds, legs)
     _swaption_legs(checked, curve_names, legs)
-    forecast, own = column("forecast_curve"), column("curve")
-    for k in np.flatnonzero(np.not_equal(forecast, None)).tolist():
-        if str(forecast[k]) != ("" if own[k] is None else str(own[k])):  # two curves: refused, not fitted on one
-            exercise[k] = _NO_DATES
-            notes[k] = (f"its floating rates are projected on forecast_curve {forecast[k]!r}: per-trade calibration "
-                        "takes one curve; calibrate per curve (vols.csv's forecast_curve column) and price with that "
-                        "model")
     places = [_where(trades, k).rstrip(": ") or f"trade {k}" for k in range(n)]
     return trade_baskets(id=trades.ids, curve=["" if v is None else str(v) for v in column("curve").tolist()],
                          exercise=exercise, end=end, rate=rate, frequency=frequency, day_count=day_count, side=side,
-                         note=notes, where=places)
+                         note=notes, where=places, forecast_curve=forecast, float_frequency=float_frequency)
 
 
 #: The name this function had while it covered bonds only (kept: the same function).
 bond_baskets = book_baskets
 
-#: Per trade: its exercise dates, end, fixed rate, frequency, day count, side and note (filled in place).
-_Legs = tuple[list[np.ndarray], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+#: Per trade: its exercise dates, end, fixed rate, frequency, day count, side, note, forecast curve and floating
+#: frequency (filled in place).
+_Legs = tuple[list[np.ndarray], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+              np.ndarray]
 #: No exercise dates.
 _NO_DATES: Final[np.ndarray] = np.zeros(0, dtype="datetime64[D]")
 
@@ -286,7 +311,7 @@ def _bond_legs(trades: Any, rows: np.ndarray, legs: _Legs) -> None:
     from ...conventions import generate_schedules
     from ...instruments.trades import BOND_DEFAULTS
 
-    exercise, end, rate, frequency, day_count, _side, notes = legs
+    exercise, end, rate, frequency, day_count, _side, notes, _forecast, _floating = legs
     column = trades.column
 
     def cells(name: str, default: str | None = None) -> np.ndarray:
@@ -343,9 +368,39 @@ def _bond_legs(trades: Any, rows: np.ndarray, legs: _Legs) -> None:
             notes[row] = "no exercise date before maturity: nothing to calibrate"
         exercise[row] = as_dates(np.array(kept, dtype=np.int64))
     end[rows] = as_dates(maturity)
-    rate[rows] = np.array([float(v) for v in cells("coupon").tolist()])
+    rate[rows] = np.array([np.nan if v is None else float(v) for v in cells("coupon").tolist()])
     frequency[rows] = per_year
     day_count[rows] = cells("day_count", BOND_DEFAULTS["day_count"])
+    _floating_bond_legs(trades, rows, dates("switch_date")[0], legs)
+
+
+def _floating_bond_legs(trades: Any, rows: np.ndarray, switch: np.ndarray, legs: _Legs) -> None:
+    """Floating bonds' baskets (``rows``: bonds with a call or put; ``switch``: their switch dates, day numbers):
+    a ``float`` bond has none (its call is on its margin over the forecast rate, not on a fixed rate); a
+    ``fixed_to_float`` bond's are the swaptions into its fixed part, from each exercise date before the switch to
+    the switch date, on its discount curve (the floating part after the switch is worth par at the switch, give or
+    take its margin and the deterministic basis, whatever the rates do)."""
+    from ...instruments.floating import FIXED_TO_FLOAT, FLOAT
+
+    exercise, end, _rate, _frequency, _day_count, _side, notes, _forecast, _floating = legs
+    kind = trades.coupon_types()[rows]
+    for k in np.flatnonzero(kind == FLOAT).tolist():
+        row = int(rows[k])
+        exercise[row] = _NO_DATES
+        notes[row] = ("a floating-rate bond's call or put is an option on its margin over the forecast rate, not on a "
+                      "fixed rate: no swaption basket (calibrate per curve and price with that model)")
+    for k in np.flatnonzero(kind == FIXED_TO_FLOAT).tolist():
+        row = int(rows[k])
+        days = exercise[row].astype(np.int64)
+        kept = days[days < switch[k]]
+        end[row] = np.datetime64(int(switch[k]), "D")
+        exercise[row] = as_dates(kept)
+        if kept.size < days.size:
+            notes[row] = (f"exercise dates on or after the switch date {_day(switch[k])} are left out (the bond "
+                          "floats from then on): its basket is the swaptions into its fixed part")
+        if not kept.size:
+            notes[row] = (f"no exercise date before the switch date {_day(switch[k])}: a floating bond's call is on its "
+                          "margin, not on a fixed rate (no swaption basket)")
 
 
 def _swaption_legs(checked: Any, curve_names: Sequence[str] | None, legs: _Legs) -> None:
@@ -357,7 +412,7 @@ def _swaption_legs(checked: Any, curve_names: Sequence[str] | None, legs: _Legs)
     specs = _checked_swaptions(checked, curve_names)
     if specs.rows.size == 0:
         return
-    exercise, end, rate, frequency, day_count, side, notes = legs
+    exercise, end, rate, frequency, day_count, side, notes, forecast, floating = legs
     periods = fixed_leg_periods(specs)
     if periods.schedules.problems:
         raise InputError([(row, field, f"{_where(checked, row)}{message}") for row, field, message
@@ -376,6 +431,9 @@ def _swaption_legs(checked: Any, curve_names: Sequence[str] | None, legs: _Legs)
     frequency[rows] = specs.frequency
     day_count[rows] = specs.day_count
     side[rows] = np.where(specs.payer, "payer", "receiver")
+    named = checked.column("forecast_curve")[rows]
+    forecast[rows] = ["" if v is None else str(v).strip() for v in named.tolist()]
+    floating[rows] = np.asarray(specs.float_frequency, dtype=np.int64)
 
 
 def _checked_swaptions(checked: Any, curve_names: Sequence[str] | None) -> Any:

@@ -146,6 +146,11 @@ def _options(prepared: PreparedBaskets, states: int, *, x0: Any, a: Any, error: 
              max_iterations: int, tolerance: float, root: str, backend: str) -> _Options:
     """The arguments of :func:`calibrate_prepared`, checked: an :class:`~trinom.InputError` for bad ones."""
     engine = _check_options(error, root, backend)
+    if engine != "numpy" and prepared.two_curves:  # the kernel's swaptions are on one curve
+        if backend != "auto":
+            raise InputError([(None, "backend", f"backend {backend!r} fits swaptions on one curve; some trades' "
+                               "floating legs are projected on a forecast curve: use backend='numpy' or 'auto'")])
+        engine = "numpy"
     limits = dict(DEFAULT_BOUNDS)
     limits.update(bounds or {})
     problems = [(None, name, f"bounds[{name!r}] must be 0 < lo <= hi, got {limits[name]}") for name in ("a", "sigma")

@@ -116,8 +116,13 @@ class PreparedBaskets:
             annuity[d] = _leg_sums(part.schedule, part.table, plan.leg_first[d], plan.leg_count[d],
                                    part.accrual * df[part.at])
             last[d] = df[part.last_at]
+        basis = self._basis(table, discount_start)
+        floating = discount_start - last
+        if basis["basis"].size or np.any(basis["start_basis"] != 0.0):
+            floating = floating + basis["start_basis"] * discount_start + np.sum(basis["basis"] * basis["basis_discount"],
+                                                                                 axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
-            forward = (discount_start - last) / annuity
+            forward = floating / annuity
         strike = forward if self.strike == "atm" else plan.rate
         vol, shift, normal = self._distinct_market
         market_vol = vol + vol_shift if vol_shift else vol
@@ -125,7 +130,44 @@ class PreparedBaskets:
                                        annuity=annuity, vol=market_vol, shift=shift, payer=plan.payer)
         return _Priced(discounts=tuple(discounts), discount_start=discount_start, annuity=annuity, forward=forward,
                        strike=np.array(strike, dtype=np.float64), market_vol=market_vol, market_price=market_price,
-                       forward_exercise=forward_exercise)
+                       forward_exercise=forward_exercise, **basis)
+
+    @property
+    def two_curves(self) -> bool:
+        """Whether some quote's floating leg is projected on a forecast curve apart from its discount curve."""
+        return bool(np.any(self.structure.forecast != ""))
+
+    def _basis(self, table: dict[str, Any], discount_start: np.ndarray) -> dict[str, np.ndarray]:
+        """Per distinct quote, the basis of its floating leg (:class:`~trinom.model.rate_options.Swaptions`'
+        ``start_basis``, ``basis_time``, ``basis_discount``, ``basis``; none on one curve): its periods from the
+        exercise date to the end, ``float_frequency`` a year, generated forward and unadjusted, projected on its
+        forecast curve and discounted on its curve (:func:`~trinom.model.rate_options.Swaptions.on_curve`'s)."""
+        from ...model.rate_options import _floating_basis
+
+        plan = self._plan
+        v = plan.first.size
+        out = {"start_basis": np.zeros(v), "basis_time": np.zeros((v, 0)), "basis_discount": np.ones((v, 0)),
+               "basis": np.zeros((v, 0))}
+        two = np.flatnonzero(plan.forecast != "")
+        if not two.size:
+            return out
+        exercise_days = self.structure.exercise[plan.first].astype(np.int64)
+        end_days = self.structure.end[plan.first].astype(np.int64)
+        pairs = [(self.legs[g].name, f) for g, f in zip(plan.group[two].tolist(), plan.forecast[two].tolist(),
+                                                          strict=True)]
+        parts = []
+        for pair in dict.fromkeys(pairs):
+            rows = two[[p == pair for p in pairs]]
+            parts.append((rows, _floating_basis(table[pair[0]], table[pair[1]], exercise_days[rows], end_days[rows],
+                                                plan.float_frequency[rows])))
+        width = max(part["basis"].shape[1] for _rows, part in parts)
+        out = {"start_basis": out["start_basis"], "basis_time": np.zeros((v, width)),
+               "basis_discount": np.ones((v, width)), "basis": np.zeros((v, width))}
+        for rows, part in parts:
+            out["start_basis"][rows] = part["start_basis"]
+            for name in ("basis_time", "basis_discount", "basis"):
+                out[name][rows, :part[name].shape[1]] = part[name]
+        return out
 
     def _quote_set(self, priced: _Priced, vol_shift: float) -> _QuoteSet:
         """Every quote's market data from the distinct quotes' (:meth:`_priced`)."""
@@ -136,7 +178,9 @@ class PreparedBaskets:
                          market_vol=self.market_vol + vol_shift if vol_shift else self.market_vol,
                          market_price=priced.market_price[of], kinds=self.kinds, exercise_time=self.exercise_time,
                          discount_start=priced.discount_start[of], first=self.first, count=self.count, legs=self.legs,
-                         curve_discounts=priced.discounts, forward_exercise=priced.forward_exercise[of])
+                         curve_discounts=priced.discounts, forward_exercise=priced.forward_exercise[of],
+                         start_basis=priced.start_basis[of], basis_time=priced.basis_time[of],
+                         basis_discount=priced.basis_discount[of], basis=priced.basis[of])
 
     @cached_property
     def _kernel_layout(self) -> _KernelLayout:
@@ -165,7 +209,9 @@ class PreparedBaskets:
                          payer=plan.payer, kind=self.kind[first], shift=shift, market_vol=priced.market_vol,
                          market_price=priced.market_price, kinds=self.kinds, exercise_time=plan.exercise_time,
                          discount_start=priced.discount_start, first=plan.leg_first, count=plan.leg_count,
-                         legs=tuple(legs), curve_discounts=priced.discounts, forward_exercise=priced.forward_exercise)
+                         legs=tuple(legs), curve_discounts=priced.discounts, forward_exercise=priced.forward_exercise,
+                         start_basis=priced.start_basis, basis_time=priced.basis_time,
+                         basis_discount=priced.basis_discount, basis=priced.basis)
 
     @cached_property
     def _trade_kinds(self) -> tuple[np.ndarray, np.ndarray]:
@@ -208,8 +254,8 @@ class _QuotePlan:
 
     Attributes:
       of: per quote, its distinct quote; first: per distinct quote, the first quote that it stands for.
-      group, exercise_time, payer, rate (the deal's), leg_first, leg_count: per distinct quote, its first quote's
-        (``group``: its curve's number among the prepared legs).
+      group, exercise_time, payer, rate (the deal's), leg_first, leg_count, forecast, float_frequency: per distinct
+        quote, its first quote's (``group``: its curve's number among the prepared legs).
       curves: per curve of the prepared legs, its :class:`_CurvePlan`.
     """
 
@@ -222,6 +268,8 @@ class _QuotePlan:
     leg_first: np.ndarray
     leg_count: np.ndarray
     curves: tuple[_CurvePlan, ...]
+    forecast: np.ndarray
+    float_frequency: np.ndarray
 
 
 def _quote_plan(structure: _QuoteStructure) -> _QuotePlan:
@@ -229,13 +277,16 @@ def _quote_plan(structure: _QuoteStructure) -> _QuotePlan:
     nq = structure.trade.size
     payer = structure.baskets.payer[structure.trade]
     rate = structure.baskets.rate[structure.trade]
-    keys = np.zeros((nq, 8 if structure.strike == "deal" else 7), dtype=np.int64)
+    keys = np.zeros((nq, 10 if structure.strike == "deal" else 9), dtype=np.int64)
     keys[:, 2] = structure.first
     keys[:, 3] = structure.count
     keys[:, 4] = structure.end.astype(np.int64)
     keys[:, 5] = payer
+    forecasts = {name: k for k, name in enumerate(dict.fromkeys(structure.forecast.tolist()))}
+    keys[:, 7] = [forecasts[name] for name in structure.forecast.tolist()]
+    keys[:, 8] = np.where(structure.forecast != "", structure.float_frequency, 0)
     if structure.strike == "deal":
-        keys[:, 7] = rate.view(np.int64)
+        keys[:, 9] = rate.view(np.int64)
     tables = []
     for number, legs in enumerate(structure.legs):
         table_keys = np.concatenate([legs.at.astype(np.int64), legs.accrual.view(np.int64), legs.schedule[:, None]],
@@ -260,7 +311,8 @@ def _quote_plan(structure: _QuoteStructure) -> _QuotePlan:
                                  last_at=at[table, structure.first[q] + structure.count[q] - 1]))
     return _QuotePlan(of=of, first=first, group=group, exercise_time=structure.exercise_time[first],
                       payer=payer[first], rate=rate[first], leg_first=structure.first[first],
-                      leg_count=structure.count[first], curves=tuple(curves))
+                      leg_count=structure.count[first], curves=tuple(curves), forecast=structure.forecast[first],
+                      float_frequency=structure.float_frequency[first])
 
 
 def _distinct_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -287,7 +339,8 @@ def _distinct_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class _Priced:
     """One scenario's prices of a :class:`_QuotePlan`'s distinct quotes: per curve its discount factors at its dates
     (:attr:`_CurveLegs.dates`), and per distinct quote ``P(0, T)``, annuity, forward swap rate, strike, volatility,
-    market price and (``root="quantlib"``) the curve's forward rate at the expiry."""
+    market price, (``root="quantlib"``) the curve's forward rate at the expiry, and its floating leg's basis (two
+    curves: :meth:`PreparedBaskets._basis`)."""
 
     discounts: tuple[np.ndarray, ...]
     discount_start: np.ndarray
@@ -297,6 +350,10 @@ class _Priced:
     market_vol: np.ndarray
     market_price: np.ndarray
     forward_exercise: np.ndarray
+    start_basis: np.ndarray
+    basis_time: np.ndarray
+    basis_discount: np.ndarray
+    basis: np.ndarray
 
 
 def _curve_names(curves: Any) -> tuple[str, ...]:
@@ -334,6 +391,14 @@ def prepare_baskets(baskets: Baskets, vols: VolSurface | VolQuotes | str | Path 
         taken here; a trade naming no curve takes the only one).
       strike: ``atm`` or ``deal``, as :func:`calibrate_baskets`.
 
+    **Two curves.** A trade whose floating leg is projected on a forecast curve (:attr:`Baskets.forecast`) takes
+    the volatilities of its (discount) ``curve``'s matrix, read as those of the swaps it trades; each quote's
+    forward swap rate, at-the-money strike and market price take both curves, and its model price is Jamshidian's
+    with the deterministic basis (:class:`~trinom.model.rate_options.Swaptions`), so that the fitted sigma is the
+    one a curve calibration of the same quote gives (``vols.csv``'s ``forecast_curve``). A forecast curve not among
+    ``curves`` is the trade's message (``no fit``). The Futhark kernel prices swaptions on one curve: ``backend``
+    ``auto`` fits such baskets in NumPy, a Futhark target is refused.
+
     An :class:`~trinom.InputError` for bad input, as :func:`calibrate_baskets`. What depends on the baskets alone
     (the quotes, their legs, :class:`_QuoteStructure`) is kept with them and reused by the next preparation of the
     same baskets on the same date and curves.
@@ -361,13 +426,17 @@ def prepare_baskets(baskets: Baskets, vols: VolSurface | VolQuotes | str | Path 
     for k in np.flatnonzero(known & ~has_vols):
         messages[k] = (f"no volatility matrix for curve {curve[k]!r} (the vols have "
                        f"{', '.join(map(repr, surface.curve_names))})")
+    forecast = baskets.forecast
+    unknown_forecast = np.array([bool(f) and f not in names for f in forecast.tolist()], dtype=bool)
+    for k in np.flatnonzero(unknown_forecast & known & has_vols):
+        messages[k] = f"forecast_curve {forecast[k]!r} is not among the curves ({', '.join(map(repr, names))})"
     if strike == "deal":
         missing = np.flatnonzero(np.isnan(baskets.rate) & (baskets.counts > 0))
         if missing.size:
             raise InputError([(int(k), "rate", f"{baskets.where[k]}: strike='deal' needs the deal's fixed rate")
                               for k in missing])
     # the quotes (every exercise date after the as-of date, on a known curve with volatilities) and their legs
-    usable = known & has_vols
+    usable = known & has_vols & ~unknown_forecast
     structure = _quote_structure(baskets, today, names, strike, curve, usable)
     past_count, some = structure.past_count, structure.some
     for k in np.flatnonzero(~some & usable & (baskets.counts > 0) & (past_count == baskets.counts)):
@@ -412,6 +481,8 @@ class _QuoteStructure:
       trade, exercise, end, exercise_time, expiry, tenor, first, count: per quote, as :class:`PreparedBaskets`.
       legs: per curve of ``curves``, its tables; past_count: per trade, its exercise dates on or before the as-of
         date; some: per trade, whether it has a quote.
+      forecast, float_frequency: per quote, its trade's forecast curve (``""``: one curve) and floating periods a
+        year (the fixed leg's where its trade gives none).
     """
 
     baskets: Baskets
@@ -428,6 +499,8 @@ class _QuoteStructure:
     legs: tuple[_CurveLegs, ...]
     past_count: np.ndarray
     some: np.ndarray
+    forecast: np.ndarray
+    float_frequency: np.ndarray
 
     @cached_property
     def plan(self) -> _QuotePlan:
@@ -539,7 +612,9 @@ def _build_structure(baskets: Baskets, today: np.datetime64, strike: str, curve:
                                at=index[pay - lowest], start_at=index[e - lowest]))
     return _QuoteStructure(baskets=baskets, strike=strike, curves=tuple(groups), trade=trade, exercise=exercise, end=end,
                            exercise_time=exercise_time, expiry=expiry, tenor=tenor, first=first, count=count,
-                           legs=tuple(legs), past_count=past_count, some=some)
+                           legs=tuple(legs), past_count=past_count, some=some, forecast=baskets.forecast[trade],
+                           float_frequency=np.where(baskets.float_frequency[trade] > 0, baskets.float_frequency[trade],
+                                                    baskets.frequency[trade]))
 
 
 def _distinct_legs(start: np.ndarray, end: np.ndarray, frequency: np.ndarray, codes: np.ndarray) -> Any:

@@ -77,8 +77,9 @@ def _leg_sums(schedule: np.ndarray, local: np.ndarray, first: np.ndarray, count:
 class _QuoteSet:
     """The baskets' swaptions priced on curves (:meth:`PreparedBaskets.quotes`; one per kept exercise date, trade by
     trade): their market data and formulas, their legs as the trades' tables of flows (``legs``, with per curve the
-    discount factors at its dates, ``curve_discounts``, and on the tables, ``discounts``) and, built when first asked
-    for, as :class:`~trinom.model.rate_options.Swaptions`."""
+    discount factors at its dates, ``curve_discounts``, and on the tables, ``discounts``), their floating legs' basis
+    where a forecast curve projects them (``start_basis``, ``basis_time``, ``basis_discount``, ``basis``: as
+    :class:`~trinom.model.rate_options.Swaptions` has them) and, built when first asked for, as swaptions."""
 
     trade: np.ndarray
     exercise: np.ndarray
@@ -101,6 +102,10 @@ class _QuoteSet:
     legs: tuple[_CurveLegs, ...]
     curve_discounts: tuple[np.ndarray, ...]
     forward_exercise: np.ndarray
+    start_basis: np.ndarray
+    basis_time: np.ndarray
+    basis_discount: np.ndarray
+    basis: np.ndarray
 
     def kind_of(self, curve: str) -> str:
         return self.kinds.get(curve, "")
@@ -138,7 +143,9 @@ class _QuoteSet:
                                    discount_start=self.discount_start[q],
                                    discount_pay=np.where(live, df.reshape(-1)[at], 1.0), fixed_rate=self.strike[q],
                                    notional=np.ones(q.size), payer=self.payer[q], count=count,
-                                   forward_exercise=self.forward_exercise[q]))
+                                   forward_exercise=self.forward_exercise[q], start_basis=self.start_basis[q],
+                                   basis_time=self.basis_time[q], basis_discount=self.basis_discount[q],
+                                   basis=self.basis[q]))
             order.append(position[q])
         if not parts:
             return _no_swaptions()
