@@ -92,7 +92,10 @@ def predictions(book: Book) -> list[tuple[str, str | None, float]]:
 
 
 def choose(book: Book, precision: str = "f64", target: str | None = None) -> tuple[str, str | None]:
-    """The engine (and its target, or None) that ``auto`` runs for ``book``, honouring ``target``."""
+    """The engine (and its target, or None) that ``auto`` runs for ``book``, honouring ``target`` (a book with sigma
+    pieces: the reference engine, the one that prices them for now)."""
+    if book.sigma_pieces is not None and target is None:
+        return "reference", None
     if target is not None:
         if target == "cuda" and usable("cuda"):
             return "cuda", target
@@ -110,6 +113,8 @@ def choose(book: Book, precision: str = "f64", target: str | None = None) -> tup
 
 def explain(book: Book) -> str:
     """What each usable candidate was predicted to cost for ``book``, the chosen first."""
+    if book.sigma_pieces is not None:
+        return "trees with sigma pieces: only the reference engine prices them for now"
     rows = sorted(predictions(book), key=lambda row: row[2])
     model = costs.load()
     return "; ".join(f"{cost_key(name, target)} {seconds * 1e3:.3g} ms ({model[cost_key(name, target)].source})"

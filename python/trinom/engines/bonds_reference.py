@@ -10,7 +10,9 @@ from the previous coupon (Q2) and the Bermudan grid counted from cash-flow dates
 the dependence of one bond's price on the bond before it (Q3): the cash-flow pointer never leaves
 the bond's own schedule, so every bond is priced from its own data alone. Added: listed exercise
 points (docs/paper-instrument.md, "Listed exercise points"), each a cap (call) or floor (put) at its
-own dirty price at its step, applied after the window's exercise of that step.
+own dirty price at its step, applied after the window's exercise of that step; and sigma pieces
+(:meth:`~trinom.BondPortfolio.with_sigma_pieces`, :mod:`trinom.model.piecewise_tree`): a tree with pieces keeps one
+grid and takes each step's branching probabilities from that step's variance, in both passes.
 
 Vectorisation is the thesis reference's: bonds grouped by tree width, padded to the widest,
 sorted by height so that the bonds still running at a step are a prefix of the rows.
@@ -26,11 +28,14 @@ import numpy as np
 from ..instruments.bond import BondPortfolio
 from ..lattice.constants import CALL, SPREAD_UNIT
 from ..model.curve import YieldCurve
-from ..model.tree_geometry import BondGeometry, Convention, libm_exp, libm_log, probability_table
+from ..model.piecewise_tree import piece_probabilities, piecewise_geometry
+from ..model.tree_geometry import BondGeometry, Convention, bond_geometry, libm_exp, libm_log, probability_table
 from .reference import width_groups
 
 NAME = "reference"
 TARGETS: tuple[str, ...] = ()
+#: It prices trees with sigma pieces (:meth:`~trinom.engines.engine.KernelEngine.prices_sigma_pieces`).
+SIGMA_PIECES = True
 
 
 def available(target: str | None = None) -> tuple[bool, str]:
@@ -73,10 +78,22 @@ class _Tree:
     edge: dict[str, np.ndarray]  #: pu/pm/pd of the bottom (b) and top (c) edge, per bond
     bottom: np.ndarray  #: column of j = -jmax
     top: np.ndarray     #: column of j = +jmax
+    pieces: _StepVariances | None = None  #: the trees with sigma pieces: their steps' own probabilities
+
+    def at_step(self, i: int, m: int) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], dict[str, np.ndarray]]:
+        """The interior and edge probabilities of the first ``m`` trees for the move from step ``i`` to ``i + 1``
+        (a tree with sigma pieces: its step's own, else its one table)."""
+        interior = tuple(p[:m] for p in self.interior)
+        edge = {k: v[:m] for k, v in self.edge.items()}
+        if self.pieces is None:
+            return interior, edge  # type: ignore[return-value]
+        return self.pieces.tables(i, m, interior, edge, self)  # type: ignore[arg-type]
 
 
-def _tree(geometry: BondGeometry, rows: np.ndarray, dtype: np.dtype) -> _Tree:
-    """Node discounts and branching probabilities of bonds ``rows`` (§3), built once per group."""
+def _tree(geometry: BondGeometry, rows: np.ndarray, dtype: np.dtype,
+          portfolio: BondPortfolio | None = None) -> _Tree:
+    """Node discounts and branching probabilities of bonds ``rows`` (§3), built once per group (``portfolio``: the
+    bonds, whose sigma pieces give their trees per-step probabilities)."""
     real = dtype.type
     n, jmax = geometry.n[rows], geometry.jmax[rows]
     J = int(jmax.max())
@@ -89,15 +106,72 @@ def _tree(geometry: BondGeometry, rows: np.ndarray, dtype: np.dtype) -> _Tree:
     r = np.arange(rows.size)
     bottom, top = J - jmax, J + jmax
     edge = {k: p[k][r, bottom if k.endswith("b") else top] for k in ("pu_b", "pm_b", "pd_b", "pu_c", "pm_c", "pd_c")}
-    return _Tree(n=n, jmax=jmax, J=J, inside=inside, x=x, interior=interior, edge=edge, bottom=bottom, top=top)
+    pieces = None
+    if portfolio is not None and portfolio.sigma_pieces() is not None:
+        pieces = _StepVariances.of(portfolio, geometry, rows, dtype)
+    return _Tree(n=n, jmax=jmax, J=J, inside=inside, x=x, interior=interior, edge=edge, bottom=bottom, top=top,
+                 pieces=pieces)
+
+
+@dataclass(frozen=True)
+class _StepVariances:
+    """The trees of a group that have sigma pieces (``local``: their group rows, ascending) and, per tree and step,
+    ``V_i / dx^2`` (``v``, ``(trees, steps)``): each step's branching probabilities come from it
+    (:func:`~trinom.model.piecewise_tree.piece_probabilities`)."""
+
+    local: np.ndarray
+    v: np.ndarray
+    M: np.ndarray
+    dtype: np.dtype
+
+    @classmethod
+    def of(cls, portfolio: BondPortfolio, geometry: BondGeometry, rows: np.ndarray,
+           dtype: np.dtype) -> _StepVariances | None:
+        pieces = portfolio.sigma_pieces()
+        local = np.flatnonzero(pieces.counts[rows] > 0)  # type: ignore[union-attr]
+        if not local.size:
+            return None
+        mine = rows[local]
+        base = bond_geometry(portfolio.term_unit[mine], portfolio.term_steps[mine], portfolio.a[mine],
+                             portfolio.sigma[mine], portfolio.maturity[mine], portfolio.spread[mine], dtype)
+        shape = piecewise_geometry(base, a=portfolio.a[mine], sigma=portfolio.sigma[mine],
+                                   pieces=pieces.take(mine), dtype=dtype)[1]  # type: ignore[union-attr]
+        steps = int(geometry.n[rows].max())
+        v = np.zeros((local.size, steps))
+        for k in range(local.size):
+            lo, hi = int(shape.v_offset[k]), int(shape.v_offset[k + 1])
+            at = np.searchsorted(shape.v_step[lo:hi], np.arange(steps), side="right") - 1
+            v[k] = shape.v[lo:hi][at]
+        return cls(local=local, v=v, M=geometry.M[rows][local].astype(np.float64), dtype=dtype)
+
+    def tables(self, i: int, m: int, interior: tuple[np.ndarray, ...], edge: dict[str, np.ndarray],
+               tree: _Tree) -> tuple[tuple[np.ndarray, ...], dict[str, np.ndarray]]:
+        """``interior`` and ``edge`` (the first ``m`` trees' one tables) with the rows of the trees with pieces
+        replaced by step ``i``'s probabilities."""
+        active = self.local < m
+        if not active.any():
+            return interior, edge
+        k = np.flatnonzero(active)
+        at = self.local[k]
+        j = np.arange(-tree.J, tree.J + 1)[None, :]
+        p = piece_probabilities(j, self.M[k][:, None], self.v[k, i][:, None])
+        is_interior = np.abs(j) < tree.jmax[at][:, None]
+        interior = tuple(np.array(table) for table in interior)
+        for table, key in zip(interior, ("pu_a", "pm_a", "pd_a"), strict=True):
+            table[at] = np.where(is_interior, p[key], 0.0).astype(self.dtype)
+        edge = {key: np.array(values) for key, values in edge.items()}
+        bottom, top = tree.bottom[at], tree.top[at]
+        for key in edge:
+            column = bottom if key.endswith("b") else top
+            edge[key][at] = p[key][np.arange(at.size), column].astype(self.dtype)
+        return interior, edge
 
 
 def _discount_factors(portfolio: BondPortfolio, curves: Sequence[YieldCurve], geometry: BondGeometry,
                       rows: np.ndarray, tree: _Tree, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
     """Forward pass (§5): ``E[r, i] = exp(-alpha_i dt)`` for every step ``i < n`` of bond ``rows[r]``, and the
     curve's ``P[r, i] = P(0, (i + 1) dt)`` (double)."""
-    n, J, x, edge, bottom, top = tree.n, tree.J, tree.x, tree.edge, tree.bottom, tree.top
-    pu_in, pm_in, pd_in = tree.interior
+    n, J, x, bottom, top = tree.n, tree.J, tree.x, tree.bottom, tree.top
     dt = geometry.dt[rows]
     count, steps = rows.size, int(n.max())
     r = np.arange(count)
@@ -120,6 +194,7 @@ def _discount_factors(portfolio: BondPortfolio, curves: Sequence[YieldCurve], ge
     for i in range(1, steps):
         m = int(active[i])
         rm, b, tp = r[:m], bottom[:m], top[:m]
+        (pu_in, pm_in, pd_in), edge = tree.at_step(i - 1, m)  # the move from step i - 1 to i
         q = (Q[:m] * E[:m, i - 1: i]) * x[:m]
         Qn = np.zeros_like(q)
         Qn[rm, b + 2] = edge["pu_b"][:m] * q[rm, b]  # sources in increasing order: the bottom edge first,
@@ -142,10 +217,9 @@ def _price_group(portfolio: BondPortfolio, curves: Sequence[YieldCurve], geometr
                  rows: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """Backward pass (§6) for bonds ``rows`` (sorted by height, tallest first), padded to the widest."""
     real = dtype.type
-    tree = _tree(geometry, rows, dtype)
+    tree = _tree(geometry, rows, dtype, portfolio)
     E, P = _discount_factors(portfolio, curves, geometry, rows, tree, dtype)
-    n, jmax, J, inside, x, edge, bottom, top = tree.n, tree.jmax, tree.J, tree.inside, tree.x, tree.edge, tree.bottom, tree.top
-    pu_in, pm_in, pd_in = tree.interior
+    n, jmax, J, inside, x, bottom, top = tree.n, tree.jmax, tree.J, tree.inside, tree.x, tree.bottom, tree.top
     count, steps = rows.size, int(n.max())
     j = np.arange(-J, J + 1)
     r = np.arange(count)
@@ -178,6 +252,7 @@ def _price_group(portfolio: BondPortfolio, curves: Sequence[YieldCurve], geometr
     for i in range(steps - 1, -1, -1):
         m = int(active[i])
         rm, b, tp = r[:m], bottom[:m], top[:m]
+        (pu_in, pm_in, pd_in), edge = tree.at_step(i, m)  # the move from step i to i + 1
         h = np.minimum(i, jmax[:m])
         live = np.abs(j)[None, :] <= h[:, None]  # |j| <= h: the nodes of step i
         exercise = (first_ex[:m] <= i) & (i <= last_ex[:m]) & ((S[:m] - i) % freq[:m] == 0)

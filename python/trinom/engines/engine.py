@@ -131,12 +131,19 @@ class Engine:
         return self.rate
 
     def check_book(self, book: Book) -> None:
-        """A clear error if the book holds an instrument this engine does not price."""
+        """A clear error if the book holds an instrument (or trees with sigma pieces) this engine does not price."""
         missing = sorted(set(book.instruments()) - self.instruments)
         if missing:
             what = " and ".join(f"{INSTRUMENT_NAMES[k]}s" for k in missing)
             able = " and ".join(f"{INSTRUMENT_NAMES[k]}s" for k in sorted(self.instruments))
             raise ValueError(f"engine {self.name!r} prices {able} only, and the book holds {what}")
+        if book.sigma_pieces is not None and not self.prices_sigma_pieces():
+            raise ValueError(f"engine {self.name!r} does not price trees whose sigma is piecewise constant yet (only "
+                             "the reference engine does; backend='auto' picks it for such a book)")
+
+    def prices_sigma_pieces(self) -> bool:
+        """Whether the engine prices bond trees with sigma pieces (:class:`~trinom.model.piecewise_tree.SigmaPieces`)."""
+        return False
 
     def __repr__(self) -> str:
         return f"<engine {self.name}>"
@@ -165,6 +172,10 @@ class KernelEngine(Engine):
         self._knobs: dict[int, tuple[set[str], bool]] = {}
         self._targets: tuple[str, ...] | None = None
         self._modules: dict[int, ModuleType] = {}
+
+    def prices_sigma_pieces(self) -> bool:
+        """Its bond kernel module says so (``SIGMA_PIECES = True``)."""
+        return BOND in self.kernels and bool(getattr(self.module(BOND), "SIGMA_PIECES", False))
 
     def module(self, instrument: int) -> ModuleType:
         """The kernel module of ``instrument``."""

@@ -47,7 +47,15 @@ def share_bonds(book: Book, source: Book) -> None:
     if len(book) != len(source) or book.event_offset is not source.event_offset:
         raise ValueError("share_bonds needs a book made from its source by with_trees (the same events)")
     lifted = bonds(source)
-    book.cached("lift-bonds", lambda: lifted.with_parameters(a=book.a, sigma=book.sigma))
+    book.cached("lift-bonds", lambda: _with_pieces(lifted.with_parameters(a=book.a, sigma=book.sigma), book))
+
+
+def _with_pieces(bonds: BondPortfolio, book: Book) -> BondPortfolio:
+    """``bonds`` with the book's sigma pieces, where it has some."""
+    pieces = book.sigma_pieces
+    if pieces is None:
+        return bonds
+    return bonds.with_sigma_pieces(counts=pieces.counts, step=pieces.step, sigma=pieces.sigma)
 
 
 def _bonds(book: Book) -> BondPortfolio:
@@ -64,7 +72,7 @@ def _bonds(book: Book) -> BondPortfolio:
     if np.any(book.event_every[listed] != 0):
         raise InputError([(None, "book", "a bond tree's exercise events after its window must be listed points "
                            "(event_every 0)")])
-    return BondPortfolio(term_unit=book.term_unit, term_steps=book.term_steps, a=book.a, sigma=book.sigma,
+    return _with_pieces(BondPortfolio(term_unit=book.term_unit, term_steps=book.term_steps, a=book.a, sigma=book.sigma,
                          maturity=book.maturity, cashflow_count=np.bincount(owner[flow], minlength=len(book)),
                          cashflow_step=book.event_step[flow], cashflow_time=book.event_time[flow],
                          repayment=book.event_amount[flow],
@@ -74,7 +82,7 @@ def _bonds(book: Book) -> BondPortfolio:
                          exercise_frequency=book.event_every[window], curve_index=book.curve,
                          exercise_count=np.bincount(owner[listed], minlength=len(book)),
                          exercise_step=book.event_step[listed], exercise_price=book.event_amount[listed],
-                         exercise_time=book.event_time[listed])
+                         exercise_time=book.event_time[listed]), book)
 
 
 def _require(book: Book, instrument: int) -> None:

@@ -23,6 +23,7 @@ import numpy.typing as npt
 
 from ..errors import InputError
 from ..model.curve import YieldCurve
+from ..model.piecewise_tree import MAX_VARIANCE_RATIO, SigmaPieces, piecewise_geometry
 from ..model.tree_geometry import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, SIGMA_LIMIT, BondGeometry, bond_geometry
 from ..ragged import segments
 from .columns import as_array, as_float_column, option_types, rows_problems, show
@@ -173,6 +174,7 @@ class BondPortfolio:
         object.__setattr__(self, "_cache", {})
         object.__setattr__(self, "_read_problems", ())
         object.__setattr__(self, "_signed_coupons", None)  # per bond, whether its coupons may be negative (None: none)
+        object.__setattr__(self, "_sigma_pieces", None)  # sigma as a step function of the steps (None: constant)
         given = None
         if accrued is not None:  # a dated bond's accrued interest, by its day count (trinom.instruments.dated_bond)
             given = np.array(accrued, dtype=np.float64).reshape(-1)
@@ -212,6 +214,48 @@ class BondPortfolio:
         object.__setattr__(copy, "_cache", {})
         return copy
 
+    def with_sigma_pieces(self, *, counts: npt.ArrayLike, step: npt.ArrayLike,
+                          sigma: npt.ArrayLike) -> BondPortfolio:
+        """These bonds with sigma piecewise constant in their trees' steps (issue 37): bond ``k`` has ``counts[k]``
+        pieces after its own ``sigma`` (the bonds' pieces concatenated in bond order), piece ``p`` applying to the
+        steps from ``step[p]`` on (ascending within a bond, > 0). Each tree keeps one grid and matches every step's
+        variance in its branching (:mod:`trinom.model.piecewise_tree`: its pieces' sigmas must lie within a factor
+        sqrt(3) of each other). Only the ``reference`` engine prices such trees for now; the others refuse them.
+
+        >>> p = BondPortfolio(term_unit=[365], term_steps=[12], a=[0.1], sigma=[0.01], maturity=[2.0],
+        ...                   cashflow_count=[1], cashflow_step=[24], repayment=[100.0], coupon=[0.0], spread=[0.0],
+        ...                   option_type=[0], strike=[100.0], first_exercise=[1], last_exercise=[0],
+        ...                   exercise_frequency=[1], curve_index=[0])
+        >>> p.with_sigma_pieces(counts=[1], step=[12], sigma=[0.012]).sigma_pieces().sigma.tolist()
+        [0.012]
+        """
+        pieces = SigmaPieces.of(counts=counts, step=step, sigma=sigma)
+        if len(pieces) != len(self) or pieces.step.size != pieces.sigma.size or pieces.step.size != pieces.offset[-1]:
+            raise InputError([(None, "sigma_pieces", f"sigma pieces: {len(pieces)} counts for {len(self)} bonds, "
+                               f"{pieces.step.size} steps and {pieces.sigma.size} sigmas for {int(pieces.offset[-1])} "
+                               "pieces")])
+        # a piece of its predecessor's sigma is no new piece: a bond whose pieces are all one sigma has none (its
+        # tree is Hull and White's, to the bit)
+        owner = np.repeat(np.arange(len(self)), pieces.counts)
+        before = np.where(np.arange(owner.size) == pieces.offset[owner], self.sigma[owner],
+                          np.concatenate([[np.nan], pieces.sigma[:-1]]))
+        first = np.arange(owner.size) == pieces.offset[owner]
+        rising = (pieces.step >= 1) & (first | (pieces.step > np.concatenate([[0], pieces.step[:-1]])))
+        valid = np.bincount(owner[~rising], minlength=len(self)) == 0  # bad steps are validation's to report
+        keep = (pieces.sigma != before) | ~valid[owner]
+        if not keep.all():
+            pieces = SigmaPieces.of(counts=np.bincount(owner[keep], minlength=len(self)), step=pieces.step[keep],
+                                    sigma=pieces.sigma[keep])
+        copy = object.__new__(BondPortfolio)
+        copy.__dict__.update(self.__dict__)
+        object.__setattr__(copy, "_sigma_pieces", pieces if pieces.step.size else None)
+        object.__setattr__(copy, "_cache", {})
+        return copy
+
+    def sigma_pieces(self) -> SigmaPieces | None:
+        """The bonds' sigma pieces (:meth:`with_sigma_pieces`), None where every bond has one sigma."""
+        return self._sigma_pieces
+
     def signed_coupons(self) -> np.ndarray:
         """Per bond, whether its coupons may be negative (:meth:`with_signed_coupons`)."""
         return np.zeros(len(self), dtype=bool) if self._signed_coupons is None else self._signed_coupons
@@ -243,6 +287,7 @@ class BondPortfolio:
                 raise InputError([(None, name, f"{name} has {array.size} values, expected one per bond ({len(self)})")])
             array.setflags(write=False)
             object.__setattr__(copy, name, array)
+        object.__setattr__(copy, "_sigma_pieces", None)  # one sigma a bond now
         object.__setattr__(copy, "_cache", {})
         return copy
 
@@ -298,6 +343,8 @@ class BondPortfolio:
         object.__setattr__(part, "_read_problems", rows_problems(self._read_problems, rows))
         if self._signed_coupons is not None:
             object.__setattr__(part, "_signed_coupons", self._signed_coupons[rows])
+        if self._sigma_pieces is not None:
+            object.__setattr__(part, "_sigma_pieces", self._sigma_pieces.take(rows))
         return part
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
@@ -328,6 +375,10 @@ class BondPortfolio:
         object.__setattr__(whole, "_read_problems", _renumbered(parts))
         if any(p._signed_coupons is not None for p in parts):
             object.__setattr__(whole, "_signed_coupons", np.concatenate([p.signed_coupons() for p in parts]))
+        if any(p._sigma_pieces is not None for p in parts):
+            object.__setattr__(whole, "_sigma_pieces", SigmaPieces.concatenate([
+                p._sigma_pieces if p._sigma_pieces is not None else SigmaPieces.of(
+                    counts=np.zeros(len(p), np.int64), step=[], sigma=[]) for p in parts]))
         return whole
 
     def cached(self, key: object, compute: Callable[[], T]) -> T:
@@ -365,8 +416,13 @@ class BondPortfolio:
         """Per-bond tree constants (height, jmax, dt, ...), computed once per dtype."""
         key = ("geometry", np.dtype(dtype).str)
         if key not in self._cache:
-            self._cache[key] = bond_geometry(self.term_unit, self.term_steps, self.a, self.sigma,
-                                             self.maturity, self.spread, dtype)
+            geometry = bond_geometry(self.term_unit, self.term_steps, self.a, self.sigma, self.maturity, self.spread,
+                                     dtype)
+            if self._sigma_pieces is not None:
+                with np.errstate(all="ignore"):
+                    geometry = piecewise_geometry(geometry, a=self.a, sigma=self.sigma, pieces=self._sigma_pieces,
+                                                  dtype=dtype)[0]
+            self._cache[key] = geometry
         return self._cache[key]
 
     def height(self) -> np.ndarray:
@@ -465,6 +521,7 @@ def _find_problems(p: BondPortfolio, n_curves: int, max_width: int, max_steps: i
             problems.append((int(point_owner[k]), "exercise_price", f"exercise_price of exercise point "
                              f"{k - p.exercise_offset[point_owner[k]]} must be a finite number >= 0 (a dirty price per "
                              f"100 face), got {prices[k]}"))
+    problems += _piece_problems(p, read)
     checked = np.ones(len(p), dtype=bool)
     checked[[row for row, _f, _m in problems]] = False
     with np.errstate(invalid="ignore", over="ignore"):
@@ -590,6 +647,32 @@ def _numeric(name: str, values: npt.ArrayLike, integer: bool) -> np.ndarray:
     if bad.size:
         raise InputError([(int(r), name, f"{name} must be a whole number, got {show(floats[r])}") for r in bad])
     return floats.astype(np.int64)
+
+
+def _piece_problems(p: BondPortfolio, read: np.ndarray) -> list[tuple[int, str, str]]:
+    """The sigma pieces' problems (:meth:`BondPortfolio.with_sigma_pieces`), one a bond: steps ascending and > 0,
+    each sigma as a bond's own, and the pieces within a factor sqrt(3) of each other over the tree's steps."""
+    pieces = p.sigma_pieces()
+    if pieces is None:
+        return []
+    found: list[tuple[int, str, str]] = []
+    n = bond_geometry(p.term_unit, p.term_steps, p.a, p.sigma, p.maturity, p.spread).n
+    for row in np.flatnonzero(read & (pieces.counts > 0)).tolist():
+        lo, hi = int(pieces.offset[row]), int(pieces.offset[row + 1])
+        steps, values = pieces.step[lo:hi], pieces.sigma[lo:hi]
+        if (steps < 1).any() or (np.diff(steps) <= 0).any():
+            found.append((row, "sigma_pieces", f"sigma pieces' steps must be ascending and >= 1, got {steps.tolist()}"))
+        elif not (np.isfinite(values) & (values > 0) & (values <= SIGMA_LIMIT)).all():
+            found.append((row, "sigma_pieces", f"sigma pieces must be finite numbers in (0, {SIGMA_LIMIT:g}], got "
+                          f"{values.tolist()}"))
+        elif np.isfinite(p.sigma[row]) and p.sigma[row] > 0:
+            used = np.concatenate([[p.sigma[row]], values[steps < max(int(n[row]), 1)]])
+            ratio = float(used.max() / used.min())
+            if ratio * ratio > MAX_VARIANCE_RATIO * (1 + 1e-12):
+                found.append((row, "sigma_pieces", f"sigma pieces range from {show(used.min())} to {show(used.max())}, "
+                              f"a factor {ratio:.4g}: one tree holds pieces within a factor {MAX_VARIANCE_RATIO ** 0.5:.4g} "
+                              "(sqrt(3)) of each other (docs/model.md §1.17)"))
+    return found
 
 
 def _renumbered(parts: Sequence[Any]) -> tuple[tuple[int | None, str, str], ...]:

@@ -12,7 +12,10 @@ Per tree (one row per instrument):
   into ``curve_names``, the market curve the tree is fitted to), ``scale`` (the factor the tree's value is
   multiplied by in the result: 1, but ``intrinsic / 100`` for an option expiring at its bond's maturity,
   whose tree prices the bond; engines price the tree as it is and never read it);
-* ``events``: the slice ``event_offset[k]:event_offset[k + 1]`` of the event table.
+* ``events``: the slice ``event_offset[k]:event_offset[k + 1]`` of the event table;
+* ``sigma_pieces`` (optional, bond trees only): sigma as a step function of the tree's steps
+  (:class:`~trinom.model.piecewise_tree.SigmaPieces`; None where every tree has one sigma). Only the ``reference``
+  engine prices trees with pieces for now; every other engine refuses a book that has them.
 
 Per event (a compact table; one entry per cash flow, exercise right or payoff):
 
@@ -57,6 +60,7 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from ..model.piecewise_tree import SigmaPieces, piecewise_geometry
 from ..model.tree_geometry import Convention, bond_geometry, tree_geometry, work
 from ..ragged import segments
 from ..result import BOND as BOND
@@ -100,6 +104,7 @@ class Book:
     event_last: np.ndarray
     event_every: np.ndarray
     curve_names: tuple[str, ...] = ("default",)
+    sigma_pieces: SigmaPieces | None = None  #: per tree, sigma as a step function of its steps (None: one sigma)
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -144,19 +149,22 @@ class Book:
         offset, flat = segments(self.event_offset, rows)
         trees = {name: getattr(self, name)[rows] for name in _TREE_FIELDS}
         events = {name: getattr(self, name)[flat] for name in _EVENT_FIELDS}
-        return Book(**trees, **events, event_offset=offset, curve_names=self.curve_names)
+        pieces = None if self.sigma_pieces is None else self.sigma_pieces.take(rows)
+        return Book(**trees, **events, event_offset=offset, curve_names=self.curve_names, sigma_pieces=pieces)
 
     def span(self, start: int, stop: int) -> Book:
         """The trees ``start`` to ``stop - 1`` with their events, as views of this book's arrays (no copies)."""
         first, last = int(self.event_offset[start]), int(self.event_offset[stop])
         trees = {name: getattr(self, name)[start:stop] for name in _TREE_FIELDS}
         events = {name: getattr(self, name)[first:last] for name in _EVENT_FIELDS}
+        pieces = None if self.sigma_pieces is None else self.sigma_pieces.take(np.arange(start, stop))
         return Book(**trees, **events, event_offset=self.event_offset[start:stop + 1] - first,
-                    curve_names=self.curve_names)
+                    curve_names=self.curve_names, sigma_pieces=pieces)
 
     def with_trees(self, curve_names: Sequence[str] | None = None, **columns: npt.ArrayLike) -> Book:
         """The same trees and events with tree ``columns`` (e.g. ``sigma``, ``spread``, ``curve``) replaced
-        and, if given, new ``curve_names`` (``curve`` then indexes them)."""
+        and, if given, new ``curve_names`` (``curve`` then indexes them). A tree with sigma pieces whose ``sigma``
+        moves has every piece moved by as much (a parallel move of its step function)."""
         unknown = sorted(set(columns) - set(_TREE_FIELDS) - {"instrument"})
         if unknown:
             raise ValueError(f"not tree columns of a book: {', '.join(unknown)}")
@@ -164,8 +172,13 @@ class Book:
         trees.update({name: np.asarray(value, dtype=trees[name].dtype).reshape(len(self))
                       for name, value in columns.items()})
         events = {name: getattr(self, name) for name in _EVENT_FIELDS}
+        pieces = self.sigma_pieces
+        if pieces is not None and "sigma" in columns:
+            moved = trees["sigma"] - self.sigma
+            owner = np.repeat(np.arange(len(self)), pieces.counts)
+            pieces = SigmaPieces.of(counts=pieces.counts, step=pieces.step, sigma=pieces.sigma + moved[owner])
         return Book(**trees, **events, event_offset=self.event_offset,
-                    curve_names=self.curve_names if curve_names is None else tuple(curve_names))
+                    curve_names=self.curve_names if curve_names is None else tuple(curve_names), sigma_pieces=pieces)
 
     def horizon_days(self) -> np.ndarray:
         """A day beyond which no tree looks its curve up: the tree's last time (``n`` steps of ``dt``) plus a
@@ -213,7 +226,11 @@ class Book:
         counts = np.concatenate([np.diff(p.event_offset) for p in parts])
         offset = np.zeros(counts.size + 1, dtype=np.int64)
         np.cumsum(counts, out=offset[1:])
-        return cls(**trees, **events, event_offset=offset, curve_names=tuple(names))
+        pieces = None
+        if any(p.sigma_pieces is not None for p in parts):
+            pieces = SigmaPieces.concatenate([p.sigma_pieces if p.sigma_pieces is not None else SigmaPieces.of(
+                counts=np.zeros(len(p), np.int64), step=[], sigma=[]) for p in parts])
+        return cls(**trees, **events, event_offset=offset, curve_names=tuple(names), sigma_pieces=pieces)
 
     # --- the lattice's view ---------------------------------------------------------------------------
     def shape(self, dtype: npt.DTypeLike = np.float64) -> tuple[np.ndarray, np.ndarray]:
@@ -237,8 +254,13 @@ class Book:
                 yield rows, tree_geometry(self.maturity[rows], 0.0, self.term_unit[rows], self.term_steps[rows],
                                           self.a[rows], self.sigma[rows], dtype)
             else:
-                yield rows, bond_geometry(self.term_unit[rows], self.term_steps[rows], self.a[rows], self.sigma[rows],
-                                          self.maturity[rows], self.spread[rows], dtype)
+                geometry = bond_geometry(self.term_unit[rows], self.term_steps[rows], self.a[rows], self.sigma[rows],
+                                         self.maturity[rows], self.spread[rows], dtype)
+                if self.sigma_pieces is not None:
+                    with np.errstate(all="ignore"):
+                        geometry = piecewise_geometry(geometry, a=self.a[rows], sigma=self.sigma[rows],
+                                                      pieces=self.sigma_pieces.take(rows), dtype=dtype)[0]
+                yield rows, geometry
 
     def work(self) -> np.ndarray:
         """Node updates of both passes per tree (the work metric that engines split and balance by)."""
@@ -255,7 +277,7 @@ def empty_book(curve_names: tuple[str, ...] = ("default",)) -> Book:
 
 
 def make_book(trees: dict[str, npt.ArrayLike], event_offset: npt.ArrayLike, events: dict[str, npt.ArrayLike],
-              curve_names: tuple[str, ...]) -> Book:
+              curve_names: tuple[str, ...], sigma_pieces: SigmaPieces | None = None) -> Book:
     """A book from its columns, cast to the book's dtypes (what instruments call to lower themselves)."""
     ints = {"term_unit", "term_steps", "curve", "event_step", "event_first", "event_last", "event_every"}
     small = {"instrument", "convention", "event_kind", "event_side"}
@@ -266,4 +288,5 @@ def make_book(trees: dict[str, npt.ArrayLike], event_offset: npt.ArrayLike, even
 
     trees = {"scale": np.ones(np.asarray(trees["instrument"]).size), **trees}
     return Book(**{k: column(k, v) for k, v in trees.items()}, **{k: column(k, v) for k, v in events.items()},
-                event_offset=np.asarray(event_offset, dtype=np.int64), curve_names=tuple(curve_names))
+                event_offset=np.asarray(event_offset, dtype=np.int64), curve_names=tuple(curve_names),
+                sigma_pieces=sigma_pieces)

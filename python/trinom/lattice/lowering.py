@@ -120,4 +120,4 @@ def _bonds_book(bonds: BondPortfolio, curve_names: tuple[str, ...]) -> Book:
     trees = {"instrument": np.full(count, BOND), "convention": np.full(count, Convention.PAPER),
              "term_unit": bonds.term_unit, "term_steps": bonds.term_steps, "a": bonds.a, "sigma": bonds.sigma,
              "maturity": bonds.maturity, "spread": bonds.spread, "curve": bonds.curve_index}
-    return make_book(trees, offset, events, curve_names)
+    return make_book(trees, offset, events, curve_names, bonds.sigma_pieces())
