@@ -139,3 +139,127 @@ def test_a_sigma_move_moves_every_piece() -> None:
     bonds = put_book(12, 80.0, ([2.0, 4.0], [0.013, 0.008]))
     moved = lower_bonds(bonds, ("default",)).with_trees(sigma=[SIGMA + 1e-3])
     assert moved.sigma_pieces is not None and moved.sigma_pieces.sigma.tolist() == pytest.approx([0.014, 0.009])
+
+
+# --- trades: pieces by date (Trades.with_sigma_pieces, a model file's until rows) ---------------------------------
+AS_OF = "2026-11-25"
+PILLARS = ["2027-11-25", "2031-11-25", "2036-11-25", "2046-11-25"]
+ZEROS = [0.025, 0.028, 0.031, 0.033]
+#: Per 100: a 1-into-10-year Bermudan receiver on the tree at 365 steps a year against QuantLib 1.44's
+#: Gaussian1dSwaptionEngine on its Gsr model with the same pieces (256 points, 10 deviations): measured 8.7e-5 and
+#: 6.4e-4 (the one-sigma tree at 120 steps a year is 3.8e-3 off the same engine).
+GSR_BERMUDAN = 1.5e-3
+
+
+def dated_curve() -> object:
+    from trinom.model import DatedCurve
+
+    return DatedCurve(as_of=AS_OF, dates=PILLARS, zero_rates=ZEROS, name="EUR")
+
+
+def bermudan(steps_per_year: int = 365, **overrides: object) -> object:
+    from trinom.instruments import Trades
+
+    columns: dict[str, object] = dict(
+        id=["B"], type="swaption", notional=100.0, start="2027-11-25", maturity="2037-11-25", rate=0.034, frequency=1,
+        day_count="ACT/365F", calendar="NONE", convention="U", option=["receiver"], exercise="bermudan",
+        float_frequency=2, a=A, sigma=SIGMA, curve="EUR", steps_per_year=steps_per_year)
+    columns.update(overrides)
+    return Trades(as_of=AS_OF, **columns)
+
+
+def gsr_bermudan(until: list[str], values: list[float]) -> float:
+    import QuantLib as ql  # noqa: N813
+
+    curve = dated_curve()
+    today = ql.DateParser.parseISO(AS_OF)
+    ql.Settings.instance().evaluationDate = today
+    dates = [today] + [ql.DateParser.parseISO(d) for d in PILLARS]
+    table = ql.DiscountCurve(dates, [1.0] + [float(curve.discount([d])[0]) for d in PILLARS], ql.Actual365Fixed())
+    table.enableExtrapolation()
+    handle = ql.YieldTermStructureHandle(table)
+    gsr = ql.Gsr(handle, [ql.DateParser.parseISO(d) for d in until],
+                 [ql.QuoteHandle(ql.SimpleQuote(v)) for v in values], [ql.QuoteHandle(ql.SimpleQuote(A))], 20.0)
+    index = ql.IborIndex("E6M", ql.Period(6, ql.Months), 0, ql.EURCurrency(), ql.NullCalendar(), ql.Unadjusted, False,
+                         ql.Actual365Fixed(), handle)
+    start, end = ql.DateParser.parseISO("2027-11-25"), ql.DateParser.parseISO("2037-11-25")
+    fixed = ql.Schedule(start, end, ql.Period(1, ql.Years), ql.NullCalendar(), ql.Unadjusted, ql.Unadjusted,
+                        ql.DateGeneration.Backward, False)
+    floating = ql.Schedule(start, end, ql.Period(6, ql.Months), ql.NullCalendar(), ql.Unadjusted, ql.Unadjusted,
+                           ql.DateGeneration.Backward, False)
+    swap = ql.VanillaSwap(ql.Swap.Receiver, 100.0, fixed, 0.034, ql.Actual365Fixed(), floating, index, 0.0,
+                          ql.Actual365Fixed())
+    option = ql.Swaption(swap, ql.BermudanExercise(list(fixed)[:-1]))
+    option.setPricingEngine(ql.Gaussian1dSwaptionEngine(gsr, 256, 10.0))
+    return float(option.NPV())
+
+
+@pytest.mark.parametrize("until,values", [(["2028-11-25", "2030-11-25", "2032-11-25"], [0.009, 0.013, 0.011, 0.010]),
+                                          (["2028-11-25", "2031-11-25"], [0.008, 0.013, 0.010])],
+                         ids=["within-hull-white-width", "widened"])
+def test_a_bermudan_with_pieces_matches_quantlibs_gsr(until: list[str], values: list[float]) -> None:
+    book = bermudan().with_sigma_pieces({"B": (until, values)})
+    assert book.column("sigma").tolist() == [values[0]]
+    result = trinom.price(book, {"EUR": dated_curve()})
+    assert "reference" in str(result.engine)
+    assert result.price[0] == pytest.approx(gsr_bermudan(until, values), abs=GSR_BERMUDAN)
+
+
+def test_trade_pieces_of_one_sigma_price_as_one_sigma_and_parts_keep_their_pieces() -> None:
+    plain = bermudan(steps_per_year=24)
+    same = plain.with_sigma_pieces({"B": (["2029-11-25"], [SIGMA, SIGMA])})
+    curves = {"EUR": dated_curve()}
+    assert trinom.price(same, curves, backend="reference").price[0] == \
+        trinom.price(plain, curves, backend="reference").price[0]
+    two = bermudan(steps_per_year=24, id=["B", "C"], option="receiver").with_sigma_pieces({"C": (["2029-11-25"], [0.012, 0.009])})
+    assert list(two.rows(1, 2).sigma_pieces()) == [0] and two.rows(0, 1).sigma_pieces() == {}
+    assert two.with_columns(sigma=0.01).sigma_pieces() == {}  # a sigma column: one sigma a trade again
+
+
+def test_bad_trade_pieces_are_refused_naming_the_trade() -> None:
+    book = bermudan(id=["B", "K"], type=["swaption", "cap"], start=["2027-11-25", "2027-02-25"],
+                    option=["receiver", None], exercise=["bermudan", None], float_frequency=[2, None])
+    cases = [({"X": (["2029-11-25"], [0.01, 0.011])}, "which the book does not hold"),
+             ({"B": (["2029-11-25"], [0.01])}, "1 sigmas for 1 until dates"),
+             ({"B": (["2026-11-25"], [0.01, 0.011])}, "after the as-of date"),
+             ({"B": (["2029-11-25"], [0.01, -0.011])}, "finite number > 0"),
+             ({"K": (["2029-11-25"], [0.01, 0.011])}, "apply to bonds and swaptions")]
+    for pieces, message in cases:
+        with pytest.raises(InputError, match=message):
+            book.with_sigma_pieces(pieces)
+
+
+def test_a_model_files_until_rows_price_through_the_command_line(tmp_path: object) -> None:
+    """model.csv with until rows (a trade's pieces; a curve's one sigma) -> trinom price --model: the trade prices
+    as Trades.with_sigma_pieces prices it; a model file whose pieces are not well formed is refused by line."""
+    from pathlib import Path
+
+    import pandas as pd
+    from trinom.cli import main
+    from trinom.cli.calibrate import read_model_file
+
+    folder = Path(str(tmp_path))
+    (folder / "curve.csv").write_text("curve,date,zero\n" + "".join(
+        f"EUR,{d},{z}\n" for d, z in zip(PILLARS, ZEROS, strict=True)))
+    (folder / "trades.csv").write_text(
+        "id,type,notional,start,maturity,rate,frequency,day_count,calendar,convention,option,exercise,"
+        "float_frequency,curve,steps_per_year\n"
+        "B,swaption,100,2027-11-25,2037-11-25,0.034,1,ACT/365F,NONE,U,receiver,bermudan,2,EUR,24\n")
+    (folder / "model.csv").write_text("id,curve,a,sigma,until\nB,,0.05,0.010,\nB,,0.05,0.009,2028-11-25\n"
+                                      "B,,0.05,0.013,2031-11-25\n")
+    model = read_model_file(folder / "model.csv")
+    assert model.trades == {"B": (0.05, 0.009)} and model.pieces == {"B": (["2028-11-25", "2031-11-25"],
+                                                                           [0.009, 0.013, 0.010])}
+    out = folder / "prices.csv"
+    assert main([str(v) for v in ["price", folder / "trades.csv", "--curve", folder / "curve.csv", "--as-of", AS_OF,
+                                  "--model", folder / "model.csv", "--out", out]]) == 0
+    direct = trinom.price(bermudan(steps_per_year=24).with_sigma_pieces(
+        {"B": (["2028-11-25", "2031-11-25"], [0.009, 0.013, 0.010])}), {"EUR": dated_curve()}).price[0]
+    assert pd.read_csv(out).price[0] == pytest.approx(direct, abs=1e-12)
+    for text, message in [("id,a,sigma,until\nB,0.05,0.01,\nB,0.05,0.02,\n", "already at"),
+                          ("id,a,sigma,until\nB,0.05,0.01,2028-11-25\nB,0.05,0.02,2029-11-25\n", "exactly one row"),
+                          ("id,a,sigma,until\nB,0.05,0.01,2028-11-25\nB,0.04,0.02,\n", "share one a"),
+                          ("id,a,sigma,until\nB,0.05,0.01,2028-13-25\nB,0.05,0.02,\n", "is not a date")]:
+        (folder / "bad.csv").write_text(text)
+        with pytest.raises(InputError, match=message):
+            read_model_file(folder / "bad.csv")

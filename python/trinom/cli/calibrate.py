@@ -195,6 +195,8 @@ class ModelFile:
     trades: dict[str, tuple[float, float]] = field(default_factory=dict)
     unfitted: dict[str, str] = field(default_factory=dict)
     bound: set[str] = field(default_factory=set)  #: the ids and curves whose fit is at a bound (status ``bound``)
+    #: per id or curve with ``until`` rows: the dates where each sigma piece but the last ends, and every piece's sigma
+    pieces: dict[str, tuple[list[str], list[float]]] = field(default_factory=dict)
 
     def parameters(self, ids: Any, curves: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per trade (``ids``, each with its ``curves`` name; one name for all), its ``a`` and ``sigma``: the trade's
@@ -227,7 +229,10 @@ def read_model_file(path: str | Path) -> ModelFile:
     and ``id`` or ``curve`` (or both); others (``status``, ``message``, ``rmse``...) as they come.
 
     A row with an ``id`` is that trade's parameters, a row with only a ``curve`` that curve's. A row whose status is
-    ``no fit`` (its ``a`` and ``sigma`` empty) is kept in ``unfitted`` with its message. Every bad cell is reported
+    ``no fit`` (its ``a`` and ``sigma`` empty) is kept in ``unfitted`` with its message. An ``until`` column (issue
+    37) makes sigma piecewise constant: several rows of one id or curve are its pieces, each up to its ``until`` date
+    (YYYY-MM-DD), the one with an empty ``until`` open-ended (exactly one), all of one ``a``; ``pieces`` keeps them
+    (the first piece's sigma is the trade's or curve's ``sigma``). Every bad cell is reported
     at once, naming the file, the line (Parquet: the row) and the column: ``a`` or ``sigma`` missing, not a number,
     not finite or not > 0 (on a row that has a fit), a row with neither id nor curve, an id or a curve given twice.
 
@@ -265,18 +270,22 @@ def read_model_file(path: str | Path) -> ModelFile:
     names = [cell.strip() for cell in columns.get("curve", [""] * count)]
     status = [cell.strip().lower() for cell in columns.get("status", [""] * count)]
     messages = [cell.strip() for cell in columns.get("message", [""] * count)]
+    until = [cell.strip() for cell in columns.get("until", [""] * count)]
     result = ModelFile(path=path)
-    seen: dict[tuple[str, str], int] = {}
+    seen: dict[tuple[str, str, str], int] = {}
+    pieces: dict[tuple[str, str], list[tuple[str, float, float, int]]] = {}
     for row in range(count):
         place = places[row]
         key = ("id", ids[row]) if ids[row] else ("curve", names[row]) if names[row] else None
         if key is None:
             problems.append((row, "id", f"{place}: the row has neither an id nor a curve"))
             continue
-        if key in seen:
-            problems.append((row, key[0], f"{place}: {key[0]} {key[1]!r} is already at {places[seen[key]]}"))
+        if (*key, until[row]) in seen:
+            again = f" until {until[row]}" if until[row] else ""
+            problems.append((row, key[0], f"{place}: {key[0]} {key[1]!r}{again} is already at "
+                             f"{places[seen[(*key, until[row])]]}"))
             continue
-        seen[key] = row
+        seen[(*key, until[row])] = row
         if status[row] not in ("", *STATUSES):
             problems.append((row, "status", f"{place}: status {status[row]!r} is not one of {', '.join(STATUSES)}"))
             continue
@@ -298,12 +307,47 @@ def read_model_file(path: str | Path) -> ModelFile:
         if status[row] == "no fit" and len(values) < 2:
             result.unfitted[key[1]] = messages[row] or "no fit"
         elif len(values) == 2:
-            (result.trades if key[0] == "id" else result.curves)[key[1]] = (values["a"], values["sigma"])
+            pieces.setdefault(key, []).append((until[row], values["a"], values["sigma"], row))
             if status[row] == "bound":
                 result.bound.add(key[1])
+    for key, rows in pieces.items():
+        found = _pieces(key, rows, places)
+        if isinstance(found, list):
+            problems += found
+            continue
+        (result.trades if key[0] == "id" else result.curves)[key[1]] = (rows[0][1], found[1][0])
+        if found[0]:
+            result.pieces[key[1]] = found
     if problems:
         raise InputError(problems)
     return result
+
+
+def _pieces(key: tuple[str, str], rows: list[tuple[str, float, float, int]],
+            places: list[str]) -> tuple[list[str], list[float]] | list[tuple[int, str, str]]:
+    """The sigma pieces of one id's or curve's rows ``(until, a, sigma, row)`` (one row without ``until``: no
+    pieces), in date order, or their problems: ``until`` dates that are not dates, not exactly one open-ended row,
+    ``a`` not one number."""
+    from ..conventions.dates import to_days
+
+    if len(rows) == 1 and not rows[0][0]:
+        return [], [rows[0][2]]
+    dated = [r for r in rows if r[0]]
+    open_ended = [r for r in rows if not r[0]]
+    days, bad = to_days(np.array([r[0] for r in dated], dtype=object), field="until")
+    what = f"{key[0]} {key[1]!r}"
+    if bad:
+        return [(dated[k][3], "until", f"{places[dated[k][3]]}: until {dated[k][0]!r} is not a date (YYYY-MM-DD)")
+                for k, _f, _m in bad]
+    if len(open_ended) != 1:
+        row = (open_ended[1] if open_ended else rows[-1])[3]
+        return [(row, "until", f"{places[row]}: {what}'s sigma pieces need exactly one row with an empty until (the "
+                 f"last, open-ended piece), got {len(open_ended)}")]
+    if len({r[1] for r in rows}) != 1:
+        return [(rows[0][3], "a", f"{places[rows[0][3]]}: {what}'s sigma pieces must share one a (a is constant, "
+                 f"sigma piecewise), got {sorted({r[1] for r in rows})}")]
+    order = np.argsort(days, kind="stable")
+    return ([dated[k][0] for k in order.tolist()], [dated[k][2] for k in order.tolist()] + [open_ended[0][2]])
 
 
 __all__ = ["GLOBAL_COLUMNS", "TRADE_COLUMNS", "ModelFile", "add_calibrate_parser", "cmd_calibrate",

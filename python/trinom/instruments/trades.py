@@ -109,6 +109,8 @@ from .legs import Legs
 from .option import Portfolio
 from .rate_trades import RateRows
 from .side_tables import SIDE_COLUMNS, side_table
+from .sigma_pieces import RowPieces, with_tree_pieces
+from .sigma_pieces import rows_part as pieces_part
 from .swaption import lower_swaptions
 from .trade_checks import (
     _AMERICAN,
@@ -175,6 +177,7 @@ class Trades(TradeChecks):
         self._side = {"schedule": side_table(schedule, "schedule"), "notionals": side_table(notionals, "notionals")}
         self._extra: tuple[Problem, ...] = ()  # problems found outside the book (a model file's), see with_problems
         self._replaced: set[tuple[int | None, str]] = set()  # the book's own problems that those replace
+        self._sigma_pieces: RowPieces = {}  # per row, sigma as a step function of dates (with_sigma_pieces)
         self._memo: dict[object, Any] = {}
 
     @classmethod
@@ -211,6 +214,8 @@ class Trades(TradeChecks):
                               for name in unknown])
         book = copy.copy(self)
         book._cells, book._given_numbers, book._memo = dict(self._cells), dict(self._given_numbers), {}
+        if "sigma" in columns:  # one sigma a trade now (with_sigma_pieces gives pieces after)
+            book._sigma_pieces = {}
         for name, values in columns.items():
             book._cells[name], numbers = cells_of(values, len(self), name)
             book._given_numbers.pop(name, None)
@@ -273,6 +278,40 @@ class Trades(TradeChecks):
         return [(row, message if self._where is None else f"{self._where[row]}: {message}")
                 for row, message in sorted(said.items())]
 
+    def with_sigma_pieces(self, pieces: Mapping[str, tuple[Sequence[Any], Sequence[float]]]) -> Trades:
+        """The same book with a sigma piecewise constant in time for the trades named (issue 37): ``{id: (until,
+        sigmas)}``, ``sigmas[0]`` up to ``until[0]``, ..., the last open-ended (:mod:`trinom.instruments.sigma_pieces`;
+        a model file's ``until`` rows give them to ``trinom price --model``). The trade's ``sigma`` becomes its first
+        piece's. Bonds and swaptions take pieces (their trees keep one grid and match each step's variance:
+        :mod:`trinom.model.piecewise_tree`); only the reference engine prices them for now.
+
+        >>> book = Trades(as_of="2026-11-25", id=["B1"], type="bond", issue="2025-03-15", maturity="2034-03-15",
+        ...               coupon=0.04, frequency=2, option="call", exercise="bermudan", first_exercise="2028-03-15",
+        ...               exercise_price=100, a=0.05, sigma=0.01, steps_per_year=12)
+        >>> book.with_sigma_pieces({"B1": (["2028-03-15"], [0.012, 0.009])}).column("sigma").tolist()
+        [0.012]
+        """
+        from .sigma_pieces import read_pieces
+
+        given = read_pieces(pieces, self.ids, self.as_of_day, self._where)
+        kinds = self._cells["type"]
+        wrong = [(row, "sigma", f"trade {self.ids[row]!r} is a {kinds[row]}: sigma pieces apply to bonds and "
+                  "swaptions (bond trees) for now") for row in given
+                 if str(kinds[row]).strip().lower() not in ("bond", "swaption")]
+        if wrong:
+            raise InputError(wrong)
+        sigma = np.array(self._cells["sigma"], dtype=object)
+        for row, (_until, values) in given.items():
+            sigma[row] = float(values[0])
+        book = self.with_columns(sigma=sigma)
+        book._sigma_pieces = {**self._sigma_pieces, **given}
+        return book
+
+    def sigma_pieces(self) -> RowPieces:
+        """Per row with sigma pieces (:meth:`with_sigma_pieces`): the days where each piece but the last ends, and
+        every piece's sigma."""
+        return dict(self._sigma_pieces)
+
     def with_problems(self, problems: Sequence[Problem], replacing: Sequence[str] = ()) -> Trades:
         """The same book with ``problems`` of its rows found elsewhere (a model file's ``no fit`` for a trade that has
         no parameters of its own): those rows are bad rows like any other, raised or masked (``errors="mask"``), each
@@ -316,6 +355,7 @@ class Trades(TradeChecks):
         part._extra = tuple((row - lo, field, message) for row, field, message in self._extra
                             if row is not None and lo <= row < hi)
         part._replaced = {(row - lo, field) for row, field in self._replaced if row is not None and lo <= row < hi}
+        part._sigma_pieces = pieces_part(self._sigma_pieces, lo, hi)
         return part
 
     def derived(self, key: Hashable, build: Callable[[], Any]) -> Any:
@@ -352,8 +392,22 @@ class Trades(TradeChecks):
                 older = [k for k in self._memo if isinstance(k, tuple) and k[0] == "instruments" and k[2] is not None]
                 for stale in older[:-3]:
                     del self._memo[stale]
-            self._memo[key] = self._instruments(names, key[2])
+            self._memo[key] = self._with_pieces(self._instruments(names, key[2]), names)
         return self._memo[key]
+
+    def _with_pieces(self, blocks: list[tuple[int, Portfolio | BondPortfolio]],
+                     names: tuple[str, ...]) -> list[tuple[int, Portfolio | BondPortfolio]]:
+        """The blocks with the trades' sigma pieces on their bond trees (:meth:`with_sigma_pieces`)."""
+        if not self._sigma_pieces:
+            return blocks
+        owner = self._memo[("legs", names)].owner
+        out, start = [], 0
+        for first, block in blocks:
+            if isinstance(block, BondPortfolio):
+                block = with_tree_pieces(block, owner[start:start + len(block)], self._sigma_pieces, self.as_of_day)
+            out.append((first, block))
+            start += len(block)
+        return out
 
     def has_two_curves(self, curve_names: Sequence[str]) -> bool:
         """Whether a swaption's, cap's or floating bond's rate is projected on a ``forecast_curve`` apart from its
