@@ -263,3 +263,64 @@ def test_a_model_files_until_rows_price_through_the_command_line(tmp_path: objec
         (folder / "bad.csv").write_text(text)
         with pytest.raises(InputError, match=message):
             read_model_file(folder / "bad.csv")
+
+
+def test_calibrate_piecewise_bootstraps_each_trade_and_its_model_file_prices(tmp_path: object, capsys: object) -> None:
+    """trinom calibrate trades.csv --piecewise --a: a row a piece (until: the exercise date each ends on), each
+    co-terminal quote repriced by its pieces in the closed form (1e-10 relative); trinom price --model prices the
+    trade on those pieces; a trade without a basket is one no-fit row; the options that do not apply are refused."""
+    from pathlib import Path
+
+    import pandas as pd
+    from trinom.analytics.baskets import book_baskets, prepare_baskets
+    from trinom.cli import main
+    from trinom.instruments import read_trades
+    from trinom.model.sigma import Sigma
+
+    folder = Path(str(tmp_path))
+    (folder / "curve.csv").write_text("curve,date,zero\n" + "".join(
+        f"EUR,{d},{z}\n" for d, z in zip(PILLARS, ZEROS, strict=True)))
+    (folder / "vols.csv").write_text("curve,expiry,tenor,vol,kind\n" + "".join(
+        f"EUR,{e},{t},{v},normal\n" for e, t, v in [("1Y", "1Y", 0.0095), ("1Y", "20Y", 0.009), ("5Y", "1Y", 0.008),
+                                                    ("5Y", "20Y", 0.0075), ("10Y", "1Y", 0.007),
+                                                    ("10Y", "20Y", 0.0068)]))
+    (folder / "trades.csv").write_text(
+        "id,type,notional,start,maturity,rate,frequency,day_count,calendar,convention,option,exercise,"
+        "float_frequency,curve,steps_per_year,a,sigma\n"
+        "B,swaption,100,2027-11-25,2037-11-25,0.034,1,ACT/365F,NONE,U,receiver,bermudan,2,EUR,24,0.05,0.01\n"
+        "K,cap,100,2027-02-25,2031-11-25,0.033,4,ACT/365F,,,,,,EUR,24,0.05,0.01\n")
+    files = ["--curve", folder / "curve.csv", "--as-of", AS_OF]
+    model_file = folder / "model.csv"
+    assert main([str(v) for v in ["calibrate", folder / "trades.csv", "--piecewise", "--a", A, *files, "--vols",
+                                  folder / "vols.csv", "--out", model_file]]) == 0
+    table = pd.read_csv(model_file, keep_default_na=False)
+    assert list(table.columns) == ["id", "a", "sigma", "status", "message", "curve", "quotes", "until"]
+    mine = table[table.id == "B"]
+    assert len(mine) == 10 and set(mine.status) == {"converged"} and mine.until.tolist()[-1] == ""
+    assert mine.until.tolist()[:3] == ["2027-11-25", "2028-11-25", "2029-11-25"]
+    assert table[table.id == "K"].status.tolist() == ["no fit"]
+    # each quote repriced by the pieces (the closed form with the integrated variance)
+    trades = read_trades(folder / "trades.csv", as_of=AS_OF)
+    prepared = prepare_baskets(book_baskets(trades, ("EUR",)), folder / "vols.csv", AS_OF, curves=("EUR",))
+    quotes = prepared.quotes({"EUR": dated_curve()})
+    rows = np.flatnonzero(quotes.trade == 0)
+    ends = (np.array(mine.until.tolist()[:-1], dtype="datetime64[D]") - np.datetime64(AS_OF)).astype(float) / 365.0
+    pieces = Sigma(times=[ends], values=[[float(v) for v in mine.sigma]])
+    model = quotes.swaptions_of(rows).price(a=A, sigma=Sigma(times=np.repeat(pieces.times, rows.size, axis=0),
+                                                             values=np.repeat(pieces.values, rows.size, axis=0)))
+    np.testing.assert_allclose(model, quotes.market_price[rows], rtol=1e-10)
+    # the model file prices the trade on its pieces
+    out = folder / "prices.csv"
+    assert main([str(v) for v in ["price", folder / "trades.csv", *files, "--model", model_file, "--errors", "mask",
+                                  "--out", out]]) == 0
+    priced = pd.read_csv(out, keep_default_na=False)
+    direct = trinom.price(trades.with_sigma_pieces({"B": (mine.until.tolist()[:-1], [float(v) for v in mine.sigma])}),
+                          {"EUR": dated_curve()}, errors="mask")
+    assert float(priced.price[0]) == pytest.approx(float(direct.price[0]), abs=1e-12)
+    for extra, message in [(["--quotes-out", folder / "q.csv"], "no quotes table"), ([], "give --a")]:
+        argv = ["calibrate", folder / "trades.csv", "--piecewise", *files, "--vols", folder / "vols.csv", "--out",
+                folder / "m2.csv", *extra]
+        if extra:
+            argv += ["--a", A]
+        assert main([str(v) for v in argv]) != 0
+        assert message in capsys.readouterr().err  # type: ignore[attr-defined]

@@ -98,6 +98,10 @@ def add_calibrate_parser(subparsers: Any) -> argparse.ArgumentParser:
                      help="per trade: where the solver runs: numpy (the default), a Futhark target (multicore, c, cuda, "
                      "opencl: the same solver compiled, built by make lib; error relative_price or price), or auto "
                      "(cuda with a GPU, else multicore, else numpy)")
+    cmd.add_argument("--piecewise", action="store_true",
+                     help="per trade: sigma piecewise constant, bootstrapped piece by piece to the co-terminal swaptions "
+                     "(the piece ending at each exercise date fitted to the swaption expiring there), a fixed (--a); "
+                     "the model file has a row a piece and an until column (issue 37)")
     cmd.add_argument("--quotes-out", dest="quotes_out", type=Path, default=None,
                      help=".csv or .parquet: one row per quote fitted (market and model price and volatility, residual)")
     cmd.set_defaults(func=cmd_calibrate)
@@ -107,6 +111,8 @@ def add_calibrate_parser(subparsers: Any) -> argparse.ArgumentParser:
 _EXAMPLES = """examples:
   trinom calibrate --curve curve.csv --vols vols.csv --as-of 2026-11-25 --out model.csv
   trinom calibrate trades.csv --curve curve.csv --vols vols.csv --as-of 2026-11-25 --a 0.03 --out model.csv
+  trinom calibrate trades.csv --piecewise --a 0.03 --curve curve.csv --vols vols.csv --as-of 2026-11-25 \
+      --out model.csv
   trinom calibrate trades.csv --schedule schedule.csv --curve curve.csv --vols vols.csv --as-of 2026-11-25 \
       --out model.csv"""
 
@@ -133,6 +139,16 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     if args.trades is None and getattr(args, "backend", None) is not None:
         raise InputError([(None, "--backend", "--backend applies to per-trade calibration (give a trades file); the "
                            "global calibration runs in NumPy")])
+    if getattr(args, "piecewise", False):
+        checks = [(args.trades is None, "--piecewise", "--piecewise applies to per-trade calibration (give a trades "
+                   "file)"),
+                  (args.a is None, "--a", "--piecewise fixes the mean reversion: give --a"),
+                  (quotes_out is not None, "--quotes-out", "--piecewise writes no quotes table"),
+                  (getattr(args, "backend", None) not in (None, "numpy"), "--backend",
+                   "--piecewise bootstraps in NumPy (no --backend)")]
+        wrong = [(None, flag, why) for bad, flag, why in checks if bad]
+        if wrong:
+            raise InputError(wrong)
     if args.trades is None and args.strike is not None:
         raise InputError([(None, "--strike", "--strike applies to per-trade calibration (give a trades file); the "
                            "global calibration fits each quote at its own strike")])
@@ -147,7 +163,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     if quotes_out is not None:
         write_table_file(quotes_out, quotes, "--quotes-out")
     counts = ", ".join(f"{int((status == name).sum())} {name}" for name in STATUSES if (status == name).any())
-    print(f"trinom: calibrated {len(table)} {what} as of {args.as_of} in {elapsed:.3f} s ({counts or 'none'}) -> "
+    print(f"trinom: calibrated {len(status)} {what} as of {args.as_of} in {elapsed:.3f} s ({counts or 'none'}) -> "
           f"{args.out}", file=sys.stderr)
     return 0
 
@@ -178,6 +194,13 @@ def _per_trade(args: argparse.Namespace, curves: dict[str, Any]) -> tuple[Any, A
     trades = read_trades(args.trades, as_of=args.as_of, schedule=getattr(args, "schedule", None),
                          notionals=getattr(args, "notionals", None))
     baskets = book_baskets(trades, curve_names=list(curves))
+    if getattr(args, "piecewise", False):
+        from ..analytics.baskets import prepare_baskets
+        from ..analytics.baskets.piecewise import bootstrap_baskets
+
+        prepared = prepare_baskets(baskets, args.vols, args.as_of, curves=curves, strike=args.strike or "atm")
+        pieces = bootstrap_baskets(prepared, curves, a=args.a)
+        return pieces.to_frame(), None, np.asarray(pieces.status), "trades"
     result = calibrate_baskets(curves=curves, vols=args.vols, as_of=args.as_of, baskets=baskets, a=args.a,
                                strike=args.strike or "atm", error=args.error,
                                backend=getattr(args, "backend", None) or "numpy")
