@@ -324,3 +324,22 @@ def test_calibrate_piecewise_bootstraps_each_trade_and_its_model_file_prices(tmp
             argv += ["--a", A]
         assert main([str(v) for v in argv]) != 0
         assert message in capsys.readouterr().err  # type: ignore[attr-defined]
+
+
+def test_vega_per_piece_is_each_pieces_move_and_they_sum_to_the_parallel_vega() -> None:
+    """trinom.risk's vega rows of a trade with pieces: the parallel vega (factor sigma: every piece moved) and one
+    row a piece (factor sigma:FROM..TO), each the central difference of the trade priced with that piece moved alone;
+    at 365 steps a year they sum to the parallel vega within 0.2% (measured 0.06% on a 10-year Bermudan)."""
+    until, values = ["2027-11-25", "2028-11-25"], [0.011, 0.0095, 0.0085]
+    book = bermudan(maturity="2030-11-25").with_sigma_pieces({"B": (until, values)})
+    curves = {"EUR": dated_curve()}
+    table = trinom.risk(book, curves, measures=["vega"])
+    assert table.factor.tolist() == ["sigma", "sigma:2026-11-25..2027-11-25", "sigma:2027-11-25..2028-11-25",
+                                     "sigma:2028-11-25.."]
+    h = 1e-4
+    for k, row in enumerate(table.value[1:].tolist()):
+        up, down = (trinom.price(bermudan(maturity="2030-11-25").with_sigma_pieces(
+            {"B": (until, [v + (s if j == k else 0.0) for j, v in enumerate(values)])}), curves).price[0]
+            for s in (h, -h))
+        assert row == pytest.approx((up - down) / (2 * h) * 1e-4, rel=1e-12, abs=1e-15)
+    assert sum(table.value[1:]) == pytest.approx(table.value[0], rel=2e-3)

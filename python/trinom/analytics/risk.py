@@ -125,6 +125,7 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
     dated: dict[str, Any] | None = None
     if recalibrate is not None and not isinstance(recalibrate, Recalibration):
         raise TypeError(f"recalibrate must be a trinom.analytics.Recalibration, got {type(recalibrate).__name__}")
+    given_curves = curves
     if isinstance(instruments, Trades):  # dated trades of one kind: their tree-step instrument, named by their ids
         trades = instruments
         ids = instruments.ids if ids is None else ids
@@ -259,6 +260,12 @@ def risk(instruments: Portfolio | BondPortfolio, curves: CurvesLike = None, *,
                 size = sigma_shift if recalibrate is None else recalibrate.vol_shift
                 slope, message = _difference(values, p0, sides, "vega", size, failures, n)
                 add(checked("vega", size, slope * BP, message), "sigma" if recalibrate is None else "vol")
+                if recalibrate is None and trades is not None and trades.sigma_pieces():  # and each piece's
+                    from .piece_vega import piece_parts
+
+                    for rows, factor, value in piece_parts(trades, given_curves, size, {
+                            k: v for k, v in run.items() if k != "lower_in"}, n):
+                        add(checked("vega", size, value, None), factor, rows)
             elif measure == "spread_duration":
                 slope, message = _difference(values, p0, sides, "spread_duration", shift, failures, n)
                 add(checked("spread_duration", shift, slope / p0, message), "spread")
