@@ -294,9 +294,10 @@ def test_calibrate_piecewise_bootstraps_each_trade_and_its_model_file_prices(tmp
     assert main([str(v) for v in ["calibrate", folder / "trades.csv", "--piecewise", "--a", A, *files, "--vols",
                                   folder / "vols.csv", "--out", model_file]]) == 0
     table = pd.read_csv(model_file, keep_default_na=False)
-    assert list(table.columns) == ["id", "a", "sigma", "status", "message", "curve", "quotes", "until"]
+    assert list(table.columns) == ["id", "a", "sigma", "status", "message", "curve", "quotes", "residual", "until"]
     mine = table[table.id == "B"]
     assert len(mine) == 10 and set(mine.status) == {"converged"} and mine.until.tolist()[-1] == ""
+    assert np.abs(mine.residual.astype(float)).max() < 1e-12  # each piece reprices its quote (per unit notional)
     assert mine.until.tolist()[:3] == ["2027-11-25", "2028-11-25", "2029-11-25"]
     assert table[table.id == "K"].status.tolist() == ["no fit"]
     # each quote repriced by the pieces (the closed form with the integrated variance)
@@ -317,6 +318,15 @@ def test_calibrate_piecewise_bootstraps_each_trade_and_its_model_file_prices(tmp
     direct = trinom.price(trades.with_sigma_pieces({"B": (mine.until.tolist()[:-1], [float(v) for v in mine.sigma])}),
                           {"EUR": dated_curve()}, errors="mask")
     assert float(priced.price[0]) == pytest.approx(float(direct.price[0]), abs=1e-12)
+    # a quote asking for less variance than the earlier pieces give: its piece bound, its residual said
+    (folder / "low.csv").write_text((folder / "vols.csv").read_text().replace("EUR,5Y,1Y,0.008", "EUR,5Y,1Y,0.002")
+                                    .replace("EUR,5Y,20Y,0.0075", "EUR,5Y,20Y,0.002"))
+    assert main([str(v) for v in ["calibrate", folder / "trades.csv", "--piecewise", "--a", A, *files, "--vols",
+                                  folder / "low.csv", "--out", folder / "low_model.csv"]]) == 0
+    low = pd.read_csv(folder / "low_model.csv", keep_default_na=False)
+    bound = low[(low.id == "B") & (low.status == "bound")]
+    assert len(bound) > 0 and (bound.residual.astype(float) > 1e-6).all()
+    assert "pricing refuses the trade" in bound.message.tolist()[0]
     for extra, message in [(["--quotes-out", folder / "q.csv"], "no quotes table"), ([], "give --a")]:
         argv = ["calibrate", folder / "trades.csv", "--piecewise", *files, "--vols", folder / "vols.csv", "--out",
                 folder / "m2.csv", *extra]

@@ -4,11 +4,13 @@ each trade's basket (:mod:`trinom.analytics.baskets`, its co-terminal European s
 
 The piece ending at each exercise date is fitted to the swaption expiring there, in date order; the last holds on.
 Quotes the fit of one sigma leaves out (a price not above 0, or no time value) are left out here too, their dates
-then inside a longer piece. A trade's status is ``converged`` where every piece is fitted, ``bound`` where a quote
-asked for less variance than the earlier pieces already gave (its piece at the bootstrap's least sigma), ``no fit``
-where a quote is out of the model's reach or the trade has no basket (its message says why). The model file has a
-row a piece, the column ``until`` appended (the piece's last date; empty on the last, open-ended one): ``trinom price
---model`` reads it back (:func:`trinom.cli.calibrate.read_model_file`).
+then inside a longer piece. Each piece has a status: ``converged``
+where it reprices its quote, ``bound`` where its quote asked for less variance than the earlier pieces already gave
+(the piece at the bootstrap's least sigma), and its ``residual``, the model's price of its quote on the trade's pieces
+less the market's (per unit notional; 0 to rounding where converged). A trade is ``no fit`` where a quote is out of
+the model's reach or it has no basket (its message says why). The model file has a row a piece, ``residual`` and
+then ``until`` appended (the piece's last date; empty on the last, open-ended one): ``trinom price --model`` reads it
+back (:func:`trinom.cli.calibrate.read_model_file`).
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from .preparation import PreparedBaskets
 @dataclass(frozen=True, eq=False)
 class PiecewiseCalibration:
     """Per trade (in the baskets' order): ``id``, ``curve``, ``a``, ``status``, ``message``, ``quotes`` (the quotes
-    fitted) and its pieces ``until[k]`` (dates, each piece's last day but the last's) and ``sigma[k]``."""
+    fitted) and its pieces ``until[k]`` (dates, each piece's last day but the last's), ``sigma[k]``, ``piece_status[k]``
+    and ``residual[k]`` (its quote's model price less its market price)."""
 
     id: np.ndarray
     curve: np.ndarray
@@ -37,21 +40,26 @@ class PiecewiseCalibration:
     quotes: np.ndarray
     until: list[list[str]]
     sigma: list[list[float]]
+    piece_status: list[list[str]]
+    residual: list[list[float]]
 
     def to_frame(self) -> Any:
-        """The model file's rows: one a piece, ``id, a, sigma, status, message, curve, quotes, until`` (a trade
-        without a fit: one row, ``a`` and ``sigma`` empty)."""
+        """The model file's rows: one a piece, ``id, a, sigma, status, message, curve, quotes, residual, until``
+        (a trade without a fit: one row, ``a`` and ``sigma`` empty, its status ``no fit``)."""
         import pandas as pd
 
         rows: dict[str, list[Any]] = {name: [] for name in ("id", "a", "sigma", "status", "message", "curve",
-                                                               "quotes", "until")}
+                                                               "quotes", "residual", "until")}
         for k in range(self.id.size):
-            values = self.sigma[k] or [np.nan]
-            ends = [*self.until[k], ""] if self.sigma[k] else [""]
-            for value, end in zip(values, ends, strict=True):
-                for name, cell in (("id", self.id[k]), ("a", self.a[k] if self.sigma[k] else np.nan),
-                                   ("sigma", value), ("status", self.status[k]), ("message", self.message[k]),
-                                   ("curve", self.curve[k]), ("quotes", int(self.quotes[k])), ("until", end)):
+            fitted = bool(self.sigma[k])
+            values = self.sigma[k] if fitted else [np.nan]
+            ends = [*self.until[k], ""] if fitted else [""]
+            statuses = self.piece_status[k] if fitted else [self.status[k]]
+            residuals = self.residual[k] if fitted else [np.nan]
+            for value, end, status, residual in zip(values, ends, statuses, residuals, strict=True):
+                for name, cell in (("id", self.id[k]), ("a", self.a[k] if fitted else np.nan), ("sigma", value),
+                                   ("status", status), ("message", self.message[k]), ("curve", self.curve[k]),
+                                   ("quotes", int(self.quotes[k])), ("residual", residual), ("until", end)):
                     rows[name].append(cell)
         return pd.DataFrame(rows)
 
@@ -71,8 +79,13 @@ def bootstrap_baskets(prepared: PreparedBaskets, curves: Any, *, a: float) -> Pi
     message = np.array(list(prepared.notes), dtype=object)
     until: list[list[str]] = [[] for _ in range(n)]
     sigma: list[list[float]] = [[] for _ in range(n)]
+    statuses: list[list[str]] = [[] for _ in range(n)]
+    residual: list[list[float]] = [[] for _ in range(n)]
     if used.size:
-        fit = bootstrap_sigma(quotes.swaptions_of(used), quotes.market_price[used], trade=local, a=a)
+        swaptions = quotes.swaptions_of(used)
+        fit = bootstrap_sigma(swaptions, quotes.market_price[used], trade=local, a=a)
+        with np.errstate(all="ignore"):
+            model = swaptions.price(a=a, sigma=fit.sigma.take(local), root="exact")
         for t, trade in enumerate(trades.tolist()):
             mine = local == t
             piece_status = fit.status[mine]
@@ -84,6 +97,8 @@ def bootstrap_baskets(prepared: PreparedBaskets, curves: Any, *, a: float) -> Pi
                 continue
             pieces = [float(v) for v in fit.sigma.values[t, :int(mine.sum())]]
             sigma[trade], until[trade] = pieces, dates[:-1]
+            statuses[trade] = ["bound" if v == "bound" else "converged" for v in piece_status.tolist()]
+            residual[trade] = (model[mine] - quotes.market_price[used][mine]).tolist()
             status[trade] = "bound" if (piece_status == "bound").any() else "converged"
             notes = [message[trade]] if message[trade] else []
             if status[trade] == "bound":
@@ -98,4 +113,4 @@ def bootstrap_baskets(prepared: PreparedBaskets, curves: Any, *, a: float) -> Pi
         message[k] = "no quote with a price and time value to fit"
     return PiecewiseCalibration(id=prepared.baskets.id.copy(), curve=prepared.curve.copy(),
                                 a=np.full(n, float(a)), status=status, message=message, quotes=count,
-                                until=until, sigma=sigma)
+                                until=until, sigma=sigma, piece_status=statuses, residual=residual)
