@@ -353,3 +353,30 @@ def test_vega_per_piece_is_each_pieces_move_and_they_sum_to_the_parallel_vega() 
             for s in (h, -h))
         assert row == pytest.approx((up - down) / (2 * h) * 1e-4, rel=1e-12, abs=1e-15)
     assert sum(table.value[1:]) == pytest.approx(table.value[0], rel=2e-3)
+
+
+def test_recalibration_with_pieces_bootstraps_again_in_every_scenario() -> None:
+    """A scenario grid recalibrated piecewise (Recalibration(per="trade", a=..., piecewise=True)): in each scenario
+    every trade's pieces are bootstrapped again on the moved curve and the trade priced on them: the same as
+    bootstrapping and pricing in that market apart."""
+    from trinom.analytics import Recalibration
+    from trinom.analytics.baskets import book_baskets, prepare_baskets
+    from trinom.analytics.baskets.piecewise import bootstrap_baskets
+    from trinom.model import DatedCurve, VolQuotes
+    from trinom.scenarios import CurveShift
+
+    vols = VolQuotes.from_columns(curve="EUR", expiry=["1Y", "1Y", "10Y", "10Y"], tenor=["1Y", "20Y", "1Y", "20Y"],
+                                  vol=[0.0095, 0.009, 0.0072, 0.007], kind="normal")
+    book = bermudan(steps_per_year=24, id=["B", "C"], maturity=["2037-11-25", "2032-11-25"], option="receiver")
+    how = Recalibration(vols=vols, per="trade", a=A, piecewise=True)
+    h = 1e-4
+    grid = trinom.price(book, {"EUR": dated_curve()}, recalibrate=how, scenarios=[None, CurveShift(h, curve="EUR")])
+    for s, shift in enumerate([0.0, h]):
+        curve = DatedCurve(as_of=AS_OF, dates=PILLARS, zero_rates=[z + shift for z in ZEROS], name="EUR")
+        prepared = prepare_baskets(book_baskets(book, ("EUR",)), vols, AS_OF, curves=("EUR",))
+        fit = bootstrap_baskets(prepared, {"EUR": curve}, a=A)
+        pieces = {book.ids[k]: (fit.until[k], fit.sigma[k]) for k in range(len(book))}
+        alone = trinom.price(book.with_sigma_pieces(pieces), {"EUR": curve})
+        np.testing.assert_allclose(grid.price[s], alone.price, rtol=0, atol=1e-11)
+    with pytest.raises(ValueError, match="give per='trade' and a"):
+        Recalibration(vols=vols, per="trade", piecewise=True)

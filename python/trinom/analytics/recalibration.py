@@ -62,6 +62,8 @@ class Recalibration:
       error: the calibration's error (``relative_price``, ``price``, ``vol``).
       vol_shift: vega's move of every quoted volatility, in the quotes' units (1e-4: 1 bp of a normal vol).
       backend: the per-trade calibration's backend (:func:`~trinom.analytics.baskets.calibrate_baskets`).
+      piecewise: with ``per="trade"`` and ``a`` fixed, each trade's sigma bootstrapped piece by piece in every
+        scenario (:func:`~trinom.analytics.baskets.piecewise.bootstrap_baskets`) and its trees priced on its pieces.
     """
 
     vols: Any
@@ -71,6 +73,7 @@ class Recalibration:
     error: str = "relative_price"
     vol_shift: float = 1e-4
     backend: str = "numpy"
+    piecewise: bool = False
 
     def __post_init__(self) -> None:
         from ..model.calibration import ERRORS
@@ -82,6 +85,9 @@ class Recalibration:
                 raise ValueError(f"Recalibration {name} must be one of {', '.join(choices)}, got {value!r}")
         if self.a is not None:
             object.__setattr__(self, "a", check_real("Recalibration a", self.a, positive=True))
+        if self.piecewise and (self.per != "trade" or self.a is None):
+            raise ValueError("Recalibration piecewise bootstraps each trade's pieces with a fixed: give per='trade' "
+                             "and a")
         object.__setattr__(self, "vol_shift", check_real("Recalibration vol_shift", self.vol_shift, positive=True))
         if isinstance(self.vols, (str, Path)):
             from ..io.quote_files import read_vol_quotes
@@ -203,6 +209,10 @@ def recalibrated_grid(trades: Any, blocks: Sequence[Any], legs: Any, names: Sequ
     makes wider than ``max_width`` masked with a message, and priced by the engine in the state's market."""
     from ..model.market import Market
 
+    if how.piecewise:
+        from .piecewise_recalibration import piecewise_grid
+
+        return piecewise_grid(trades, blocks, legs, names, states, how, run)
     fits = fitted_parameters(trades, states, how)
     trees = sum(len(b) for b in blocks)
     markets = []

@@ -217,6 +217,9 @@ def add_recalibration_options(cmd: argparse.ArgumentParser) -> None:
                      "money (default) or at the deal's rate")
     cmd.add_argument("--vol-shift", dest="vol_shift", type=float, default=1e-4,
                      help="with --recalibrate: vega's move of every quoted vol (default 1e-4)")
+    cmd.add_argument("--piecewise", action="store_true",
+                     help="with --recalibrate per trade and --a: each trade's sigma bootstrapped piece by piece again "
+                     "in every scenario (trinom calibrate --piecewise), its trees priced on the pieces")
 
 
 def recalibration_of(args: argparse.Namespace) -> Any:
@@ -229,6 +232,7 @@ def recalibration_of(args: argparse.Namespace) -> Any:
         stray = [flag for flag, name, default in (("--vols", "vols", None), ("--a", "a", None),
                                                   ("--strike", "strike", "atm"), ("--vol-shift", "vol_shift", 1e-4))
                  if getattr(args, name, default) != default]
+        stray += ["--piecewise"] if getattr(args, "piecewise", False) else []
         if stray:
             raise InputError([(None, flag, f"{flag} applies with --recalibrate") for flag in stray])
         return None
@@ -237,7 +241,8 @@ def recalibration_of(args: argparse.Namespace) -> Any:
     if getattr(args, "model", None) is not None:
         raise InputError([(None, "--model", "--recalibrate fits the model itself: --model would be overwritten")])
     try:
-        return Recalibration(vols=args.vols, per=how, a=args.a, strike=args.strike, vol_shift=args.vol_shift)
+        return Recalibration(vols=args.vols, per=how, a=args.a, strike=args.strike, vol_shift=args.vol_shift,
+                             piecewise=bool(getattr(args, "piecewise", False)))
     except ValueError as err:
         raise InputError([(None, "--recalibrate", str(err))]) from err
 

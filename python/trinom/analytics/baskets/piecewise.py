@@ -43,6 +43,12 @@ class PiecewiseCalibration:
     piece_status: list[list[str]]
     residual: list[list[float]]
 
+    def row_pieces(self) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """Per trade with a fit, its pieces as :meth:`~trinom.instruments.trades.Trades.with_sigma_pieces` keeps
+        them: the days where each but the last ends, and every piece's sigma."""
+        return {k: (np.array([np.datetime64(d, "D").astype(np.int64) for d in self.until[k]], dtype=np.int64),
+                    np.array(self.sigma[k])) for k in range(self.id.size) if self.sigma[k]}
+
     def to_frame(self) -> Any:
         """The model file's rows: one a piece, ``id, a, sigma, status, message, curve, quotes, residual, until``
         (a trade without a fit: one row, ``a`` and ``sigma`` empty, its status ``no fit``)."""
@@ -64,10 +70,11 @@ class PiecewiseCalibration:
         return pd.DataFrame(rows)
 
 
-def bootstrap_baskets(prepared: PreparedBaskets, curves: Any, *, a: float) -> PiecewiseCalibration:
+def bootstrap_baskets(prepared: PreparedBaskets, curves: Any, *, a: float,
+                      vol_shift: float = 0.0) -> PiecewiseCalibration:
     """Every trade's pieces of sigma bootstrapped to its basket's quotes priced on ``curves`` (see the module),
-    with the mean reversion ``a`` fixed (> 0)."""
-    quotes = prepared.quotes(curves)
+    with the mean reversion ``a`` fixed (> 0) and every quoted volatility moved by ``vol_shift``."""
+    quotes = prepared.quotes(curves, vol_shift)
     positive, timeless = _usable_quotes(quotes.market_price, quotes.annuity, quotes.payer, quotes.forward,
                                         quotes.strike)
     used = np.flatnonzero(positive & ~timeless)
