@@ -128,7 +128,7 @@ module fast_bond (R: float) = {
   -- next level is rescaled by S's power of two (levels drift by up to exp(alpha dt) a step: far more
   -- than float32's range over a tree), and the ratio S_{i-1} / S_i takes the rescaling back.
   def forward [w] [depth] 'levels (start: *[w]real -> *levels)
-              (level: *levels -> i64 -> i32 -> (*levels, real)) (geo: B.geometry)
+              (level: *levels -> i64 -> i64 -> i32 -> (*levels, real)) (geo: B.geometry)
               (steps: *[w][depth]f64) : *[w][depth]f64 =
     let c = F.centre (window geo)
     let (_, _, steps, _) =
@@ -137,7 +137,7 @@ module fast_bond (R: float) = {
       for i_ < i64.max geo.n 1 - 1 do
         let i = i_ + 1
         let x = rescaling S
-        let (U, S_i) = level U (i64.min i geo.jmax) x
+        let (U, S_i) = level U i (i64.min i geo.jmax) x  -- level i, from level i - 1
         let E = B.r (steps[col, row] * B.d (R.ldexp (S R./ S_i) (-x)))
         in (U, S_i, steps with [col, row] = B.d E, next w (col, row))
     in steps
@@ -216,7 +216,7 @@ module fast_bond (R: float) = {
 
   -- | What one step of the walk gives its level: the live half width `hh`, the cash flow `added` to the next level's
   -- live nodes as they are read, the flows and dated point `bt` between steps, the exercise flag and price.
-  type events = {hh: i64, added: real, bt: between, exercise: bool, exercise_price: real}
+  type events = {hh: i64, added: real, bt: between, exercise: bool, exercise_price: real, step: i64}
 
   -- | Node q of `level_mapped`'s level, with the step's events `ev`.
   def level_mapped_node [w] (tb: tables [w]) (h: i64) (jmax: i64) (kind: i32) (g: real) (Val: [w]real) (ev: events)
@@ -327,7 +327,7 @@ module fast_bond (R: float) = {
     let bt = {before, dated, point = if dated then wk.flows_at i e date price else (0, 0), after}
     let (exercise, exercise_price) = B.with_listed wk.kind exercise (wk.strike R.+ AI) (listed && !dated) price
     let q = if listed then q - 1 else q
-    in ({hh, added, bt, exercise, exercise_price}, {p, S, left, q})
+    in ({hh, added, bt, exercise, exercise_price, step = i}, {p, S, left, q})
 
   -- | The backward pass (§6) of one bond with the E_i in `steps` (as `forward` leaves them) and
   -- levels `start` makes from the maturity's values and `level` steps back.
@@ -364,7 +364,9 @@ module fast_bond (R: float) = {
   -- (the tables `tb`) and step arrays of N >= max(n, 1) + 1 entries (E_0 = P_1).
   def own_steps [w] (tb: tables [w]) (N: i64) (geo: B.geometry) (rate_at: real -> real) : *[w][]f64 =
     let fresh (U: *[w]real) : *[w]real = U
-    in forward fresh (forward_mapped tb (window geo) geo.jmax) geo
+    let level (U: *[w]real) (_: i64) (live: i64) (x: i32) : (*[w]real, real) =
+      forward_mapped tb (window geo) geo.jmax U live x
+    in forward fresh level geo
                (step_table w N (B.d (B.r (curve_ratio geo rate_at 0))) (curve_ratio geo rate_at))
 
   -- | The lattice's ratios S_{i-1} / S_i (entry i, i = 1 .. max(n, 1) - 1; ones elsewhere) of a tree
@@ -375,7 +377,10 @@ module fast_bond (R: float) = {
     let h = window geo
     let tb = tables_of geo h w
     let pair (U: *[w]real) : (*[w]real, *[w]real) = (U, replicate w zero)
-    let table = forward pair (forward_in_place tb (tabulate w (pm_of tb)) h geo.jmax) geo (step_table w N 1 (\_ -> 1))
+    let pm = tabulate w (pm_of tb)
+    let level ((U, out): (*[w]real, *[w]real)) (_: i64) (live: i64) (x: i32) : ((*[w]real, *[w]real), real) =
+      forward_in_place tb pm h geo.jmax (U, out) live x
+    let table = forward pair level geo (step_table w N 1 (\_ -> 1))
     in tabulate M (\i -> if i > 0 && i < N then table[i % w, i / w] else 1)
 
   -- | E_i of a bond from its lattice's ratio at step i (`ratio`, i >= 1): P_1 at step 0, P_{i+1} / P_i times the
@@ -448,6 +453,60 @@ module fast_bond (R: float) = {
       in if in_place then backward_in_place tb steps wk else backward_mapped tb steps wk
     in run one_bond (iota n)
 
+  -- | The tables of a tree with sigma pieces at a step whose V / dx^2 is `v` (its node discounts `x`, made once).
+  def tables_v [w] (geo: B.geometry) (h: i64) (x: [w]real) (v: real) : tables [w] =
+    let node (k: i64) : (real, real) =
+      let j = k - F.centre h
+      in if j < -h || j > h then (zero, zero)
+         else let (pu, _, pd) = L.probabilities_v geo.M geo.jmax j v in (pu, pd)
+    let (pu, pd) = unzip (tabulate w node)
+    in {pu, pd, x}
+
+  -- | Bonds with sigma pieces (python/trinom/model/piecewise_tree.py), one per map element with its own forward
+  -- pass and mapped levels (`prices_with`'s one-bond shape): bond v's grid is `jmax_over[v]` and `mdrdt_over[v]`
+  -- (the widest piece sets it) and its step i's branching takes the v of its piece: `piece_v[piece_offsets[v] +
+  -- k]` from step `piece_steps[...]` on (the first piece from step 0), each step's tables made from it.  A bond
+  -- without pieces (`piece_counts[v] == 0`) is `prices_with`'s.
+  def pieces_prices [n] [k] [c] [l] [e] [p] (cf_offsets: [n]i64) (term_units: [n]i32) (term_steps: [n]i32)
+                                            (a: [n]real) (sigma: [n]real) (cashflows: [n]i32)
+                                            (cashflow_steps: [k]i32) (repayments: [k]real) (coupons: [k]real)
+                                            (spreads: [n]real) (types: [n]i32) (strikes: [n]real)
+                                            (first_exercise: [n]i32) (last_exercise: [n]i32) (frequencies: [n]i32)
+                                            (curve_index: [n]i32) (curve_terms: [c]i32) (curve_rates: [l]real)
+                                            (curve_days: [l]i32) (ex_offsets: [n]i64) (exercise_counts: [n]i32)
+                                            (exercise_steps: [e]i32) (exercise_prices: [e]real)
+                                            (cashflow_times: [k]f64) (exercise_times: [e]f64) (jmax_over: [n]i64)
+                                            (mdrdt_over: [n]real) (piece_offsets: [n]i64) (piece_counts: [n]i32)
+                                            (piece_steps: [p]i32) (piece_v: [p]f64) : [n]real =
+    let yc_offsets = exclusive_scan curve_terms
+    let one_bond (v: i64) : real =
+      let own = geometry_at cf_offsets term_units term_steps a sigma cashflows cashflow_steps spreads v
+      let count = i64.i32 piece_counts[v]
+      let geo = if count == 0 then own else own with jmax = jmax_over[v] with mdrdt = mdrdt_over[v]
+      let cv = i64.i32 curve_index[v]
+      let rate_at = B.curve_rate curve_rates curve_days yc_offsets[cv] (i64.i32 curve_terms[cv]) term_units[v]
+      let (w, N) = own_shape geo
+      let h = window geo
+      let tb = tables_of geo h w
+      let off = piece_offsets[v]
+      let v_at (i: i64) : real =
+        let at = loop at = 0 while at + 1 < count && i64.i32 piece_steps[off + at + 1] <= i do at + 1
+        in B.r piece_v[off + at]
+      let tables_at (i: i64) : tables [w] = if count == 0 then tb else tables_v geo h tb.x (v_at i)
+      let fresh (U: *[w]real) : *[w]real = U
+      let same (Val: [w]real) : [w]real = Val
+      let forward_level (U: *[w]real) (i: i64) (live: i64) (x: i32) : (*[w]real, real) =
+        forward_mapped (tables_at (i - 1)) h geo.jmax U live x
+      let steps = forward fresh forward_level geo
+                          (step_table w N (B.d (B.r (curve_ratio geo rate_at 0))) (curve_ratio geo rate_at))
+      let wk = walk_of cf_offsets cashflows cashflow_steps repayments coupons spreads types strikes first_exercise
+                       last_exercise frequencies ex_offsets exercise_counts exercise_steps exercise_prices
+                       cashflow_times exercise_times a geo rate_at v
+      let backward_level (Val: *[w]real) (ev: events) (e: real) : *[w]real =
+        level_mapped (tables_at ev.step) h geo.jmax wk.kind geo.g Val ev e
+      in backward fresh backward_level same steps wk
+    in map one_bond (iota n)
+
   -- | The stepped shape (GPUs, for trees too wide for a workgroup): every bond of a call on levels of `w` nodes (at
   -- least 2 window + 3 of each), the steps an outer loop and each step one map over all bonds' nodes, so a step is a
   -- few kernels however few bonds there are.  The forward pass runs once per lattice on its tallest bond (`heads`,
@@ -493,7 +552,7 @@ module fast_bond (R: float) = {
     -- Every bond's events, all steps at once (its walk reads nothing of its levels), E_i as `shared_steps` makes it.
     let E (v: i64) (i: i64) : real = B.r (shared_E geos[v] (rate_at v) (\i -> ratios[i, lattice[v]]) i)
     let idle : events = {hh = 0, added = zero, bt = {before = (0, 0), dated = false, point = (0, 0), after = (0, 0)},
-                         exercise = false, exercise_price = zero}
+                         exercise = false, exercise_price = zero, step = 0}
     let Nb = i64.maximum (map (.n) geos)
     let walk (v: i64) : (real, [Nb]events, [Nb]real) =
       let wk = walk_of cf_offsets cashflows cashflow_steps repayments coupons spreads types strikes first_exercise
@@ -565,6 +624,44 @@ entry bonds_listed64 [n] [k] [c] [l] [e] (term_units: [n]i32) (term_steps: [n]i3
                           types strikes first_exercise last_exercise frequencies curve_index curve_terms
                           curve_rates curve_days (fast_bond64.exclusive_scan exercise_counts) exercise_counts
                           exercise_steps exercise_prices cashflow_times exercise_times
+
+-- | Bonds with sigma pieces (`fast_bond.pieces_prices`): `bonds_listed64`'s arrays, then per bond its grid
+-- (`jmax_over`, `mdrdt_over`) and its pieces (`piece_counts` of them, the first from step 0: their first steps and
+-- their V / dx^2).
+entry bonds_pieces64 [n] [k] [c] [l] [e] [p] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f64) (sigma: [n]f64)
+                                             (_maturities: [n]f64) (cashflows: [n]i32) (cashflow_steps: [k]i32)
+                                             (repayments: [k]f64) (coupons: [k]f64) (spreads: [n]f64)
+                                             (types: [n]i32) (strikes: [n]f64) (first_exercise: [n]i32)
+                                             (last_exercise: [n]i32) (frequencies: [n]i32) (curve_index: [n]i32)
+                                             (curve_terms: [c]i32) (curve_rates: [l]f64) (curve_days: [l]i32)
+                                             (exercise_counts: [n]i32) (exercise_steps: [e]i32)
+                                             (exercise_prices: [e]f64) (cashflow_times: [k]f64)
+                                             (exercise_times: [e]f64) (jmax_over: [n]i64) (mdrdt_over: [n]f64)
+                                             (piece_counts: [n]i32) (piece_steps: [p]i32) (piece_v: [p]f64) : [n]f64 =
+  fast_bond64.pieces_prices (fast_bond64.exclusive_scan cashflows) term_units term_steps a sigma cashflows
+                            cashflow_steps repayments coupons spreads types strikes first_exercise last_exercise
+                            frequencies curve_index curve_terms curve_rates curve_days
+                            (fast_bond64.exclusive_scan exercise_counts) exercise_counts exercise_steps exercise_prices
+                            cashflow_times exercise_times jmax_over mdrdt_over
+                            (fast_bond64.exclusive_scan piece_counts) piece_counts piece_steps piece_v
+
+-- | `bonds_pieces64` in float32.
+entry bonds_pieces32 [n] [k] [c] [l] [e] [p] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f32) (sigma: [n]f32)
+                                             (_maturities: [n]f32) (cashflows: [n]i32) (cashflow_steps: [k]i32)
+                                             (repayments: [k]f32) (coupons: [k]f32) (spreads: [n]f32)
+                                             (types: [n]i32) (strikes: [n]f32) (first_exercise: [n]i32)
+                                             (last_exercise: [n]i32) (frequencies: [n]i32) (curve_index: [n]i32)
+                                             (curve_terms: [c]i32) (curve_rates: [l]f32) (curve_days: [l]i32)
+                                             (exercise_counts: [n]i32) (exercise_steps: [e]i32)
+                                             (exercise_prices: [e]f32) (cashflow_times: [k]f64)
+                                             (exercise_times: [e]f64) (jmax_over: [n]i64) (mdrdt_over: [n]f32)
+                                             (piece_counts: [n]i32) (piece_steps: [p]i32) (piece_v: [p]f64) : [n]f32 =
+  fast_bond32.pieces_prices (fast_bond32.exclusive_scan cashflows) term_units term_steps a sigma cashflows
+                            cashflow_steps repayments coupons spreads types strikes first_exercise last_exercise
+                            frequencies curve_index curve_terms curve_rates curve_days
+                            (fast_bond32.exclusive_scan exercise_counts) exercise_counts exercise_steps exercise_prices
+                            cashflow_times exercise_times jmax_over mdrdt_over
+                            (fast_bond32.exclusive_scan piece_counts) piece_counts piece_steps piece_v
 
 -- | `bonds_listed64` without listed exercise points: the paper's 19 arrays (the test above).
 entry bonds64 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f64) (sigma: [n]f64)

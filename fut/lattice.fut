@@ -191,6 +191,21 @@ module lattice (C: convention) (R: float) = {
        else if j == jmax then (pu_c M j jjMM jM, pm_c M j jjMM jM, pd_c jjMM jM)
        else (pu_a jjMM jM, pm_a jjMM, pd_a jjMM jM)
 
+  -- | `probabilities` at a step whose variance over dx^2 is v (a tree with sigma pieces: each step's own, see
+  -- python/trinom/model/piecewise_tree.py): (v + e^2 + e) / 2, 1 - v - e^2, (v + e^2 - e) / 2 with e the mean's
+  -- distance from the middle branch, Hull-White's own where v = 1/3.
+  def probabilities_v (M: real) (jmax: i64) (j: i64) (v: real) : (real, real, real) =
+    let jM = j_M M j
+    let jjMM = jM R.* jM
+    let hv = v R.* half
+    let two = R.i32 2
+    let three = R.i32 3
+    in if j == -jmax then (hv R.+ (jjMM R.- jM) R.* half, (R.neg v R.- jjMM) R.+ two R.* jM,
+                           (one R.+ hv) R.+ (jjMM R.- three R.* jM) R.* half)
+       else if j == jmax then ((one R.+ hv) R.+ (jjMM R.+ three R.* jM) R.* half, (R.neg v R.- jjMM) R.- two R.* jM,
+                               hv R.+ (jjMM R.+ jM) R.* half)
+       else (hv R.+ (jjMM R.+ jM) R.* half, (one R.- v) R.- jjMM, hv R.+ (jjMM R.- jM) R.* half)
+
   -- | The destinations (up, mid, down) of node j's branches.
   def destinations (jmax: i64) (j: i64) : (i64, i64, i64) =
     if j == -jmax then (j + 2, j + 1, j)

@@ -91,11 +91,17 @@ def predictions(book: Book) -> list[tuple[str, str | None, float]]:
     return rows
 
 
+#: Where ``auto`` prices a book with sigma pieces (the first usable): the engines that price them, the CPU's cores
+#: first (Futhark prices such trees a tree a map element, which fills a GPU only with large books).
+PIECES_ORDER: tuple[tuple[str, str | None], ...] = (("futhark", "multicore"), ("futhark", "cuda"), ("futhark", "c"),
+                                                     ("reference", None))
+
+
 def choose(book: Book, precision: str = "f64", target: str | None = None) -> tuple[str, str | None]:
     """The engine (and its target, or None) that ``auto`` runs for ``book``, honouring ``target`` (a book with sigma
-    pieces: the reference engine, the one that prices them for now)."""
+    pieces: the engines that price them, Futhark multicore, c or cuda where built, else the reference)."""
     if book.sigma_pieces is not None and target is None:
-        return "reference", None
+        return next(((name, chosen) for name, chosen in PIECES_ORDER if usable(name, chosen)), ("reference", None))
     if target is not None:
         if target == "cuda" and usable("cuda"):
             return "cuda", target
@@ -114,7 +120,8 @@ def choose(book: Book, precision: str = "f64", target: str | None = None) -> tup
 def explain(book: Book) -> str:
     """What each usable candidate was predicted to cost for ``book``, the chosen first."""
     if book.sigma_pieces is not None:
-        return "trees with sigma pieces: only the reference engine prices them for now"
+        return "trees with sigma pieces: the engines that price them, the CPU's cores first (" + \
+            ", ".join(f"{n}/{t}" if t else n for n, t in PIECES_ORDER) + ")"
     rows = sorted(predictions(book), key=lambda row: row[2])
     model = costs.load()
     return "; ".join(f"{cost_key(name, target)} {seconds * 1e3:.3g} ms ({model[cost_key(name, target)].source})"

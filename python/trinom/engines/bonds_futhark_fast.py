@@ -18,8 +18,10 @@ take the stepped shape (:func:`price_stepped`, ``bonds_stepped64``/``bonds_stepp
 each step one map over all nodes of all bonds of a part (parts of similar height, :func:`stepped_parts`), the
 forward pass once per lattice, all lattices side by side, and each bond's events (cash flows, exercise, listed
 points) for all steps at once before the backward passes. ``fut/bonds.fut`` (the
-paper's program, operation by operation) stays as the ``futhark-paper`` engine's bond pricer. Options:
-``device``, ``platform``, ``build_options``, ``num_threads`` (as every Futhark backend).
+paper's program, operation by operation) stays as the ``futhark-paper`` engine's bond pricer. Trees with sigma
+pieces (:meth:`~trinom.BondPortfolio.with_sigma_pieces`) take ``bonds_pieces64``/``bonds_pieces32`` on every
+target (:func:`price_pieces`: one bond per map element with its own forward pass, each step's branching from its
+piece). Options: ``device``, ``platform``, ``build_options``, ``num_threads`` (as every Futhark backend).
 """
 
 from __future__ import annotations
@@ -39,7 +41,10 @@ PROGRAM = "fastbonds"
 ENTRIES = {("one", "f64"): "bonds_listed64", ("one", "f32"): "bonds_listed32",
            ("shared", "f64"): "bonds_shared64", ("shared", "f32"): "bonds_shared32",
            ("grouped", "f64"): "bonds_grouped64", ("grouped", "f32"): "bonds_grouped32",
-           ("stepped", "f64"): "bonds_stepped64", ("stepped", "f32"): "bonds_stepped32"}
+           ("stepped", "f64"): "bonds_stepped64", ("stepped", "f32"): "bonds_stepped32",
+           ("pieces", "f64"): "bonds_pieces64", ("pieces", "f32"): "bonds_pieces32"}
+#: It prices trees with sigma pieces (:meth:`~trinom.engines.engine.KernelEngine.prices_sigma_pieces`).
+SIGMA_PIECES = True
 #: Bytes of the shared forward ratios (one float64 a step per lattice) one ``bonds_shared`` call may hold;
 #: a book of more distinct lattices is priced in parts of whole lattices.
 SHARED_RATIO_BYTES = 64 << 20
@@ -107,6 +112,15 @@ def price(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precision: str
     if len(portfolio) == 0:
         return np.zeros(0, dtype=_futhark.REAL_DTYPES[precision])
     chosen = target if target is not None else _futhark.default_target(PROGRAM)
+    pieces = portfolio.sigma_pieces()
+    if pieces is not None:  # trees with sigma pieces: their own entry (the rest as any book)
+        out = np.empty(len(portfolio), dtype=_futhark.REAL_DTYPES[precision])
+        pieced = np.flatnonzero(pieces.counts > 0)
+        out[pieced] = price_pieces(portfolio[pieced], curves, precision, chosen, context_options)
+        rest = np.setdiff1d(np.arange(len(portfolio)), pieced)
+        if rest.size:
+            out[rest] = price(portfolio[rest], curves, precision, target=chosen, **options)
+        return out
     narrow = np.flatnonzero(portfolio.jmax() < MIN_JMAX)
     if narrow.size:  # trees of half width 1: the paper's program (fut/bonds.fut), which prices them right
         out = np.empty(len(portfolio), dtype=_futhark.REAL_DTYPES[precision])
@@ -118,6 +132,37 @@ def price(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precision: str
     if not futhark_fast.gpu_shape(chosen):
         return price_shared(portfolio, curves, precision, chosen, context_options)
     return price_grouped(portfolio, curves, precision, chosen, context_options)
+
+
+def price_pieces(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precision: str, target: str,
+                 context_options: dict[str, Any]) -> np.ndarray:
+    """Bonds that all have sigma pieces: ``bonds_pieces`` with each tree's grid (``jmax``, ``mdrdt``) and its pieces'
+    first steps and ``V / dx^2`` (:func:`~trinom.model.piecewise_tree.piecewise_geometry`); a tree narrower than
+    this formulation takes (half width below :data:`MIN_JMAX`) on the reference engine."""
+    from ..model.piecewise_tree import piecewise_geometry
+    from ..model.tree_geometry import bond_geometry
+    from . import bonds_reference
+
+    dtype = _futhark.REAL_DTYPES[precision]
+    base = bond_geometry(portfolio.term_unit, portfolio.term_steps, portfolio.a, portfolio.sigma, portfolio.maturity,
+                         portfolio.spread, dtype)
+    geometry, shape = piecewise_geometry(base, a=portfolio.a, sigma=portfolio.sigma,
+                                         pieces=portfolio.sigma_pieces(), dtype=dtype)  # type: ignore[arg-type]
+    narrow = geometry.jmax < MIN_JMAX
+    if narrow.any():
+        out = np.empty(len(portfolio), dtype=dtype)
+        out[narrow] = bonds_reference.price(portfolio[np.flatnonzero(narrow)], curves, precision)
+        rest = np.flatnonzero(~narrow)
+        if rest.size:
+            out[rest] = price_pieces(portfolio[rest], curves, precision, target, context_options)
+        return out
+    arrays = [*bonds_futhark.entry_arrays(portfolio, curves, precision), *bonds_futhark.listed_arrays(portfolio, precision),
+              *bonds_futhark.time_arrays(portfolio),
+              np.ascontiguousarray(geometry.jmax, dtype=np.int64), np.ascontiguousarray(geometry.mdrdt, dtype=dtype),
+              np.diff(shape.v_offset).astype(np.int32), np.ascontiguousarray(shape.v_step, dtype=np.int32),
+              np.ascontiguousarray(shape.v, dtype=np.float64)]
+    return _futhark.call_entry(PROGRAM, ENTRIES["pieces", precision], arrays, precision, target, context_options,
+                               targets=TARGETS)
 
 
 def lattices(portfolio: BondPortfolio) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

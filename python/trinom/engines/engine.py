@@ -138,8 +138,8 @@ class Engine:
             able = " and ".join(f"{INSTRUMENT_NAMES[k]}s" for k in sorted(self.instruments))
             raise ValueError(f"engine {self.name!r} prices {able} only, and the book holds {what}")
         if book.sigma_pieces is not None and not self.prices_sigma_pieces():
-            raise ValueError(f"engine {self.name!r} does not price trees whose sigma is piecewise constant yet (only "
-                             "the reference engine does; backend='auto' picks it for such a book)")
+            raise ValueError(f"engine {self.name!r} does not price trees whose sigma is piecewise constant yet (the "
+                             "futhark and reference engines do; backend='auto' picks one of them for such a book)")
 
     def prices_sigma_pieces(self) -> bool:
         """Whether the engine prices bond trees with sigma pieces (:class:`~trinom.model.piecewise_tree.SigmaPieces`)."""

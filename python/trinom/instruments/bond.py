@@ -220,7 +220,7 @@ class BondPortfolio:
         pieces after its own ``sigma`` (the bonds' pieces concatenated in bond order), piece ``p`` applying to the
         steps from ``step[p]`` on (ascending within a bond, > 0). Each tree keeps one grid and matches every step's
         variance in its branching (:mod:`trinom.model.piecewise_tree`: its pieces' sigmas must lie within a factor
-        sqrt(3) of each other). Only the ``reference`` engine prices such trees for now; the others refuse them.
+        sqrt(3) of each other). The ``futhark`` and ``reference`` engines price such trees; the others refuse them, for now.
 
         >>> p = BondPortfolio(term_unit=[365], term_steps=[12], a=[0.1], sigma=[0.01], maturity=[2.0],
         ...                   cashflow_count=[1], cashflow_step=[24], repayment=[100.0], coupon=[0.0], spread=[0.0],
@@ -344,7 +344,8 @@ class BondPortfolio:
         if self._signed_coupons is not None:
             object.__setattr__(part, "_signed_coupons", self._signed_coupons[rows])
         if self._sigma_pieces is not None:
-            object.__setattr__(part, "_sigma_pieces", self._sigma_pieces.take(rows))
+            taken = self._sigma_pieces.take(rows)
+            object.__setattr__(part, "_sigma_pieces", taken if taken.step.size else None)
         return part
 
     def __iter__(self) -> Iterator[dict[str, Any]]:

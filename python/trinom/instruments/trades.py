@@ -283,7 +283,7 @@ class Trades(TradeChecks):
         sigmas)}``, ``sigmas[0]`` up to ``until[0]``, ..., the last open-ended (:mod:`trinom.instruments.sigma_pieces`;
         a model file's ``until`` rows give them to ``trinom price --model``). The trade's ``sigma`` becomes its first
         piece's. Bonds and swaptions take pieces (their trees keep one grid and match each step's variance:
-        :mod:`trinom.model.piecewise_tree`); only the reference engine prices them for now.
+        :mod:`trinom.model.piecewise_tree`); the ``futhark`` and ``reference`` engines price them.
 
         >>> book = Trades(as_of="2026-11-25", id=["B1"], type="bond", issue="2025-03-15", maturity="2034-03-15",
         ...               coupon=0.04, frequency=2, option="call", exercise="bermudan", first_exercise="2028-03-15",

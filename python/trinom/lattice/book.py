@@ -14,8 +14,8 @@ Per tree (one row per instrument):
   whose tree prices the bond; engines price the tree as it is and never read it);
 * ``events``: the slice ``event_offset[k]:event_offset[k + 1]`` of the event table;
 * ``sigma_pieces`` (optional, bond trees only): sigma as a step function of the tree's steps
-  (:class:`~trinom.model.piecewise_tree.SigmaPieces`; None where every tree has one sigma). Only the ``reference``
-  engine prices trees with pieces for now; every other engine refuses a book that has them.
+  (:class:`~trinom.model.piecewise_tree.SigmaPieces`; None where every tree has one sigma). The ``futhark`` and
+  ``reference`` engines price trees with pieces; the others refuse a book that has them, for now.
 
 Per event (a compact table; one entry per cash flow, exercise right or payoff):
 
@@ -150,6 +150,7 @@ class Book:
         trees = {name: getattr(self, name)[rows] for name in _TREE_FIELDS}
         events = {name: getattr(self, name)[flat] for name in _EVENT_FIELDS}
         pieces = None if self.sigma_pieces is None else self.sigma_pieces.take(rows)
+        pieces = pieces if pieces is not None and pieces.step.size else None
         return Book(**trees, **events, event_offset=offset, curve_names=self.curve_names, sigma_pieces=pieces)
 
     def span(self, start: int, stop: int) -> Book:
@@ -158,6 +159,7 @@ class Book:
         trees = {name: getattr(self, name)[start:stop] for name in _TREE_FIELDS}
         events = {name: getattr(self, name)[first:last] for name in _EVENT_FIELDS}
         pieces = None if self.sigma_pieces is None else self.sigma_pieces.take(np.arange(start, stop))
+        pieces = pieces if pieces is not None and pieces.step.size else None
         return Book(**trees, **events, event_offset=self.event_offset[start:stop + 1] - first,
                     curve_names=self.curve_names, sigma_pieces=pieces)
 
