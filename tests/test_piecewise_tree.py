@@ -417,3 +417,18 @@ def test_recalibration_with_pieces_bootstraps_again_in_every_scenario() -> None:
         np.testing.assert_allclose(grid.price[s], alone.price, rtol=0, atol=1e-11)
     with pytest.raises(ValueError, match="give per='trade' and a"):
         Recalibration(vols=vols, per="trade", piecewise=True)
+
+
+@pytest.mark.parametrize("suffix", ["in", "csv", "parquet"])
+def test_a_book_file_refuses_pieces_it_cannot_hold(tmp_path: object, suffix: str) -> None:
+    """The 19-array, CSV and Parquet bond books hold one sigma a bond: writing bonds with pieces is refused, naming
+    the bond, not written without them."""
+    from pathlib import Path
+
+    from trinom.io.bond_books import write_bonds
+
+    bonds = BondPortfolio.concatenate([put_book(12, 80.0), put_book(12, 80.0, ([2.0], [0.012]))])
+    path = Path(str(tmp_path)) / f"book.{suffix}"
+    with pytest.raises(InputError, match="sigma pieces"):
+        write_bonds(bonds, [curve()], path)
+    assert not path.exists()

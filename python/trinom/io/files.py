@@ -115,13 +115,19 @@ def replacing(paths: Sequence[str | Path]) -> Iterator[list[Path]]:
 
 
 def refuse_listed_points(portfolio: object, path: str | Path) -> None:
-    """An :class:`InputError` for bonds with listed exercise points or flows between steps: the book formats hold one
-    exercise window a bond and flows on steps, and nothing is dropped silently."""
+    """An :class:`InputError` for bonds with listed exercise points, flows between steps or sigma pieces: the book
+    formats hold one exercise window a bond, flows on steps and one sigma a bond, and nothing is dropped silently."""
     if isinstance(portfolio, BondPortfolio) and portfolio.has_listed():
         rows = np.flatnonzero(portfolio.exercise_count > 0)
         raise InputError([(int(rows[0]), "exercise_count", f"{path}: bond {int(rows[0])} (and {rows.size - 1} more) has "
                            "listed exercise points, which the 19-array, CSV and Parquet book formats cannot hold (one "
                            "exercise window a bond): keep such bonds as a trades file and price that")])
+    pieces = portfolio.sigma_pieces() if isinstance(portfolio, BondPortfolio) else None
+    if pieces is not None:
+        rows = np.flatnonzero(pieces.counts > 0)
+        raise InputError([(int(rows[0]), "sigma_pieces", f"{path}: bond {int(rows[0])} (and {rows.size - 1} more) has "
+                           "sigma pieces, which the 19-array, CSV and Parquet book formats cannot hold (one sigma a "
+                           "bond): keep such bonds as a trades file with its model file's until rows and price that")])
     if isinstance(portfolio, BondPortfolio) and portfolio.has_flow_times():
         owner = np.repeat(np.arange(len(portfolio)), portfolio.cashflow_count)
         rows = np.unique(owner[np.isfinite(portfolio.cashflow_time)])

@@ -207,7 +207,12 @@ def _moved(block: Instrument, field: str, shift: float) -> Instrument:
             return block.replace(**{field: getattr(block, field) + shift})
         moved = type(block)(**{**block.as_dict(), field: getattr(block, field) + shift})
         signed = block.signed_coupons()  # a swap's fixed leg (or a floating leg's basis) may pay negative amounts
-        return moved.with_signed_coupons(signed) if signed.any() else moved
+        moved = moved.with_signed_coupons(signed) if signed.any() else moved
+        pieces = block.sigma_pieces()  # sigma pieces: moved with sigma (a parallel move of the step function)
+        if pieces is None:
+            return moved
+        return moved.with_sigma_pieces(counts=pieces.counts, step=pieces.step,
+                                       sigma=pieces.sigma + (shift if field == "sigma" else 0.0))
 
 
 def _validate_as_is(block: Instrument, market: Market, max_width: int,
