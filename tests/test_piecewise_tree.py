@@ -207,16 +207,9 @@ def bermudan(steps_per_year: int = 365, **overrides: object) -> object:
 
 def gsr_bermudan(until: list[str], values: list[float]) -> float:
     import QuantLib as ql  # noqa: N813
+    from test_piecewise_sigma import ql_setup  # its curve, a and QuantLib's Gsr on them (the same pillars)
 
-    curve = dated_curve()
-    today = ql.DateParser.parseISO(AS_OF)
-    ql.Settings.instance().evaluationDate = today
-    dates = [today] + [ql.DateParser.parseISO(d) for d in PILLARS]
-    table = ql.DiscountCurve(dates, [1.0] + [float(curve.discount([d])[0]) for d in PILLARS], ql.Actual365Fixed())
-    table.enableExtrapolation()
-    handle = ql.YieldTermStructureHandle(table)
-    gsr = ql.Gsr(handle, [ql.DateParser.parseISO(d) for d in until],
-                 [ql.QuoteHandle(ql.SimpleQuote(v)) for v in values], [ql.QuoteHandle(ql.SimpleQuote(A))], 20.0)
+    handle, gsr = ql_setup(dated_curve(), values, until)
     index = ql.IborIndex("E6M", ql.Period(6, ql.Months), 0, ql.EURCurrency(), ql.NullCalendar(), ql.Unadjusted, False,
                          ql.Actual365Fixed(), handle)
     start, end = ql.DateParser.parseISO("2027-11-25"), ql.DateParser.parseISO("2037-11-25")
