@@ -141,10 +141,10 @@ def pieces_books() -> list[tuple[object, object]]:
     return [(bonds, [curve()]), (trades, {"EUR": dated_curve()})]
 
 
-@pytest.mark.parametrize("target", ["c", "multicore"])
+@pytest.mark.parametrize("target", ["c", "multicore", "opencl"])
 def test_futhark_prices_pieces_as_the_reference(target: str) -> None:
-    """The futhark engine's bonds_pieces entry on the CPU targets: f64 within 1e-11 of the reference, f32 within
-    1e-4 of it relative to max(1, |price|)."""
+    """The futhark engine's bonds_pieces entry on the CPU targets (opencl: the GPU targets' kernels, on pocl where
+    built): f64 within 1e-11 of the reference, f32 within 1e-4 of it relative to max(1, |price|)."""
     usable, why = trinom.engines.get("futhark").available(target)
     if not usable:
         pytest.skip(why)
