@@ -237,7 +237,7 @@ class Swaptions:
                      notional=np.broadcast_to(_f64(notional), (count,)).copy(),
                      payer=np.broadcast_to(np.asarray(payer, dtype=bool), (count,)).copy(), count=leg.count,
                      forward_exercise=quantlib_forward_rate(discount, exercise_time),
-                     **({} if forecast_curve is None else _floating_basis(
+                     **({} if forecast_curve is None else floating_basis(
                          curve, forecast_curve, start_days, end_days,
                          frequency if float_frequency is None else float_frequency)))
         rate = result.forward_rate if fixed_rate is None else np.broadcast_to(_f64(fixed_rate), (count,))
@@ -255,7 +255,7 @@ def basis_ratio(*, discount_start: npt.ArrayLike, discount_end: npt.ArrayLike, f
     return (_f64(forecast_start) / _f64(forecast_end)) * (_f64(discount_end) / _f64(discount_start))
 
 
-def _floating_basis(curve: object, forecast: object, start_days: np.ndarray, end_days: np.ndarray,
+def floating_basis(curve: object, forecast: object, start_days: np.ndarray, end_days: np.ndarray,
                     frequency: npt.ArrayLike) -> dict[str, np.ndarray]:
     """The basis fields of swaptions whose floating legs from ``start_days`` to ``end_days`` (``frequency``
     periods a year, generated forward, unadjusted) are projected on ``forecast`` and discounted on ``curve``."""

@@ -116,7 +116,7 @@ class PreparedBaskets:
             annuity[d] = _leg_sums(part.schedule, part.table, plan.leg_first[d], plan.leg_count[d],
                                    part.accrual * df[part.at])
             last[d] = df[part.last_at]
-        basis = self._basis(table, discount_start)
+        basis = self._basis(table)
         floating = discount_start - last
         if basis["basis"].size or np.any(basis["start_basis"] != 0.0):
             floating = floating + basis["start_basis"] * discount_start + np.sum(basis["basis"] * basis["basis_discount"],
@@ -137,12 +137,12 @@ class PreparedBaskets:
         """Whether some quote's floating leg is projected on a forecast curve apart from its discount curve."""
         return bool(np.any(self.structure.forecast != ""))
 
-    def _basis(self, table: dict[str, Any], discount_start: np.ndarray) -> dict[str, np.ndarray]:
+    def _basis(self, table: dict[str, Any]) -> dict[str, np.ndarray]:
         """Per distinct quote, the basis of its floating leg (:class:`~trinom.model.rate_options.Swaptions`'
         ``start_basis``, ``basis_time``, ``basis_discount``, ``basis``; none on one curve): its periods from the
         exercise date to the end, ``float_frequency`` a year, generated forward and unadjusted, projected on its
         forecast curve and discounted on its curve (:func:`~trinom.model.rate_options.Swaptions.on_curve`'s)."""
-        from ...model.rate_options import _floating_basis
+        from ...model.rate_options import floating_basis
 
         plan = self._plan
         v = plan.first.size
@@ -158,7 +158,7 @@ class PreparedBaskets:
         parts = []
         for pair in dict.fromkeys(pairs):
             rows = two[[p == pair for p in pairs]]
-            parts.append((rows, _floating_basis(table[pair[0]], table[pair[1]], exercise_days[rows], end_days[rows],
+            parts.append((rows, floating_basis(table[pair[0]], table[pair[1]], exercise_days[rows], end_days[rows],
                                                 plan.float_frequency[rows])))
         width = max(part["basis"].shape[1] for _rows, part in parts)
         out = {"start_basis": out["start_basis"], "basis_time": np.zeros((v, width)),
