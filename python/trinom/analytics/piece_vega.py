@@ -23,9 +23,12 @@ def piece_vegas(trades: Any, curves: Any, sigma_shift: float,
                 run: Mapping[str, Any]) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
     """Per piece index ``k``: ``(k, rows, factors, vega)``: the trades (rows) that have a ``k``-th piece, each's
     factor ``sigma:FROM..TO`` and vega per 0.0001 (NaN where a moved pricing failed), from two pricings of the book
-    with piece ``k`` of those trades moved by ``+-sigma_shift`` (``run``: :func:`trinom.price`'s options)."""
-    from ..api import price
+    with piece ``k`` of those trades moved by ``+-sigma_shift`` (``run``: the pipeline's options, as
+    :func:`trinom.price` takes them)."""
+    from ..engines.options import PricingOptions
+    from ..pipeline import price_trades
 
+    options = PricingOptions.of(**{k: v for k, v in run.items() if k != "client"})
     pieces = trades.sigma_pieces()
     if not pieces:
         return []
@@ -42,8 +45,8 @@ def piece_vegas(trades: Any, curves: Any, sigma_shift: float,
                 if len(values) > k:
                     shifted[k] = values[k] + sign * sigma_shift
                 bumped[ids[row]] = ([str(np.datetime64(int(d), "D")) for d in until], shifted.tolist())
-            moved.append(np.asarray(price(trades.with_sigma_pieces(bumped), curves, **run).price,
-                                    dtype=np.float64).reshape(-1))
+            priced = price_trades(trades.with_sigma_pieces(bumped), curves, options, client=run.get("client"))
+            moved.append(np.asarray(priced.price, dtype=np.float64).reshape(-1))
         vega = (moved[0][rows] - moved[1][rows]) / (2.0 * sigma_shift) * _BP
         factors = np.empty(rows.size, dtype=object)
         for m, row in enumerate(rows.tolist()):

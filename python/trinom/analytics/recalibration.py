@@ -210,9 +210,7 @@ def recalibrated_grid(trades: Any, blocks: Sequence[Any], legs: Any, names: Sequ
     from ..model.market import Market
 
     if how.piecewise:
-        from .piecewise_recalibration import piecewise_grid
-
-        return piecewise_grid(trades, blocks, legs, names, states, how, run)
+        return _piecewise_grid(trades, blocks, legs, names, states, how, run)
     fits = fitted_parameters(trades, states, how)
     trees = sum(len(b) for b in blocks)
     markets = []
@@ -236,6 +234,62 @@ def recalibrated_grid(trades: Any, blocks: Sequence[Any], legs: Any, names: Sequ
         why = fits.message[s][owner]
         values[s] = np.where(why == "", np.asarray(priced.price, dtype=np.float64).reshape(-1), np.nan)
         errors[s] = np.where(why == "", np.asarray(priced.error, dtype=object), why)
+    return values, errors, results
+
+
+def _piecewise_grid(trades: Any, blocks: Sequence[Any], legs: Any, names: Sequence[str], states: Sequence[Any],
+                   how: Any, run: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray, list[Any]]:
+    """:func:`recalibrated_grid` with a piecewise-constant sigma (``how.piecewise``, issue 37): in every state each
+    trade's basket bootstrapped piece by piece again on the state's curves and volatilities
+    (:func:`~trinom.analytics.baskets.piecewise.bootstrap_baskets`, ``a`` fixed) and its trees priced on those pieces
+    (:mod:`trinom.instruments.sigma_pieces`); a trade without a fit in a state has its message there, a bond without
+    an option keeps its own parameters. ``(states, trees)`` prices, per state and tree the error (``""``: priced),
+    and per state its :class:`~trinom.Prices` of the trees."""
+    from ..instruments.bond import BondPortfolio
+    from ..instruments.sigma_pieces import with_tree_pieces
+    from ..model.market import Market
+    from .baskets import book_baskets, prepare_baskets
+    from .baskets.piecewise import bootstrap_baskets
+
+    baskets = book_baskets(trades, list(names))
+    prepared = prepare_baskets(baskets, _surface(how.vols, trades.as_of), trades.as_of, curves=tuple(names),
+                               strike=how.strike)
+    trees = sum(len(b) for b in blocks)
+    owner = np.arange(trees) if legs is None else legs.owner
+    kept = (_column_text(trades, "type") == "bond") & (_column_text(trades, "option") == "")
+    values = np.full((len(states), trees), np.nan)
+    errors = _blank((len(states), trees))
+    results = []
+    for s, state in enumerate(states):
+        fit = bootstrap_baskets(prepared, state.curves, a=float(how.a), vol_shift=state.vol_shift)
+        pieces = fit.row_pieces()
+        why = np.full(len(trades), "", dtype=object)
+        for k in range(len(trades)):
+            if k not in pieces and not kept[k]:
+                why[k] = f"recalibration{_in(state)}: {fit.status[k]}: {fit.message[k]}"
+        state_blocks = blocks
+        if trades.has_two_curves(tuple(names)):  # flows and strikes follow both curves: lowered again
+            from ..instruments.trades import lowered
+
+            state_blocks = [b for _first, b in lowered(trades, {name: state.curves[name] for name in names})[0]]
+        priced_blocks, start = [], 0
+        for block in state_blocks:
+            own = owner[start:start + len(block)]
+            start += len(block)
+            if isinstance(block, BondPortfolio):
+                fitted = np.isin(own, list(pieces))
+                block = with_tree_pieces(block.with_parameters(a=np.where(fitted, float(how.a), block.a),
+                                                               sigma=block.sigma), own, pieces, trades.as_of_day)
+            priced_blocks.append(block)
+        market = Market(tuple(names), (tuple(state.curves[name].to_yield_curve() for name in names),),
+                        sigma_shifts=(0.0,), spread_shifts=(state.spread_shift,))
+        unmoved = np.full(trees, np.nan)
+        priced = reparameterised_prices(priced_blocks, [market], [unmoved], [unmoved], run,
+                                        keep=np.ones(trees, dtype=bool))[0]
+        tree_why = why[owner]
+        values[s] = np.where(tree_why == "", np.asarray(priced.price, dtype=np.float64).reshape(-1), np.nan)
+        errors[s] = np.where(tree_why == "", np.asarray(priced.error, dtype=object), tree_why)
+        results.append(priced)
     return values, errors, results
 
 
