@@ -154,13 +154,15 @@ def with_model(trades: Trades, path: Path, curve_names: list[str]) -> Trades:
     priced = trades.with_columns(a=np.where(found, a, trades.column("a")),
                                  sigma=np.where(found, sigma, trades.column("sigma")))
     if model.pieces:  # until rows: sigma piecewise constant (bonds and swaptions)
+        from ..instruments.sigma_pieces import PIECE_TYPES
+
         kinds = [str(v).strip().lower() for v in trades.column("type").tolist()]
         pieces = {}
         for k in np.flatnonzero(found).tolist():
             key = ids[k] if source[k] == "trade" else str(names[k])
             if key not in model.pieces:
                 continue
-            if kinds[k] in ("bond", "swaption"):
+            if kinds[k] in PIECE_TYPES:
                 pieces[ids[k]] = model.pieces[key]
             else:
                 problems.append((k, "sigma", f"{path} gives {source[k]} {key!r} sigma pieces (until rows); a "

@@ -139,15 +139,10 @@ def price_pieces(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precisi
     """Bonds that all have sigma pieces: ``bonds_pieces`` with each tree's grid (``jmax``, ``mdrdt``) and its pieces'
     first steps and ``V / dx^2`` (:func:`~trinom.model.piecewise_tree.piecewise_geometry`); a tree narrower than
     this formulation takes (half width below :data:`MIN_JMAX`) on the reference engine."""
-    from ..model.piecewise_tree import piecewise_geometry
-    from ..model.tree_geometry import bond_geometry
     from . import bonds_reference
 
     dtype = _futhark.REAL_DTYPES[precision]
-    base = bond_geometry(portfolio.term_unit, portfolio.term_steps, portfolio.a, portfolio.sigma, portfolio.maturity,
-                         portfolio.spread, dtype)
-    geometry, shape = piecewise_geometry(base, a=portfolio.a, sigma=portfolio.sigma,
-                                         pieces=portfolio.sigma_pieces(), dtype=dtype)  # type: ignore[arg-type]
+    geometry, shape = portfolio.piecewise(dtype)  # every bond has pieces: the shape's trees are the bonds
     narrow = geometry.jmax < MIN_JMAX
     if narrow.any():
         out = np.empty(len(portfolio), dtype=dtype)
@@ -159,8 +154,9 @@ def price_pieces(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precisi
     arrays = [*bonds_futhark.entry_arrays(portfolio, curves, precision), *bonds_futhark.listed_arrays(portfolio, precision),
               *bonds_futhark.time_arrays(portfolio),
               np.ascontiguousarray(geometry.jmax, dtype=np.int64), np.ascontiguousarray(geometry.mdrdt, dtype=dtype),
-              np.diff(shape.v_offset).astype(np.int32), np.ascontiguousarray(shape.v_step, dtype=np.int32),
-              np.ascontiguousarray(shape.v, dtype=np.float64)]
+              np.diff(shape.v_offset).astype(np.int32),  # type: ignore[union-attr]
+              np.ascontiguousarray(shape.v_step, dtype=np.int32),  # type: ignore[union-attr]
+              np.ascontiguousarray(shape.v, dtype=np.float64)]  # type: ignore[union-attr]
     return _futhark.call_entry(PROGRAM, ENTRIES["pieces", precision], arrays, precision, target, context_options,
                                targets=TARGETS)
 

@@ -28,8 +28,8 @@ import numpy as np
 from ..instruments.bond import BondPortfolio
 from ..lattice.constants import CALL, SPREAD_UNIT
 from ..model.curve import YieldCurve
-from ..model.piecewise_tree import piece_probabilities, piecewise_geometry
-from ..model.tree_geometry import BondGeometry, Convention, bond_geometry, libm_exp, libm_log, probability_table
+from ..model.piecewise_tree import piece_probabilities
+from ..model.tree_geometry import BondGeometry, Convention, libm_exp, libm_log, probability_table
 from .reference import width_groups
 
 NAME = "reference"
@@ -127,21 +127,18 @@ class _StepVariances:
     @classmethod
     def of(cls, portfolio: BondPortfolio, geometry: BondGeometry, rows: np.ndarray,
            dtype: np.dtype) -> _StepVariances | None:
-        pieces = portfolio.sigma_pieces()
-        local = np.flatnonzero(pieces.counts[rows] > 0)  # type: ignore[union-attr]
+        counts = portfolio.sigma_pieces().counts  # type: ignore[union-attr]
+        local = np.flatnonzero(counts[rows] > 0)
         if not local.size:
             return None
-        mine = rows[local]
-        base = bond_geometry(portfolio.term_unit[mine], portfolio.term_steps[mine], portfolio.a[mine],
-                             portfolio.sigma[mine], portfolio.maturity[mine], portfolio.spread[mine], dtype)
-        shape = piecewise_geometry(base, a=portfolio.a[mine], sigma=portfolio.sigma[mine],
-                                   pieces=pieces.take(mine), dtype=dtype)[1]  # type: ignore[union-attr]
+        shape = portfolio.piecewise(dtype)[1]  # the trees with pieces, in book order
+        at_shape = (np.cumsum(counts > 0) - 1)[rows[local]]  # each one's place among them
         steps = int(geometry.n[rows].max())
         v = np.zeros((local.size, steps))
-        for k in range(local.size):
-            lo, hi = int(shape.v_offset[k]), int(shape.v_offset[k + 1])
-            at = np.searchsorted(shape.v_step[lo:hi], np.arange(steps), side="right") - 1
-            v[k] = shape.v[lo:hi][at]
+        for k, s in enumerate(at_shape.tolist()):
+            lo, hi = int(shape.v_offset[s]), int(shape.v_offset[s + 1])  # type: ignore[union-attr]
+            at = np.searchsorted(shape.v_step[lo:hi], np.arange(steps), side="right") - 1  # type: ignore[union-attr]
+            v[k] = shape.v[lo:hi][at]  # type: ignore[union-attr]
         return cls(local=local, v=v, M=geometry.M[rows][local].astype(np.float64), dtype=dtype)
 
     def tables(self, i: int, m: int, interior: tuple[np.ndarray, ...], edge: dict[str, np.ndarray],

@@ -23,7 +23,14 @@ import numpy.typing as npt
 
 from ..errors import InputError
 from ..model.curve import YieldCurve
-from ..model.piecewise_tree import MAX_VARIANCE_RATIO, SigmaPieces, piecewise_geometry
+from ..model.piecewise_tree import (
+    MAX_VARIANCE_RATIO,
+    PiecewiseShape,
+    SigmaPieces,
+    joined_pieces,
+    pieces_of,
+    piecewise_geometry,
+)
 from ..model.tree_geometry import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, SIGMA_LIMIT, BondGeometry, bond_geometry
 from ..ragged import segments
 from .columns import as_array, as_float_column, option_types, rows_problems, show
@@ -343,9 +350,7 @@ class BondPortfolio:
         object.__setattr__(part, "_read_problems", rows_problems(self._read_problems, rows))
         if self._signed_coupons is not None:
             object.__setattr__(part, "_signed_coupons", self._signed_coupons[rows])
-        if self._sigma_pieces is not None:
-            taken = self._sigma_pieces.take(rows)
-            object.__setattr__(part, "_sigma_pieces", taken if taken.step.size else None)
+        object.__setattr__(part, "_sigma_pieces", pieces_of(self._sigma_pieces, rows))
         return part
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
@@ -376,10 +381,8 @@ class BondPortfolio:
         object.__setattr__(whole, "_read_problems", _renumbered(parts))
         if any(p._signed_coupons is not None for p in parts):
             object.__setattr__(whole, "_signed_coupons", np.concatenate([p.signed_coupons() for p in parts]))
-        if any(p._sigma_pieces is not None for p in parts):
-            object.__setattr__(whole, "_sigma_pieces", SigmaPieces.concatenate([
-                p._sigma_pieces if p._sigma_pieces is not None else SigmaPieces.of(
-                    counts=np.zeros(len(p), np.int64), step=[], sigma=[]) for p in parts]))
+        object.__setattr__(whole, "_sigma_pieces", joined_pieces([p._sigma_pieces for p in parts],
+                                                                 [len(p) for p in parts]))
         return whole
 
     def cached(self, key: object, compute: Callable[[], T]) -> T:
@@ -415,15 +418,22 @@ class BondPortfolio:
     # --- geometry --------------------------------------------------------------------------------
     def geometry(self, dtype: npt.DTypeLike = np.float64) -> BondGeometry:
         """Per-bond tree constants (height, jmax, dt, ...), computed once per dtype."""
+        return self.piecewise(dtype)[0]
+
+    def piecewise(self, dtype: npt.DTypeLike = np.float64) -> tuple[BondGeometry, PiecewiseShape | None]:
+        """:meth:`geometry` and, where bonds have sigma pieces, their grid and pieces' ``V / dx^2``
+        (:func:`~trinom.model.piecewise_tree.piecewise_geometry`: the trees with pieces, in order; None: none has
+        any), computed once per dtype."""
         key = ("geometry", np.dtype(dtype).str)
         if key not in self._cache:
             geometry = bond_geometry(self.term_unit, self.term_steps, self.a, self.sigma, self.maturity, self.spread,
                                      dtype)
+            shape = None
             if self._sigma_pieces is not None:
                 with np.errstate(all="ignore"):
-                    geometry = piecewise_geometry(geometry, a=self.a, sigma=self.sigma, pieces=self._sigma_pieces,
-                                                  dtype=dtype)[0]
-            self._cache[key] = geometry
+                    geometry, shape = piecewise_geometry(geometry, a=self.a, sigma=self.sigma,
+                                                         pieces=self._sigma_pieces, dtype=dtype)
+            self._cache[key] = (geometry, shape)
         return self._cache[key]
 
     def height(self) -> np.ndarray:
@@ -657,7 +667,7 @@ def _piece_problems(p: BondPortfolio, read: np.ndarray) -> list[tuple[int, str, 
     if pieces is None:
         return []
     found: list[tuple[int, str, str]] = []
-    n = bond_geometry(p.term_unit, p.term_steps, p.a, p.sigma, p.maturity, p.spread).n
+    n = p.geometry().n  # the pieces do not move a tree's height
     for row in np.flatnonzero(read & (pieces.counts > 0)).tolist():
         lo, hi = int(pieces.offset[row]), int(pieces.offset[row + 1])
         steps, values = pieces.step[lo:hi], pieces.sigma[lo:hi]

@@ -21,6 +21,8 @@ from ..conventions.dates import to_days
 from ..errors import InputError
 from .bond import BondPortfolio
 
+#: The trade types that take pieces (their trees are bond trees; caps, floors and bond options are option trees).
+PIECE_TYPES = ("bond", "swaption")
 #: Per trade row: the days (since 1970-01-01) where each piece but the last ends, and every piece's sigma.
 RowPieces = dict[int, tuple[np.ndarray, np.ndarray]]
 

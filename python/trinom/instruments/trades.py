@@ -109,7 +109,7 @@ from .legs import Legs
 from .option import Portfolio
 from .rate_trades import RateRows
 from .side_tables import SIDE_COLUMNS, side_table
-from .sigma_pieces import RowPieces, with_tree_pieces
+from .sigma_pieces import PIECE_TYPES, RowPieces, with_tree_pieces
 from .sigma_pieces import rows_part as pieces_part
 from .swaption import lower_swaptions
 from .trade_checks import (
@@ -297,7 +297,7 @@ class Trades(TradeChecks):
         kinds = self._cells["type"]
         wrong = [(row, "sigma", f"trade {self.ids[row]!r} is a {kinds[row]}: sigma pieces apply to bonds and "
                   "swaptions (bond trees) for now") for row in given
-                 if str(kinds[row]).strip().lower() not in ("bond", "swaption")]
+                 if str(kinds[row]).strip().lower() not in PIECE_TYPES]
         if wrong:
             raise InputError(wrong)
         sigma = np.array(self._cells["sigma"], dtype=object)

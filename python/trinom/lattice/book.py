@@ -60,7 +60,7 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from ..model.piecewise_tree import SigmaPieces, piecewise_geometry
+from ..model.piecewise_tree import SigmaPieces, joined_pieces, pieces_of, piecewise_geometry
 from ..model.tree_geometry import Convention, bond_geometry, tree_geometry, work
 from ..ragged import segments
 from ..result import BOND as BOND
@@ -149,17 +149,15 @@ class Book:
         offset, flat = segments(self.event_offset, rows)
         trees = {name: getattr(self, name)[rows] for name in _TREE_FIELDS}
         events = {name: getattr(self, name)[flat] for name in _EVENT_FIELDS}
-        pieces = None if self.sigma_pieces is None else self.sigma_pieces.take(rows)
-        pieces = pieces if pieces is not None and pieces.step.size else None
-        return Book(**trees, **events, event_offset=offset, curve_names=self.curve_names, sigma_pieces=pieces)
+        return Book(**trees, **events, event_offset=offset, curve_names=self.curve_names,
+                    sigma_pieces=pieces_of(self.sigma_pieces, rows))
 
     def span(self, start: int, stop: int) -> Book:
         """The trees ``start`` to ``stop - 1`` with their events, as views of this book's arrays (no copies)."""
         first, last = int(self.event_offset[start]), int(self.event_offset[stop])
         trees = {name: getattr(self, name)[start:stop] for name in _TREE_FIELDS}
         events = {name: getattr(self, name)[first:last] for name in _EVENT_FIELDS}
-        pieces = None if self.sigma_pieces is None else self.sigma_pieces.take(np.arange(start, stop))
-        pieces = pieces if pieces is not None and pieces.step.size else None
+        pieces = pieces_of(self.sigma_pieces, np.arange(start, stop))
         return Book(**trees, **events, event_offset=self.event_offset[start:stop + 1] - first,
                     curve_names=self.curve_names, sigma_pieces=pieces)
 
@@ -228,10 +226,7 @@ class Book:
         counts = np.concatenate([np.diff(p.event_offset) for p in parts])
         offset = np.zeros(counts.size + 1, dtype=np.int64)
         np.cumsum(counts, out=offset[1:])
-        pieces = None
-        if any(p.sigma_pieces is not None for p in parts):
-            pieces = SigmaPieces.concatenate([p.sigma_pieces if p.sigma_pieces is not None else SigmaPieces.of(
-                counts=np.zeros(len(p), np.int64), step=[], sigma=[]) for p in parts])
+        pieces = joined_pieces([p.sigma_pieces for p in parts], [len(p) for p in parts])
         return cls(**trees, **events, event_offset=offset, curve_names=tuple(names), sigma_pieces=pieces)
 
     # --- the lattice's view ---------------------------------------------------------------------------

@@ -47,8 +47,8 @@ class SigmaPieces:
     steps ascending (> 0). A piece applies to the steps that start at or after its step.
 
     >>> pieces = SigmaPieces.of(counts=[0, 2], step=[10, 20], sigma=[0.012, 0.008])
-    >>> pieces.offset.tolist(), pieces.at(1, np.array([0, 10, 19, 20]), base=0.01).tolist()
-    ([0, 0, 2], [0.01, 0.012, 0.012, 0.008])
+    >>> pieces.offset.tolist(), pieces_of(pieces, np.array([0])), pieces_of(pieces, np.array([1])).step.tolist()
+    ([0, 0, 2], None, [10, 20])
     """
 
     offset: np.ndarray
@@ -80,16 +80,26 @@ class SigmaPieces:
                               or [np.zeros(0, dtype=np.int64)])
         return SigmaPieces.of(counts=counts, step=self.step[flat], sigma=self.sigma[flat])
 
-    @classmethod
-    def concatenate(cls, parts: list[SigmaPieces]) -> SigmaPieces:
-        return cls.of(counts=np.concatenate([p.counts for p in parts]), step=np.concatenate([p.step for p in parts]),
-                      sigma=np.concatenate([p.sigma for p in parts]))
 
-    def at(self, tree: int, steps: np.ndarray, base: float) -> np.ndarray:
-        """Tree ``tree``'s sigma on ``steps`` (``base``: its own sigma, before its first piece)."""
-        lo, hi = int(self.offset[tree]), int(self.offset[tree + 1])
-        k = np.searchsorted(self.step[lo:hi], steps, side="right")
-        return np.concatenate([[base], self.sigma[lo:hi]])[k]
+
+def pieces_of(pieces: SigmaPieces | None, rows: np.ndarray) -> SigmaPieces | None:
+    """The pieces of trees ``rows`` (in that order), None where none of them has any (one sigma a tree)."""
+    if pieces is None:
+        return None
+    taken = pieces.take(rows)
+    return taken if taken.step.size else None
+
+
+def joined_pieces(parts: list[SigmaPieces | None], sizes: list[int]) -> SigmaPieces | None:
+    """The pieces of consecutive parts of ``sizes`` trees each (a part's None: its trees have none), None where no
+    part has any."""
+    if all(part is None for part in parts):
+        return None
+    empty = np.zeros(0, dtype=np.int64)
+    whole = [part if part is not None else SigmaPieces.of(counts=np.zeros(size, np.int64), step=empty, sigma=[])
+             for part, size in zip(parts, sizes, strict=True)]
+    return SigmaPieces.of(counts=np.concatenate([p.counts for p in whole]), step=np.concatenate([p.step for p in whole]),
+                          sigma=np.concatenate([p.sigma for p in whole]))
 
 
 @dataclass(frozen=True, eq=False)
