@@ -84,7 +84,19 @@ struct ChunkPlan {
     bool dated = false;                  // the chunk's listed points have dates (trinom_bonds::exercise_time)
     long long ex_first = 0;              // the chunk's first listed point in the caller's arrays
     int points = 0;                      // the chunk's listed points
+    bool pieced = false;                 // the chunk has sigma pieces (trinom_bonds::piece_offset)
+    long long pc_first = 0;              // the chunk's first piece in the caller's arrays
+    int pieces = 0;
+    bool optioned = false;               // the chunk has options on coupon rates (trinom_bonds::option_offset)
+    long long co_first = 0;              // the chunk's first option in the caller's arrays
+    int options = 0;
 };
+
+// Where bond b's tree has sigma pieces or options on coupon rates: it takes the global-memory kernel.
+bool special_tree(const trinom_bonds &bd, long long b) {
+    return (bd.piece_offset && bd.piece_offset[b + 1] > bd.piece_offset[b]) ||
+           (bd.option_offset && bd.option_offset[b + 1] > bd.option_offset[b]);
+}
 
 // Tree height and half width (§2), in float64 as trinom.bonds.model.bond_geometry.
 bool tree_shape(int64_t term_unit, int64_t term_steps, double a, double maturity, int &n, int &jmax) {
@@ -205,6 +217,18 @@ void plan_chunk(HostPool &pool, const trinom_bonds &bd, int64_t curves, long lon
     plan.points = static_cast<int>(ex_end - plan.ex_first);
     plan.listed = plan.points > 0;  // a chunk without points runs as if no bond had any (null arrays)
     plan.dated = plan.listed && bd.exercise_time != nullptr;
+    plan.pc_first = bd.piece_offset ? bd.piece_offset[first_row] : 0;
+    const long long pc_end = bd.piece_offset ? bd.piece_offset[first_row + count] : 0;
+    plan.co_first = bd.option_offset ? bd.option_offset[first_row] : 0;
+    const long long co_end = bd.option_offset ? bd.option_offset[first_row + count] : 0;
+    if (pc_end - plan.pc_first > INT_MAX / 2 || pc_end < plan.pc_first || co_end - plan.co_first > INT_MAX / 16 ||
+        co_end < plan.co_first)
+        refuse(TRINOM_ERR_ARGUMENT, first_row, "too many sigma pieces or coupon options in one chunk (set a smaller "
+               "chunk_size)");
+    plan.pieces = static_cast<int>(pc_end - plan.pc_first);
+    plan.pieced = plan.pieces > 0;
+    plan.options = static_cast<int>(co_end - plan.co_first);
+    plan.optioned = plan.options > 0;
     std::vector<int> key(count);
     pool.parallel_for(count, kStagingGrain, [&](int, long long lo, long long hi) {
         for (int i = static_cast<int>(lo); i < hi; ++i) {
@@ -237,6 +261,19 @@ void plan_chunk(HostPool &pool, const trinom_bonds &bd, int64_t curves, long lon
                 !tree_shape(bd.term_unit[b], bd.term_steps[b], bd.a[b], bd.maturity[b], plan.n[i], plan.jmax[i]))
                 refuse(TRINOM_ERR_ARGUMENT, b, "the bond gives no valid tree (check term_unit, term_steps, a and maturity)",
                        tree_fault(bd, b));
+            const bool pieced = bd.piece_offset && bd.piece_offset[b + 1] > bd.piece_offset[b];
+            if (pieced) {  // its grid is the pieces' (a widened tree)
+                if (bd.piece_jmax[b] < 1 || bd.piece_jmax[b] > (1 << 30) || bd.piece_step[bd.piece_offset[b]] != 0)
+                    refuse(TRINOM_ERR_ARGUMENT, b, "sigma pieces need a half width >= 1 and a first piece from step 0",
+                           "piece_jmax");
+                plan.jmax[i] = static_cast<int>(bd.piece_jmax[b]);
+            }
+            if (bd.option_offset)
+                for (long long k = bd.option_offset[b]; k < bd.option_offset[b + 1]; ++k)
+                    if (bd.option_step[k] < 0 || bd.option_step[k] >= plan.n[i] ||
+                        (k > bd.option_offset[b] && bd.option_step[k] < bd.option_step[k - 1]))
+                        refuse(TRINOM_ERR_ARGUMENT, b, "coupon options' steps must ascend in 0..height-1",
+                               "option_step");
             if (plan.scenarios && bd.checkpoint_step && bd.checkpoint_step[b] != -1) {
                 const int64_t cp = bd.checkpoint_step[b];
                 if (cp < 1 || cp >= plan.n[i] || bd.entry_offset[b + 1] - bd.entry_offset[b] < 2)
@@ -250,7 +287,9 @@ void plan_chunk(HostPool &pool, const trinom_bonds &bd, int64_t curves, long lon
             // Trees wider than the fast classes (or every tree, with wide_only) take the block kernel of their width
             // class; spread searches, trees wider than its classes and wide_only 2 take the global-memory kernel.
             int group = wide_only ? kWide : fast_class(width);
-            if (group == kWide && wide_only != 2 && !plan.search && block_class(width) < kBlockClasses)
+            const bool special = special_tree(bd, b);  // sigma pieces or coupon options: the global-memory kernel
+            if (special) group = kWide;
+            if (group == kWide && wide_only != 2 && !plan.search && !special && block_class(width) < kBlockClasses)
                 group = kBlock + block_class(width);
             int bucket = 0;
             if (sort) {  // heights in descending order: eight buckets per octave
@@ -306,12 +345,13 @@ void plan_chunk(HostPool &pool, const trinom_bonds &bd, int64_t curves, long lon
 
 // ---- device layout of one chunk: the upload region first, then the outputs and the scratch ----
 enum IntArray { kN, kJmax, kTermUnit, kTermSteps, kFirst, kLast, kFreq, kCurve, kCfBegin, kCfStep, kCurveBegin,
-                kCurveDays, kPerm, kEntBegin, kEntCurve, kCpStep, kEntResume, kExBegin, kExStep, kIntArrays };
+                kCurveDays, kPerm, kEntBegin, kEntCurve, kCpStep, kEntResume, kExBegin, kExStep, kPcBegin, kPcStep,
+                kCoBegin, kCoStep, kIntArrays };
 enum RealArray { kA, kSigma, kSpread, kStrike, kPaid, kCoupon, kRates, kEntSpread, kExPrice, kRealArrays };
 
 template <typename real> struct ChunkLayout {
     size_t ints[kIntArrays], reals[kRealArrays], times, dates, type, at, target, upload, out, found_spread,
-        found_iterations, found_status, scratch, cf_terms, ex_terms, total;
+        found_iterations, found_status, scratch, cf_terms, ex_terms, pc_v, pc_mdrdt, co_terms, total;
 };
 
 template <typename real> ChunkLayout<real> chunk_layout(const ChunkPlan &plan, int curves, int points) {
@@ -323,7 +363,9 @@ template <typename real> ChunkLayout<real> chunk_layout(const ChunkPlan &plan, i
     const size_t int_sizes[kIntArrays] = {count, count, count, count, count, count, count, count, count + 1,
                                           size_t(plan.cashflows), size_t(curves) + 1, size_t(points), plan.perm.size(),
                                           plan.scenarios ? count + 1 : 0, entries, plan.scenarios ? count : 0,
-                                          entries, plan.listed ? count + 1 : 0, listed};
+                                          entries, plan.listed ? count + 1 : 0, listed,
+                                          plan.pieced ? count + 1 : 0, size_t(plan.pieced ? plan.pieces : 0),
+                                          plan.optioned ? count + 1 : 0, size_t(plan.optioned ? plan.options : 0)};
     const size_t real_sizes[kRealArrays] = {count, count, count, count, size_t(plan.cashflows), size_t(plan.cashflows),
                                             size_t(points), entries, listed};
     for (int k = 0; k < kIntArrays; ++k) c.ints[k] = l.take(int_sizes[k] * sizeof(int));
@@ -331,6 +373,9 @@ template <typename real> ChunkLayout<real> chunk_layout(const ChunkPlan &plan, i
     c.times = l.take((plan.timed ? size_t(plan.cashflows) : 0) * sizeof(double));
     c.dates = l.take((plan.dated ? size_t(plan.points) : 0) * sizeof(double));
     c.type = l.take(count);
+    c.pc_v = l.take((plan.pieced ? size_t(plan.pieces) : 0) * sizeof(double));
+    c.pc_mdrdt = l.take((plan.pieced ? count : 0) * sizeof(double));
+    c.co_terms = l.take((plan.optioned ? size_t(plan.options) * 8 * size_t(curves) : 0) * sizeof(double));
     c.at = l.take(plan.at.size() * sizeof(long long));
     const size_t searched = plan.search ? count : 0;
     c.target = l.take(searched * sizeof(double));
@@ -417,6 +462,24 @@ void price_chunk(DeviceContext &ctx, const trinom_bonds &bd, const trinom_bond_c
         if (plan.dated)
             std::memcpy(st + lay.dates, bd.exercise_time + plan.ex_first, size_t(plan.points) * sizeof(double));
     }
+    if (plan.pieced) {
+        for (int i = 0; i <= count; ++i) ints(kPcBegin)[i] = static_cast<int>(bd.piece_offset[b0 + i] - plan.pc_first);
+        double *v = reinterpret_cast<double *>(st + lay.pc_v), *mdrdt = reinterpret_cast<double *>(st + lay.pc_mdrdt);
+        for (int k = 0; k < plan.pieces; ++k) {
+            ints(kPcStep)[k] = clamp_int(bd.piece_step[plan.pc_first + k]);
+            v[k] = bd.piece_v[plan.pc_first + k];
+        }
+        for (int i = 0; i < count; ++i) mdrdt[i] = bd.piece_mdrdt[b0 + i];
+    }
+    if (plan.optioned) {  // the terms on every curve, the chunk's options of each curve together
+        for (int i = 0; i <= count; ++i) ints(kCoBegin)[i] = static_cast<int>(bd.option_offset[b0 + i] - plan.co_first);
+        for (int k = 0; k < plan.options; ++k) ints(kCoStep)[k] = clamp_int(bd.option_step[plan.co_first + k]);
+        const long long total = bd.option_offset[bd.count];
+        double *terms = reinterpret_cast<double *>(st + lay.co_terms);
+        for (int c = 0; c < nc; ++c)
+            std::memcpy(terms + size_t(c) * plan.options * 8, bd.option_terms + (c * total + plan.co_first) * 8,
+                        size_t(plan.options) * 8 * sizeof(double));
+    }
     std::memcpy(st + lay.at, plan.at.data(), plan.at.size() * sizeof(long long));
     if (plan.search) std::memcpy(st + lay.target, bd.search->target + b0, count * sizeof(double));
     if (plan.scenarios) {
@@ -478,6 +541,14 @@ void price_chunk(DeviceContext &ctx, const trinom_bonds &bd, const trinom_bond_c
     args.found_spread = reinterpret_cast<double *>(dev + lay.found_spread);
     args.found_iterations = reinterpret_cast<int *>(dev + lay.found_iterations);
     args.found_status = reinterpret_cast<int *>(dev + lay.found_status);
+    args.pc_begin = plan.pieced ? d_ints(kPcBegin) : nullptr;
+    args.pc_step = plan.pieced ? d_ints(kPcStep) : nullptr;
+    args.pc_v = plan.pieced ? reinterpret_cast<const double *>(dev + lay.pc_v) : nullptr;
+    args.pc_mdrdt = plan.pieced ? reinterpret_cast<const double *>(dev + lay.pc_mdrdt) : nullptr;
+    args.co_begin = plan.optioned ? d_ints(kCoBegin) : nullptr;
+    args.co_step = plan.optioned ? d_ints(kCoStep) : nullptr;
+    args.co_terms = plan.optioned ? reinterpret_cast<const double *>(dev + lay.co_terms) : nullptr;
+    args.co_count = plan.optioned ? plan.options : 0;
     const int *perm = d_ints(kPerm);
     const long long *d_at = reinterpret_cast<const long long *>(dev + lay.at);
     real *out = reinterpret_cast<real *>(dev + lay.out);

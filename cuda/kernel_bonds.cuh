@@ -106,13 +106,78 @@ template <typename real> __device__ __forceinline__ Probs<real> bond_probabiliti
     return p;
 }
 
-// Probability that node s (of a full-width level) branches to t, or 0 (§3).
-template <typename real> __device__ __forceinline__ real branch_to(int s, int t, int jmax, real M) {
-    const Probs<real> p = bond_probabilities(s, jmax, M);
+// A tree with sigma pieces (python/trinom/model/piecewise_tree.py, fut/lattice.fut's probabilities_v): node j's
+// probabilities at a step whose variance is v = V / dx^2 (Hull and White's own at v = 1/3), operation by operation.
+template <typename real>
+__device__ __forceinline__ Probs<real> piece_probabilities(int j, int jmax, real M, real v) {
+    using R = Rn<real>;
+    const real jM = R::mul(real(j), M);
+    const real jjMM = R::mul(jM, jM);
+    const real half = real(0.5);
+    const real hv = R::mul(v, half);
+    Probs<real> p;
+    if (j == -jmax) {
+        p.pu = R::add(hv, R::mul(R::sub(jjMM, jM), half));
+        p.pm = R::add(R::sub(-v, jjMM), R::mul(real(2), jM));
+        p.pd = R::add(R::add(real(1), hv), R::mul(R::sub(jjMM, R::mul(real(3), jM)), half));
+    } else if (j == jmax) {
+        p.pu = R::add(R::add(real(1), hv), R::mul(R::add(jjMM, R::mul(real(3), jM)), half));
+        p.pm = R::sub(R::sub(-v, jjMM), R::mul(real(2), jM));
+        p.pd = R::add(hv, R::mul(R::add(jjMM, jM), half));
+    } else {
+        p.pu = R::add(hv, R::mul(R::add(jjMM, jM), half));
+        p.pm = R::sub(R::sub(real(1), v), jjMM);
+        p.pd = R::add(hv, R::mul(R::sub(jjMM, jM), half));
+    }
+    return p;
+}
+
+// Step i's V / dx^2 of bond o's sigma pieces (the last piece starting at or before i).
+template <typename real> __device__ __forceinline__ real piece_v(const BondArgs<real> &b, int o, int i) {
+    int k = b.pc_begin[o];
+    const int end = b.pc_begin[o + 1];
+    while (k + 1 < end && b.pc_step[k + 1] <= i) ++k;
+    return real(b.pc_v[k]);
+}
+
+// The standard normal distribution function.
+__device__ __forceinline__ double normal_cdf(double x) { return 0.5 * erfc(-x / sqrt(2.0)); }
+
+// Options lo .. hi - 1 on coupon rates from a node whose one-step discount is d (python/trinom/engines/
+// coupon_option_terms.py's node_values; `terms` the 8 of each on the curve priced): each amount times Hull and
+// White's option on P(s, e) from the node, summed in order.
+__device__ __forceinline__ double coupon_options_value(const double *terms, int lo, int hi, double d) {
+    const double ln_d = log(d);
+    double acc = 0.0;
+    for (int k = lo; k < hi; ++k) {
+        const double *t = terms + size_t(k) * 8;
+        const double p_s = exp(t[0] + t[1] * ln_d), p_e = exp(t[2] + t[3] * ln_d);
+        const double sd = t[4], strike = t[5] * p_s;
+        const bool call = t[7] != 0.0;
+        double v;
+        if (sd > 0.0) {
+            const double d1 = log(p_e / strike) / sd + 0.5 * sd;
+            v = call ? p_e * normal_cdf(d1) - strike * normal_cdf(d1 - sd)
+                     : strike * normal_cdf(sd - d1) - p_e * normal_cdf(-d1);
+        } else {
+            v = call ? fmax(p_e - strike, 0.0) : fmax(strike - p_e, 0.0);
+        }
+        acc += t[6] * (isfinite(v) ? v : 0.0);
+    }
+    return acc;
+}
+
+// The branch of node s to t, or 0, from s's probabilities `p`.
+template <typename real> __device__ __forceinline__ real branch_of(const Probs<real> &p, int s, int t, int jmax) {
     const int d = t - s;
     if (s == -jmax) return d == 2 ? p.pu : d == 1 ? p.pm : d == 0 ? p.pd : real(0);
     if (s == jmax) return d == 0 ? p.pu : d == -1 ? p.pm : d == -2 ? p.pd : real(0);
     return d == 1 ? p.pu : d == 0 ? p.pm : d == -1 ? p.pd : real(0);
+}
+
+// Probability that node s (of a full-width level) branches to t, or 0 (§3).
+template <typename real> __device__ __forceinline__ real branch_to(int s, int t, int jmax, real M) {
+    return branch_of(bond_probabilities(s, jmax, M), s, t, jmax);
 }
 
 // §4: the zero rate at t years on one curve, searching on from the last index found: forward
@@ -915,7 +980,15 @@ __global__ void __launch_bounds__(kWideThreads) bond_wide_kernel(BondArgs<real> 
     const int half = min(jmax, n);
     const int W = 2 * half + 1;
     const int term_unit = b.term_unit[o];
-    const BondConstants<real> c = bond_constants<real>(term_unit, b.term_steps[o], b.a[o], b.sigma[o], b.spread[o]);
+    BondConstants<real> c = bond_constants<real>(term_unit, b.term_steps[o], b.a[o], b.sigma[o], b.spread[o]);
+    // Sigma pieces: the pieces' grid (jmax[o] is its half width) and each step's branching from its piece.
+    const bool pieced = b.pc_begin != nullptr && b.pc_begin[o + 1] > b.pc_begin[o];
+    if (pieced) c.mdrdt = real(b.pc_mdrdt[o]);
+    auto probabilities = [&](int j, int step) {
+        return pieced ? piece_probabilities(j, jmax, c.M, piece_v(b, o, step)) : bond_probabilities(j, jmax, c.M);
+    };
+    // Options on coupon rates: [co_first, co_end) of the chunk's, ascending steps.
+    const int co_first = b.co_begin != nullptr ? b.co_begin[o] : 0, co_end = b.co_begin != nullptr ? b.co_begin[o + 1] : 0;
     real *x = b.scratch + bond_at[blockIdx.x];
     real *cur = x + W, *nxt = cur + W;
     real *E = nxt + W;  // E_i = exp(-alpha_i dt), i < n
@@ -947,7 +1020,7 @@ __global__ void __launch_bounds__(kWideThreads) bond_wide_kernel(BondArgs<real> 
         for (int t = tid - h; t <= h; t += kWideThreads) {
             real q = 0;
             for (int s = max(t - 2, -hp); s <= min(t + 2, hp); ++s) {
-                const real p = branch_to(s, t, jmax, c.M);
+                const real p = branch_of(probabilities(s, i - 1), s, t, jmax);
                 if (p != real(0)) q = R::add(q, R::mul(p, R::mul(R::mul(cur[s + half], e), x[s + half])));
             }
             nxt[t + half] = q;
@@ -987,6 +1060,9 @@ __global__ void __launch_bounds__(kWideThreads) bond_wide_kernel(BondArgs<real> 
     const real g_pass = kSearch ? spread_factor(real(search.s), c.dt) : g;
     CashflowCursor cf = cashflow_start(b.cf_step, p0, p1, n, last_flow_timed(b, p1));
     ListedCursor lx = listed_start(b, o, n);
+    int co_next = co_end - 1;  // the last option not yet taken (options are taken from the last step down)
+    const double *co_terms =
+        b.co_terms + size_t(8) * size_t(scen ? b.ent_curve[e0 + ent] : b.curve[o]) * size_t(b.co_count);
     for (int idx = tid; idx < W; idx += kWideThreads) {
         cur[idx] = at_maturity;
         if constexpr (kSearch) d_cur[idx] = 0;
@@ -1008,8 +1084,11 @@ __global__ void __launch_bounds__(kWideThreads) bond_wide_kernel(BondArgs<real> 
         }
         real price = exercise ? exercise_price(cf, i, strike, b.cf_step, b.cf_coupon) : real(0);
         take_listed(lx, i, b, call, exercise, price, ctx, tf, timed);
+        const int co_hi = co_next + 1;  // the options of step i: [co_next + 1, co_hi) after the walk
+        while (co_next >= co_first && b.co_step[co_next] >= i) --co_next;
+        const int co_lo = co_next + 1;
         for (int j = tid - h; j <= h; j += kWideThreads) {
-            const Probs<real> p = bond_probabilities(j, jmax, c.M);
+            const Probs<real> p = probabilities(j, i);
             const int u = j == -jmax ? j + 2 : j == jmax ? j : j + 1;  // targets u > m > d
             const real sum = R::add(R::add(R::mul(p.pu, cur[u + half]), R::mul(p.pm, cur[u - 1 + half])),
                                     R::mul(p.pd, cur[u - 2 + half]));
@@ -1019,7 +1098,10 @@ __global__ void __launch_bounds__(kWideThreads) bond_wide_kernel(BondArgs<real> 
                 const real d_sum = p.pu * d_cur[u + half] + p.pm * d_cur[u - 1 + half] + p.pd * d_cur[u - 2 + half];
                 d_cont = (d_sum - sum * spread_dt) * ex;
             }
-            const real cont = settle(tf, call, exercise, price, R::mul(sum, ex), x[j + half], d_cont);
+            real value = R::mul(sum, ex);
+            if (co_lo < co_hi)  // options on coupon rates, before the step's events
+                value = value + real(coupon_options_value(co_terms, co_lo, co_hi, double(e) * double(x[j + half])));
+            const real cont = settle(tf, call, exercise, price, value, x[j + half], d_cont);
             nxt[j + half] = clamp_inf(cont);
             if constexpr (kSearch) d_nxt[j + half] = d_cont;
         }

@@ -45,6 +45,17 @@ template <typename real> struct BondArgs {
     int search_max;
     double *found_spread;
     int *found_iterations, *found_status;
+    // Optional (nullptr: one sigma a tree): bond o's sigma pieces are [pc_begin[o], pc_begin[o+1]) (none: Hull and
+    // White's tree), piece k from step pc_step[k] on (the first from 0) with V / dx^2 pc_v[k]; its grid's -dx dt is
+    // pc_mdrdt[o] (its half width is jmax[o]). Such trees take the global-memory kernel (bond_wide_kernel).
+    const int *pc_begin, *pc_step;
+    const double *pc_v, *pc_mdrdt;
+    // Optional (nullptr: none): bond o's options on coupon rates are [co_begin[o], co_begin[o+1]), at step co_step[k]
+    // (ascending), their 8 terms on curve c at co_terms + 8 (c co_count + k) (trinom_cuda.h). Such trees take the
+    // global-memory kernel.
+    const int *co_begin, *co_step;
+    const double *co_terms;
+    int co_count;
 };
 
 // Bonds in warp segments (class cls < kFastClasses): the bonds perm[begin .. begin+count) of

@@ -140,6 +140,24 @@ typedef struct trinom_bonds {
      * step): a point with a date between exercise_step and the next step pays its price then, and the flows paid by
      * the date are the holder's whatever is decided. */
     const double *exercise_time;
+    /* Optional sigma pieces (NULL piece_offset: every tree Hull and White's, one sigma; python/trinom/model/
+     * piecewise_tree.py). Bond b's pieces are [piece_offset[b], piece_offset[b+1]) (count + 1 entries; none: its
+     * tree is Hull and White's): piece k applies from step piece_step[k] on (the first from step 0, ascending), each
+     * step's branching from its V / dx^2, piece_v[k]; the tree's grid is piece_jmax[b] nodes each side and
+     * piece_mdrdt[b] = -dx dt (per bond, read where the bond has pieces). */
+    const int64_t *piece_offset;
+    const int64_t *piece_step;
+    const double *piece_v;
+    const int64_t *piece_jmax;
+    const double *piece_mdrdt;
+    /* Optional options on coupon rates (NULL option_offset: none; python/trinom/instruments/coupon_options.py).
+     * Bond b's are [option_offset[b], option_offset[b+1]) (count + 1 entries), at step option_step[k] (ascending),
+     * valued from each node before the step's exercise with the 8 terms of python/trinom/engines/
+     * coupon_option_terms.py on each curve: option k's on curve c are option_terms[8 (c K + k) ..], K =
+     * option_offset[count] (a bond's own curve's, or a scenario entry's). */
+    const int64_t *option_offset;
+    const int64_t *option_step;
+    const double *option_terms;
 } trinom_bonds;
 
 /* How a bond's spread search ended (trinom_spread_search.status). */

@@ -228,6 +228,39 @@ module fast_bond (R: float) = {
        else settle kind ev.exercise ev.exercise_price ev.bt tb.x[q]
                    (backward_node tb h jmax at q R.* ((e R.* tb.x[q]) R.* g))
 
+  -- | `level_mapped_node` with `extra x_q` added to each node's continuation before the step's events (a bond's
+  -- options on coupon rates at the step, `options_value`).
+  def level_mapped_node_with [w] (any: bool) (extra: real -> real) (tb: tables [w]) (h: i64) (jmax: i64) (kind: i32)
+                                 (g: real) (Val: [w]real) (ev: events) (e: real) (q: i64) : real =
+    let c = F.centre h
+    let is_live (q: i64) = u64.i64 (q - c + ev.hh) <= u64.i64 (2 * ev.hh)
+    let at (q: i64) : real = if is_live q then Val[q] R.+ ev.added else Val[q]
+    in if !(is_live q) then zero
+       else let cont = backward_node tb h jmax at q R.* ((e R.* tb.x[q]) R.* g)
+            in settle kind ev.exercise ev.exercise_price ev.bt tb.x[q] (if any then cont R.+ extra tb.x[q] else cont)
+
+  -- | The standard normal distribution function.
+  def normal_cdf (x: f64) : f64 = 0.5 * f64.erfc (-x / f64.sqrt 2)
+
+  -- | The options on coupon rates `lo` to `hi - 1` of `terms` (python/trinom/engines/coupon_option_terms.py: ln A and
+  -- beta of the fixing and of the payment date, the deviation, the strike, the amount, the side) from a node whose
+  -- one-step discount is `d`: each amount times Hull and White's option on P(s, e) from the node, summed in order.
+  def options_value [o] (terms: [o][8]f64) (lo: i64) (hi: i64) (d: f64) : f64 =
+    let ln_d = f64.log d
+    in loop acc = 0f64 for k < hi - lo do
+         let t (c: i64) : f64 = #[unsafe] terms[lo + k, c]
+         let p_s = f64.exp (t 0 + t 1 * ln_d)
+         let p_e = f64.exp (t 2 + t 3 * ln_d)
+         let sd = t 4
+         let K = t 5 * p_s
+         let call = t 7 != 0
+         let v = if sd > 0
+                 then let d1 = f64.log (p_e / K) / sd + 0.5 * sd
+                      in if call then p_e * normal_cdf d1 - K * normal_cdf (d1 - sd)
+                         else K * normal_cdf (sd - d1) - p_e * normal_cdf (-d1)
+                 else if call then f64.max (p_e - K) 0 else f64.max (K - p_e) 0
+         in acc + t 6 * (if f64.isnan v || f64.isinf v then 0 else v)
+
   -- | One backward level, as a map over the w nodes (the GPU shape: a thread a node): the nodes
   -- |j| <= hh of `Val` (level i+1) take the step's cash flow `added` as they are read, each live
   -- node of level i is its continuation times (e x_j) g, exercised; the others are zero.
@@ -467,7 +500,7 @@ module fast_bond (R: float) = {
   -- (the widest piece sets it) and its step i's branching takes the v of its piece: `piece_v[piece_offsets[v] +
   -- k]` from step `piece_steps[...]` on (the first piece from step 0), each step's tables made from it.  A bond
   -- without pieces (`piece_counts[v] == 0`) is `prices_with`'s.
-  def pieces_prices [n] [k] [c] [l] [e] [p] (cf_offsets: [n]i64) (term_units: [n]i32) (term_steps: [n]i32)
+  def pieces_prices [n] [k] [c] [l] [e] [p] [o] (cf_offsets: [n]i64) (term_units: [n]i32) (term_steps: [n]i32)
                                             (a: [n]real) (sigma: [n]real) (cashflows: [n]i32)
                                             (cashflow_steps: [k]i32) (repayments: [k]real) (coupons: [k]real)
                                             (spreads: [n]real) (types: [n]i32) (strikes: [n]real)
@@ -477,7 +510,9 @@ module fast_bond (R: float) = {
                                             (exercise_steps: [e]i32) (exercise_prices: [e]real)
                                             (cashflow_times: [k]f64) (exercise_times: [e]f64) (jmax_over: [n]i64)
                                             (mdrdt_over: [n]real) (piece_offsets: [n]i64) (piece_counts: [n]i32)
-                                            (piece_steps: [p]i32) (piece_v: [p]f64) : [n]real =
+                                            (piece_steps: [p]i32) (piece_v: [p]f64) (option_offsets: [n]i64)
+                                            (option_counts: [n]i32) (option_steps: [o]i32) (option_terms: [o][8]f64)
+                                            : [n]real =
     let yc_offsets = exclusive_scan curve_terms
     let one_bond (v: i64) : real =
       let own = geometry_at cf_offsets term_units term_steps a sigma cashflows cashflow_steps spreads v
@@ -502,8 +537,17 @@ module fast_bond (R: float) = {
       let wk = walk_of cf_offsets cashflows cashflow_steps repayments coupons spreads types strikes first_exercise
                        last_exercise frequencies ex_offsets exercise_counts exercise_steps exercise_prices
                        cashflow_times exercise_times a geo rate_at v
+      let ooff = option_offsets[v]
+      let ocount = i64.i32 option_counts[v]
+      -- The bond's options on coupon rates at step i (ascending steps): a range of `option_terms`.
+      let options_at (i: i64) : (i64, i64) =
+        let lo = loop lo = 0 while lo < ocount && i64.i32 option_steps[ooff + lo] < i do lo + 1
+        let hi = loop hi = lo while hi < ocount && i64.i32 option_steps[ooff + hi] == i do hi + 1
+        in (ooff + lo, ooff + hi)
       let backward_level (Val: *[w]real) (ev: events) (e: real) : *[w]real =
-        level_mapped (tables_at ev.step) h geo.jmax wk.kind geo.g Val ev e
+        let (lo, hi) = if ocount == 0 then (0, 0) else options_at ev.step
+        let extra (x: real) : real = B.r (options_value option_terms lo hi (B.d e * B.d x))
+        in tabulate w (level_mapped_node_with (lo < hi) extra (tables_at ev.step) h geo.jmax wk.kind geo.g Val ev e)
       in backward fresh backward_level same steps wk
     in map one_bond (iota n)
 
@@ -625,10 +669,11 @@ entry bonds_listed64 [n] [k] [c] [l] [e] (term_units: [n]i32) (term_steps: [n]i3
                           curve_rates curve_days (fast_bond64.exclusive_scan exercise_counts) exercise_counts
                           exercise_steps exercise_prices cashflow_times exercise_times
 
--- | Bonds with sigma pieces (`fast_bond.pieces_prices`): `bonds_listed64`'s arrays, then per bond its grid
--- (`jmax_over`, `mdrdt_over`) and its pieces (`piece_counts` of them, the first from step 0: their first steps and
--- their V / dx^2).
-entry bonds_pieces64 [n] [k] [c] [l] [e] [p] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f64) (sigma: [n]f64)
+-- | Bonds with sigma pieces or options on coupon rates (`fast_bond.pieces_prices`): `bonds_listed64`'s arrays, then
+-- per bond its grid (`jmax_over`, `mdrdt_over`) and its pieces (`piece_counts` of them, the first from step 0: their
+-- first steps and their V / dx^2), then its options on coupon rates (`option_counts` of them: their steps,
+-- ascending, and their terms).
+entry bonds_pieces64 [n] [k] [c] [l] [e] [p] [o] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f64) (sigma: [n]f64)
                                              (_maturities: [n]f64) (cashflows: [n]i32) (cashflow_steps: [k]i32)
                                              (repayments: [k]f64) (coupons: [k]f64) (spreads: [n]f64)
                                              (types: [n]i32) (strikes: [n]f64) (first_exercise: [n]i32)
@@ -637,16 +682,19 @@ entry bonds_pieces64 [n] [k] [c] [l] [e] [p] (term_units: [n]i32) (term_steps: [
                                              (exercise_counts: [n]i32) (exercise_steps: [e]i32)
                                              (exercise_prices: [e]f64) (cashflow_times: [k]f64)
                                              (exercise_times: [e]f64) (jmax_over: [n]i64) (mdrdt_over: [n]f64)
-                                             (piece_counts: [n]i32) (piece_steps: [p]i32) (piece_v: [p]f64) : [n]f64 =
+                                             (piece_counts: [n]i32) (piece_steps: [p]i32) (piece_v: [p]f64)
+                                             (option_counts: [n]i32) (option_steps: [o]i32)
+                                             (option_terms: [o][8]f64) : [n]f64 =
   fast_bond64.pieces_prices (fast_bond64.exclusive_scan cashflows) term_units term_steps a sigma cashflows
                             cashflow_steps repayments coupons spreads types strikes first_exercise last_exercise
                             frequencies curve_index curve_terms curve_rates curve_days
                             (fast_bond64.exclusive_scan exercise_counts) exercise_counts exercise_steps exercise_prices
                             cashflow_times exercise_times jmax_over mdrdt_over
                             (fast_bond64.exclusive_scan piece_counts) piece_counts piece_steps piece_v
+                            (fast_bond64.exclusive_scan option_counts) option_counts option_steps option_terms
 
 -- | `bonds_pieces64` in float32.
-entry bonds_pieces32 [n] [k] [c] [l] [e] [p] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f32) (sigma: [n]f32)
+entry bonds_pieces32 [n] [k] [c] [l] [e] [p] [o] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f32) (sigma: [n]f32)
                                              (_maturities: [n]f32) (cashflows: [n]i32) (cashflow_steps: [k]i32)
                                              (repayments: [k]f32) (coupons: [k]f32) (spreads: [n]f32)
                                              (types: [n]i32) (strikes: [n]f32) (first_exercise: [n]i32)
@@ -655,13 +703,16 @@ entry bonds_pieces32 [n] [k] [c] [l] [e] [p] (term_units: [n]i32) (term_steps: [
                                              (exercise_counts: [n]i32) (exercise_steps: [e]i32)
                                              (exercise_prices: [e]f32) (cashflow_times: [k]f64)
                                              (exercise_times: [e]f64) (jmax_over: [n]i64) (mdrdt_over: [n]f32)
-                                             (piece_counts: [n]i32) (piece_steps: [p]i32) (piece_v: [p]f64) : [n]f32 =
+                                             (piece_counts: [n]i32) (piece_steps: [p]i32) (piece_v: [p]f64)
+                                             (option_counts: [n]i32) (option_steps: [o]i32)
+                                             (option_terms: [o][8]f64) : [n]f32 =
   fast_bond32.pieces_prices (fast_bond32.exclusive_scan cashflows) term_units term_steps a sigma cashflows
                             cashflow_steps repayments coupons spreads types strikes first_exercise last_exercise
                             frequencies curve_index curve_terms curve_rates curve_days
                             (fast_bond32.exclusive_scan exercise_counts) exercise_counts exercise_steps exercise_prices
                             cashflow_times exercise_times jmax_over mdrdt_over
                             (fast_bond32.exclusive_scan piece_counts) piece_counts piece_steps piece_v
+                            (fast_bond32.exclusive_scan option_counts) option_counts option_steps option_terms
 
 -- | `bonds_listed64` without listed exercise points: the paper's 19 arrays (the test above).
 entry bonds64 [n] [k] [c] [l] (term_units: [n]i32) (term_steps: [n]i32) (a: [n]f64) (sigma: [n]f64)

@@ -157,15 +157,26 @@ def test_futhark_prices_pieces_as_the_reference(target: str) -> None:
 
 
 @pytest.mark.gpu
-def test_futhark_cuda_prices_pieces_as_the_reference_and_cuda_refuses_them() -> None:
+def test_the_gpu_engines_price_pieces_as_the_reference() -> None:
+    """Futhark's cuda target (bonds_pieces) and the cuda engine (its global-memory kernel, each step's branching from
+    its piece): f64 within 1e-11 of the reference, f32 by the float32 rule; a spread search and scenario entries on
+    cuda as the reference's."""
     usable, why = trinom.engines.get("futhark").available("cuda")
     assert usable, why
     for book, curves in pieces_books():
         reference = np.asarray(trinom.price(book, curves, backend="reference").price)
         f64 = np.asarray(trinom.price(book, curves, backend="futhark", target="cuda").price)
         np.testing.assert_allclose(f64, reference, rtol=0, atol=1e-11)
-        with pytest.raises(ValueError, match="piecewise constant"):
-            trinom.price(book, curves, backend="cuda")
+        cuda = np.asarray(trinom.price(book, curves, backend="cuda").price)
+        np.testing.assert_allclose(cuda, reference, rtol=0, atol=1e-11)
+        f32 = np.asarray(trinom.price(book, curves, backend="cuda", precision="f32").price)
+        assert (np.abs(f32 - reference) <= 1e-4 * np.maximum(1.0, np.abs(reference))).all()
+    from trinom.model.scenarios import CurveShift
+
+    book, curves = pieces_books()[1]
+    grid = trinom.price(book, curves, backend="cuda", scenarios=[None, CurveShift(0.001)])
+    reference = trinom.price(book, curves, backend="reference", scenarios=[None, CurveShift(0.001)])
+    np.testing.assert_allclose(np.asarray(grid.price), np.asarray(reference.price), rtol=0, atol=1e-11)
 
 
 def test_a_sigma_move_moves_every_piece() -> None:

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..model.curve import YieldCurve
 from ..portfolio import Portfolio
+from .coupon_option_terms import option_terms
 from .outcomes import SEARCH_OUTCOMES, BackendUnavailable
 
 if TYPE_CHECKING:
@@ -269,7 +270,30 @@ def _bond_section(ffi: Any, book: Any, keep: list, bonds: BondPortfolio, curves:
         times = getattr(bonds, name, None)
         if times is not None and np.isfinite(times).any():
             setattr(section, name, _buffer(ffi, keep, np.ascontiguousarray(times, dtype=np.float64)))
+    _pieces_into(ffi, section, keep, bonds, tuple(curves))
     _curves_into(ffi, book.bond_curves, keep, tuple(curves))
+
+
+def _pieces_into(ffi: Any, section: Any, keep: list, bonds: BondPortfolio, curves: tuple[YieldCurve, ...]) -> None:
+    """The bonds' sigma pieces (their grid and each piece's ``V / dx^2``) and options on coupon rates (their steps and
+    terms on every curve of ``curves``) into the bond section (NULL where no bond has any)."""
+    pieces, options = bonds.sigma_pieces(), bonds.coupon_options()
+    if pieces is not None:
+        geometry, shape = bonds.piecewise(np.float64)
+        counts = np.zeros(len(bonds), dtype=np.int64)
+        counts[pieces.counts > 0] = np.diff(shape.v_offset)  # type: ignore[union-attr]
+        offset = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        for name, values, dtype in (("piece_offset", offset, np.int64),
+                                    ("piece_step", shape.v_step, np.int64),  # type: ignore[union-attr]
+                                    ("piece_v", shape.v, np.float64),  # type: ignore[union-attr]
+                                    ("piece_jmax", geometry.jmax, np.int64),
+                                    ("piece_mdrdt", geometry.mdrdt, np.float64)):
+            setattr(section, name, _buffer(ffi, keep, np.ascontiguousarray(values, dtype=dtype)))
+    if options is not None:
+        terms = np.stack([option_terms(bonds, curves, np.float64, curve=c) for c in range(len(curves))])
+        section.option_offset = _buffer(ffi, keep, np.ascontiguousarray(options.offset, dtype=np.int64))
+        section.option_step = _buffer(ffi, keep, np.ascontiguousarray(options.step, dtype=np.int64))
+        section.option_terms = _buffer(ffi, keep, np.ascontiguousarray(terms, dtype=np.float64))
 
 
 def _book(ffi: Any, portfolio: Portfolio | None, curve: YieldCurve | Sequence[YieldCurve] | None,

@@ -91,16 +91,17 @@ def predictions(book: Book) -> list[tuple[str, str | None, float]]:
     return rows
 
 
-#: Where ``auto`` prices a book with sigma pieces (the first usable): the engines that price them, the CPU's cores
-#: first (Futhark prices such trees a tree a map element, which fills a GPU only with large books).
-PIECES_ORDER: tuple[tuple[str, str | None], ...] = (("futhark", "multicore"), ("futhark", "cuda"), ("futhark", "c"),
-                                                     ("reference", None))
+#: Where ``auto`` prices a book with sigma pieces or coupon options (the first usable): the engines that price them,
+#: ``cuda`` first (a block a tree, levels in global memory), then the CPU's cores (Futhark prices such trees a tree a
+#: map element, which fills a GPU only with large books).
+PIECES_ORDER: tuple[tuple[str, str | None], ...] = (("cuda", None), ("futhark", "multicore"), ("futhark", "cuda"),
+                                                     ("futhark", "c"), ("reference", None))
 
 
 def choose(book: Book, precision: str = "f64", target: str | None = None) -> tuple[str, str | None]:
     """The engine (and its target, or None) that ``auto`` runs for ``book``, honouring ``target`` (a book with sigma
-    pieces: the engines that price them, Futhark multicore, c or cuda where built, else the reference)."""
-    if book.sigma_pieces is not None and target is None:
+    pieces or coupon options: :data:`PIECES_ORDER`'s first usable engine)."""
+    if (book.sigma_pieces is not None or book.has_coupon_options()) and target is None:
         return next(((name, chosen) for name, chosen in PIECES_ORDER if usable(name, chosen)), ("reference", None))
     if target is not None:
         if target == "cuda" and usable("cuda"):
@@ -119,8 +120,8 @@ def choose(book: Book, precision: str = "f64", target: str | None = None) -> tup
 
 def explain(book: Book) -> str:
     """What each usable candidate was predicted to cost for ``book``, the chosen first."""
-    if book.sigma_pieces is not None:
-        return "trees with sigma pieces: the engines that price them, the CPU's cores first (" + \
+    if book.sigma_pieces is not None or book.has_coupon_options():
+        return "trees with sigma pieces or caps and floors on coupons: the engines that price them, in order (" + \
             ", ".join(f"{n}/{t}" if t else n for n, t in PIECES_ORDER) + ")"
     rows = sorted(predictions(book), key=lambda row: row[2])
     model = costs.load()

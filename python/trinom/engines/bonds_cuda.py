@@ -8,7 +8,9 @@ prices come back in input order. The forward pass is the ``cuda`` backend's alph
 recursion, renormalised by powers of two every step; it stores ``exp(-alpha_i dt)`` times the
 spread factor per step. The backward pass keeps true values, because exercise (against strike
 plus accrued interest) and cash flows need them. Trees wider than 512 nodes are priced one per
-thread block with the levels in global memory (``timing["fallback"]`` counts them).
+thread block with the levels in global memory (``timing["fallback"]`` counts them), and so are trees with sigma
+pieces (each step's branching from its piece) and with options on coupon rates (caps and floors on floating coupons,
+valued from each node before the step's exercise).
 
 The paper's conventions are kept (a cash flow reaches the nodes ``|j| <= min(i, jmax)`` only,
 accrued interest uses the previous coupon, the Bermudan grid counts from cash-flow dates, +-inf
@@ -30,6 +32,10 @@ from . import _cuda_lib
 
 NAME = "cuda"
 TARGETS: tuple[str, ...] = ("cuda",)
+#: Trees with sigma pieces and options on coupon rates take the kernel with levels in global memory
+#: (:meth:`~trinom.engines.engine.KernelEngine.prices_sigma_pieces`, ``prices_coupon_options``).
+SIGMA_PIECES = True
+COUPON_OPTIONS = True
 
 
 def available(target: str | None = None) -> tuple[bool, str]:

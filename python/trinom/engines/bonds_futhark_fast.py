@@ -21,7 +21,9 @@ points) for all steps at once before the backward passes. ``fut/bonds.fut`` (the
 paper's program, operation by operation) stays as the ``futhark-paper`` engine's bond pricer. Trees with sigma
 pieces (:meth:`~trinom.BondPortfolio.with_sigma_pieces`) take ``bonds_pieces64``/``bonds_pieces32`` on every
 target (:func:`price_pieces`: one bond per map element with its own forward pass, each step's branching from its
-piece). Options: ``device``, ``platform``, ``build_options``, ``num_threads`` (as every Futhark backend).
+piece), and so do bonds with options on coupon rates (caps and floors on floating coupons,
+:mod:`trinom.engines.coupon_option_terms`). Options: ``device``, ``platform``, ``build_options``,
+``num_threads`` (as every Futhark backend).
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ import numpy as np
 
 from ..instruments.bond import BondPortfolio
 from ..model.curve import YieldCurve
+from ..model.piecewise_tree import PiecewiseShape
 from . import _futhark, bonds_futhark, futhark_fast
+from .coupon_option_terms import WIDTH, option_terms
 
 NAME = "futhark"
 TARGETS: tuple[str, ...] = ("c", "multicore", "opencl", "cuda")
@@ -45,6 +49,9 @@ ENTRIES = {("one", "f64"): "bonds_listed64", ("one", "f32"): "bonds_listed32",
            ("pieces", "f64"): "bonds_pieces64", ("pieces", "f32"): "bonds_pieces32"}
 #: It prices trees with sigma pieces (:meth:`~trinom.engines.engine.KernelEngine.prices_sigma_pieces`).
 SIGMA_PIECES = True
+#: It prices options on coupon rates (:meth:`~trinom.engines.engine.KernelEngine.prices_coupon_options`), on the
+#: entry of trees with pieces.
+COUPON_OPTIONS = True
 #: Bytes of the shared forward ratios (one float64 a step per lattice) one ``bonds_shared`` call may hold;
 #: a book of more distinct lattices is priced in parts of whole lattices.
 SHARED_RATIO_BYTES = 64 << 20
@@ -112,10 +119,14 @@ def price(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precision: str
     if len(portfolio) == 0:
         return np.zeros(0, dtype=_futhark.REAL_DTYPES[precision])
     chosen = target if target is not None else _futhark.default_target(PROGRAM)
-    pieces = portfolio.sigma_pieces()
-    if pieces is not None:  # trees with sigma pieces: their own entry (the rest as any book)
+    pieces, coupon = portfolio.sigma_pieces(), portfolio.coupon_options()
+    if pieces is not None or coupon is not None:  # trees with sigma pieces or coupon options: their own entry
         out = np.empty(len(portfolio), dtype=_futhark.REAL_DTYPES[precision])
-        pieced = np.flatnonzero(pieces.counts > 0)
+        special = np.zeros(len(portfolio), dtype=bool)
+        for table in (pieces, coupon):
+            if table is not None:
+                special |= table.counts > 0
+        pieced = np.flatnonzero(special)
         out[pieced] = price_pieces(portfolio[pieced], curves, precision, chosen, context_options)
         rest = np.setdiff1d(np.arange(len(portfolio)), pieced)
         if rest.size:
@@ -136,13 +147,14 @@ def price(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precision: str
 
 def price_pieces(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precision: str, target: str,
                  context_options: dict[str, Any]) -> np.ndarray:
-    """Bonds that all have sigma pieces: ``bonds_pieces`` with each tree's grid (``jmax``, ``mdrdt``) and its pieces'
-    first steps and ``V / dx^2`` (:func:`~trinom.model.piecewise_tree.piecewise_geometry`); a tree narrower than
-    this formulation takes (half width below :data:`MIN_JMAX`) on the reference engine."""
+    """Bonds with sigma pieces or options on coupon rates: ``bonds_pieces`` with each tree's grid (``jmax``,
+    ``mdrdt``), its pieces' first steps and ``V / dx^2`` (:func:`~trinom.model.piecewise_tree.piecewise_geometry`)
+    and its options' terms (:func:`~trinom.engines.coupon_option_terms.option_terms`); a tree narrower than this
+    formulation takes (half width below :data:`MIN_JMAX`) on the reference engine."""
     from . import bonds_reference
 
     dtype = _futhark.REAL_DTYPES[precision]
-    geometry, shape = portfolio.piecewise(dtype)  # every bond has pieces: the shape's trees are the bonds
+    geometry, shape = portfolio.piecewise(dtype)  # the shape's trees: the bonds with pieces, in order
     narrow = geometry.jmax < MIN_JMAX
     if narrow.any():
         out = np.empty(len(portfolio), dtype=dtype)
@@ -154,11 +166,27 @@ def price_pieces(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precisi
     arrays = [*bonds_futhark.entry_arrays(portfolio, curves, precision), *bonds_futhark.listed_arrays(portfolio, precision),
               *bonds_futhark.time_arrays(portfolio),
               np.ascontiguousarray(geometry.jmax, dtype=np.int64), np.ascontiguousarray(geometry.mdrdt, dtype=dtype),
-              np.diff(shape.v_offset).astype(np.int32),  # type: ignore[union-attr]
-              np.ascontiguousarray(shape.v_step, dtype=np.int32),  # type: ignore[union-attr]
-              np.ascontiguousarray(shape.v, dtype=np.float64)]  # type: ignore[union-attr]
+              *_piece_arrays(portfolio, shape), *_option_arrays(portfolio, curves, dtype)]
     return _futhark.call_entry(PROGRAM, ENTRIES["pieces", precision], arrays, precision, target, context_options,
                                targets=TARGETS)
+
+
+def _piece_arrays(portfolio: BondPortfolio, shape: PiecewiseShape | None) -> list[np.ndarray]:
+    """``bonds_pieces``' piece counts (0: one sigma), first steps and ``V / dx^2`` of the bonds."""
+    counts = np.zeros(len(portfolio), dtype=np.int32)
+    if shape is None:
+        return [counts, np.zeros(0, dtype=np.int32), np.zeros(0)]
+    counts[portfolio.sigma_pieces().counts > 0] = np.diff(shape.v_offset)  # type: ignore[union-attr]
+    return [counts, np.ascontiguousarray(shape.v_step, dtype=np.int32), np.ascontiguousarray(shape.v, dtype=np.float64)]
+
+
+def _option_arrays(portfolio: BondPortfolio, curves: Sequence[YieldCurve], dtype: np.dtype) -> list[np.ndarray]:
+    """``bonds_pieces``' option counts, steps and terms of the bonds."""
+    options = portfolio.coupon_options()
+    if options is None:
+        return [np.zeros(len(portfolio), dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros((0, WIDTH))]
+    return [options.counts.astype(np.int32), np.ascontiguousarray(options.step, dtype=np.int32),
+            np.ascontiguousarray(option_terms(portfolio, curves, dtype))]
 
 
 def lattices(portfolio: BondPortfolio) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -30,12 +30,15 @@ from ..lattice.constants import CALL, SPREAD_UNIT
 from ..model.curve import YieldCurve
 from ..model.piecewise_tree import piece_probabilities
 from ..model.tree_geometry import BondGeometry, Convention, libm_exp, libm_log, probability_table
+from .coupon_option_terms import node_values, option_terms
 from .reference import width_groups
 
 NAME = "reference"
 TARGETS: tuple[str, ...] = ()
 #: It prices trees with sigma pieces (:meth:`~trinom.engines.engine.KernelEngine.prices_sigma_pieces`).
 SIGMA_PIECES = True
+#: It prices options on coupon rates (:meth:`~trinom.engines.engine.KernelEngine.prices_coupon_options`).
+COUPON_OPTIONS = True
 
 
 def available(target: str | None = None) -> tuple[bool, str]:
@@ -55,10 +58,11 @@ def price(portfolio: BondPortfolio, curves: Sequence[YieldCurve], precision: str
     dtype = np.dtype(np.float32 if precision == "f32" else np.float64)
     geometry = portfolio.geometry(dtype)
     prices = np.empty(len(portfolio), dtype=dtype)
+    terms = option_terms(portfolio, curves, dtype) if portfolio.coupon_options() is not None else None
     done = 0
     for rows in width_groups(2 * geometry.jmax + 1, geometry.n):
         with np.errstate(over="ignore"):  # float32 trees of extreme volatility overflow; inf is mapped as in C
-            prices[rows] = _price_group(portfolio, curves, geometry, rows, dtype)
+            prices[rows] = _price_group(portfolio, curves, geometry, rows, dtype, terms)
         done += rows.size
         if progress is not None:
             progress(done, len(portfolio))
@@ -211,8 +215,9 @@ def _discount_factors(portfolio: BondPortfolio, curves: Sequence[YieldCurve], ge
 
 
 def _price_group(portfolio: BondPortfolio, curves: Sequence[YieldCurve], geometry: BondGeometry,
-                 rows: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """Backward pass (§6) for bonds ``rows`` (sorted by height, tallest first), padded to the widest."""
+                 rows: np.ndarray, dtype: np.dtype, terms: np.ndarray | None = None) -> np.ndarray:
+    """Backward pass (§6) for bonds ``rows`` (sorted by height, tallest first), padded to the widest (``terms``: the
+    portfolio's coupon options', :func:`~trinom.engines.coupon_option_terms.option_terms`)."""
     real = dtype.type
     tree = _tree(geometry, rows, dtype, portfolio)
     E, P = _discount_factors(portfolio, curves, geometry, rows, tree, dtype)
@@ -244,6 +249,7 @@ def _price_group(portfolio: BondPortfolio, curves: Sequence[YieldCurve], geometr
     first_ex, last_ex = portfolio.first_exercise[rows], portfolio.last_exercise[rows]
     freq = portfolio.exercise_frequency[rows]
     listed = _ListedCursor(portfolio, rows, n, dtype) if portfolio.has_listed() else None
+    options = _options_by_step(portfolio, rows) if terms is not None else {}
     big, tiny = real(np.finfo(dtype).max), real(np.finfo(dtype).tiny)
     active = np.searchsorted(-n, -np.arange(steps + 1), side="left")
     for i in range(steps - 1, -1, -1):
@@ -289,6 +295,15 @@ def _price_group(portfolio: BondPortfolio, curves: Sequence[YieldCurve], geometr
             at = np.unique(np.concatenate([rows_ for rows_, _flows in timed]))
             cont[at] += (c0[at, None] + c1[at, None] * x[at].astype(np.float64)).astype(dtype)
             kept = (at, a0, a1) if bool(np.any(a0[at] != 0) or np.any(a1[at] != 0)) else None
+        if i in options:  # options on coupon rates fixing at step i or before step i + 1, valued before its exercise
+            at, which = options[i]
+            with np.errstate(divide="ignore", invalid="ignore"):  # log 0 outside a narrower tree: never read
+                log_d = np.log(E[at, i: i + 1].astype(np.float64) * x[at].astype(np.float64))
+                values = node_values(terms[which], log_d)  # type: ignore[index]
+            total = np.zeros((m, cont.shape[1]))  # a bond's options summed in double, in their order
+            np.add.at(total, at, values)
+            held = np.unique(at)
+            cont[held] += total[held].astype(dtype)
         ex_rows = np.flatnonzero(exercise)
         if ex_rows.size:
             accrued = np.zeros(ex_rows.size, dtype=dtype)
@@ -318,6 +333,25 @@ def _price_group(portfolio: BondPortfolio, curves: Sequence[YieldCurve], geometr
         cont[cont == -np.inf] = tiny
         Val[:m] = np.where(live, cont, real(0))
     return Val[:, J]
+
+
+def _options_by_step(portfolio: BondPortfolio, rows: np.ndarray) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """The coupon options of bonds ``rows`` by step: per step, the group rows that have one there and the options'
+    indices in the portfolio's order."""
+    options = portfolio.coupon_options()
+    if options is None:
+        return {}
+    counts = options.counts[rows]
+    group_row = np.repeat(np.arange(rows.size), counts)
+    flat = np.concatenate([np.arange(options.offset[r], options.offset[r + 1]) for r in rows.tolist()]
+                          or [np.zeros(0, dtype=np.int64)]).astype(np.int64)
+    steps = options.step[flat]
+    order = np.lexsort((flat, steps))
+    out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    bounds = np.flatnonzero(np.r_[True, steps[order][1:] != steps[order][:-1], True])
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        out[int(steps[order][lo])] = (group_row[order][lo:hi], flat[order][lo:hi])
+    return out
 
 
 class _FlowsBetweenSteps:

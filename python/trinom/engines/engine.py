@@ -138,11 +138,19 @@ class Engine:
             able = " and ".join(f"{INSTRUMENT_NAMES[k]}s" for k in sorted(self.instruments))
             raise ValueError(f"engine {self.name!r} prices {able} only, and the book holds {what}")
         if book.sigma_pieces is not None and not self.prices_sigma_pieces():
-            raise ValueError(f"engine {self.name!r} does not price trees whose sigma is piecewise constant yet (the "
-                             "futhark and reference engines do; backend='auto' picks one of them for such a book)")
+            raise ValueError(f"engine {self.name!r} does not price trees whose sigma is piecewise constant (the "
+                             "futhark, cuda and reference engines do; backend='auto' picks one of them for such a book)")
+        if book.has_coupon_options() and not self.prices_coupon_options():
+            raise ValueError(f"engine {self.name!r} does not price caps or floors on floating coupons (the futhark, "
+                             "cuda and reference engines do; backend='auto' picks one of them for such a book)")
 
     def prices_sigma_pieces(self) -> bool:
         """Whether the engine prices bond trees with sigma pieces (:class:`~trinom.model.piecewise_tree.SigmaPieces`)."""
+        return False
+
+    def prices_coupon_options(self) -> bool:
+        """Whether the engine prices bond trees with options on coupon rates
+        (:mod:`trinom.instruments.coupon_options`)."""
         return False
 
     def __repr__(self) -> str:
@@ -176,6 +184,10 @@ class KernelEngine(Engine):
     def prices_sigma_pieces(self) -> bool:
         """Its bond kernel module says so (``SIGMA_PIECES = True``)."""
         return BOND in self.kernels and bool(getattr(self.module(BOND), "SIGMA_PIECES", False))
+
+    def prices_coupon_options(self) -> bool:
+        """Its bond kernel module says so (``COUPON_OPTIONS = True``)."""
+        return BOND in self.kernels and bool(getattr(self.module(BOND), "COUPON_OPTIONS", False))
 
     def module(self, instrument: int) -> ModuleType:
         """The kernel module of ``instrument``."""

@@ -11,7 +11,9 @@ import numpy as np
 
 from ..errors import InputError
 from ..instruments.bond import BondPortfolio
-from ..lattice.book import BOND, CASH_FLOW, EXERCISE, OPTION, PAYOFF, Book
+from ..instruments.constants import CALL
+from ..instruments.coupon_options import CouponOptions
+from ..lattice.book import BOND, CASH_FLOW, COUPON_OPTION, EXERCISE, OPTION, PAYOFF, Book
 from ..portfolio import Portfolio
 
 
@@ -51,11 +53,22 @@ def share_bonds(book: Book, source: Book) -> None:
 
 
 def _with_pieces(bonds: BondPortfolio, book: Book) -> BondPortfolio:
-    """``bonds`` with the book's sigma pieces, where it has some."""
+    """``bonds`` with the book's sigma pieces and coupon options, where it has some."""
     pieces = book.sigma_pieces
-    if pieces is None:
-        return bonds
-    return bonds.with_sigma_pieces(counts=pieces.counts, step=pieces.step, sigma=pieces.sigma)
+    if pieces is not None:
+        bonds = bonds.with_sigma_pieces(counts=pieces.counts, step=pieces.step, sigma=pieces.sigma)
+    if bonds.coupon_options() is None and np.any(book.event_kind == COUPON_OPTION):
+        bonds = bonds.with_coupon_options(coupon_options(book))
+    return bonds
+
+
+def coupon_options(book: Book) -> CouponOptions:
+    """The book's :data:`~trinom.lattice.book.COUPON_OPTION` events, per tree in event order."""
+    at = np.flatnonzero(book.event_kind == COUPON_OPTION)
+    owner = np.searchsorted(book.event_offset, at, side="right") - 1
+    return CouponOptions.of(counts=np.bincount(owner, minlength=len(book)), step=book.event_step[at],
+                            expiry=book.event_time[at], end=book.event_end[at], strike=book.event_coupon[at],
+                            amount=book.event_amount[at], is_call=book.event_side[at] == CALL)
 
 
 def _bonds(book: Book) -> BondPortfolio:

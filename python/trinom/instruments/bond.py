@@ -35,6 +35,7 @@ from ..model.tree_geometry import DEFAULT_MAX_STEPS, DEFAULT_MAX_WIDTH, SIGMA_LI
 from ..ragged import segments
 from .columns import as_array, as_float_column, option_types, rows_problems, show
 from .constants import CALL, PUT
+from .coupon_options import CouponOptions, joined_options, options_of
 
 T = TypeVar("T")
 
@@ -182,6 +183,7 @@ class BondPortfolio:
         object.__setattr__(self, "_read_problems", ())
         object.__setattr__(self, "_signed_coupons", None)  # per bond, whether its coupons may be negative (None: none)
         object.__setattr__(self, "_sigma_pieces", None)  # sigma as a step function of the steps (None: constant)
+        object.__setattr__(self, "_coupon_options", None)  # caps and floors on floating coupons (None: none)
         given = None
         if accrued is not None:  # a dated bond's accrued interest, by its day count (trinom.instruments.dated_bond)
             given = np.array(accrued, dtype=np.float64).reshape(-1)
@@ -258,6 +260,23 @@ class BondPortfolio:
         object.__setattr__(copy, "_sigma_pieces", pieces if pieces.step.size else None)
         object.__setattr__(copy, "_cache", {})
         return copy
+
+    def with_coupon_options(self, options: CouponOptions | None) -> BondPortfolio:
+        """These bonds with options on their floating coupons' rates (caps and floors,
+        :mod:`trinom.instruments.coupon_options`), one :class:`~trinom.instruments.coupon_options.CouponOptions` entry
+        per bond (None: none). The ``reference``, ``futhark`` and ``cuda`` engines price them."""
+        if options is not None and len(options) != len(self):
+            raise InputError([(None, "coupon_options", f"coupon options for {len(options)} bonds, expected one entry "
+                               f"per bond ({len(self)})")])
+        copy = object.__new__(BondPortfolio)
+        copy.__dict__.update(self.__dict__)
+        object.__setattr__(copy, "_coupon_options", options if options is not None and options.step.size else None)
+        object.__setattr__(copy, "_cache", {})
+        return copy
+
+    def coupon_options(self) -> CouponOptions | None:
+        """The bonds' options on coupon rates (:meth:`with_coupon_options`), None where no bond has any."""
+        return self._coupon_options
 
     def sigma_pieces(self) -> SigmaPieces | None:
         """The bonds' sigma pieces (:meth:`with_sigma_pieces`), None where every bond has one sigma."""
@@ -351,6 +370,7 @@ class BondPortfolio:
         if self._signed_coupons is not None:
             object.__setattr__(part, "_signed_coupons", self._signed_coupons[rows])
         object.__setattr__(part, "_sigma_pieces", pieces_of(self._sigma_pieces, rows))
+        object.__setattr__(part, "_coupon_options", options_of(self._coupon_options, rows))
         return part
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
@@ -383,6 +403,8 @@ class BondPortfolio:
             object.__setattr__(whole, "_signed_coupons", np.concatenate([p.signed_coupons() for p in parts]))
         object.__setattr__(whole, "_sigma_pieces", joined_pieces([p._sigma_pieces for p in parts],
                                                                  [len(p) for p in parts]))
+        object.__setattr__(whole, "_coupon_options", joined_options([p._coupon_options for p in parts],
+                                                                    [len(p) for p in parts]))
         return whole
 
     def cached(self, key: object, compute: Callable[[], T]) -> T:

@@ -18,9 +18,13 @@ date where no floating period is running (a coupon date, or any date of the fixe
 fixed at its start depends on the path, which a recombining tree does not hold. At a floating period's start ``s_j``
 the flow ``+100 beta_j`` belongs to the bond after the exercise, and the tree pays a date's flows whatever is
 decided; so the exercise price there is lowered by ``100 beta_j`` (the leg's prices may be negative: the bonds carry
-signed amounts, :meth:`~trinom.BondPortfolio.with_signed_coupons`). American exercise, notice days and caps or floors
-on the coupon are refused (the first two exercise inside periods; a capped coupon is an option on the path's rate
-that needs an event the engines do not have yet).
+signed amounts, :meth:`~trinom.BondPortfolio.with_signed_coupons`). American exercise and notice days are refused
+(they exercise inside periods).
+
+**Caps and floors** on the coupon (``cap``, ``floor``: bounds on the rate plus ``margin``) are, per floating period
+fixing after the as-of date, a caplet the holder gives up and a floorlet it gets: options on the period's rate that
+the tree values at the step of its fixing, before that step's exercise (:mod:`trinom.instruments.coupon_options`). A
+running period's coupon is known: its fixing plus margin within the bounds, a flow.
 
 >>> FLOAT_COLUMNS
 ('coupon_type', 'margin', 'cap', 'floor', 'switch_date', 'fixing')
@@ -38,7 +42,8 @@ from ..conventions import accrual_fractions, accrued_interest, generate_schedule
 from ..conventions.dates import as_dates, day_text
 from ..model.curve import YieldCurve, discount_factors
 from ..model.rate_options import basis_ratio
-from .dated_bond import YEAR_DAYS, Amortization, LoweredBonds, _Flows, period_ratios, step_after
+from .coupon_options import CouponOptions
+from .dated_bond import YEAR_DAYS, Amortization, DatedBonds, LoweredBonds, _Flows, period_ratios, step_after
 
 #: The columns floating bonds add to the trades contract (appended at its end).
 FLOAT_COLUMNS: Final[tuple[str, ...]] = ("coupon_type", "margin", "cap", "floor", "switch_date", "fixing")
@@ -57,6 +62,14 @@ class FloatingTerms:
     switch: np.ndarray  #: the first floating period's start (a day number; a floater: its issue date)
     fixing: np.ndarray  #: the running floating period's rate (NaN: not given)
     forecast: np.ndarray  #: the forecast curve, an index into the market's curves
+    cap: np.ndarray | None = None  #: the cap on a floating coupon (rate plus margin), a decimal (NaN: none)
+    floor: np.ndarray | None = None  #: the floor on it (NaN: none)
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per bond, its cap and floor (NaN: none)."""
+        none = np.full(self.kind.size, np.nan)
+        return (none if self.cap is None else np.asarray(self.cap, dtype=np.float64),
+                none if self.floor is None else np.asarray(self.floor, dtype=np.float64))
 
 
 def lowered_coupon(terms: FloatingTerms) -> np.ndarray:
@@ -65,10 +78,11 @@ def lowered_coupon(terms: FloatingTerms) -> np.ndarray:
 
 
 def floating_lowered(as_of: int, lowered: LoweredBonds, terms: FloatingTerms, curves: Sequence[YieldCurve] | None,
-                     amortization: Amortization | None) -> tuple[LoweredBonds, np.ndarray]:
+                     amortization: Amortization | None) -> tuple[LoweredBonds, np.ndarray, CouponOptions | None]:
     """``lowered`` (the bonds as fixed-rate bonds paying :func:`lowered_coupon`) with the floating periods' flows,
-    accrued interest and exercise prices (see the module), and per bond whether its amounts are signed. A bond whose
-    floating terms cannot be lowered gets a problem of ``lowered.problems`` (naming its row)."""
+    accrued interest and exercise prices (see the module), per bond whether its amounts are signed, and the caps'
+    and floors' options on the coupons (:mod:`trinom.instruments.coupon_options`; None: no bond has any). A bond
+    whose floating terms cannot be lowered gets a problem of ``lowered.problems`` (naming its row)."""
     bonds = lowered.bonds
     failed = np.zeros(len(bonds), dtype=bool)  # bonds the lowering found bad already: placeholders
     if lowered.problems:
@@ -79,7 +93,7 @@ def floating_lowered(as_of: int, lowered: LoweredBonds, terms: FloatingTerms, cu
     which = np.flatnonzero((terms.kind != FIXED) & ~failed)
     signed = np.zeros(len(bonds), dtype=bool)
     if not which.size:
-        return lowered, signed
+        return lowered, signed, None
     problems = list(lowered.problems)
 
     def take(values: object) -> object:
@@ -134,6 +148,11 @@ def floating_lowered(as_of: int, lowered: LoweredBonds, terms: FloatingTerms, cu
     swapped = floating & (terms.kind[owner] == FIXED_TO_FLOAT)
     coupon_change = 100.0 * (terms.margin - terms.coupon)[owner] * fractions * share
     fixed_rate = np.where(np.isnan(terms.fixing), 0.0, terms.fixing)[owner]
+    cap, floor = terms.bounds()
+    # a running period's coupon is known: its rate plus margin within the cap and floor (the clamp is a flow)
+    paid_rate = fixed_rate + terms.margin[owner]
+    clamped = np.fmax(np.fmin(paid_rate, cap[owner]), floor[owner])
+    fixed_rate = fixed_rate + np.where(running, clamped - paid_rate, 0.0)
     parts = [(owner[future], begin[future], 100.0 * share[future] * beta[future]),
              (owner[future], end[future], -100.0 * share[future]),
              (owner[running], end[running], 100.0 * fixed_rate[running] * fractions[running] * share[running]),
@@ -172,7 +191,41 @@ def floating_lowered(as_of: int, lowered: LoweredBonds, terms: FloatingTerms, cu
                          "coupon period, whose rate fixed at its start: a floating bond is exercised on its coupon "
                          "dates (period starts) or in its fixed part"))
     signed[which] = True
-    return replace(lowered, flows=flows, accrued=accrued, point_price=price, problems=problems), signed
+    options = _coupon_options(as_of, bonds, terms, owner, future & ~bad[owner], begin, end, fractions, share, beta,
+                              problems)
+    return replace(lowered, flows=flows, accrued=accrued, point_price=price, problems=problems), signed, options
+
+
+def _coupon_options(as_of: int, bonds: DatedBonds, terms: FloatingTerms, owner: np.ndarray, future: np.ndarray,
+                    begin: np.ndarray, end: np.ndarray, fractions: np.ndarray, share: np.ndarray, beta: np.ndarray,
+                    problems: list[tuple[int | None, str, str]]) -> CouponOptions | None:
+    """The caplets and floorlets of the floating periods ``future`` fixes after the as-of date, per bond of
+    ``bonds`` (:mod:`trinom.instruments.coupon_options`); a bound that leaves no positive ``1 + tau (bound -
+    margin)`` is a problem of its row."""
+    cap, floor = terms.bounds()
+    parts = []
+    for bound, is_call, sign in ((cap, False, -1.0), (floor, True, 1.0)):
+        period = np.flatnonzero(future & ~np.isnan(bound[owner]))
+        if not period.size:
+            continue
+        k = owner[period]
+        c = 1.0 + fractions[period] * (bound[k] - terms.margin[k])
+        bad = c <= 0
+        for p in np.flatnonzero(bad).tolist():
+            problems.append((int(bonds.rows[k[p]]), "cap" if sign < 0 else "floor", "the bound less the margin is "
+                             f"below -1 / accrual ({1 / fractions[period[p]]:.4g}) for the period from "
+                             f"{day_text(begin[period[p]])}: no coupon can reach it"))
+        period, k, c = period[~bad], k[~bad], c[~bad]
+        spy = np.asarray(bonds.steps_per_year, dtype=np.int64)[k]
+        parts.append((k, ((begin[period] - as_of) * spy) // YEAR_DAYS, (begin[period] - as_of) / YEAR_DAYS,
+                      (end[period] - as_of) / YEAR_DAYS, beta[period] / c, sign * 100.0 * share[period] * c,
+                      np.full(period.size, is_call)))
+    if not parts:
+        return None
+    k, step, expiry, pay, strike, amount, call = (np.concatenate(column) for column in zip(*parts, strict=True))
+    order = np.lexsort((np.arange(k.size), step, k))  # per bond, by step (a period's cap before its floor)
+    return CouponOptions.of(counts=np.bincount(k, minlength=len(bonds)), step=step[order], expiry=expiry[order],
+                            end=pay[order], strike=strike[order], amount=amount[order], is_call=call[order])
 
 
 def _part_amortization(amortization: Amortization, which: np.ndarray) -> Amortization | None:

@@ -443,11 +443,12 @@ class TradeChecks:
         rule(floater, "switch_date", "switch_date applies to fixed_to_float bonds, got {value!r}")
         need(switching, "switch_date", "the first floating period's start, a coupon date (coupon_type fixed_to_float)")
         for field in ("cap", "floor"):
-            rule(is_bond, field, f"a {field} on a floating coupon is not priced yet (an option on each period's "
-                 "rate needs an event the engines do not have): leave it empty, got {value!r}")
+            rule(fixed, field, f"{field} applies to a floating coupon (coupon_type float or fixed_to_float), got "
+                 "{value!r}")
         live = floater | switching
         with np.errstate(invalid="ignore"):
-            for field in ("margin", "fixing"):
+            rule(live & (n["cap"] < n["floor"]), "cap", "cap must be at least the floor, got {value}")
+            for field in ("margin", "fixing", "cap", "floor"):
                 rule(live & (np.abs(n[field]) > 1), field, f"{field} must be a decimal rate (0.002 for 20 bp), got "
                      "{value}")
         rule(live & (p.exercise == _AMERICAN), "exercise", "american exercise on a floating bond falls inside its "

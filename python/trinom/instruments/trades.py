@@ -91,6 +91,7 @@ from ..result import Prices
 from .bond import BondPortfolio
 from .cap import CapSpecs, lower_caps
 from .constants import CALL, PUT
+from .coupon_options import CouponOptions
 from .dated_bond import (
     NO_EXERCISE_PRICE,
     YEAR_DAYS,
@@ -578,8 +579,9 @@ class Trades(TradeChecks):
         lowered = lower_dated_bonds(self.as_of_day, specs, **self._exercise_inputs(good), amortization=amortization,
                                     curves=curves)
         signed = np.zeros(good.size, dtype=bool)
+        options = None
         if np.any(terms.kind != FIXED):  # floating coupons: their flows, accrued interest and exercise prices
-            lowered, signed = floating_lowered(self.as_of_day, lowered, terms, curves, amortization)
+            lowered, signed, options = floating_lowered(self.as_of_day, lowered, terms, curves, amortization)
         has_option = p.present["option"][good]
         gone = has_option & (lowered.point_counts == 0) & (lowered.strike >= NO_EXERCISE_PRICE)
         said = self._memo.setdefault("warnings", {})
@@ -598,9 +600,20 @@ class Trades(TradeChecks):
             signs = np.zeros(count, dtype=bool)
             signs[np.flatnonzero(~bad)[signed]] = True
         if local:
-            return BondPortfolio.with_read_problems(local, accrued=accrued, signed_coupons=signs, **fields)
-        made = BondPortfolio(accrued=accrued, **fields)
-        return made if signs is None else made.with_signed_coupons(signs)
+            made = BondPortfolio.with_read_problems(local, accrued=accrued, signed_coupons=signs, **fields)
+        else:
+            made = BondPortfolio(accrued=accrued, **fields)
+            made = made if signs is None else made.with_signed_coupons(signs)
+        if options is not None:  # caps and floors on floating coupons, on the rows lowered (placeholders have none)
+            at = np.full(count, -1, dtype=np.int64)
+            at[np.flatnonzero(~bad)] = np.arange(len(options))
+            at[placeholder] = -1
+            counts = np.where(at >= 0, options.counts[np.maximum(at, 0)], 0)
+            taken = options.take(np.maximum(at, 0))
+            keep = np.repeat(at >= 0, taken.counts)
+            made = made.with_coupon_options(CouponOptions.of(counts=counts, **{k: v[keep] for k, v in
+                                                                               taken.columns().items()}))
+        return made
 
     def _floating_terms(self, good: np.ndarray, forecast: np.ndarray) -> FloatingTerms:
         """The good bond rows' coupon terms (:mod:`trinom.instruments.floating`): fixed, float or fixed-to-float
@@ -610,7 +623,8 @@ class Trades(TradeChecks):
         margin = np.nan_to_num(p.numbers["margin"][good])
         switch = np.where(kind == FIXED_TO_FLOAT, p.dates["switch_date"][good], p.dates["issue"][good])
         return FloatingTerms(kind=kind, coupon=np.nan_to_num(p.numbers["coupon"][good]), margin=margin,
-                             switch=switch, fixing=p.numbers["fixing"][good], forecast=forecast)
+                             switch=switch, fixing=p.numbers["fixing"][good], forecast=forecast,
+                             cap=p.numbers["cap"][good], floor=p.numbers["floor"][good])
 
     def _exercise_inputs(self, good: np.ndarray) -> dict[str, Any]:
         """The good bond rows' exercise as :func:`lower_dated_bonds` takes it (bonds numbered among ``good``):

@@ -26,8 +26,11 @@ Per event (a compact table; one entry per cash flow, exercise right or payoff):
   listed point's ``time``, its date after its step, where its price is paid), :data:`EXERCISE` (from step
   ``first`` to ``last`` every ``every``
   steps the value is capped (call) or floored (put) at the strike ``amount`` plus accrued
-  interest; ``first > last``: no step) and :data:`PAYOFF` (at the step of time ``time``, in years,
-  the value is replaced by ``max(value - amount, 0)`` (call) or ``max(amount - value, 0)`` (put));
+  interest; ``first > last``: no step), :data:`PAYOFF` (at the step of time ``time``, in years,
+  the value is replaced by ``max(value - amount, 0)`` (call) or ``max(amount - value, 0)`` (put)) and
+  :data:`COUPON_OPTION` (a bond's cap or floor on a floating coupon, :mod:`trinom.instruments.coupon_options`: at
+  ``step``, before its exercise, every node gains ``amount`` times the node's Hull-White option on the zero-coupon
+  bond ``P(time, end)`` struck at ``coupon``, a call or put by ``side``, expiring at ``time``);
 * a *listed exercise point* (a bond's ``exercise_step``/``exercise_price``) is an :data:`EXERCISE`
   event with ``every == 0``, its marker, and ``step == first == last``: at that one step the value
   is capped (call) or floored (put) at the dirty price ``amount``, no accrued interest added (a
@@ -70,13 +73,13 @@ from ..result import OPTION as OPTION
 T = TypeVar("T")
 
 #: Event kinds.
-CASH_FLOW, EXERCISE, PAYOFF = 0, 1, 2
+CASH_FLOW, EXERCISE, PAYOFF, COUPON_OPTION = 0, 1, 2, 3
 #: Instrument kinds: OPTION, BOND and INSTRUMENT_NAMES (imported above, and kept here) are the result type's.
 
 _TREE_FIELDS = ("instrument", "convention", "term_unit", "term_steps", "a", "sigma", "maturity", "spread", "curve",
                 "scale")
 _EVENT_FIELDS = ("event_kind", "event_step", "event_time", "event_amount", "event_coupon", "event_side",
-                 "event_first", "event_last", "event_every")
+                 "event_first", "event_last", "event_every", "event_end")
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,6 +106,7 @@ class Book:
     event_first: np.ndarray  #: int64 (exercise windows; 0 otherwise)
     event_last: np.ndarray
     event_every: np.ndarray
+    event_end: np.ndarray  #: years: a coupon option's payment date (NaN for the other kinds)
     curve_names: tuple[str, ...] = ("default",)
     sigma_pieces: SigmaPieces | None = None  #: per tree, sigma as a step function of its steps (None: one sigma)
 
@@ -138,6 +142,10 @@ class Book:
     def part(self, instrument: int) -> Book:
         """The trees of ``instrument`` as a book of their own (cached)."""
         return self.cached(("part", instrument), lambda: self.take(self.rows_of(instrument)))
+
+    def has_coupon_options(self) -> bool:
+        """Whether a tree holds a :data:`COUPON_OPTION` event (cached)."""
+        return self.cached("coupon-options", lambda: bool(np.any(self.event_kind == COUPON_OPTION)))
 
     def curves_used(self) -> list[int]:
         """The curve indices the trees use, ascending (cached)."""
@@ -284,6 +292,8 @@ def make_book(trees: dict[str, npt.ArrayLike], event_offset: npt.ArrayLike, even
         return np.array(values, dtype=dtype).reshape(-1)
 
     trees = {"scale": np.ones(np.asarray(trees["instrument"]).size), **trees}
+    if "event_end" not in events:
+        events = {**events, "event_end": np.full(np.asarray(events["event_kind"]).size, np.nan)}
     return Book(**{k: column(k, v) for k, v in trees.items()}, **{k: column(k, v) for k, v in events.items()},
                 event_offset=np.asarray(event_offset, dtype=np.int64), curve_names=tuple(curve_names),
                 sigma_pieces=sigma_pieces)

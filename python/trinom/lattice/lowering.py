@@ -24,10 +24,10 @@ import numpy as np
 import numpy.typing as npt
 
 from ..instruments.bond import BondPortfolio
-from ..instruments.constants import FACE_VALUE
+from ..instruments.constants import CALL, FACE_VALUE, PUT
 from ..instruments.option import Portfolio
 from ..model.tree_geometry import Convention
-from .book import BOND, CASH_FLOW, EXERCISE, OPTION, PAYOFF, Book, make_book
+from .book import BOND, CASH_FLOW, COUPON_OPTION, EXERCISE, OPTION, PAYOFF, Book, make_book
 
 __all__ = ["lower", "lower_bonds", "lower_options"]
 
@@ -84,7 +84,8 @@ def lower_bonds(bonds: BondPortfolio, curve_names: Sequence[str]) -> Book:
     Each bond is a tree of the paper's convention fitted to curve ``curve_names[curve_index]``, with
     its cash flows in schedule order, then one exercise window (call: capped, put: floored), then its
     listed exercise points in step order (exercise events with ``every`` 0 and the dirty price as
-    ``amount``). Cached on the portfolio.
+    ``amount``), then its options on coupon rates (:data:`~trinom.lattice.book.COUPON_OPTION`) in step order.
+    Cached on the portfolio.
     """
     names = tuple(curve_names)
     return bonds.cached(("book", names), lambda: _bonds_book(bonds, names))
@@ -92,31 +93,45 @@ def lower_bonds(bonds: BondPortfolio, curve_names: Sequence[str]) -> Book:
 
 def _bonds_book(bonds: BondPortfolio, curve_names: tuple[str, ...]) -> Book:
     count, flows, points = len(bonds), bonds.cashflow_step.size, bonds.exercise_step.size
-    size = flows + count + points
-    # Each bond: its flows, then its window, then its listed points.
-    offset = bonds.cashflow_offset + bonds.exercise_offset + np.arange(count + 1)
+    options = bonds.coupon_options()
+    option_counts = np.zeros(count, dtype=np.int64) if options is None else options.counts
+    option_offset = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(option_counts, out=option_offset[1:])
+    size = flows + count + points + int(option_offset[-1])
+    # Each bond: its flows, then its window, then its listed points, then its coupon options.
+    offset = bonds.cashflow_offset + bonds.exercise_offset + option_offset + np.arange(count + 1)
     window = offset[:-1] + bonds.cashflow_count
     flow_owner = np.repeat(np.arange(count), bonds.cashflow_count)
     at_flow = offset[flow_owner] + np.arange(flows) - bonds.cashflow_offset[flow_owner]
     point_owner = np.repeat(np.arange(count), bonds.exercise_count)
     at_point = window[point_owner] + 1 + np.arange(points) - bonds.exercise_offset[point_owner]
+    option_owner = np.repeat(np.arange(count), option_counts)
+    at_option = (window[option_owner] + 1 + bonds.exercise_count[option_owner] + np.arange(option_owner.size)
+                 - option_offset[option_owner])
 
     def column(flow_values: npt.ArrayLike, window_values: npt.ArrayLike, point_values: npt.ArrayLike,
-               dtype: npt.DTypeLike) -> np.ndarray:
+               dtype: npt.DTypeLike, option_values: npt.ArrayLike = 0) -> np.ndarray:
         out = np.empty(size, dtype=dtype)
         out[at_flow], out[window], out[at_point] = flow_values, window_values, point_values
+        out[at_option] = option_values
         return out
 
     side = bonds.option_type[point_owner]
-    events = {"event_kind": column(CASH_FLOW, EXERCISE, EXERCISE, np.int8),
-              "event_step": column(bonds.cashflow_step, -1, bonds.exercise_step, np.int64),
-              "event_time": column(bonds.cashflow_time, np.nan, bonds.exercise_time, np.float64),
-              "event_amount": column(bonds.repayment, bonds.strike, bonds.exercise_price, np.float64),
-              "event_coupon": column(bonds.coupon, 0.0, 0.0, np.float64),
-              "event_side": column(-1, bonds.option_type, side, np.int8),
+    o = options
+    events = {"event_kind": column(CASH_FLOW, EXERCISE, EXERCISE, np.int8, COUPON_OPTION),
+              "event_step": column(bonds.cashflow_step, -1, bonds.exercise_step, np.int64,
+                                   0 if o is None else o.step),
+              "event_time": column(bonds.cashflow_time, np.nan, bonds.exercise_time, np.float64,
+                                   0.0 if o is None else o.expiry),
+              "event_amount": column(bonds.repayment, bonds.strike, bonds.exercise_price, np.float64,
+                                     0.0 if o is None else o.amount),
+              "event_coupon": column(bonds.coupon, 0.0, 0.0, np.float64, 0.0 if o is None else o.strike),
+              "event_side": column(-1, bonds.option_type, side, np.int8,
+                                   0 if o is None else np.where(o.is_call, CALL, PUT)),
               "event_first": column(0, bonds.first_exercise, bonds.exercise_step, np.int64),
               "event_last": column(0, bonds.last_exercise, bonds.exercise_step, np.int64),
-              "event_every": column(0, bonds.exercise_frequency, 0, np.int64)}
+              "event_every": column(0, bonds.exercise_frequency, 0, np.int64),
+              "event_end": column(np.nan, np.nan, np.nan, np.float64, np.nan if o is None else o.end)}
     trees = {"instrument": np.full(count, BOND), "convention": np.full(count, Convention.PAPER),
              "term_unit": bonds.term_unit, "term_steps": bonds.term_steps, "a": bonds.a, "sigma": bonds.sigma,
              "maturity": bonds.maturity, "spread": bonds.spread, "curve": bonds.curve_index}
