@@ -193,3 +193,22 @@ def test_a_bound_no_coupon_can_reach_is_refused(curves: dict[str, DatedCurve]) -
     assert "floor" in str(result.error[1]) or "decimal" in str(result.error[1])
     with pytest.raises(InputError):
         trinom.price(trades, curves, backend="reference")
+
+
+@pytest.mark.parametrize("suffix", ["in", "csv", "parquet"])
+def test_a_book_file_refuses_coupon_options(curves: dict[str, DatedCurve], tmp_path: object, suffix: str) -> None:
+    """The 19-array, CSV and Parquet bond books hold no options on coupon rates: writing such bonds is refused,
+    naming the bond, not written without them."""
+    from pathlib import Path
+
+    from trinom import BondPortfolio
+    from trinom.io.bond_books import write_bonds
+
+    names = ("ESTR", "EUR6M")
+    listed = [curves[name].to_yield_curve() for name in names]
+    portfolio = next(block for _first, block in mixed().instruments(names, listed)
+                     if isinstance(block, BondPortfolio) and block.coupon_options() is not None)
+    path = Path(str(tmp_path)) / f"book.{suffix}"
+    with pytest.raises(InputError, match="caps or floors on floating coupons"):
+        write_bonds(portfolio, listed, path)
+    assert not path.exists()

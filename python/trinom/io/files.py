@@ -115,8 +115,15 @@ def replacing(paths: Sequence[str | Path]) -> Iterator[list[Path]]:
 
 
 def refuse_listed_points(portfolio: object, path: str | Path) -> None:
-    """An :class:`InputError` for bonds with listed exercise points, flows between steps or sigma pieces: the book
-    formats hold one exercise window a bond, flows on steps and one sigma a bond, and nothing is dropped silently."""
+    """An :class:`InputError` for bonds with listed exercise points, flows between steps, sigma pieces or coupon
+    options: the book formats hold one exercise window a bond, flows on steps, one sigma a bond and no options on
+    coupon rates, and nothing is dropped silently."""
+    options = portfolio.coupon_options() if isinstance(portfolio, BondPortfolio) else None
+    if options is not None:
+        rows = np.flatnonzero(options.counts > 0)
+        raise InputError([(int(rows[0]), "coupon_options", f"{path}: bond {int(rows[0])} (and {rows.size - 1} more) "
+                           "has caps or floors on floating coupons, which the 19-array, CSV and Parquet book formats "
+                           "cannot hold: keep such bonds as a trades file and price that")])
     if isinstance(portfolio, BondPortfolio) and portfolio.has_listed():
         rows = np.flatnonzero(portfolio.exercise_count > 0)
         raise InputError([(int(rows[0]), "exercise_count", f"{path}: bond {int(rows[0])} (and {rows.size - 1} more) has "
