@@ -20,7 +20,9 @@ def test_header_declares_what_python_passes():
     fields = {name for name, _ in ffi.typeof("trinom_bonds").fields}
     passed = {*_cuda_lib._BOND_FIELDS_INT64, *_cuda_lib._BOND_FIELDS_FLOAT64, "option_type", "count"}
     scenario_entries = {"entry_offset", "entry_curve", "entry_spread", "checkpoint_step", "entry_resume"}
-    assert fields == passed | scenario_entries | {"search", "cashflow_time", "exercise_time"}
+    pieces_and_options = {"piece_offset", "piece_step", "piece_v", "piece_jmax", "piece_mdrdt", "option_offset",
+                          "option_step", "option_terms"}  # _cuda_lib._pieces_into
+    assert fields == passed | scenario_entries | pieces_and_options | {"search", "cashflow_time", "exercise_time"}
     search = {name for name, _ in ffi.typeof("trinom_spread_search").fields}
     assert search == {"target", "low", "high", "tolerance", "relative_tolerance", "max_iterations", "reserved", "spread",
                       "iterations", "status"}

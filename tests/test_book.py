@@ -77,7 +77,8 @@ def test_take_concatenate_and_work():
     for a, b in ((0, 9), (3, 7), (5, 6)):  # a span is the take of its range, as views
         span, taken = both.span(a, b), both.take(np.arange(a, b))
         for field in dataclasses.fields(Book):
-            assert np.array_equal(getattr(span, field.name), getattr(taken, field.name), equal_nan=field.name == "event_time")
+            assert np.array_equal(getattr(span, field.name), getattr(taken, field.name),
+                                  equal_nan=field.name in ("event_time", "event_end"))
         assert np.shares_memory(span.event_amount, both.event_amount)
     geometry = portfolio.geometry()
     assert np.array_equal(both.work()[:5], work(geometry.n, geometry.jmax))

@@ -277,6 +277,8 @@ def _bond_section(ffi: Any, book: Any, keep: list, bonds: BondPortfolio, curves:
 def _pieces_into(ffi: Any, section: Any, keep: list, bonds: BondPortfolio, curves: tuple[YieldCurve, ...]) -> None:
     """The bonds' sigma pieces (their grid and each piece's ``V / dx^2``) and options on coupon rates (their steps and
     terms on every curve of ``curves``) into the bond section (NULL where no bond has any)."""
+    if not hasattr(bonds, "coupon_options"):  # a scenario batch's arrays: books with neither (CudaEngine)
+        return
     pieces, options = bonds.sigma_pieces(), bonds.coupon_options()
     if pieces is not None:
         geometry, shape = bonds.piecewise(np.float64)

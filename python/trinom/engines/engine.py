@@ -383,6 +383,8 @@ class CudaEngine(KernelEngine):
         book = plan.book
         self.check_call(book, precision, target, tuning)
         bonds, options = book.rows_of(BOND), book.rows_of(OPTION)
+        if book.sigma_pieces is not None or book.has_coupon_options():  # moved with sigma, on each entry's curve
+            return super().price_entries(plan, precision, target, device, tuning)
         if set(tuning) - (set(self.ENTRY_KNOBS) if bonds.size else set()) - (
                 set(self.OPTION_ENTRY_KNOBS) if options.size else set()):
             return super().price_entries(plan, precision, target, device, tuning)

@@ -229,7 +229,8 @@ class BondPortfolio:
         pieces after its own ``sigma`` (the bonds' pieces concatenated in bond order), piece ``p`` applying to the
         steps from ``step[p]`` on (ascending within a bond, > 0). Each tree keeps one grid and matches every step's
         variance in its branching (:mod:`trinom.model.piecewise_tree`: its pieces' sigmas must lie within a factor
-        sqrt(3) of each other). The ``futhark`` and ``reference`` engines price such trees; the others refuse them, for now.
+        sqrt(3) of each other). The ``reference``, ``futhark`` and ``cuda`` engines price such trees; ``futhark-paper``
+        refuses them.
 
         >>> p = BondPortfolio(term_unit=[365], term_steps=[12], a=[0.1], sigma=[0.01], maturity=[2.0],
         ...                   cashflow_count=[1], cashflow_step=[24], repayment=[100.0], coupon=[0.0], spread=[0.0],

@@ -15,7 +15,7 @@ Per tree (one row per instrument):
 * ``events``: the slice ``event_offset[k]:event_offset[k + 1]`` of the event table;
 * ``sigma_pieces`` (optional, bond trees only): sigma as a step function of the tree's steps
   (:class:`~trinom.model.piecewise_tree.SigmaPieces`; None where every tree has one sigma). The ``futhark`` and
-  ``reference`` engines price trees with pieces; the others refuse a book that has them, for now.
+  ``reference`` engines price trees with pieces, and so does ``cuda``; ``futhark-paper`` refuses a book that has them.
 
 Per event (a compact table; one entry per cash flow, exercise right or payoff):
 
