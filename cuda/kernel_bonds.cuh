@@ -143,7 +143,7 @@ template <typename real> __device__ __forceinline__ real piece_v(const BondArgs<
 // The standard normal distribution function.
 __device__ __forceinline__ double normal_cdf(double x) { return 0.5 * erfc(-x / sqrt(2.0)); }
 
-// Options lo .. hi - 1 on coupon rates from a node whose one-step discount is d (python/trinom/engines/
+// Options lo .. hi - 1 on coupon rates from a node whose factor x_j is d (python/trinom/engines/
 // coupon_option_terms.py's node_values; `terms` the 8 of each on the curve priced): each amount times Hull and
 // White's option on P(s, e) from the node, summed in order.
 __device__ __forceinline__ double coupon_options_value(const double *terms, int lo, int hi, double d) {
@@ -1100,7 +1100,7 @@ __global__ void __launch_bounds__(kWideThreads) bond_wide_kernel(BondArgs<real> 
             }
             real value = R::mul(sum, ex);
             if (co_lo < co_hi)  // options on coupon rates, before the step's events
-                value = value + real(coupon_options_value(co_terms, co_lo, co_hi, double(e) * double(x[j + half])));
+                value = value + real(coupon_options_value(co_terms, co_lo, co_hi, double(x[j + half])));
             const real cont = settle(tf, call, exercise, price, value, x[j + half], d_cont);
             nxt[j + half] = clamp_inf(cont);
             if constexpr (kSearch) d_nxt[j + half] = d_cont;

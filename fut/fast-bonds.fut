@@ -242,9 +242,9 @@ module fast_bond (R: float) = {
   -- | The standard normal distribution function.
   def normal_cdf (x: f64) : f64 = 0.5 * f64.erfc (-x / f64.sqrt 2)
 
-  -- | The options on coupon rates `lo` to `hi - 1` of `terms` (python/trinom/engines/coupon_option_terms.py: ln A and
+  -- | The options on coupon rates `lo` to `hi - 1` of `terms` (python/trinom/engines/coupon_option_terms.py: ln C and
   -- beta of the fixing and of the payment date, the deviation, the strike, the amount, the side) from a node whose
-  -- one-step discount is `d`: each amount times Hull and White's option on P(s, e) from the node, summed in order.
+  -- factor is `d` (x_j): each amount times Hull and White's option on P(s, e) from the node, summed in order.
   def options_value [o] (terms: [o][8]f64) (lo: i64) (hi: i64) (d: f64) : f64 =
     let ln_d = f64.log d
     in loop acc = 0f64 for k < hi - lo do
@@ -546,7 +546,7 @@ module fast_bond (R: float) = {
         in (ooff + lo, ooff + hi)
       let backward_level (Val: *[w]real) (ev: events) (e: real) : *[w]real =
         let (lo, hi) = if ocount == 0 then (0, 0) else options_at ev.step
-        let extra (x: real) : real = B.r (options_value option_terms lo hi (B.d e * B.d x))
+        let extra (x: real) : real = B.r (options_value option_terms lo hi (B.d x))
         in tabulate w (level_mapped_node_with (lo < hi) extra (tables_at ev.step) h geo.jmax wk.kind geo.g Val ev e)
       in backward fresh backward_level same steps wk
     in map one_bond (iota n)

@@ -263,8 +263,7 @@ def test_bad_trade_pieces_are_refused_naming_the_trade() -> None:
     cases = [({"X": (["2029-11-25"], [0.01, 0.011])}, "which the book does not hold"),
              ({"B": (["2029-11-25"], [0.01])}, "1 sigmas for 1 until dates"),
              ({"B": (["2026-11-25"], [0.01, 0.011])}, "after the as-of date"),
-             ({"B": (["2029-11-25"], [0.01, -0.011])}, "finite number > 0"),
-             ({"K": (["2029-11-25"], [0.01, 0.011])}, "apply to bonds and swaptions")]
+             ({"B": (["2029-11-25"], [0.01, -0.011])}, "finite number > 0")]
     for pieces, message in cases:
         with pytest.raises(InputError, match=message):
             book.with_sigma_pieces(pieces)

@@ -153,7 +153,7 @@ def with_model(trades: Trades, path: Path, curve_names: list[str]) -> Trades:
     found = source != ""
     priced = trades.with_columns(a=np.where(found, a, trades.column("a")),
                                  sigma=np.where(found, sigma, trades.column("sigma")))
-    if model.pieces:  # until rows: sigma piecewise constant (bonds and swaptions)
+    if model.pieces:  # until rows: sigma piecewise constant
         from ..instruments.sigma_pieces import PIECE_TYPES
 
         kinds = [str(v).strip().lower() for v in trades.column("type").tolist()]
@@ -166,7 +166,7 @@ def with_model(trades: Trades, path: Path, curve_names: list[str]) -> Trades:
                 pieces[ids[k]] = model.pieces[key]
             else:
                 problems.append((k, "sigma", f"{path} gives {source[k]} {key!r} sigma pieces (until rows); a "
-                                 f"{kinds[k]} takes one sigma for now (pieces apply to bonds and swaptions)"))
+                                 f"{kinds[k]} takes one sigma (pieces apply to {', '.join(PIECE_TYPES)})"))
         priced = priced.with_sigma_pieces(pieces) if pieces else priced
     return priced.with_problems(problems, replacing=("a", "sigma")) if problems else priced
 

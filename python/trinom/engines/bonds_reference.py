@@ -298,8 +298,7 @@ def _price_group(portfolio: BondPortfolio, curves: Sequence[YieldCurve], geometr
         if i in options:  # options on coupon rates fixing at step i or before step i + 1, valued before its exercise
             at, which = options[i]
             with np.errstate(divide="ignore", invalid="ignore"):  # log 0 outside a narrower tree: never read
-                log_d = np.log(E[at, i: i + 1].astype(np.float64) * x[at].astype(np.float64))
-                values = node_values(terms[which], log_d)  # type: ignore[index]
+                values = node_values(terms[which], np.log(x[at].astype(np.float64)))  # type: ignore[index]
             total = np.zeros((m, cont.shape[1]))  # a bond's options summed in double, in their order
             np.add.at(total, at, values)
             held = np.unique(at)

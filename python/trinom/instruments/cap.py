@@ -40,8 +40,10 @@ from ..errors import InputError
 from ..model.curve import YieldCurve, discount_factors
 from ..model.periods import fixed_leg
 from ..model.rate_options import basis_ratio
+from .bond import BondPortfolio
 from .constants import CALL, PUT
-from .dated_bond import YEAR_DAYS
+from .coupon_options import CouponOptions
+from .dated_bond import NO_EXERCISE_PRICE, YEAR_DAYS
 from .option import Portfolio
 
 
@@ -83,12 +85,55 @@ def lower_caps(specs: CapSpecs, curve: str = "default", curves: Sequence[YieldCu
         return LoweredCaps(caplets=Portfolio(strike=[], maturity=[], expiry=[], term_unit=[], term_steps=[], a=[],
                                              sigma=[], option_type=np.zeros(0, np.int8), curve=curve),
                            weight=np.zeros(0), count=np.zeros(0, np.int64), problems=[])
+    owner, begin, end, growth, beta, count = _caplets(specs, curves)
+    spy = specs.steps_per_year[owner]
+    caplets = Portfolio(strike=100.0 * beta / growth, maturity=(end - specs.as_of) / YEAR_DAYS,
+                        expiry=(begin - specs.as_of) / YEAR_DAYS, term_unit=np.full(owner.size, float(YEAR_DAYS)),
+                        term_steps=spy.astype(np.float64), a=specs.a[owner], sigma=specs.sigma[owner],
+                        option_type=np.where(specs.cap[owner], PUT, CALL).astype(np.int8), curve=curve)
+    return LoweredCaps(caplets=caplets, weight=growth, count=count, problems=[])
+
+
+def cap_trees(specs: CapSpecs, curves: Sequence[YieldCurve] | None = None) -> BondPortfolio:
+    """The caps and floors of ``specs`` as one bond tree each (their curve ``specs.curve``): no flow, and each caplet a
+    :mod:`~trinom.instruments.coupon_options` event, ``100 (1 + K tau)`` puts (calls) on ``P(s, e)`` struck at
+    ``beta / (1 + K tau)``, valued at its fixing's step from each node. The trees take sigma pieces, which the
+    caplet trees of :func:`lower_caps` do not."""
+    owner, begin, end, growth, beta, count = _caplets(specs, curves)
+    horizon = np.zeros(count.size, dtype=np.int64)
+    np.maximum.at(horizon, owner, end)
+    options = CouponOptions.of(counts=count, step=((begin - specs.as_of) * specs.steps_per_year[owner]) // YEAR_DAYS,
+                               expiry=(begin - specs.as_of) / YEAR_DAYS, end=(end - specs.as_of) / YEAR_DAYS,
+                               strike=beta / growth, amount=100.0 * growth, is_call=~specs.cap[owner])
+    return zero_trees(specs.as_of, horizon, specs.steps_per_year, specs.a, specs.sigma,
+                      np.zeros(count.size, dtype=np.int64) if specs.curve is None else specs.curve, options)
+
+
+def zero_trees(as_of: int, horizon: np.ndarray, steps_per_year: np.ndarray, a: np.ndarray, sigma: np.ndarray,
+               curve: np.ndarray, options: CouponOptions) -> BondPortfolio:
+    """Bond trees to the days ``horizon`` that pay nothing (one flow of 0 at the last step) and hold ``options``:
+    options on zero-coupon bonds as the bond trees' events."""
+    size = horizon.size
+    ones = np.ones(size, dtype=np.int64)
+    years = (horizon - as_of) / YEAR_DAYS
+    height = np.ceil(np.asarray(steps_per_year, dtype=np.float64) * years).astype(np.int64)
+    trees = BondPortfolio(term_unit=np.full(size, YEAR_DAYS), term_steps=steps_per_year, a=a, sigma=sigma,
+                          maturity=years, cashflow_count=ones, cashflow_step=np.maximum(height, 1),
+                          repayment=np.zeros(size), coupon=np.zeros(size), spread=np.zeros(size),
+                          option_type=np.zeros(size, dtype=np.int8), strike=np.full(size, NO_EXERCISE_PRICE),
+                          first_exercise=ones, last_exercise=ones,
+                          exercise_frequency=ones, curve_index=curve, accrued=np.zeros(size))
+    return trees.with_coupon_options(options)
+
+
+def _caplets(specs: CapSpecs, curves: Sequence[YieldCurve] | None) -> tuple[np.ndarray, ...]:
+    """Every caplet of ``specs`` (see the module): its trade, start and end days, ``1 + K tau``, basis ratio
+    ``beta``, and each trade's caplet count."""
     leg = fixed_leg(start=specs.start, end=specs.maturity, frequency=specs.frequency, day_count=specs.day_count)
     mask = np.arange(leg.pay_days.shape[1])[None, :] < leg.count[:, None]
     owner = np.nonzero(mask)[0]
     begin, end, tau = leg.start_days[mask], leg.pay_days[mask], leg.accrual[mask]
     growth = 1.0 + specs.rate[owner] * tau
-    spy = specs.steps_per_year[owner]
     beta = np.ones(owner.size)
     if specs.forecast is not None and specs.curve is not None:
         two = (np.asarray(specs.forecast) != np.asarray(specs.curve))[owner]
@@ -101,9 +146,4 @@ def lower_caps(specs: CapSpecs, curve: str = "default", curves: Sequence[YieldCu
                                                                            days_in_year=YEAR_DAYS)
                                        for name, index in (("discount", discount), ("forecast", forecast))
                                        for side, days in (("start", begin), ("end", end))})
-    caplets = Portfolio(strike=100.0 * beta / growth, maturity=(end - specs.as_of) / YEAR_DAYS,
-                        expiry=(begin - specs.as_of) / YEAR_DAYS, term_unit=np.full(owner.size, float(YEAR_DAYS)),
-                        term_steps=spy.astype(np.float64), a=specs.a[owner], sigma=specs.sigma[owner],
-                        option_type=np.where(specs.cap[owner], PUT, CALL).astype(np.int8), curve=curve)
-    return LoweredCaps(caplets=caplets, weight=growth,
-                       count=leg.count.astype(np.int64), problems=[])
+    return owner, begin, end, growth, beta, leg.count.astype(np.int64)

@@ -6,8 +6,9 @@ A trade's pieces are ``values[0]`` up to ``until[0]``, ``values[1]`` up to ``unt
 A tree takes a piece from the step nearest its start date (``round((start - as_of) / 365 * steps_per_year)``, the
 dates the tree counts ACT/365F from the as-of date): a piece is constant on whole steps, as exercise is, so a
 piece's date is moved to the nearest step (say so where it matters; at 365 steps a year it moves half a day at most).
-The trade's ``sigma`` is its first piece's. Bonds and swaptions (bond trees) take pieces; caps, floors and bond
-options (option trees) refuse them.
+The trade's ``sigma`` is its first piece's. Every trade type takes pieces: bonds and swaptions on their bond trees,
+and caps, floors and bond options on a bond tree each that holds their options as events (in place of their option
+trees, which take one sigma).
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from ..conventions.dates import to_days
 from ..errors import InputError
 from .bond import BondPortfolio
 
-#: The trade types that take pieces (their trees are bond trees; caps, floors and bond options are option trees).
-PIECE_TYPES = ("bond", "swaption")
+#: The trade types that take pieces: every one (a cap, floor or bond option with pieces is priced on a bond tree
+#: holding its options as events, :mod:`trinom.instruments.coupon_options`, instead of its option trees).
+PIECE_TYPES = ("bond", "swaption", "cap", "floor", "bond_option")
 #: Per trade row: the days (since 1970-01-01) where each piece but the last ends, and every piece's sigma.
 RowPieces = dict[int, tuple[np.ndarray, np.ndarray]]
 

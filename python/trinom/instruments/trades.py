@@ -89,7 +89,7 @@ from ..model.curve import YieldCurve
 from ..ragged import runs
 from ..result import Prices
 from .bond import BondPortfolio
-from .cap import CapSpecs, lower_caps
+from .cap import CapSpecs, cap_trees, lower_caps, zero_trees
 from .constants import CALL, PUT
 from .coupon_options import CouponOptions
 from .dated_bond import (
@@ -133,6 +133,8 @@ from .trade_checks import (
 
 #: Trade types that lower to bond trees (the others lower to option trees).
 _BOND_FAMILY = (0, 2)
+#: Trade kinds priced on option trees (bond options, caps, floors): on bond trees where they have sigma pieces.
+_OPTION_TREE_KINDS = (1, 3, 4)
 #: Defaults of a bond's conventions where its cells are empty.
 BOND_DEFAULTS: Final[dict[str, str]] = {"day_count": "30/360", "calendar": "NONE", "convention": "F"}
 #: The index of ``put`` among a bond's option cells (``call``, ``put``).
@@ -296,8 +298,8 @@ class Trades(TradeChecks):
 
         given = read_pieces(pieces, self.ids, self.as_of_day, self._where)
         kinds = self._cells["type"]
-        wrong = [(row, "sigma", f"trade {self.ids[row]!r} is a {kinds[row]}: sigma pieces apply to bonds and "
-                  "swaptions (bond trees) for now") for row in given
+        wrong = [(row, "sigma", f"trade {self.ids[row]!r} is a {kinds[row]!r}: sigma pieces apply to "
+                  f"{', '.join(PIECE_TYPES)}") for row in given
                  if str(kinds[row]).strip().lower() not in PIECE_TYPES]
         if wrong:
             raise InputError(wrong)
@@ -448,7 +450,8 @@ class Trades(TradeChecks):
             raise InputError([problem for problem in problems if problem[0] is None])
         curve = self.curve_index(curve_names)
         kind = np.where(p.kind < 0, 0, p.kind)  # a row of no type is a bad bond row
-        bond_family = np.isin(kind, _BOND_FAMILY)
+        treed = self._pieced_options(kind, bad)
+        bond_family = np.isin(kind, _BOND_FAMILY) | treed
         group = np.where(bond_family, 0, 1 + curve)
         starts = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1]))) if len(self) else np.zeros(0, int)
         bounds = np.append(starts, len(self))
@@ -456,7 +459,7 @@ class Trades(TradeChecks):
         bonds = (self._bonds(bond_rows, bad[bond_rows], curve[bond_rows], problems, curves,
                              self.forecast_index(curve_names)[bond_rows]) if bond_rows.size else None)
         rate = self._memo[("rate", curve_names)]
-        if not (rate.swaption_rows.size or rate.cap_rows.size):  # bonds and bond options: a tree a trade
+        if not (rate.swaption_rows.size or rate.cap_rows.size or treed.any()):  # bonds and bond options: a tree a trade
             self._memo[("legs", curve_names)] = Legs.one_each(len(self))
             where_in_bonds = np.full(len(self), -1, dtype=np.int64)
             where_in_bonds[bond_rows] = np.arange(bond_rows.size)
@@ -469,11 +472,35 @@ class Trades(TradeChecks):
                     rows = np.arange(first, last)
                     blocks.append((int(first), self._options(rows, bad[rows], problems, curve_names[curve[first]])))
             return blocks
-        return self._trees(curve_names, curve, kind, bad, bounds, bonds, bond_rows, problems, rate, curves)
+        return self._trees(curve_names, curve, kind, bad, bounds, bonds, bond_rows, problems, rate, curves, treed)
+
+    def _pieced_options(self, kind: np.ndarray, bad: np.ndarray) -> np.ndarray:
+        """Per row, whether it is a good cap, floor or bond option with sigma pieces: such a trade is priced on a bond
+        tree (:func:`~trinom.instruments.cap.cap_trees`, :meth:`_option_bond_trees`), which takes pieces."""
+        out = np.zeros(len(self), dtype=bool)
+        if self._sigma_pieces:
+            rows = np.fromiter(self._sigma_pieces, dtype=np.int64)
+            out[rows] = np.isin(kind[rows], _OPTION_TREE_KINDS) & ~bad[rows]
+        return out
+
+    def _option_bond_trees(self, rows: np.ndarray, curve: np.ndarray) -> BondPortfolio:
+        """Bond options ``rows`` (options on zero-coupon bonds) as bond trees holding the option as a coupon option
+        event: ``100`` times the option on ``P(expiry, maturity)`` struck at ``strike / 100``."""
+        p = self._parsed()
+        spy = self._steps_per_year()[rows]
+        expiry, maturity = p.dates["expiry"][rows], p.dates["maturity"][rows]
+        options = CouponOptions.of(counts=np.ones(rows.size, dtype=np.int64),
+                                   step=((expiry - self.as_of_day) * spy) // YEAR_DAYS,
+                                   expiry=(expiry - self.as_of_day) / YEAR_DAYS,
+                                   end=(maturity - self.as_of_day) / YEAR_DAYS, strike=p.numbers["strike"][rows] / 100.0,
+                                   amount=np.full(rows.size, 100.0), is_call=p.option[rows] != _PUT_CELL)
+        return zero_trees(self.as_of_day, maturity, spy, p.numbers["a"][rows], p.numbers["sigma"][rows], curve[rows],
+                          options)
 
     def _trees(self, curve_names: tuple[str, ...], curve: np.ndarray, kind: np.ndarray, bad: np.ndarray,
                bounds: np.ndarray, bonds: BondPortfolio | None, bond_rows: np.ndarray, problems: list[Problem],
-               rate: RateRows, curves: Sequence[YieldCurve] | None) -> list[tuple[int, Portfolio | BondPortfolio]]:
+               rate: RateRows, curves: Sequence[YieldCurve] | None,
+               treed: np.ndarray) -> list[tuple[int, Portfolio | BondPortfolio]]:
         """The blocks of a book with swaptions, caps or floors: each run's trees in trade order (a swaption's two, a
         cap's caplets, one for every other trade and every bad one), and the legs that add them up."""
         size = len(self)
@@ -504,13 +531,28 @@ class Trades(TradeChecks):
         if bad_swaptions.size:
             tables.append(self._placeholder_bonds(bad_swaptions, problems))
             first_tree[bad_swaptions] = used + np.arange(bad_swaptions.size)
+            used += bad_swaptions.size
+        # caps, floors and bond options with sigma pieces: a bond tree each (their options as events)
+        caps_treed = treed[rate.caps.rows]
+        if caps_treed.any():
+            caps = replace(rate.caps, curve=curve[rate.caps.rows], forecast=forecast[rate.caps.rows])
+            part = _take_caps(caps, np.flatnonzero(caps_treed))
+            tables.append(cap_trees(part, curves))
+            first_tree[part.rows] = used + np.arange(part.rows.size)
+            used += part.rows.size
+        options_treed = np.flatnonzero(treed & (kind == 1))
+        if options_treed.size:
+            tables.append(self._option_bond_trees(options_treed, curve))
+            first_tree[options_treed] = used + np.arange(options_treed.size)
+            used += options_treed.size
         bond_table = BondPortfolio.concatenate(tables) if len(tables) > 1 else tables[0] if tables else None
         # option trees per run (one curve): the bond options and bad caps one each, the good caps' caplets
-        good_caps = rate.caps.rows
+        on_options = np.flatnonzero(~caps_treed)  # the caps of rate.caps on option trees
+        good_caps = rate.caps.rows[on_options]
         blocks: list[tuple[int, Portfolio | BondPortfolio]] = []
         for first, last in itertools.pairwise(bounds):
             rows = np.arange(first, last)
-            if np.isin(kind[first], _BOND_FAMILY):
+            if np.isin(kind[first], _BOND_FAMILY) or treed[first]:
                 blocks.append((int(first), bond_table[runs(first_tree[rows], counts[rows])]))  # type: ignore[index]
                 continue
             name = curve_names[curve[first]]
@@ -521,7 +563,7 @@ class Trades(TradeChecks):
             position[plain] = np.arange(plain.size)
             if in_run.any():
                 caps = replace(rate.caps, curve=curve[rate.caps.rows], forecast=forecast[rate.caps.rows])
-                lowered_caps = lower_caps(_take_caps(caps, np.flatnonzero(in_run)), curve=name, curves=curves)
+                lowered_caps = lower_caps(_take_caps(caps, on_options[in_run]), curve=name, curves=curves)
                 parts.append(lowered_caps.caplets)
                 offsets = np.concatenate(([0], np.cumsum(lowered_caps.count)))
                 for k, row in enumerate(good_caps[in_run].tolist()):
