@@ -40,6 +40,7 @@ import numpy as np
 
 from ..instruments.bond import BondPortfolio
 from ..model.curve import YieldCurve
+from ..model.hull_white import bond_factor
 from ..model.volatility import normal_cdf
 
 #: The columns of :func:`option_terms`.
@@ -48,15 +49,13 @@ WIDTH = len(COLUMNS)
 
 
 def _b(a: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Hull-White's ``B(u) = (1 - exp(-a u)) / a`` (``u`` where ``a`` is 0)."""
-    safe = np.where(a == 0, 1.0, a)
-    return np.where(a == 0, u, -np.expm1(-a * u) / safe)
+    """Hull-White's ``B(u) = (1 - exp(-a u)) / a``."""
+    return bond_factor(a=a, tau=u)
 
 
 def _decay_integral(a: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """``(1 - exp(-2 a u)) / (2 a)`` (``u`` where ``a`` is 0)."""
-    safe = np.where(a == 0, 1.0, a)
-    return np.where(a == 0, u, -np.expm1(-2.0 * a * u) / (2.0 * safe))
+    """``(1 - exp(-2 a u)) / (2 a)``: ``B`` at ``2 a``."""
+    return bond_factor(a=2.0 * a, tau=u)
 
 
 def option_terms(portfolio: BondPortfolio, curves: Sequence[YieldCurve],

@@ -43,7 +43,7 @@ from ..model.rate_options import basis_ratio
 from .bond import BondPortfolio
 from .constants import CALL, PUT
 from .coupon_options import CouponOptions
-from .dated_bond import NO_EXERCISE_PRICE, YEAR_DAYS
+from .dated_bond import NO_EXERCISE_PRICE, YEAR_DAYS, step_before
 from .option import Portfolio
 
 
@@ -102,7 +102,7 @@ def cap_trees(specs: CapSpecs, curves: Sequence[YieldCurve] | None = None) -> Bo
     owner, begin, end, growth, beta, count = _caplets(specs, curves)
     horizon = np.zeros(count.size, dtype=np.int64)
     np.maximum.at(horizon, owner, end)
-    options = CouponOptions.of(counts=count, step=((begin - specs.as_of) * specs.steps_per_year[owner]) // YEAR_DAYS,
+    options = CouponOptions.of(counts=count, step=step_before(begin, specs.as_of, specs.steps_per_year[owner]),
                                expiry=(begin - specs.as_of) / YEAR_DAYS, end=(end - specs.as_of) / YEAR_DAYS,
                                strike=beta / growth, amount=100.0 * growth, is_call=~specs.cap[owner])
     return zero_trees(specs.as_of, horizon, specs.steps_per_year, specs.a, specs.sigma,

@@ -441,10 +441,16 @@ def step_after(days: np.ndarray, as_of: int, steps_per_year: np.ndarray | int) -
     return np.maximum(-((-(days - as_of) * steps_per_year) // YEAR_DAYS), 1)
 
 
+def step_before(days: np.ndarray, as_of: int, steps_per_year: np.ndarray | int) -> np.ndarray:
+    """The last tree step at or before each date (0 for a date in the first step): where an exercise decided between
+    steps and an option on a coupon's rate are valued."""
+    return ((days - as_of) * steps_per_year) // YEAR_DAYS
+
+
 def exercise_step(days: np.ndarray, as_of: int, steps_per_year: np.ndarray | int) -> tuple[np.ndarray, np.ndarray]:
     """Each exercise date's step and time: a date on a step (or in the first step) is that step's (:func:`step_of`),
     time NaN; a date between steps is decided at the last step before it, its time (years) the date's."""
-    before = ((days - as_of) * steps_per_year) // YEAR_DAYS  # the last step at or before the date
+    before = step_before(days, as_of, steps_per_year)
     timed = (before >= 1) & (before * YEAR_DAYS != (days - as_of) * steps_per_year)
     return (np.where(timed, before, step_of(days, as_of, steps_per_year)),
             np.where(timed, (days - as_of) / YEAR_DAYS, np.nan))

@@ -43,7 +43,16 @@ from ..conventions.dates import as_dates, day_text
 from ..model.curve import YieldCurve, discount_factors
 from ..model.rate_options import basis_ratio
 from .coupon_options import CouponOptions
-from .dated_bond import YEAR_DAYS, Amortization, DatedBonds, LoweredBonds, _Flows, period_ratios, step_after
+from .dated_bond import (
+    YEAR_DAYS,
+    Amortization,
+    DatedBonds,
+    LoweredBonds,
+    _Flows,
+    period_ratios,
+    step_after,
+    step_before,
+)
 
 #: The columns floating bonds add to the trades contract (appended at its end).
 FLOAT_COLUMNS: Final[tuple[str, ...]] = ("coupon_type", "margin", "cap", "floor", "switch_date", "fixing")
@@ -217,7 +226,7 @@ def _coupon_options(as_of: int, bonds: DatedBonds, terms: FloatingTerms, owner: 
                              f"{day_text(begin[period[p]])}: no coupon can reach it"))
         period, k, c = period[~bad], k[~bad], c[~bad]
         spy = np.asarray(bonds.steps_per_year, dtype=np.int64)[k]
-        parts.append((k, ((begin[period] - as_of) * spy) // YEAR_DAYS, (begin[period] - as_of) / YEAR_DAYS,
+        parts.append((k, step_before(begin[period], as_of, spy), (begin[period] - as_of) / YEAR_DAYS,
                       (end[period] - as_of) / YEAR_DAYS, beta[period] / c, sign * 100.0 * share[period] * c,
                       np.full(period.size, is_call)))
     if not parts:

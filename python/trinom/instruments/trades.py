@@ -103,6 +103,7 @@ from .dated_bond import (
     date_of_step,
     lower_dated_bonds,
     portfolio_fields,
+    step_before,
     step_of,
 )
 from .floating import FIXED, FIXED_TO_FLOAT, FloatingTerms, floating_lowered, lowered_coupon
@@ -490,7 +491,7 @@ class Trades(TradeChecks):
         spy = self._steps_per_year()[rows]
         expiry, maturity = p.dates["expiry"][rows], p.dates["maturity"][rows]
         options = CouponOptions.of(counts=np.ones(rows.size, dtype=np.int64),
-                                   step=((expiry - self.as_of_day) * spy) // YEAR_DAYS,
+                                   step=step_before(expiry, self.as_of_day, spy),
                                    expiry=(expiry - self.as_of_day) / YEAR_DAYS,
                                    end=(maturity - self.as_of_day) / YEAR_DAYS, strike=p.numbers["strike"][rows] / 100.0,
                                    amount=np.full(rows.size, 100.0), is_call=p.option[rows] != _PUT_CELL)
