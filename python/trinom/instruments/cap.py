@@ -43,8 +43,9 @@ from ..model.rate_options import basis_ratio
 from .bond import BondPortfolio
 from .constants import CALL, PUT
 from .coupon_options import CouponOptions
-from .dated_bond import NO_EXERCISE_PRICE, YEAR_DAYS, step_before
+from .dated_bond import NO_EXERCISE_PRICE
 from .option import Portfolio
+from .tree_steps import YEAR_DAYS, step_before
 
 
 @dataclass(frozen=True, eq=False)

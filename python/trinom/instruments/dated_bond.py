@@ -83,11 +83,10 @@ from ..ragged import runs
 from .bond import BondPortfolio
 from .book_parts import entries_part, in_parts, joined_offsets, part_bounds, rows_part
 from .constants import CALL, PUT
+from .tree_steps import YEAR_DAYS, date_of_step, exercise_step, step_after, step_of
 
 #: The exercise price of the call a bond without an option lowers with: no tree value reaches it.
 NO_EXERCISE_PRICE: Final[float] = 1e30
-#: Whole days in the curves' year (ACT/365F).
-YEAR_DAYS: Final[int] = 365
 #: The bonds of a part of a book lowered at once (a book of fewer than twice as many is lowered whole): parts whose
 #: arrays stay in the caches and in memory the allocator reuses are faster than one pass over the book.
 PART_BONDS: Final[int] = 5000
@@ -428,37 +427,6 @@ def _flows(coupons: _Coupons, spy: np.ndarray, as_of: int) -> _Flows:
         repayment = principal.copy()
     return _Flows(owner=owner, step=step, date=end, coupon=coupon, repayment=repayment, offsets=offsets,
                   time=(end - as_of) / YEAR_DAYS)
-
-
-def step_of(days: np.ndarray, as_of: int, steps_per_year: np.ndarray | int) -> np.ndarray:
-    """The tree step nearest each date (halves up), never before step 1."""
-    return np.maximum((2 * (days - as_of) * steps_per_year + YEAR_DAYS) // (2 * YEAR_DAYS), 1)
-
-
-def step_after(days: np.ndarray, as_of: int, steps_per_year: np.ndarray | int) -> np.ndarray:
-    """The first tree step at or after each date, never before step 1: a cash flow's (valued at the step before it)
-    and an exercise date's (the flows paid on or before the date are kept, those after it given up)."""
-    return np.maximum(-((-(days - as_of) * steps_per_year) // YEAR_DAYS), 1)
-
-
-def step_before(days: np.ndarray, as_of: int, steps_per_year: np.ndarray | int) -> np.ndarray:
-    """The last tree step at or before each date (0 for a date in the first step): where an exercise decided between
-    steps and an option on a coupon's rate are valued."""
-    return ((days - as_of) * steps_per_year) // YEAR_DAYS
-
-
-def exercise_step(days: np.ndarray, as_of: int, steps_per_year: np.ndarray | int) -> tuple[np.ndarray, np.ndarray]:
-    """Each exercise date's step and time: a date on a step (or in the first step) is that step's (:func:`step_of`),
-    time NaN; a date between steps is decided at the last step before it, its time (years) the date's."""
-    before = step_before(days, as_of, steps_per_year)
-    timed = (before >= 1) & (before * YEAR_DAYS != (days - as_of) * steps_per_year)
-    return (np.where(timed, before, step_of(days, as_of, steps_per_year)),
-            np.where(timed, (days - as_of) / YEAR_DAYS, np.nan))
-
-
-def date_of_step(steps: np.ndarray, as_of: int, steps_per_year: np.ndarray | int) -> np.ndarray:
-    """The date nearest each step's time (halves up): the step's date (at one step a day, ``as_of + step``)."""
-    return as_of + (2 * steps * YEAR_DAYS + steps_per_year) // (2 * steps_per_year)
 
 
 def _period_at(schedules: Schedules, bond: np.ndarray, day: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

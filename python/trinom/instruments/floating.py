@@ -43,16 +43,8 @@ from ..conventions.dates import as_dates, day_text
 from ..model.curve import YieldCurve, discount_factors
 from ..model.rate_options import basis_ratio
 from .coupon_options import CouponOptions
-from .dated_bond import (
-    YEAR_DAYS,
-    Amortization,
-    DatedBonds,
-    LoweredBonds,
-    _Flows,
-    period_ratios,
-    step_after,
-    step_before,
-)
+from .dated_bond import Amortization, DatedBonds, LoweredBonds, _Flows, period_ratios
+from .tree_steps import YEAR_DAYS, step_after, step_before
 
 #: The columns floating bonds add to the trades contract (appended at its end).
 FLOAT_COLUMNS: Final[tuple[str, ...]] = ("coupon_type", "margin", "cap", "floor", "switch_date", "fixing")

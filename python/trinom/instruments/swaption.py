@@ -60,7 +60,8 @@ from ..model.rate_options import basis_ratio
 from ..ragged import segments
 from .bond import BondPortfolio
 from .constants import CALL, PUT
-from .dated_bond import NO_EXERCISE_PRICE, YEAR_DAYS, exercise_step, step_after
+from .dated_bond import NO_EXERCISE_PRICE
+from .tree_steps import YEAR_DAYS, exercise_step, step_after
 
 
 @dataclass(frozen=True, eq=False)

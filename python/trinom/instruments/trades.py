@@ -94,17 +94,13 @@ from .constants import CALL, PUT
 from .coupon_options import CouponOptions
 from .dated_bond import (
     NO_EXERCISE_PRICE,
-    YEAR_DAYS,
     Amortization,
     DatedBonds,
     ExerciseDates,
     ExerciseWindows,
     LoweredBonds,
-    date_of_step,
     lower_dated_bonds,
     portfolio_fields,
-    step_before,
-    step_of,
 )
 from .floating import FIXED, FIXED_TO_FLOAT, FloatingTerms, floating_lowered, lowered_coupon
 from .legs import Legs
@@ -131,6 +127,7 @@ from .trade_checks import (
     cells_of,
     size_of,
 )
+from .tree_steps import YEAR_DAYS, date_of_step, step_before, step_of
 
 #: Trade types that lower to bond trees (the others lower to option trees).
 _BOND_FAMILY = (0, 2)
