@@ -189,8 +189,8 @@ def test_curve_file_errors_name_file_line_and_field(tmp_path: Path):
         assert any(m.startswith(want) for m in messages), (want, messages)
     assert len(messages) == len(expected) and set(fields) == {"date", "discount", "curve"}
 
-    for header, message in [("curve,date\n", "one of the columns discount or zero, got neither"),
-                            ("curve,date,discount,zero\n", "one of the columns discount or zero, got ['discount', 'zero']"),
+    for header, message in [("curve,date\n", "one of the columns discount, zero or rate, got none"),
+                            ("curve,date,discount,zero\n", "one of the columns discount, zero or rate, got ['discount', 'zero']"),
                             ("curve,day,zero\n", "unknown column 'day'"),
                             ("curve,date,zero,zero\n", "appears twice")]:
         with pytest.raises(trinom.InputError, match=message.replace("[", r"\[").replace("]", r"\]")):

@@ -179,6 +179,10 @@ def test_curve_files_read_as_written_or_name_the_file(tmp_path_factory, rows, fo
         return
     for name, curve in curves.items():  # every point as written, in range
         mine = [r for r in rows if r[0].strip() == name]
+        if not mine[0][1].strip():  # a row without a date: a flat curve, alone in its curve, of a zero rate
+            assert len(mine) == 1 and form == "zero"
+            assert curve.zero_rate([0.5, 30.0]) == pytest.approx(float(mine[0][2]), rel=1e-12, abs=1e-12)
+            continue
         assert len(curve.dates) == len(mine)
         for date, value in ((d, float(v)) for _n, d, v in mine):
             got = float(curve.discount([date])[0]) if form == "discount" else float(curve.zero_rate([date])[0]) \

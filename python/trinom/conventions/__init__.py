@@ -20,13 +20,15 @@ can report every bad row at once. See ``docs/conventions.md``.
 from .accrual import accrual_fractions, accrued_interest
 from .business_days import CONVENTIONS, adjust, is_business_day, parse_conventions
 from .calendars import business_day_calendar, canonical_calendar, holiday_dates, parse_calendars
+from .compounding import COMPOUNDINGS, parse_compoundings
 from .dates import FIRST_DATE, LAST_DATE, to_days
 from .day_counts import DAY_COUNTS, parse_day_counts, year_fractions
 from .frequencies import FREQUENCIES, parse_frequencies
 from .names import Factorized, Problem, raise_problems
 from .schedules import Schedules, generate_schedules
 
-__all__ = ["CONVENTIONS", "DAY_COUNTS", "FIRST_DATE", "FREQUENCIES", "LAST_DATE", "Factorized", "Problem", "Schedules",
-           "accrual_fractions", "accrued_interest", "adjust", "business_day_calendar", "canonical_calendar",
-           "generate_schedules", "holiday_dates", "is_business_day", "parse_calendars", "parse_conventions",
-           "parse_day_counts", "parse_frequencies", "raise_problems", "to_days", "year_fractions"]
+__all__ = ["COMPOUNDINGS", "CONVENTIONS", "DAY_COUNTS", "FIRST_DATE", "FREQUENCIES", "LAST_DATE", "Factorized",
+           "Problem", "Schedules", "accrual_fractions", "accrued_interest", "adjust", "business_day_calendar",
+           "canonical_calendar", "generate_schedules", "holiday_dates", "is_business_day", "parse_calendars",
+           "parse_compoundings", "parse_conventions", "parse_day_counts", "parse_frequencies", "raise_problems",
+           "to_days", "year_fractions"]

@@ -1,4 +1,5 @@
-"""Dated curve files: ``curve,date,discount`` or ``curve,date,zero`` tables, CSV or Parquet, as
+"""Dated curve files: ``curve,date,discount``, ``curve,date,zero`` or ``curve,date,rate`` tables (``rate`` with
+``compounding`` and ``day_count``), CSV or Parquet, as
 :class:`~trinom.model.DatedCurve` objects (the model's curves import no file format).
 
 ``trinom.model.read_dated_curves`` and the former path ``trinom.model.dated_curve.read_dated_curves`` are
@@ -13,7 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..conventions.compounding import parse_compoundings
 from ..conventions.dates import as_dates, to_days
+from ..conventions.day_counts import ACT_ACT_ICMA, parse_day_counts
 from ..errors import InputError
 from ..model.dated_curve import AS_OF_TOLERANCE, INTERPOLATIONS, DatedCurve, implausible_rate
 from .csvtable import read_table_lines
@@ -21,14 +24,20 @@ from .csvtable import read_table_lines
 
 def read_dated_curves(path: str | Path, *, as_of: object,
                       interpolation: str = "log-linear-discount") -> dict[str, DatedCurve]:
-    """The curves of a ``curve,date,discount`` or ``curve,date,zero`` table (CSV, or Parquet by its ``.parquet`` /
-    ``.pq`` suffix), in the order the file first names them; a curve's rows may come in any order.
+    """The curves of a ``curve,date,discount``, ``curve,date,zero`` or ``curve,date,rate`` table (CSV, or Parquet by
+    its ``.parquet`` / ``.pq`` suffix), in the order the file first names them; a curve's rows may come in any order.
+
+    ``zero`` is a continuous ACT/365F zero rate. ``rate`` is a zero rate as quoted: the optional columns
+    ``compounding`` (``continuous``, ``simple``, ``annual``, ``semiannual``, ``quarterly``, ``monthly``; empty:
+    continuous) and ``day_count`` (empty: ACT/365F) say how it gives the pillar's discount factor
+    (:meth:`DatedCurve.from_rates`). A ``zero`` or ``rate`` row with an empty date, alone in its curve, is a flat
+    forward curve (:meth:`DatedCurve.flat`).
 
     Every bad cell is reported at once, naming the file, the line (Parquet: the row) and the column: an empty
     curve name, a date that is not ``YYYY-MM-DD``, a value that is no finite number, a discount factor <= 0 or
     not 1 at the as-of date, a date before the as-of date, a date given twice for one curve (both lines), a zero rate
     (given, or implied by a discount factor) outside :data:`~trinom.model.dated_curve.PLAUSIBLE_ZERO_RATES` (negative
-    rates are legal; 2.5 is said to look like percent).
+    rates are legal; 2.5 is said to look like percent), an unknown compounding or day count, a flat row beside others.
 
     >>> import tempfile, pathlib
     >>> f = pathlib.Path(tempfile.mkdtemp()) / "curve.csv"
@@ -36,6 +45,9 @@ def read_dated_curves(path: str | Path, *, as_of: object,
     >>> curves = read_dated_curves(f, as_of="2025-01-02")
     >>> list(curves), curves["USD"].dates.tolist()[0].isoformat()
     (['USD', 'EUR'], '2026-01-02')
+    >>> _ = f.write_text("curve,date,rate,compounding,day_count\\nEUR,,0.03,annual,ACT/360\\n")
+    >>> round(float(read_dated_curves(f, as_of="2025-01-02")["EUR"].discount([1.0])[0]), 12)
+    0.970475286737
     """
     path = Path(path)
     if interpolation not in INTERPOLATIONS:
@@ -47,20 +59,26 @@ def read_dated_curves(path: str | Path, *, as_of: object,
     if problems:
         raise InputError(problems)
     column = {name: k for k, name in enumerate(header)}
-    problems = []
-    points: dict[str, list[tuple[int, float, str]]] = {}
-    for row, place in zip(rows, places, strict=True):
+    quoted = _quoting(rows, column, places) if value_field == "rate" else None
+    problems = list(quoted[2]) if quoted else []
+    points: dict[str, list[tuple[int, float, str, int]]] = {}
+    flat: dict[str, list[tuple[float, str, int]]] = {}
+    for k, (row, place) in enumerate(zip(rows, places, strict=True)):
         name = row[column["curve"]].strip()
         text_date = row[column["date"]].strip()
         text_value = row[column[value_field]].strip()
         if not name:
             problems.append((None, "curve", f"{place}: curve name is empty"))
         day, date_problems = to_days([text_date], field="date")
-        if date_problems or not text_date:
+        if not text_date and value_field == "discount":
+            problems.append((None, "date", f"{place}: date is empty (only a zero or rate row, alone in its curve, "
+                             "may leave it empty: a flat curve)"))
+        elif text_date and date_problems:
             problems.append((None, "date", f"{place}: date {text_date!r} is not a date (YYYY-MM-DD, 1901..2199)"))
-        elif day[0] < as_of_days[0]:
+        elif text_date and day[0] < as_of_days[0]:
             problems.append((None, "date", f"{place}: date {text_date} is before the as-of date "
                              f"{as_dates(as_of_days)[0]}"))
+        dated = bool(text_date) and not date_problems
         try:
             value = float(text_value)
         except ValueError:
@@ -70,53 +88,100 @@ def read_dated_curves(path: str | Path, *, as_of: object,
             problems.append((None, value_field, f"{place}: {value_field} must be finite, got {text_value!r}"))
         elif value_field == "discount" and value <= 0:
             problems.append((None, value_field, f"{place}: discount must be > 0, got {text_value}"))
-        elif (value_field == "discount" and not date_problems and day[0] == as_of_days[0]
-              and abs(value - 1.0) > AS_OF_TOLERANCE):
+        elif value_field == "discount" and dated and day[0] == as_of_days[0] and abs(value - 1.0) > AS_OF_TOLERANCE:
             problems.append((None, value_field, f"{place}: the discount factor at the as-of date must be 1, got "
                              f"{text_value}"))
         else:
-            years = (int(day[0]) - int(as_of_days[0])) / 365.0 if not date_problems and text_date else 0.0
+            years = (int(day[0]) - int(as_of_days[0])) / 365.0 if dated else 0.0
             implausible = implausible_rate(value_field, value, years)
             if implausible:
                 problems.append((None, value_field, f"{place}: {implausible}"))
-        if name and not date_problems and text_date:
-            points.setdefault(name, []).append((int(day[0]), value, place))
+        if name and dated:
+            points.setdefault(name, []).append((int(day[0]), value, place, k))
+        elif name and not text_date:
+            flat.setdefault(name, []).append((value, place, k))
     for name, found in points.items():
         seen: dict[int, str] = {}
-        for day, _value, place in found:
+        for day, _value, place, _k in found:
             if day in seen:
                 problems.append((None, "date", f"{place}: curve {name!r} has date {as_dates(np.array([day]))[0]} "
                                  f"already at {seen[day]}"))
             seen.setdefault(day, place)
+    for name, rows_of in flat.items():
+        if len(rows_of) > 1 or name in points:
+            problems += [(None, "date", f"{place}: curve {name!r} has a row without a date (a flat curve) and other "
+                          "rows: a flat curve is one row") for _v, place, _k in rows_of]
     if problems:
         raise InputError(problems)
-    if not points:
+    if not points and not flat:
         raise InputError([(None, "file", f"{path}: no curve points")])
     curves = {}
-    for name, found in points.items():
-        found.sort()
-        days = np.array([day for day, _v, _p in found], dtype=np.int64)
-        values = np.array([v for _d, v, _p in found])
-        given = {"discount_factors" if value_field == "discount" else "zero_rates": values}
+    for name in sorted({**points, **flat}, key=lambda n: min(r[-1] for r in points.get(n, flat.get(n, [])))):
         try:
-            curves[name] = DatedCurve(as_of=as_dates(as_of_days)[0], dates=as_dates(days), interpolation=interpolation,
-                                      name=name, **given)
+            curves[name] = _curve(name, points.get(name), flat.get(name), value_field, quoted, as_of_days,
+                                  interpolation)
         except InputError as err:
             raise InputError([(None, f, f"{path}: {m}") for _r, f, m in err.errors]) from None
     return curves
 
 
+def _curve(name: str, points: list[tuple[int, float, str, int]] | None, flat: list[tuple[float, str, int]] | None,
+           value_field: str, quoted: tuple[list[str], list[str], list] | None, as_of_days: np.ndarray,
+           interpolation: str) -> DatedCurve:
+    """One curve of the table: flat (one row without a date) or its dated rows in date order."""
+    as_of = as_dates(as_of_days)[0]
+    compounding, day_count = (quoted[0], quoted[1]) if quoted else ([], [])
+    if flat:
+        value, _place, k = flat[0]
+        if quoted:
+            return DatedCurve.flat(as_of=as_of, rate=value, compounding=compounding[k], day_count=day_count[k],
+                                   name=name)
+        return DatedCurve(as_of=as_of, dates=as_dates(as_of_days + 365), zero_rates=[value], name=name)
+    assert points is not None
+    points.sort()
+    days = as_dates(np.array([day for day, _v, _p, _k in points], dtype=np.int64))
+    values = np.array([v for _d, v, _p, _k in points])
+    if quoted:
+        mine = [k for _d, _v, _p, k in points]
+        return DatedCurve.from_rates(as_of=as_of, dates=days, rates=values, interpolation=interpolation, name=name,
+                                     compounding=[compounding[k] for k in mine], day_count=[day_count[k] for k in mine])
+    given = {"discount_factors" if value_field == "discount" else "zero_rates": values}
+    return DatedCurve(as_of=as_of, dates=days, interpolation=interpolation, name=name, **given)
+
+
+def _quoting(rows: list[list[str]], column: dict[str, int], places: list[str]) -> tuple[list[str], list[str], list]:
+    """Per row of a ``rate`` table, its compounding and day count (empty cells: continuous, ACT/365F), and a problem
+    per unknown name (ACT/ACT-ICMA, which needs a coupon schedule, is one)."""
+    compounding = [row[column["compounding"]].strip() or "continuous" if "compounding" in column else "continuous"
+                   for row in rows]
+    day_count = [row[column["day_count"]].strip() or "ACT/365F" if "day_count" in column else "ACT/365F"
+                 for row in rows]
+    problems = []
+    if rows:
+        _codes, found = parse_compoundings(compounding)
+        problems += [(None, field, f"{places[int(r)]}: {message}") for r, field, message in found]
+        codes, found = parse_day_counts(day_count)
+        problems += [(None, field, f"{places[int(r)]}: {message}") for r, field, message in found]
+        problems += [(None, "day_count", f"{places[int(r)]}: day_count ACT/ACT-ICMA needs a coupon schedule; a "
+                      "curve's rates take any other") for r in np.flatnonzero(codes == ACT_ACT_ICMA)]
+    return compounding, day_count, problems
+
+
 def _value_column(path: Path, header: Sequence[str]) -> str:
-    """``discount`` or ``zero``: the one value column of a curve table."""
-    known = ("curve", "date", "discount", "zero")
-    problems = [(None, name, f"{path}: unknown column {name!r} (columns: curve, date, and discount or zero)")
-                for name in header if name not in known]
+    """``discount``, ``zero`` or ``rate``: the one value column of a curve table (``compounding`` and ``day_count``
+    go with ``rate``)."""
+    known = ("curve", "date", "discount", "zero", "rate", "compounding", "day_count")
+    problems = [(None, name, f"{path}: unknown column {name!r} (columns: curve, date, and discount, zero or rate; "
+                 "with rate: compounding, day_count)") for name in header if name not in known]
     problems += [(None, name, f"{path}: the header lacks column {name!r}") for name in ("curve", "date")
                  if name not in header]
-    values = [name for name in ("discount", "zero") if name in header]
+    values = [name for name in ("discount", "zero", "rate") if name in header]
     if len(values) != 1:
-        problems.append((None, "discount", f"{path}: a curve table has one of the columns discount or zero, "
-                         f"got {values or 'neither'}"))
+        problems.append((None, "discount", f"{path}: a curve table has one of the columns discount, zero or rate, "
+                         f"got {values or 'none'}"))
+    elif values[0] != "rate":
+        problems += [(None, name, f"{path}: column {name!r} goes with rate (a zero is continuous ACT/365F)")
+                     for name in ("compounding", "day_count") if name in header]
     if len(set(header)) != len(header):
         problems.append((None, "file", f"{path}: a column appears twice in the header"))
     if problems:

@@ -36,7 +36,9 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from ..conventions.compounding import SIMPLE, discount_factors, parse_compoundings
 from ..conventions.dates import as_dates, to_days
+from ..conventions.day_counts import ACT_360, ACT_365F, ACT_ACT_ICMA, fractions_by_code, parse_day_counts
 from ..errors import InputError
 from .curve import MAX_DAYS, YieldCurve
 
@@ -44,6 +46,8 @@ from .curve import MAX_DAYS, YieldCurve
 DAYS_PER_YEAR: Final[float] = 365.0
 #: The interpolation schemes.
 INTERPOLATIONS: Final[tuple[str, ...]] = ("log-linear-discount", "linear-zero")
+#: The years of daily pillars a flat-forward curve whose discount factors are not one continuous ACT/365F rate has.
+FLAT_YEARS: Final[int] = 100
 #: How far a discount factor given at the as-of date may be from 1.
 AS_OF_TOLERANCE: Final[float] = 1e-12
 
@@ -234,6 +238,92 @@ class DatedCurve:
         return cls(as_of=as_dates(as_of_days)[0], dates=dates, zero_rates=curve.rates, interpolation="linear-zero",
                    name=name)
 
+    @classmethod
+    def from_rates(cls, *, as_of: object, dates: npt.ArrayLike, rates: npt.ArrayLike,
+                   compounding: npt.ArrayLike = "continuous", day_count: npt.ArrayLike = "ACT/365F",
+                   interpolation: str = "log-linear-discount", name: str = "") -> DatedCurve:
+        """A curve of zero rates as quoted: each pillar's discount factor is its rate's under its compounding over its
+        day count's year fraction from ``as_of`` (QuantLib's ``InterestRate(r, dayCounter, compounding,
+        frequency).discountFactor(as_of, date)``), exact at the pillars. The model's time stays ACT/365F: between
+        pillars the curve interpolates those discount factors in ACT/365F years, as any curve.
+
+        Args:
+          compounding: ``continuous``, ``simple``, ``annual``, ``semiannual``, ``quarterly`` or ``monthly``, one or
+            one per pillar (:mod:`trinom.conventions.compounding`).
+          day_count: any day count but ACT/ACT-ICMA, one or one per pillar.
+
+        >>> c = DatedCurve.from_rates(as_of="2025-01-02", dates=["2026-01-02", "2027-01-04"], rates=[0.04, 0.045],
+        ...                           compounding="annual", day_count="ACT/360")
+        >>> round(float(c.discount(["2026-01-02"])[0]), 12) == round(1.04 ** (-365 / 360), 12)
+        True
+        """
+        label = f"dated curve {name!r}" if name else "dated curve"
+        r = _numbers(rates, "rate", label)
+        days, problems = to_days(dates, field="date")
+        as_of_days, more = to_days([as_of], field="as_of")
+        problems += more
+        taus, codes, more = _quoted_terms(as_of_days, days, compounding, day_count)
+        problems += more
+        problems += [(None, "rate", f"{label} point {k}: {why}") for k in range(r.size)
+                     if (why := implausible_rate("rate", float(r[k]), 0.0))]
+        if problems:
+            raise InputError(problems)
+        if r.size != days.size:
+            raise InputError([(None, "rate", f"{label} has {days.size} dates but {r.size} rates")])
+        discount = discount_factors(rates=r, fractions=taus, codes=codes)
+        bad = np.flatnonzero(~(discount > 0) | ~np.isfinite(discount))
+        if bad.size:
+            raise InputError([(None, "rate", f"{label} point {k}: rate {r[k]:g} over {taus[k]:.6g} years gives no "
+                               f"discount factor > 0") for k in bad])
+        return cls(as_of=as_of, dates=dates, discount_factors=discount, interpolation=interpolation, name=name)
+
+    @classmethod
+    def flat(cls, *, as_of: object, rate: float, compounding: str = "continuous", day_count: str = "ACT/365F",
+             name: str = "") -> DatedCurve:
+        """A flat-forward curve (QuantLib's ``FlatForward(as_of, rate, dayCounter, compounding, frequency)``): the
+        discount factor at a date is the rate's over the day count's year fraction to it. Under ACT/365F or ACT/360
+        with any compounding but ``simple`` that is one continuous ACT/365F rate, a curve of one pillar; otherwise
+        (``simple``, a 30/360 or ACT/ACT day count) its discount factors are pillars at every day for
+        :data:`FLAT_YEARS` years, flat in the zero rate beyond.
+
+        >>> DatedCurve.flat(as_of="2025-01-02", rate=0.05, compounding="semiannual").zero_rates.round(12).tolist()
+        [0.049385225181]
+        """
+        as_of_days, problems = to_days([as_of], field="as_of")
+        if problems:
+            raise InputError(problems)
+        _taus, codes, problems = _quoted_terms(as_of_days, as_of_days, compounding, day_count)
+        if problems:
+            raise InputError(problems)
+        day_code = int(parse_day_counts([day_count])[0][0])
+        if day_code in (ACT_360, ACT_365F) and int(codes[0]) != SIMPLE:
+            dates = as_dates(as_of_days + 365)
+        else:
+            dates = as_dates(as_of_days[0] + np.arange(1, round(FLAT_YEARS * DAYS_PER_YEAR) + 1))
+        return cls.from_rates(as_of=as_of, dates=dates, rates=np.full(dates.size, float(rate)),
+                              compounding=compounding, day_count=day_count, name=name)
+
+
+def _quoted_terms(as_of_days: np.ndarray, days: np.ndarray, compounding: npt.ArrayLike,
+                  day_count: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, list]:
+    """Per pillar, its day count's year fraction from the as-of date and its compounding's code; the problems of
+    bad names (ACT/ACT-ICMA, which needs a coupon schedule, is one)."""
+    codes, problems = parse_compoundings(compounding)
+    day_codes, more = parse_day_counts(day_count)
+    problems += more
+    problems += [(None, "day_count", "day_count ACT/ACT-ICMA needs a coupon schedule; a curve's rates take any other")
+                 for _ in range(int(np.count_nonzero(day_codes == ACT_ACT_ICMA)))][:1]
+    for what, size in (("compounding", codes.size), ("day_count", day_codes.size)):
+        if size not in (1, days.size):
+            problems.append((None, what, f"{what}: {size} values for {days.size} pillars"))
+    if problems or days.size == 0 or as_of_days.size == 0:
+        return np.zeros(days.size), np.zeros(days.size, dtype=np.int64), [(None, f, m) for _r, f, m in problems]
+    codes = np.broadcast_to(codes, days.shape)
+    starts = np.full(days.shape, as_of_days[0])
+    taus = fractions_by_code(starts, days, np.broadcast_to(day_codes, days.shape) if day_codes.size > 1
+                             else int(day_codes[0]))
+    return np.asarray(taus, dtype=np.float64), codes, []
+
 
 def _numbers(values: object, field: str, label: str) -> np.ndarray:
     """A column of numbers as float64; a cell that is no number is an InputError naming its point."""
@@ -258,15 +348,15 @@ PLAUSIBLE_ZERO_RATES: tuple[float, float] = (-0.2, 1.0)
 
 
 def implausible_rate(field: str, value: float, years: float) -> str:
-    """Why a ``zero`` or ``discount`` cell is outside :data:`PLAUSIBLE_ZERO_RATES` (``""`` where it is not)."""
+    """Why a ``zero``, ``rate`` or ``discount`` cell is outside :data:`PLAUSIBLE_ZERO_RATES` (``""`` where it is not)."""
     low, high = PLAUSIBLE_ZERO_RATES
-    if field == "zero":
+    if field in ("zero", "rate"):
         if low <= value <= high:
             return ""
         hint = (f": it looks like percent ({value:g}% is {value / 100:g})" if high < value <= 100 or -100 <= value < low
                 else "")
-        return (f"zero must be a continuous rate as a decimal in {low:g}..{high:g} (0.025 for 2.5%), got {value:g}"
-                + hint)
+        kind = "a continuous rate as a decimal" if field == "zero" else "a decimal"
+        return f"{field} must be {kind} in {low:g}..{high:g} (0.025 for 2.5%), got {value:g}" + hint
     if years <= 0:
         return ""
     rate = -math.log(value) / years
