@@ -156,8 +156,9 @@ def _price_lowered(trades: Trades, lowering: tuple[list[tuple[int, Instrument]],
     says."""
     blocks, market_curves, legs = lowering
     parts = [block for _first, block in blocks]  # one block alone: the pipeline keeps its plan for the next call
+    market = Market.of(market_curves)
     try:
-        trees = price_book(parts[0] if len(parts) == 1 else parts, Market.of(market_curves),
+        trees = price_book(parts[0] if len(parts) == 1 else parts, market,
                            options if legs.is_identity() else options.replace(errors="mask"), scenarios=scenarios,
                            client=client)
     except InputError as err:  # one tree a trade: its rows are the trades'
@@ -165,7 +166,9 @@ def _price_lowered(trades: Trades, lowering: tuple[list[tuple[int, Instrument]],
     result = trades.explained(legs.prices(trees))
     if options.errors == "raise" and result.problems:
         raise InputError(list(result.problems))
-    return dataclasses.replace(result, warnings=tuple(trades.warnings()), notional=trades.notionals())
+    vol_price = trades.vol_prices(market.names, market.curves)
+    return dataclasses.replace(result, warnings=tuple(trades.warnings()), notional=trades.notionals(),
+                               vol_price=vol_price)
 
 
 def _price_overlapped(trades: Trades, curves: CurvesLike, options: PricingOptions) -> Prices:

@@ -36,6 +36,8 @@ class Prices:
       dates have all passed, priced without its option); the command line prints them on stderr.
     * ``steps_per_year`` and ``accuracy``: with ``price(..., accuracy=...)`` (:mod:`trinom.analytics.resolution`),
       the grid that priced each row and its estimated error per 100 (NaN and 0 for a row with an error); else None.
+    * ``vol_price``: where a cap or floor quotes a volatility (``vol``, ``vol_kind``, ``shift``), its price per 100
+      off that volatility (Bachelier or Black, beside the model's ``price``), NaN for the other rows; else None.
 
     ``numpy.asarray(prices)`` gives ``price``.
     """
@@ -51,6 +53,7 @@ class Prices:
     notional: np.ndarray | None = field(default=None, repr=False, compare=False)  #: per row; None: 100 each
     steps_per_year: np.ndarray | None = field(default=None, repr=False, compare=False)  #: with accuracy=
     accuracy: np.ndarray | None = field(default=None, repr=False, compare=False)  #: the estimate, with accuracy=
+    vol_price: np.ndarray | None = field(default=None, repr=False, compare=False)  #: off a cap's quoted vol
 
     @property
     def value(self) -> np.ndarray:
@@ -70,7 +73,8 @@ class Prices:
 
     def to_pandas(self) -> Any:
         """A DataFrame, one row per input row (and scenario): ``id, [scenario,] instrument, price, clean,
-        accrued, error, value`` (and ``steps_per_year, accuracy`` where priced to an accuracy)."""
+        accrued, error, value`` (and ``steps_per_year, accuracy`` where priced to an accuracy, ``vol_price`` where a
+        cap quotes a volatility)."""
         import pandas as pd
 
         ids = np.arange(len(self))
@@ -80,6 +84,8 @@ class Prices:
                                   "value": self.value})
             if self.steps_per_year is not None and self.accuracy is not None:
                 frame["steps_per_year"], frame["accuracy"] = self.steps_per_year, self.accuracy
+            if self.vol_price is not None:
+                frame["vol_price"] = self.vol_price
             return frame
         scenarios = self.price.shape[0]
         return pd.DataFrame({"id": np.tile(ids, scenarios), "scenario": np.repeat(np.arange(scenarios), len(self)),
@@ -101,6 +107,10 @@ def joined(parts: Sequence[Prices], firsts: Sequence[int]) -> Prices:
     if any(part.notional is not None for part in parts):
         notional = np.concatenate([np.full(len(part), 100.0) if part.notional is None else part.notional
                                    for part in parts])
+    vol_price = None
+    if any(part.vol_price is not None for part in parts):
+        vol_price = np.concatenate([np.full(len(part), np.nan) if part.vol_price is None else part.vol_price
+                                    for part in parts])
     engines = list(dict.fromkeys(part.engine for part in parts if part.engine))
     return Prices(price=cat("price"), clean=cat("clean"), accrued=cat("accrued"), error=cat("error"),
                   instrument=cat("instrument"), engine=", ".join(engines),
@@ -109,7 +119,7 @@ def joined(parts: Sequence[Prices], firsts: Sequence[int]) -> Prices:
                                                for row, field, message in part.problems)),
                   warnings=tuple((row + first, message) for part, first in zip(parts, firsts, strict=True)
                                  for row, message in part.warnings),
-                  notional=notional)
+                  notional=notional, vol_price=vol_price)
 
 
 def instrument_labels(kinds: np.ndarray) -> np.ndarray:

@@ -106,13 +106,16 @@ def cmd_price(args: argparse.Namespace) -> int:
 def write_prices(path: Path | None, result: Prices, ids: list[str]) -> None:
     """Prices ``id,price,clean,accrued,error,value`` to ``path`` (.csv or .parquet, written whole or not at all), or
     stdout: ``price``, ``clean`` and ``accrued`` per 100 of each trade's notional, ``value`` in its currency; priced
-    to an accuracy, ``steps_per_year,accuracy`` after them (the grid and the error estimate per 100)."""
+    to an accuracy, ``steps_per_year,accuracy`` after them (the grid and the error estimate per 100); where a cap or
+    floor quotes a volatility, ``vol_price`` after them (its price per 100 off that volatility)."""
     import pandas as pd
 
     table = pd.DataFrame({"id": ids, "price": result.price, "clean": result.clean, "accrued": result.accrued,
                           "error": result.error, "value": result.value})
     if result.steps_per_year is not None and result.accuracy is not None:
         table["steps_per_year"], table["accuracy"] = result.steps_per_year, result.accuracy
+    if result.vol_price is not None:
+        table["vol_price"] = result.vol_price
     if path is None:
         table.to_csv(sys.stdout, index=False, float_format="%.17g")
     else:

@@ -31,7 +31,7 @@ Values are per 100 of the trade's notional (the value in currency is :attr:`trin
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
@@ -40,6 +40,7 @@ from ..errors import InputError
 from ..model.curve import YieldCurve, discount_factors
 from ..model.periods import fixed_leg
 from ..model.rate_options import basis_ratio
+from ..model.volatility import bachelier_price, black_price
 from .bond import BondPortfolio
 from .constants import CALL, PUT
 from .coupon_options import CouponOptions
@@ -66,6 +67,14 @@ class CapSpecs:
     rows: np.ndarray  #: each trade's row in the book (for messages)
     curve: np.ndarray | None = None  #: the discount curve (an index into the market's curves)
     forecast: np.ndarray | None = None  #: the curve its rates are projected on (None, or ``curve``: one curve)
+    vol: np.ndarray | None = None  #: a quoted volatility to price it off beside the lattice (NaN: none; issue 38)
+    vol_kind: np.ndarray | None = None  #: its code in ``rate_trades.VOL_KINDS`` (normal, lognormal, shifted)
+    shift: np.ndarray | None = None  #: a shifted lognormal vol's shift (decimal; 0 for the others)
+
+    def take(self, positions: np.ndarray) -> CapSpecs:
+        """The trades at ``positions``."""
+        return replace(self, **{f.name: getattr(self, f.name)[positions] for f in fields(self)
+                                if f.name != "as_of" and getattr(self, f.name) is not None})
 
 
 @dataclass(frozen=True, eq=False)
@@ -127,13 +136,50 @@ def zero_trees(as_of: int, horizon: np.ndarray, steps_per_year: np.ndarray, a: n
     return trees.with_coupon_options(options)
 
 
+def vol_prices(specs: CapSpecs, curves: Sequence[YieldCurve]) -> tuple[np.ndarray, list[tuple[int, str]]]:
+    """Per trade of ``specs``, its price per 100 off its quoted volatility (NaN where it gives none): the sum over its
+    caplets of ``100 tau P(e) formula(F, K, (s - as_of) / 365, vol)``, ``F = (P_f(s) / P_f(e) - 1) / tau`` the
+    forward on its forecast curve, ``P`` its discount curve, the formula Bachelier's (``normal``) or Black's
+    (``lognormal``; ``shifted``: on ``F + shift`` and ``K + shift``), caps calls and floors puts (QuantLib's
+    ``BachelierCapFloorEngine`` and ``BlackCapFloorEngine`` on a constant optionlet volatility, ACT/365F). Also
+    ``(trade, why)`` for a lognormal cap with a forward at or below ``-shift``: its price is NaN."""
+    out = np.full(specs.start.size, np.nan)
+    if specs.vol is None or specs.vol_kind is None or specs.shift is None or not np.isfinite(specs.vol).any():
+        return out, []
+    quoted = np.flatnonzero(np.isfinite(specs.vol))
+    part = specs.take(quoted)
+    owner, begin, end, tau = _periods(part)
+    discount = np.zeros(quoted.size, dtype=np.int64) if part.curve is None else np.asarray(part.curve)
+    forecast = discount if part.forecast is None else np.asarray(part.forecast)
+    read = {name: discount_factors(curves, index[owner], days - part.as_of, days_in_year=YEAR_DAYS)
+            for name, index, days in (("pay", discount, end), ("fix", forecast, begin), ("end", forecast, end))}
+    forward = (read["fix"] / read["end"] - 1.0) / tau
+    terms = {"forward": forward, "strike": part.rate[owner], "expiry": (begin - part.as_of) / YEAR_DAYS,
+             "vol": part.vol[owner], "annuity": 100.0 * tau * read["pay"], "is_call": part.cap[owner]}
+    normal = part.vol_kind[owner] == 0
+    shift = part.shift[owner]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        each = np.where(normal, bachelier_price(**terms), black_price(**terms, shift=shift))
+    undefined = ~normal & (forward + shift <= 0)
+    each[undefined] = np.nan
+    out[quoted] = np.bincount(owner, weights=each, minlength=quoted.size)
+    said = [(int(quoted[k]), f"a caplet's forward {forward[owner == k].min():.6g} is at or below -shift "
+             f"({-part.shift[k]:g}): no lognormal price off vol (give vol_kind shifted, or a larger shift)")
+            for k in np.unique(owner[undefined]).tolist()]
+    return out, said
+
+
+def _periods(specs: CapSpecs) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every caplet period of ``specs``: its trade, start and end days, and accrual on the trade's day count."""
+    leg = fixed_leg(start=specs.start, end=specs.maturity, frequency=specs.frequency, day_count=specs.day_count)
+    mask = np.arange(leg.pay_days.shape[1])[None, :] < leg.count[:, None]
+    return np.nonzero(mask)[0], leg.start_days[mask], leg.pay_days[mask], leg.accrual[mask]
+
+
 def _caplets(specs: CapSpecs, curves: Sequence[YieldCurve] | None) -> tuple[np.ndarray, ...]:
     """Every caplet of ``specs`` (see the module): its trade, start and end days, ``1 + K tau``, basis ratio
     ``beta``, and each trade's caplet count."""
-    leg = fixed_leg(start=specs.start, end=specs.maturity, frequency=specs.frequency, day_count=specs.day_count)
-    mask = np.arange(leg.pay_days.shape[1])[None, :] < leg.count[:, None]
-    owner = np.nonzero(mask)[0]
-    begin, end, tau = leg.start_days[mask], leg.pay_days[mask], leg.accrual[mask]
+    owner, begin, end, tau = _periods(specs)
     growth = 1.0 + specs.rate[owner] * tau
     beta = np.ones(owner.size)
     if specs.forecast is not None and specs.curve is not None:
@@ -147,4 +193,4 @@ def _caplets(specs: CapSpecs, curves: Sequence[YieldCurve] | None) -> tuple[np.n
                                                                            days_in_year=YEAR_DAYS)
                                        for name, index in (("discount", discount), ("forecast", forecast))
                                        for side, days in (("start", begin), ("end", end))})
-    return owner, begin, end, growth, beta, leg.count.astype(np.int64)
+    return owner, begin, end, growth, beta, np.bincount(owner, minlength=specs.start.size).astype(np.int64)

@@ -17,13 +17,16 @@ floating leg, valued as its compounded forward on the forecast curve). Two curve
 * ``cap`` and ``floor``: ``start``, ``maturity``, ``rate`` (the strike), ``a``, ``sigma``; optional ``frequency``
   (default 4), ``day_count`` (default ``ACT/360``), ``notional``, ``curve``, ``forecast_curve``, ``index``
   (``ibor`` only: a caplet on a compounded overnight rate fixes at its period's end, which this lowering does not
-  value), ``steps_per_year``. Their dates are unadjusted (:mod:`trinom.instruments.cap`).
+  value), ``steps_per_year``, and (issue 38) ``vol``, ``vol_kind`` and ``shift``: a quoted volatility it is also
+  priced off, beside the model (:func:`trinom.instruments.cap.vol_prices`, ``Prices.vol_price``). Their dates are
+  unadjusted (:mod:`trinom.instruments.cap`).
 
 Values are per the trade's notional. A cell that does not apply to the row's type is an error naming it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -37,6 +40,15 @@ from .swaption import SwaptionSpecs
 
 #: The columns these rows add to the contract (appended at its end).
 RATE_COLUMNS: Final[tuple[str, ...]] = ("start", "rate", "float_frequency", "forecast_curve", "index")
+#: The columns a cap or floor may give to be priced off a quoted volatility beside the lattice (issue 38; appended at the
+#: contract's end): ``vol``, ``vol_kind`` (``normal``: Bachelier; ``lognormal``: Black; ``shifted``: Black on the rate
+#: plus ``shift``) and ``shift``.
+VOL_COLUMNS: Final[tuple[str, ...]] = ("vol", "vol_kind", "shift")
+#: The kinds of a quoted volatility, by code.
+VOL_KINDS: Final[tuple[str, ...]] = ("normal", "lognormal", "shifted")
+#: The largest normal (absolute) and lognormal volatility a row may quote: beyond them a value is in basis points or
+#: percent (0.0085 is 85 bp a year; 0.2 is 20%).
+PLAUSIBLE_VOLS: Final[dict[str, float]] = {"normal": 0.1, "lognormal": 5.0}
 #: The floating rate indices a row may name: a term rate fixed at its period's start, or overnight compounded.
 INDICES: Final[tuple[str, ...]] = ("ibor", "ois")
 #: The trade types of this module.
@@ -47,7 +59,7 @@ ALLOWED: Final[dict[str, frozenset[str]]] = {
                           "convention", "option", "exercise", "first_exercise", "last_exercise", "float_frequency", "a",
                           "sigma", "curve", "forecast_curve", "index", "steps_per_year"}),
     "cap": frozenset({"id", "type", "notional", "start", "maturity", "rate", "frequency", "day_count", "a", "sigma",
-                      "curve", "forecast_curve", "index", "steps_per_year"}),
+                      "curve", "forecast_curve", "index", "steps_per_year", *VOL_COLUMNS}),
 }
 ALLOWED["floor"] = ALLOWED["cap"]
 #: Defaults of empty cells, per type.
@@ -196,6 +208,7 @@ def check_rate_rows(book: TradeColumns, types: np.ndarray, earlier: set[int]) ->
                     f"{day_text(maturity[row])}): a swaption is exercised on its fixed leg's start dates")
         if reversed_window[k]:
             add(row, "last_exercise", f"last_exercise {day_text(last[row])} is before first_exercise {day_text(first[row])}")
+    vol_kind = _vol_kinds(cells, numbers, cap_rows, rate, add)
     g = swaption_rows[good(swaption_rows)].astype(np.int64)
     c = cap_rows[good(cap_rows)].astype(np.int64)
     payer = np.zeros(types.size, dtype=bool)
@@ -220,6 +233,43 @@ def check_rate_rows(book: TradeColumns, types: np.ndarray, earlier: set[int]) ->
     caps = CapSpecs(as_of=book.as_of_day, start=start[c], maturity=maturity[c], rate=rate[c], frequency=frequencies(c),
                     day_count=text["day_count"][c], cap=types[c] == "cap", notional=notional[c], a=numbers["a"][c],
                     sigma=numbers["sigma"][c], steps_per_year=spy[c], rows=c, curve=np.zeros(c.size, dtype=np.int64),
-                    forecast=np.zeros(c.size, dtype=np.int64))
+                    forecast=np.zeros(c.size, dtype=np.int64), vol=np.where(vol_kind[c] >= 0, numbers["vol"][c], np.nan),
+                    vol_kind=vol_kind[c], shift=np.where(np.isnan(numbers["shift"][c]), 0.0, numbers["shift"][c]))
     problems.sort(key=lambda item: item[0])
     return RateRows(problems=problems, swaption_rows=swaption_rows, cap_rows=cap_rows, swaptions=swaptions, caps=caps)
+
+
+def _vol_kinds(cells: dict[str, np.ndarray], numbers: dict[str, np.ndarray], rows: np.ndarray, strike: np.ndarray,
+               add: Callable[[int, str, str], None]) -> np.ndarray:
+    """Per row, the code in :data:`VOL_KINDS` of a cap's or floor's quoted volatility (-1: none); each bad ``vol``,
+    ``vol_kind`` or ``shift`` cell of ``rows`` said through ``add``."""
+    codes = np.full(cells["vol_kind"].size, -1, dtype=np.int64)
+    vol, shift = numbers["vol"], numbers["shift"]
+    for row in rows.tolist():
+        given, kind_cell = bool(np.isfinite(vol[row])), cells["vol_kind"][row]
+        kind = "normal" if kind_cell is None else str(kind_cell).strip().lower()
+        if not given:
+            for field in ("vol_kind", "shift"):
+                if cells[field][row] is not None:
+                    add(row, field, f"{field} goes with vol (the volatility a {cells['type'][row]} is priced off "
+                        "beside the model), which is empty")
+            continue
+        if kind not in VOL_KINDS:
+            add(row, "vol_kind", f"vol_kind must be one of {', '.join(VOL_KINDS)}, got {kind_cell!r}")
+            continue
+        scale = PLAUSIBLE_VOLS["normal" if kind == "normal" else "lognormal"]
+        if not 0 < vol[row] <= scale:
+            example = "0.0085 for 85 bp a year" if kind == "normal" else "0.2 for 20%"
+            add(row, "vol", f"a {kind} vol must be in (0, {scale:g}] ({example}), got {cells['vol'][row]!r}")
+        has_shift = bool(np.isfinite(shift[row]))
+        if kind == "normal" and has_shift:
+            add(row, "shift", "a shift goes with a lognormal or shifted vol, not a normal one")
+        elif kind == "shifted" and not has_shift:
+            add(row, "shift", "a shifted vol needs shift (the decimal added to the rate and the strike, 0.01 for 1%)")
+        elif has_shift and not 0 <= shift[row] <= 1:
+            add(row, "shift", f"shift must be a decimal in 0..1 (0.01 for 1%), got {cells['shift'][row]!r}")
+        elif kind != "normal" and np.isfinite(strike[row]) and strike[row] + (shift[row] if has_shift else 0) <= 0:
+            add(row, "rate", f"a {kind} vol needs rate + shift > 0, got rate {strike[row]:g}"
+                + (f" and shift {shift[row]:g}" if has_shift else ": give vol_kind shifted and a shift"))
+        codes[row] = VOL_KINDS.index(kind)
+    return codes

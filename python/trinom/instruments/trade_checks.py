@@ -30,7 +30,7 @@ from ..conventions.dates import day_text
 from ..conventions.names import Problem
 from ..errors import InputError
 from .floating import COUPON_TYPES, FIXED, FIXED_TO_FLOAT, FLOAT, FLOAT_COLUMNS
-from .rate_trades import RATE_COLUMNS, RATE_TYPES, RateRows, TradeColumns, check_rate_rows
+from .rate_trades import RATE_COLUMNS, RATE_TYPES, VOL_COLUMNS, RateRows, TradeColumns, check_rate_rows
 from .side_tables import SIDE_COLUMNS, SideRows, SideTable
 
 #: The columns of ``trades.csv``, in the contract's order (a file may hold them in any order, and leave out those
@@ -38,7 +38,7 @@ from .side_tables import SIDE_COLUMNS, SideRows, SideTable
 TRADE_COLUMNS: Final[tuple[str, ...]] = (
     "id", "type", "notional", "issue", "maturity", "coupon", "frequency", "day_count", "calendar", "convention",
     "option", "exercise", "first_exercise", "last_exercise", "exercise_price", "expiry", "strike", "a", "sigma",
-    "spread", "curve", "steps_per_year", "notice_days", *RATE_COLUMNS, *FLOAT_COLUMNS)
+    "spread", "curve", "steps_per_year", "notice_days", *RATE_COLUMNS, *FLOAT_COLUMNS, *VOL_COLUMNS)
 #: Trade types.
 TYPES: Final[tuple[str, ...]] = ("bond", "bond_option", *RATE_TYPES)
 #: Exercise prices (``exercise_price``, ``schedule.csv``'s ``price``), clean per 100 of the notional, a market may
@@ -205,7 +205,7 @@ class TradeChecks:
                 problems.append((int(k), "type", f"type {cells['type'][k]!r} is not a trade type ({', '.join(TYPES)})"))
         numbers: dict[str, np.ndarray] = {}
         for name in ("notional", "coupon", "exercise_price", "strike", "a", "sigma", "spread", "steps_per_year", "rate",
-                     "notice_days", "margin", "cap", "floor", "fixing"):
+                     "notice_days", "margin", "cap", "floor", "fixing", "vol", "shift"):
             if name in self._given_numbers:  # an array of numbers: NaN is empty, only an infinite one is bad
                 values = self._given_numbers[name].copy()
                 for k in np.flatnonzero(np.isinf(values)):

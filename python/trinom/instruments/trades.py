@@ -76,7 +76,7 @@ from __future__ import annotations
 import copy
 import itertools
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import fields, replace
+from dataclasses import replace
 from typing import Any, Final
 
 import numpy as np
@@ -89,7 +89,7 @@ from ..model.curve import YieldCurve
 from ..ragged import runs
 from ..result import Prices
 from .bond import BondPortfolio
-from .cap import CapSpecs, cap_trees, lower_caps, zero_trees
+from .cap import cap_trees, lower_caps, vol_prices, zero_trees
 from .constants import CALL, PUT
 from .coupon_options import CouponOptions
 from .dated_bond import (
@@ -270,6 +270,24 @@ class Trades(TradeChecks):
         currency (:attr:`trinom.Prices.value`)."""
         given = self._parsed().numbers["notional"]
         return np.where(np.isfinite(given) & (given > 0), given, 100.0)
+
+    def vol_prices(self, curve_names: Sequence[str], curves: Sequence[YieldCurve]) -> np.ndarray | None:
+        """Per row, a cap's or floor's price per 100 off its quoted ``vol`` (:func:`~trinom.instruments.cap.vol_prices`;
+        NaN for the other rows and bad ones), once :meth:`instruments` has checked the rows; None where no row
+        quotes one. A cap with no such price says why among :meth:`warnings`."""
+        names = tuple(curve_names)
+        rate = self._memo.get(("rate", names))
+        if rate is None or rate.caps.vol is None or not np.isfinite(rate.caps.vol).any():
+            return None
+        rows = rate.caps.rows
+        caps = replace(rate.caps, curve=self.curve_index(names)[rows], forecast=self.forecast_index(names)[rows])
+        prices, why = vol_prices(caps, curves)
+        said = self._memo.setdefault("warnings", {})
+        for k, message in why:
+            said.setdefault(int(rows[k]), message)
+        out = np.full(len(self), np.nan)
+        out[rows] = prices
+        return out
 
     def warnings(self) -> list[tuple[int, str]]:
         """``(row, message)`` of the rows lowered so far that price as asked but not as a user may expect: a bond
@@ -534,7 +552,7 @@ class Trades(TradeChecks):
         caps_treed = treed[rate.caps.rows]
         if caps_treed.any():
             caps = replace(rate.caps, curve=curve[rate.caps.rows], forecast=forecast[rate.caps.rows])
-            part = _take_caps(caps, np.flatnonzero(caps_treed))
+            part = caps.take(np.flatnonzero(caps_treed))
             tables.append(cap_trees(part, curves))
             first_tree[part.rows] = used + np.arange(part.rows.size)
             used += part.rows.size
@@ -561,7 +579,7 @@ class Trades(TradeChecks):
             position[plain] = np.arange(plain.size)
             if in_run.any():
                 caps = replace(rate.caps, curve=curve[rate.caps.rows], forecast=forecast[rate.caps.rows])
-                lowered_caps = lower_caps(_take_caps(caps, on_options[in_run]), curve=name, curves=curves)
+                lowered_caps = lower_caps(caps.take(on_options[in_run]), curve=name, curves=curves)
                 parts.append(lowered_caps.caplets)
                 offsets = np.concatenate(([0], np.cumsum(lowered_caps.count)))
                 for k, row in enumerate(good_caps[in_run].tolist()):
@@ -774,11 +792,6 @@ def lowered(trades: Trades, curves: Any) -> tuple[list[tuple[int, Portfolio | Bo
     market = Market.of(market_curves)
     return (trades.instruments(market.names, market.curves), market_curves,
             trades.legs(market.names, market.curves))
-
-
-def _take_caps(specs: CapSpecs, positions: np.ndarray) -> CapSpecs:
-    """The caps at ``positions`` of ``specs``."""
-    return replace(specs, **{f.name: getattr(specs, f.name)[positions] for f in fields(specs) if f.name != "as_of"})
 
 
 __all__ = ["BOND_DEFAULTS", "DEFAULT_STEPS_PER_YEAR", "EXERCISES", "MAX_NOTICE_DAYS", "MAX_STEPS_PER_YEAR",
