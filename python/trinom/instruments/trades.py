@@ -89,6 +89,7 @@ from ..model.curve import YieldCurve
 from ..ragged import runs
 from ..result import Prices
 from .bond import BondPortfolio
+from .bond_rows import amortization_of, exercise_inputs
 from .cap import cap_trees, lower_caps, vol_prices, zero_trees
 from .constants import CALL, PUT
 from .coupon_options import CouponOptions
@@ -111,9 +112,6 @@ from .sigma_pieces import PIECE_TYPES, RowPieces, with_tree_pieces
 from .sigma_pieces import rows_part as pieces_part
 from .swaption import lower_swaptions
 from .trade_checks import (
-    _AMERICAN,
-    _BERMUDAN,
-    _EUROPEAN,
     DEFAULT_STEPS_PER_YEAR,
     EXERCISES,
     MAX_NOTICE_DAYS,
@@ -633,8 +631,8 @@ class Trades(TradeChecks):
                            spread=np.where(np.isnan(spread), 0.0, spread), curve=curve[~bad],
                            steps_per_year=self._steps_per_year()[good],
                            side=np.where(p.option[good] == _PUT_CELL, PUT, CALL).astype(np.int8))
-        amortization = self._amortization(good)
-        lowered = lower_dated_bonds(self.as_of_day, specs, **self._exercise_inputs(good), amortization=amortization,
+        amortization = amortization_of(self, good)
+        lowered = lower_dated_bonds(self.as_of_day, specs, **exercise_inputs(self, good), amortization=amortization,
                                     curves=curves)
         signed = np.zeros(good.size, dtype=bool)
         options = None
@@ -683,57 +681,6 @@ class Trades(TradeChecks):
         return FloatingTerms(kind=kind, coupon=np.nan_to_num(p.numbers["coupon"][good]), margin=margin,
                              switch=switch, fixing=p.numbers["fixing"][good], forecast=forecast,
                              cap=p.numbers["cap"][good], floor=p.numbers["floor"][good])
-
-    def _exercise_inputs(self, good: np.ndarray) -> dict[str, Any]:
-        """The good bond rows' exercise as :func:`lower_dated_bonds` takes it (bonds numbered among ``good``):
-        european on ``first_exercise`` and the european and bermudan schedule rows as dates, bermudan windows on
-        coupon dates, american windows (a schedule's: one per listed date, to the next one)."""
-        p = self._parsed()
-        count = good.size
-        has = p.present["option"][good]
-        style = p.exercise[good]
-        notice = np.where(p.present["notice_days"][good], p.numbers["notice_days"][good], 0).astype(np.int64)
-        price = p.numbers["exercise_price"][good]
-        first, last = p.dates["first_exercise"][good], p.dates["last_exercise"][good]
-        schedule = self._side_rows("schedule")[0]
-        position = np.full(len(self), -1, dtype=np.int64)
-        position[good] = np.arange(count)
-        listed = position[schedule.row] >= 0
-        bond, day, listed_price = position[schedule.row[listed]], schedule.day[listed], schedule.value[listed]
-        scheduled = np.zeros(count, dtype=bool)
-        scheduled[bond] = True
-        european = np.flatnonzero(has & (style == _EUROPEAN) & ~scheduled)
-        on_dates = style[bond] != _AMERICAN
-        dates = ExerciseDates.of(np.concatenate([european, bond[on_dates]]),
-                                 np.concatenate([first[european], day[on_dates]]),
-                                 np.concatenate([price[european], listed_price[on_dates]]), True,
-                                 np.concatenate([notice[european], notice[bond[on_dates]]]))
-        bermudan = np.flatnonzero(has & (style == _BERMUDAN) & ~scheduled)
-        coupon_dates = ExerciseWindows.of(bermudan, first[bermudan], last[bermudan], price[bermudan], notice[bermudan])
-        american = np.flatnonzero(has & (style == _AMERICAN) & ~scheduled)
-        stepped = ~on_dates  # an american schedule: from each listed date to the day before the next one
-        s_bond, s_day = bond[stepped], day[stepped]
-        ends = np.where(p.present["last_exercise"][good], last, p.dates["maturity"][good])
-        final = np.ones(s_bond.size, dtype=bool)
-        final[:-1] = s_bond[1:] != s_bond[:-1]
-        s_last = np.where(final, ends[s_bond], np.append(s_day[1:], 0) - 1)
-        windows = ExerciseWindows.of(np.concatenate([american, s_bond]), np.concatenate([first[american], s_day]),
-                                     np.concatenate([last[american], s_last]),
-                                     np.concatenate([price[american], listed_price[stepped]]),
-                                     np.concatenate([notice[american], notice[s_bond]]))
-        return {"dates": dates, "coupon_dates": coupon_dates, "american": windows}
-
-    def _amortization(self, good: np.ndarray) -> Amortization | None:
-        """The good bond rows' outstanding notionals (``notionals.csv`` rows, as shares of the trade's notional)."""
-        rows = self._side_rows("notionals")[0]
-        if rows.row.size == 0:
-            return None
-        position = np.full(len(self), -1, dtype=np.int64)
-        position[good] = np.arange(good.size)
-        kept = position[rows.row] >= 0
-        notional = self._parsed().numbers["notional"][rows.row[kept]]
-        return Amortization(bond=position[rows.row[kept]], date=rows.day[kept], ratio=rows.value[kept] / notional,
-                            where=rows.where[kept])
 
 
 def _rows_problems(problems: Sequence[Problem], rows: np.ndarray, size: int) -> tuple[Problem, ...]:
