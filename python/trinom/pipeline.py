@@ -166,9 +166,9 @@ def _price_lowered(trades: Trades, lowering: tuple[list[tuple[int, Instrument]],
     result = trades.explained(legs.prices(trees))
     if options.errors == "raise" and result.problems:
         raise InputError(list(result.problems))
-    vol_price = trades.vol_prices(market.names, market.curves)
+    vol_price = trades.vol_prices(market.names, market.curves) if result.price.ndim == 1 else None  # one market
     return dataclasses.replace(result, warnings=tuple(trades.warnings()), notional=trades.notionals(),
-                               vol_price=vol_price)
+                               vol_price=vol_price, **trades.settlement_prices(market.curves, result.price))
 
 
 def _price_overlapped(trades: Trades, curves: CurvesLike, options: PricingOptions) -> Prices:

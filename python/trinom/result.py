@@ -38,6 +38,10 @@ class Prices:
       the grid that priced each row and its estimated error per 100 (NaN and 0 for a row with an error); else None.
     * ``vol_price``: where a cap or floor quotes a volatility (``vol``, ``vol_kind``, ``shift``), its price per 100
       off that volatility (Bachelier or Black, beside the model's ``price``), NaN for the other rows; else None.
+    * ``settlement``, ``settlement_clean`` and ``settlement_accrued``: where a bond settles apart from the valuation
+      date (``settlement_days``), its settlement date (``datetime64[D]``) and its clean price and accrued interest
+      there, per 100 (QuantLib's convention: :mod:`trinom.instruments.settlement`); NaT and NaN for the other rows;
+      else None.
 
     ``numpy.asarray(prices)`` gives ``price``.
     """
@@ -54,6 +58,9 @@ class Prices:
     steps_per_year: np.ndarray | None = field(default=None, repr=False, compare=False)  #: with accuracy=
     accuracy: np.ndarray | None = field(default=None, repr=False, compare=False)  #: the estimate, with accuracy=
     vol_price: np.ndarray | None = field(default=None, repr=False, compare=False)  #: off a cap's quoted vol
+    settlement: np.ndarray | None = field(default=None, repr=False, compare=False)  #: a bond's settlement date
+    settlement_clean: np.ndarray | None = field(default=None, repr=False, compare=False)  #: the clean price then
+    settlement_accrued: np.ndarray | None = field(default=None, repr=False, compare=False)  #: accrued then
 
     @property
     def value(self) -> np.ndarray:
@@ -73,8 +80,9 @@ class Prices:
 
     def to_pandas(self) -> Any:
         """A DataFrame, one row per input row (and scenario): ``id, [scenario,] instrument, price, clean,
-        accrued, error, value`` (and ``steps_per_year, accuracy`` where priced to an accuracy, ``vol_price`` where a
-        cap quotes a volatility)."""
+        accrued, error, value`` (and ``steps_per_year, accuracy`` where priced to an accuracy, the
+        :data:`EXTRA_COLUMNS` a result has: ``vol_price`` where a cap quotes a volatility, ``settlement``,
+        ``settlement_clean`` and ``settlement_accrued`` where a bond settles apart)."""
         import pandas as pd
 
         ids = np.arange(len(self))
@@ -84,14 +92,19 @@ class Prices:
                                   "value": self.value})
             if self.steps_per_year is not None and self.accuracy is not None:
                 frame["steps_per_year"], frame["accuracy"] = self.steps_per_year, self.accuracy
-            if self.vol_price is not None:
-                frame["vol_price"] = self.vol_price
+            for name in EXTRA_COLUMNS:
+                if getattr(self, name) is not None:
+                    frame[name] = getattr(self, name)
             return frame
         scenarios = self.price.shape[0]
         return pd.DataFrame({"id": np.tile(ids, scenarios), "scenario": np.repeat(np.arange(scenarios), len(self)),
                              "instrument": np.tile(self.instrument, scenarios), "price": self.price.reshape(-1),
                              "clean": self.clean.reshape(-1), "accrued": np.tile(self.accrued, scenarios),
                              "error": np.tile(self.error, scenarios), "value": self.value.reshape(-1)})
+
+
+#: The optional per-row columns a result may have, appended to its table where it has them (issue 38).
+EXTRA_COLUMNS: tuple[str, ...] = ("vol_price", "settlement", "settlement_clean", "settlement_accrued")
 
 
 def joined(parts: Sequence[Prices], firsts: Sequence[int]) -> Prices:
@@ -107,10 +120,12 @@ def joined(parts: Sequence[Prices], firsts: Sequence[int]) -> Prices:
     if any(part.notional is not None for part in parts):
         notional = np.concatenate([np.full(len(part), 100.0) if part.notional is None else part.notional
                                    for part in parts])
-    vol_price = None
-    if any(part.vol_price is not None for part in parts):
-        vol_price = np.concatenate([np.full(len(part), np.nan) if part.vol_price is None else part.vol_price
-                                    for part in parts])
+    extra = {}
+    for name in EXTRA_COLUMNS:
+        if any(getattr(part, name) is not None for part in parts):
+            empty = np.datetime64("NaT") if name == "settlement" else np.nan
+            extra[name] = np.concatenate([np.full(len(part), empty) if getattr(part, name) is None
+                                          else getattr(part, name) for part in parts])
     engines = list(dict.fromkeys(part.engine for part in parts if part.engine))
     return Prices(price=cat("price"), clean=cat("clean"), accrued=cat("accrued"), error=cat("error"),
                   instrument=cat("instrument"), engine=", ".join(engines),
@@ -119,7 +134,7 @@ def joined(parts: Sequence[Prices], firsts: Sequence[int]) -> Prices:
                                                for row, field, message in part.problems)),
                   warnings=tuple((row + first, message) for part, first in zip(parts, firsts, strict=True)
                                  for row, message in part.warnings),
-                  notional=notional, vol_price=vol_price)
+                  notional=notional, **extra)
 
 
 def instrument_labels(kinds: np.ndarray) -> np.ndarray:

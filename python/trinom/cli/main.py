@@ -116,6 +116,9 @@ def parser() -> argparse.ArgumentParser:
                     "prices.parquet, or a folder) is read and written by the workers: tasks of row groups, each "
                     "writing its own part beside --out, joined here in input order (every worker must see the book "
                     "and --out's folder at the same paths)")
+    pr.add_argument("--settlement", type=whole_number(0), default=None, metavar="DAYS",
+                    help="trades files: bonds whose settlement_days is empty settle DAYS business days after --as-of "
+                    "on their calendar; the prices get settlement,settlement_clean,settlement_accrued columns")
     add_trade_options(pr)
     add_recalibration_options(pr)
     pr.set_defaults(func=cmd_price, out_folder=False)

@@ -17,7 +17,7 @@ from ..io import parquet
 from ..io.book_files import check_curve_source, input_files, option_curve
 from ..io.files import PRICE_FORMATS, TABLE_FORMATS, check_outputs, output_format
 from ..io.result_files import write_price_file, write_scenario_grid, write_table_file
-from ..result import Prices
+from ..result import EXTRA_COLUMNS, Prices
 from .arguments import ProgressBar, book_kind, check_dask, dask_client, failures, read_book
 from .trade_files import is_trades_file, read_inputs, recalibration_of, say_warnings, trade_inputs, unused_trade_options
 
@@ -46,6 +46,9 @@ def cmd_price(args: argparse.Namespace) -> int:
     if getattr(args, "accuracy", None) is not None:
         raise InputError([(None, "--accuracy", "--accuracy chooses dated trades' steps a year: give a trades file "
                            "(a tree-step book has its steps)")])
+    if getattr(args, "settlement", None) is not None:
+        raise InputError([(None, "--settlement", "--settlement settles dated bonds apart from --as-of: give a trades "
+                           "file (a tree-step book has no dates)")])
     unused_trade_options(args)
     inputs = [*input_files(args.portfolio), args.yield_file, args.scenarios]
     file_to_file = bool(args.out) and parquet.is_parquet(args.portfolio) and not args.scenarios
@@ -106,16 +109,18 @@ def cmd_price(args: argparse.Namespace) -> int:
 def write_prices(path: Path | None, result: Prices, ids: list[str]) -> None:
     """Prices ``id,price,clean,accrued,error,value`` to ``path`` (.csv or .parquet, written whole or not at all), or
     stdout: ``price``, ``clean`` and ``accrued`` per 100 of each trade's notional, ``value`` in its currency; priced
-    to an accuracy, ``steps_per_year,accuracy`` after them (the grid and the error estimate per 100); where a cap or
-    floor quotes a volatility, ``vol_price`` after them (its price per 100 off that volatility)."""
+    to an accuracy, ``steps_per_year,accuracy`` after them (the grid and the error estimate per 100); then the
+    :data:`~trinom.result.EXTRA_COLUMNS` the result has: ``vol_price`` (a cap's or floor's price per 100 off its
+    quoted volatility), ``settlement,settlement_clean,settlement_accrued`` (a bond settling apart)."""
     import pandas as pd
 
     table = pd.DataFrame({"id": ids, "price": result.price, "clean": result.clean, "accrued": result.accrued,
                           "error": result.error, "value": result.value})
     if result.steps_per_year is not None and result.accuracy is not None:
         table["steps_per_year"], table["accuracy"] = result.steps_per_year, result.accuracy
-    if result.vol_price is not None:
-        table["vol_price"] = result.vol_price
+    for name in EXTRA_COLUMNS:
+        if getattr(result, name) is not None:
+            table[name] = getattr(result, name)
     if path is None:
         table.to_csv(sys.stdout, index=False, float_format="%.17g")
     else:
@@ -133,6 +138,8 @@ def cmd_price_trades(args: argparse.Namespace) -> int:
                                ".csv or .parquet")])
         check_outputs([("--out", args.out)], [*trade_inputs(args), *(p for p in (args.scenarios,) if p is not None)])
     trades, curves = read_inputs(args)
+    if args.settlement is not None:
+        trades = trades.with_settlement(args.settlement)
     recalibration = recalibration_of(args)
     names: list[str] = []
     scenarios = None

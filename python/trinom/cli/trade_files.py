@@ -193,7 +193,8 @@ def add_trade_options(cmd: argparse.ArgumentParser) -> None:
     """``--curve`` and ``--as-of``, the inputs a trades file needs besides itself, and the optional ``--schedule`` and
     ``--notionals``."""
     cmd.add_argument("--curve", type=Path, help="trades files: the dated curves, CSV or Parquet curve,date,discount or "
-                     "curve,date,zero (continuous, ACT/365F); a trade's curve column names one")
+                     "curve,date,zero (continuous, ACT/365F), or curve,date,rate with compounding and day_count; a "
+                     "trade's curve column names one")
     cmd.add_argument("--as-of", dest="as_of", help="trades files: the valuation date, YYYY-MM-DD")
     cmd.add_argument("--schedule", type=Path, help="trades files: explicit and step-down exercise schedules, CSV or "
                      "Parquet id,date,price (a clean price per 100 of the outstanding notional on each date)")

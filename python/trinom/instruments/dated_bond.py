@@ -112,6 +112,7 @@ class DatedBonds:
     curve: np.ndarray  #: the index of the bond's curve among the market's
     steps_per_year: np.ndarray
     side: np.ndarray  #: CALL or PUT: what the bond's exercise does (either, for a bond without any)
+    settlement: np.ndarray | None = None  #: per bond its settlement day (issue 38), or None: at the as-of date
 
     def __len__(self) -> int:
         return int(self.issue.size)
@@ -235,6 +236,7 @@ class LoweredBonds:
     point_price: np.ndarray
     point_time: np.ndarray  #: years: the exercise date of a point between steps (NaN: at its step)
     problems: list[Problem]
+    settlement_accrued: np.ndarray | None = None  #: per bond, at its ``bonds.settlement`` day (None: none given)
 
     @property
     def point_counts(self) -> np.ndarray:
@@ -301,6 +303,12 @@ def _lower(as_of: int, bonds: DatedBonds, *, dates: ExerciseDates | None, coupon
     ratio = period_ratios(bonds, schedules, amortization, late)
     if ratio is not None:
         accrued = accrued * _ratio_at(schedules, ratio, np.arange(count), np.full(count, as_of))
+    settled = None
+    if bonds.settlement is not None:
+        settled = accrued_interest(schedules=schedules, day_count=bonds.day_count, coupon_rate=bonds.coupon,
+                                   settlement=bonds.settlement.astype("datetime64[D]")) if count else np.zeros(0)
+        if ratio is not None:
+            settled = settled * _ratio_at(schedules, ratio, np.arange(count), bonds.settlement)
     coupons = _coupons(as_of, bonds, schedules, fractions, ratio)
     flows = _flows(coupons, spy, as_of)
     amortized = np.zeros(count, dtype=bool)
@@ -313,7 +321,7 @@ def _lower(as_of: int, bonds: DatedBonds, *, dates: ExerciseDates | None, coupon
     window_first, window_last, strike, offsets, step, price, time = exercise.finish()
     return LoweredBonds(bonds=bonds, flows=flows, accrued=accrued, window_first=window_first, window_last=window_last,
                         strike=strike, point_offsets=offsets, point_step=step, point_price=price, point_time=time,
-                        problems=late)
+                        problems=late, settlement_accrued=settled)
 
 
 def _joined(bonds: DatedBonds, parts: list[LoweredBonds]) -> LoweredBonds:
@@ -329,7 +337,8 @@ def _joined(bonds: DatedBonds, parts: list[LoweredBonds]) -> LoweredBonds:
         **{name: cat([getattr(part, name) for part in parts])
            for name in ("accrued", "window_first", "window_last", "strike", "point_step", "point_price", "point_time")},
         point_offsets=joined_offsets([part.point_offsets for part in parts]),
-        problems=[problem for part in parts for problem in part.problems])
+        problems=[problem for part in parts for problem in part.problems],
+        settlement_accrued=None if bonds.settlement is None else cat([part.settlement_accrued for part in parts]))
 
 
 def period_ratios(bonds: DatedBonds, schedules: Schedules, amortization: Amortization | None,

@@ -31,6 +31,7 @@ from ..conventions.names import Problem
 from ..errors import InputError
 from .floating import COUPON_TYPES, FIXED, FIXED_TO_FLOAT, FLOAT, FLOAT_COLUMNS
 from .rate_trades import RATE_COLUMNS, RATE_TYPES, VOL_COLUMNS, RateRows, TradeColumns, check_rate_rows
+from .settlement import MAX_SETTLEMENT_DAYS
 from .side_tables import SIDE_COLUMNS, SideRows, SideTable
 
 #: The columns of ``trades.csv``, in the contract's order (a file may hold them in any order, and leave out those
@@ -38,7 +39,8 @@ from .side_tables import SIDE_COLUMNS, SideRows, SideTable
 TRADE_COLUMNS: Final[tuple[str, ...]] = (
     "id", "type", "notional", "issue", "maturity", "coupon", "frequency", "day_count", "calendar", "convention",
     "option", "exercise", "first_exercise", "last_exercise", "exercise_price", "expiry", "strike", "a", "sigma",
-    "spread", "curve", "steps_per_year", "notice_days", *RATE_COLUMNS, *FLOAT_COLUMNS, *VOL_COLUMNS)
+    "spread", "curve", "steps_per_year", "notice_days", *RATE_COLUMNS, *FLOAT_COLUMNS, *VOL_COLUMNS,
+    "settlement_days")
 #: Trade types.
 TYPES: Final[tuple[str, ...]] = ("bond", "bond_option", *RATE_TYPES)
 #: Exercise prices (``exercise_price``, ``schedule.csv``'s ``price``), clean per 100 of the notional, a market may
@@ -59,7 +61,7 @@ MAX_STEPS_PER_YEAR: Final[int] = 36500
 MAX_NOTICE_DAYS: Final[int] = 36500
 #: Fields that only a bond or only a bond option may fill.
 _BOND_ONLY = ("issue", "coupon", "frequency", "day_count", "calendar", "convention", "exercise", "first_exercise",
-              "last_exercise", "exercise_price", "notice_days")
+              "last_exercise", "exercise_price", "notice_days", "settlement_days")
 _OPTION_ONLY = ("expiry", "strike")
 #: A bond's option cells, and its exercise styles by index in :data:`EXERCISES`.
 _OPTIONS = ("call", "put")
@@ -205,7 +207,7 @@ class TradeChecks:
                 problems.append((int(k), "type", f"type {cells['type'][k]!r} is not a trade type ({', '.join(TYPES)})"))
         numbers: dict[str, np.ndarray] = {}
         for name in ("notional", "coupon", "exercise_price", "strike", "a", "sigma", "spread", "steps_per_year", "rate",
-                     "notice_days", "margin", "cap", "floor", "fixing", "vol", "shift"):
+                     "notice_days", "margin", "cap", "floor", "fixing", "vol", "shift", "settlement_days"):
             if name in self._given_numbers:  # an array of numbers: NaN is empty, only an infinite one is bad
                 values = self._given_numbers[name].copy()
                 for k in np.flatnonzero(np.isinf(values)):
@@ -326,6 +328,9 @@ class TradeChecks:
             notice = n["notice_days"]
             rule((notice < 0) | (notice > MAX_NOTICE_DAYS) | (notice != np.round(notice)), "notice_days",
                  f"notice_days must be a whole number of calendar days in 0..{MAX_NOTICE_DAYS}, got {{value}}")
+            lag = n["settlement_days"]
+            rule((lag < 0) | (lag > MAX_SETTLEMENT_DAYS) | (lag != np.round(lag)), "settlement_days",
+                 f"settlement_days must be a whole number of business days in 0..{MAX_SETTLEMENT_DAYS}, got {{value}}")
         for field, parse in (("frequency", parse_frequencies), ("day_count", parse_day_counts),
                              ("convention", parse_conventions)):
             rows = np.flatnonzero(is_bond & present[field])
@@ -456,6 +461,8 @@ class TradeChecks:
         with np.errstate(invalid="ignore"):
             rule(live & (n["notice_days"] > 0), "notice_days", "notice days move a floating bond's exercise inside a "
                  "coupon period, whose rate fixed at its start: not priced; give 0, got {value}")
+        rule(live, "settlement_days", "settlement_days applies to fixed-rate bonds (a floating bond's accrued interest "
+             "at settlement may need a fixing after the as-of date: not yet), got {value!r}")
         index = np.array(["ibor" if v is None else str(v).strip().lower() for v in self._cells["index"].tolist()],
                          dtype=object)
         for row in np.flatnonzero(live & present["index"] & ~np.isin(index, ("ibor", "ois"))):

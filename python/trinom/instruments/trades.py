@@ -107,6 +107,7 @@ from .floating import FIXED, FIXED_TO_FLOAT, FloatingTerms, floating_lowered, lo
 from .legs import Legs
 from .option import Portfolio
 from .rate_trades import RateRows
+from .settlement import SettlementTerms, settlement_dates
 from .side_tables import SIDE_COLUMNS, side_table
 from .sigma_pieces import PIECE_TYPES, RowPieces, with_tree_pieces
 from .sigma_pieces import rows_part as pieces_part
@@ -286,6 +287,22 @@ class Trades(TradeChecks):
         out = np.full(len(self), np.nan)
         out[rows] = prices
         return out
+
+    def settlement_prices(self, curves: Sequence[YieldCurve], price: np.ndarray) -> dict[str, np.ndarray]:
+        """Where a bond settles apart from the as-of date (``settlement_days``), per row its settlement date and clean
+        price and accrued interest there (:mod:`trinom.instruments.settlement`; ``price``: the rows' at the as-of
+        date, one scenario); ``{}`` where none does."""
+        terms = self._memo.get("settlement")
+        return {} if terms is None or price.ndim != 1 else terms.prices(curves, price)
+
+    def with_settlement(self, days: int) -> Trades:
+        """The same book with its bonds whose ``settlement_days`` is empty settling ``days`` business days after the
+        as-of date (``trinom price --settlement``)."""
+        parsed = self._parsed()
+        given = self._given_numbers.get("settlement_days")
+        cells = np.array(self.column("settlement_days") if given is None else given, dtype=object)
+        cells[~parsed.present["settlement_days"] & (parsed.kind == 0)] = days
+        return self.with_columns(settlement_days=cells)
 
     def warnings(self) -> list[tuple[int, str]]:
         """``(row, message)`` of the rows lowered so far that price as asked but not as a user may expect: a bond
@@ -631,6 +648,13 @@ class Trades(TradeChecks):
                            spread=np.where(np.isnan(spread), 0.0, spread), curve=curve[~bad],
                            steps_per_year=self._steps_per_year()[good],
                            side=np.where(p.option[good] == _PUT_CELL, PUT, CALL).astype(np.int8))
+        lag = p.numbers["settlement_days"][good]
+        settles = np.isfinite(lag)
+        if settles.any():
+            calendars = names["calendar"].values()[names["calendar"].inverse]
+            specs = replace(specs, settlement=np.where(settles, settlement_dates(
+                as_of=self.as_of_day, days=np.nan_to_num(lag).astype(np.int64), calendar=calendars,
+                issue=specs.issue), self.as_of_day))
         amortization = amortization_of(self, good)
         lowered = lower_dated_bonds(self.as_of_day, specs, **exercise_inputs(self, good), amortization=amortization,
                                     curves=curves)
@@ -638,6 +662,8 @@ class Trades(TradeChecks):
         options = None
         if np.any(terms.kind != FIXED):  # floating coupons: their flows, accrued interest and exercise prices
             lowered, signed, options = floating_lowered(self.as_of_day, lowered, terms, curves, amortization)
+        if settles.any():
+            self._memo["settlement"] = _settlement_terms(self.as_of_day, good, specs, lowered, settles)
         has_option = p.present["option"][good]
         gone = has_option & (lowered.point_counts == 0) & (lowered.strike >= NO_EXERCISE_PRICE)
         said = self._memo.setdefault("warnings", {})
@@ -681,6 +707,20 @@ class Trades(TradeChecks):
         return FloatingTerms(kind=kind, coupon=np.nan_to_num(p.numbers["coupon"][good]), margin=margin,
                              switch=switch, fixing=p.numbers["fixing"][good], forecast=forecast,
                              cap=p.numbers["cap"][good], floor=p.numbers["floor"][good])
+
+
+def _settlement_terms(as_of: int, good: np.ndarray, specs: DatedBonds, lowered: LoweredBonds,
+                      settles: np.ndarray) -> SettlementTerms:
+    """The bonds of ``good`` that settle apart (``settles``), as :class:`SettlementTerms`: their flows paid by then."""
+    assert specs.settlement is not None and lowered.settlement_accrued is not None
+    flows = lowered.flows
+    amount = flows.coupon + flows.repayment
+    position = np.cumsum(settles) - 1
+    early = settles[flows.owner] & (flows.date <= specs.settlement[flows.owner])
+    return SettlementTerms(as_of=as_of, rows=good[settles], curve=specs.curve[settles],
+                           day=specs.settlement[settles], accrued=lowered.settlement_accrued[settles],
+                           flow_bond=position[flows.owner[early]], flow_day=flows.date[early],
+                           flow_amount=amount[early])
 
 
 def _rows_problems(problems: Sequence[Problem], rows: np.ndarray, size: int) -> tuple[Problem, ...]:
