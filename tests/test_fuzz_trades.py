@@ -61,7 +61,8 @@ def bond_rows(draw: st.DrawFn, k: int) -> list[dict[str, str]]:
     common = {"type": "bond", "issue": issue, "maturity": maturity, "coupon": coupon, "frequency": "2",
               "a": f"{draw(st.floats(0.02, 0.2)):.4f}", "sigma": f"{draw(st.floats(0.002, 0.02)):.4f}",
               "steps_per_year": str(draw(st.sampled_from([12, 24, 52]))),
-              "notional": draw(st.sampled_from(["", "100", "1000000", "250"]))}
+              "notional": draw(st.sampled_from(["", "100", "1000000", "250"])),
+              "settlement_days": draw(st.sampled_from(["", "0", "2", "3"]))}
     price = f"{draw(st.floats(95, 105)):.2f}"
     rows = [dict(common, id=f"S{k}")]
     for side in ("call", "put"):
@@ -83,8 +84,10 @@ def rate_rows(draw: st.DrawFn, k: int) -> list[dict[str, str]]:
                  exercise="european", first_exercise=start),
             dict(model, id=f"SR{k}", type="swaption", start=start, maturity=end, rate=rate, option="receiver",
                  exercise="european", first_exercise=start),
-            dict(model, id=f"KC{k}", type="cap", start=start, maturity=end, rate=cap_rate),
-            dict(model, id=f"KF{k}", type="floor", start=start, maturity=end, rate=cap_rate)]
+            dict(model, id=f"KC{k}", type="cap", start=start, maturity=end, rate=cap_rate,
+                 **draw(st.sampled_from([{}, {"vol": "0.0085", "vol_kind": "normal"}]))),
+            dict(model, id=f"KF{k}", type="floor", start=start, maturity=end, rate=cap_rate,
+                 **draw(st.sampled_from([{}, {"vol": "0.25", "vol_kind": "shifted", "shift": "0.02"}])))]
 
 
 @st.composite
@@ -144,6 +147,14 @@ def test_trades_files_price_every_row_or_name_its_line(tmp_path_factory, book):
         assert price["SP0"] >= -1e-9 and price["SR0"] >= -1e-9
     if {"KC0", "KF0"} <= good:
         assert price["KC0"] >= -1e-9 and price["KF0"] >= -1e-9
+    column = dict(zip(header, zip(*rows, strict=True), strict=True))
+    for k, name in enumerate(ids):  # a cap quoting a vol has a price off it; a bond settling apart its clean price
+        if name not in good:
+            continue
+        if column.get("vol", [""] * len(rows))[k]:
+            assert result.vol_price is not None and result.vol_price[k] >= -1e-12, (name, result.vol_price)
+        if column.get("settlement_days", [""] * len(rows))[k]:
+            assert result.settlement is not None and math.isfinite(result.settlement_clean[k]), name
 
 
 @FUZZ
