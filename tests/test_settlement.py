@@ -2,7 +2,8 @@
 ``Trades.with_settlement``) give the settlement date, the accrued interest and the clean price there beside the price
 at the valuation date, against QuantLib 1.44: ``Bond::settlementDate`` and ``accruedAmount`` exactly, a straight bond's
 ``cleanPrice`` (``DiscountingBondEngine``) to 1e-9 per 100 (a coupon paid between the valuation and settlement dates
-goes to the seller), a callable's (``TreeCallableFixedRateBondEngine``, converged) to the tree comparison's 0.01."""
+goes to the seller), a callable's (``TreeCallableFixedRateBondEngine``, converged) to the tree comparison's 0.01, a
+floating bond's (``FloatingRateBond``, settling inside its running period) to 1e-8."""
 
 from __future__ import annotations
 
@@ -148,12 +149,47 @@ def test_the_command_line_settles_and_appends_its_columns(tmp_path: Path) -> Non
         assert table["settlement_clean"][k] == pytest.approx(bond.cleanPrice(), abs=STRAIGHT)
 
 
+def test_a_floating_bond_settles_as_quantlibs_floating_rate_bond() -> None:
+    """Settling inside the running period: its accrued interest at settlement at the known fixing plus margin."""
+    ours, theirs = curves()
+    book = trinom.Trades(as_of=str(AS_OF), id=["float", "fixed-to-float"], type="bond",
+                         issue=["2025-03-15", "2021-03-15"], maturity=["2034-03-15", "2031-03-15"],
+                         coupon_type=["float", "fixed_to_float"], coupon=[None, 0.03], switch_date=[None, "2026-03-15"],
+                         margin=0.005, fixing=0.027, frequency=2, day_count="ACT/365F", calendar="NONE", a=0.05,
+                         sigma=0.01, curve="EUR", settlement_days=2)
+    result = trinom.price(book, {"EUR": ours}, backend="reference")
+    assert result.ok.all(), result.error
+    for k, issue in enumerate(["2025-03-15", "2021-03-15"]):
+        index = ql.IborIndex(f"SETTLED{k}", ql.Period(6, ql.Months), 0, ql.EURCurrency(), ql.NullCalendar(),
+                             ql.Unadjusted, False, ql.Actual365Fixed(), theirs)  # its own name: fixings are global
+        index.addFixing(ql.Date(15, 9, 2026), 0.027, True)
+        schedule = ql.Schedule(ql_date(np.datetime64(issue)), ql_date(np.datetime64(book.column("maturity")[k])),
+                               ql.Period(6, ql.Months), ql.NullCalendar(), ql.Unadjusted, ql.Unadjusted,
+                               ql.DateGeneration.Backward, False)
+        bond = ql.FloatingRateBond(2, 100.0, schedule, index, ql.Actual365Fixed(), ql.Unadjusted, 0, [1.0], [0.005])
+        bond.setPricingEngine(ql.DiscountingBondEngine(theirs))
+        assert str(result.settlement[k]) == iso(bond.settlementDate()) == "2026-11-27"
+        assert result.settlement_accrued[k] == pytest.approx(bond.accruedAmount(), abs=1e-12)
+        # the fixed-to-float bond switched before the as-of date: its flows from then are QuantLib's floater's
+        assert result.settlement_clean[k] == pytest.approx(bond.cleanPrice(), abs=1e-8)
+
+
+def test_a_floating_bond_settling_in_a_period_not_yet_fixed_is_refused() -> None:
+    ours, _theirs = curves()
+    book = trinom.Trades(as_of=str(AS_OF), id=["ok", "crossing"], type="bond", issue=["2025-03-15", "2025-11-26"],
+                         maturity=["2034-03-15", "2030-11-26"], coupon_type="float", margin=0.005, fixing=0.027,
+                         frequency=2, day_count="ACT/365F", calendar="NONE", a=0.05, sigma=0.01, curve="EUR",
+                         settlement_days=2)
+    result = trinom.price(book, {"EUR": ours}, backend="reference", errors="mask")
+    assert result.ok.tolist() == [True, False]
+    assert any(r == 1 and f == "settlement_days" and "whose rate fixes after the as-of date" in m
+               for r, f, m in result.problems), result.problems
+
+
 @pytest.mark.parametrize(("cells", "field", "words"), [
     ({"settlement_days": 2.5}, "settlement_days", "a whole number of business days in 0..30"),
     ({"settlement_days": 45}, "settlement_days", "in 0..30"),
     ({"settlement_days": -1}, "settlement_days", "in 0..30"),
-    ({"settlement_days": 2, "coupon_type": "float", "coupon": None, "margin": 0.001}, "settlement_days",
-     "applies to fixed-rate bonds"),
 ])
 def test_bad_settlement_is_refused_naming_the_row_and_field(cells: dict, field: str, words: str) -> None:
     ours, _theirs = curves()

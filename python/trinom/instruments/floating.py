@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 
@@ -170,6 +170,8 @@ def floating_lowered(as_of: int, lowered: LoweredBonds, terms: FloatingTerms, cu
         extra = accrued_interest(schedules=schedules, day_count=day_count, coupon_rate=delta,
                                  settlement=np.datetime64(as_of, "D"))
         accrued[which] += extra * (1.0 if ratio is None else _running_share(share, local, running, which.size))
+    settled = _settlement_accrued(as_of, lowered, terms, which, owner, begin, running, future, fixed_rate, bad,
+                                  problems, schedules, day_count, None if ratio is None else (share, local))
     # exercise: on a floating period's start the price is lowered by 100 beta; inside a running period it is refused
     price = lowered.point_price.copy()
     point_owner = np.repeat(np.arange(len(bonds)), lowered.point_counts)
@@ -194,7 +196,8 @@ def floating_lowered(as_of: int, lowered: LoweredBonds, terms: FloatingTerms, cu
     signed[which] = True
     options = _coupon_options(as_of, bonds, terms, owner, future & ~bad[owner], begin, end, fractions, share, beta,
                               problems)
-    return replace(lowered, flows=flows, accrued=accrued, point_price=price, problems=problems), signed, options
+    return (replace(lowered, flows=flows, accrued=accrued, point_price=price, problems=problems,
+                    settlement_accrued=settled), signed, options)
 
 
 def _coupon_options(as_of: int, bonds: DatedBonds, terms: FloatingTerms, owner: np.ndarray, future: np.ndarray,
@@ -227,6 +230,39 @@ def _coupon_options(as_of: int, bonds: DatedBonds, terms: FloatingTerms, owner: 
     order = np.lexsort((np.arange(k.size), step, k))  # per bond, by step (a period's cap before its floor)
     return CouponOptions.of(counts=np.bincount(k, minlength=len(bonds)), step=step[order], expiry=expiry[order],
                             end=pay[order], strike=strike[order], amount=amount[order], is_call=call[order])
+
+
+def _settlement_accrued(as_of: int, lowered: LoweredBonds, terms: FloatingTerms, which: np.ndarray, owner: np.ndarray,
+                        begin: np.ndarray, running: np.ndarray, future: np.ndarray, fixed_rate: np.ndarray,
+                        bad: np.ndarray, problems: list, schedules: Any, day_count: Any,
+                        shares: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray | None:
+    """The floating bonds' accrued interest at their settlement dates (issue 38): the running period's known rate and
+    margin in place of the coupon they were lowered with. A settlement date after the start of a floating period
+    that fixes after the as-of date needs that fixing: the bond is refused (``bad``, a problem naming
+    ``settlement_days``)."""
+    bonds = lowered.bonds
+    if lowered.settlement_accrued is None or bonds.settlement is None:
+        return lowered.settlement_accrued
+    settled = lowered.settlement_accrued.copy()
+    settle = bonds.settlement[owner]
+    for p in np.flatnonzero(future & (begin < settle) & ~bad[owner]).tolist():
+        k = int(owner[p])
+        if not bad[k]:
+            bad[k] = True
+            problems.append((int(bonds.rows[k]), "settlement_days", f"the bond settles on {day_text(settle[p])}, inside "
+                             f"the floating period from {day_text(begin[p])}, whose rate fixes after the as-of date: its "
+                             "accrued interest at settlement needs that fixing (not yet)"))
+    held = np.flatnonzero(running & ~bad[owner])
+    if held.size:
+        delta = np.zeros(which.size)
+        known = fixed_rate[held] + terms.margin[owner[held]]  # the running period's rate, clamped, and margin
+        delta[np.searchsorted(which, owner[held])] = known - lowered_coupon(terms)[owner[held]]
+        extra = accrued_interest(schedules=schedules, day_count=day_count, coupon_rate=delta,
+                                 settlement=bonds.settlement[which].astype("datetime64[D]"))
+        if shares is not None:
+            extra = extra * _running_share(shares[0], shares[1], running, which.size)
+        settled[which] += np.nan_to_num(extra)
+    return settled
 
 
 def _part_amortization(amortization: Amortization, which: np.ndarray) -> Amortization | None:

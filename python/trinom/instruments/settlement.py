@@ -10,7 +10,9 @@ at its settlement date by QuantLib's convention for bonds:
   option this is exact where no exercise decision falls before the settlement date (the flows before it are
   certain);
 * the accrued interest at settlement is the day count's on the coupon period holding the settlement date (0 on a
-  coupon date), times the share outstanding; the clean price is the dirty less it.
+  coupon date), times the share outstanding; a floating period's at its known fixing plus margin (a settlement date
+  inside a period that fixes after the as-of date is refused: that fixing is unknown); the clean price is the dirty
+  less it.
 
 >>> import numpy as np
 >>> settlement_dates(as_of=20_429, days=np.array([2, 0, 3]), calendar=["TARGET", "TARGET", "NONE"],

@@ -461,8 +461,6 @@ class TradeChecks:
         with np.errstate(invalid="ignore"):
             rule(live & (n["notice_days"] > 0), "notice_days", "notice days move a floating bond's exercise inside a "
                  "coupon period, whose rate fixed at its start: not priced; give 0, got {value}")
-        rule(live, "settlement_days", "settlement_days applies to fixed-rate bonds (a floating bond's accrued interest "
-             "at settlement may need a fixing after the as-of date: not yet), got {value!r}")
         index = np.array(["ibor" if v is None else str(v).strip().lower() for v in self._cells["index"].tolist()],
                          dtype=object)
         for row in np.flatnonzero(live & present["index"] & ~np.isin(index, ("ibor", "ois"))):
