@@ -206,3 +206,12 @@ def test_settlement_days_do_not_apply_to_swaptions_or_tree_step_books(tmp_path: 
                          rate=0.03, option="payer", settlement_days=2, a=0.05, sigma=0.008, curve="EUR")
     result = trinom.price(book, {"EUR": ours}, backend="reference", errors="mask")
     assert any(f == "settlement_days" and "does not apply to a swaption" in m for _r, f, m in result.problems)
+
+
+def test_with_accuracy_the_settlement_price_is_said_missing_not_dropped() -> None:
+    ours, _theirs = curves()
+    book = trinom.Trades(as_of=str(AS_OF), id=["b"], type="bond", issue="2021-05-15", maturity="2031-05-15",
+                         coupon=0.045, frequency=2, a=0.05, sigma=0.01, curve="EUR", settlement_days=2)
+    result = trinom.price(book, {"EUR": ours}, backend="reference", accuracy=1e-3)
+    assert result.settlement is None
+    assert any("no clean price at settlement with accuracy=" in message for _row, message in result.warnings)

@@ -34,7 +34,7 @@ from .io.instrument_tables import as_blocks
 from .lattice.job import Instrument, Job, prepare
 from .model.market import CurvesLike, Market
 from .model.scenarios import Scenario, scenario_market
-from .result import Prices, joined
+from .result import EXTRA_COLUMNS, Prices, joined
 
 #: Resolved calls kept per portfolio (for repeated calls with the same curves and options).
 PLANS_KEPT = 8
@@ -225,7 +225,8 @@ def price_per_scenario(trades: Trades, curves: CurvesLike, options: PricingOptio
         raise InputError(list(problems))
     base = results[0]
     accrued = np.asarray(base.accrued, dtype=np.float64)
-    return dataclasses.replace(base, price=price_grid, clean=price_grid - accrued, error=error, problems=problems)
+    return dataclasses.replace(base, price=price_grid, clean=price_grid - accrued, error=error, problems=problems,
+                               **dict.fromkeys(EXTRA_COLUMNS))  # one market's columns: not a grid's
 
 
 __all__ = ["OVERLAP_MIN_TRADES", "OVERLAP_PARTS", "PLANS_KEPT", "Instrument", "Plan", "PricingOptions", "prepare",

@@ -363,8 +363,12 @@ def price_recalibrated(trades: Any, curves: Any, scenarios: Sequence[Any] | None
     problems = tuple((int(k), "sigma", str(error[k])) for k in np.flatnonzero(error != ""))
     base = legs.prices(results[0])
     price_out = per_trade if scenarios is not None else per_trade[0]
+    settling = np.flatnonzero(np.not_equal(trades.column("settlement_days"), None) & (error == "")).tolist()
     result = Prices(price=price_out, clean=price_out - accrued, accrued=accrued, error=error,
-                    instrument=base.instrument, engine=base.engine, problems=problems)
+                    instrument=base.instrument, engine=base.engine, problems=problems,
+                    warnings=tuple((int(row), "no clean price at settlement with recalibrate= (the price is the "
+                                    "recalibrated model's): price without it to get one") for row in settling),
+                    vol_price=None if scenarios is not None else trades.vol_prices(names, Market.of(market_curves).curves))
     if run.get("errors", "raise") == "raise" and problems:
         raise InputError(list(problems))
     return result

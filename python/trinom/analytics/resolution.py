@@ -108,6 +108,12 @@ def priced_to_accuracy(trades: Trades, accuracy: float, price: Callable[[Trades,
                                    f"steps_per_year {int(spy[row])} ({why})"))
     best = history[-1]
     clean = np.where(good, best - first.accrued, first.clean)
+    settled = {}
+    if first.settlement is not None:  # a clean price at settlement is the price's: one grid's, not the best's
+        settled = {"settlement": None, "settlement_clean": None, "settlement_accrued": None}
+        warnings += [(int(row), "no clean price at settlement with accuracy= (each trade's best price is another "
+                      "grid's): price at a steps_per_year to get it") for row in np.flatnonzero(~np.isnat(
+                          first.settlement))]
     return dataclasses.replace(first, price=np.where(good, best, first.price), clean=clean, engine=result.engine,
-                               warnings=tuple(warnings), steps_per_year=np.where(good, spy, 0),
-                               accuracy=estimate)
+                               warnings=tuple(sorted(warnings)), steps_per_year=np.where(good, spy, 0),
+                               accuracy=estimate, **settled)
