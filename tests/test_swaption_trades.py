@@ -55,7 +55,8 @@ def test_the_contract_is_extended_at_its_end():
         "spread", "curve", "steps_per_year", "notice_days")
     assert TRADE_COLUMNS[23:26] == ("start", "rate", "float_frequency")
     assert TRADE_COLUMNS[26:28] == ("forecast_curve", "index")  # issue 37: two curves
-    assert TRADE_COLUMNS[28:] == ("coupon_type", "margin", "cap", "floor", "switch_date", "fixing")  # floating bonds
+    assert TRADE_COLUMNS[28:34] == ("coupon_type", "margin", "cap", "floor", "switch_date", "fixing")  # floating bonds
+    assert TRADE_COLUMNS[34:] == ("vol", "vol_kind", "shift", "settlement_days")  # issue 38: vol prices, settlement
 
 
 def test_a_mixed_book_prices_each_trade_as_its_own_lowering(curve: DatedCurve):

@@ -436,7 +436,8 @@ BAD = [
     pytest.param({**GOOD_OPTION, "expiry": None}, "expiry", "expiry is missing", id="option-without-expiry"),
     pytest.param({**GOOD_OPTION, "option": None}, "option", "option is missing", id="option-without-side"),
     pytest.param({"strike": 100.0}, "strike", "does not apply to a bond", id="strike-on-a-bond"),
-    pytest.param({**GOOD_OPTION, "coupon": 0.05}, "coupon", "does not apply to a bond_option", id="coupon-on-an-option"),
+    pytest.param({**GOOD_OPTION, "coupon": 0.05}, "issue", "a bond_option with a coupon is on that coupon bond",
+                 id="coupon-on-an-option"),  # issue 38: an option on a coupon bond, whose issue date it then needs
     pytest.param({"option": None, "exercise": None, "first_exercise": None, "last_exercise": None},
                  "exercise_price", "option is empty", id="exercise-price-without-option"),
     pytest.param({"curve": "USD"}, "curve", "is not one of the curves", id="unknown-curve"),

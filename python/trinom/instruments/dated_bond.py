@@ -16,8 +16,9 @@ steps"), so that a straight bond is its flows discounted on the curve at any res
 steps** is a listed point at the last step before it with the date (``exercise_time``): the tree decides there and
 values the price, paid on the date, from each node as a flow of that date, and the flows paid up to the date are the
 holder's whatever is decided, those after it given up (ex-coupon on a coupon date); its price and accrued interest are
-the date's. A window's ends and a date in the first step are on the nearest step (halves up: :func:`step_of`, and
-back :func:`date_of_step`). At one step a day (the trades' default) every date is a step of its own.
+the date's. A window's ends and a date in the first step are on the nearest step (halves up: :func:`step_of`); an
+american window's listed point at a step is priced at the day holding the step's time (:func:`day_of_step`). At one
+step a day (the trades' default) every date is a step of its own.
 
 **Exercise** pays the exercise price, clean per 100 of the notional outstanding, plus the interest accrued at the
 exercise date by the bond's day count (QuantLib's ``accruedAmount``; 0 on a coupon date, where exercise is ex-coupon:
@@ -83,7 +84,7 @@ from ..ragged import runs
 from .bond import BondPortfolio
 from .book_parts import entries_part, in_parts, joined_offsets, part_bounds, rows_part
 from .constants import CALL, PUT
-from .tree_steps import YEAR_DAYS, date_of_step, exercise_step, step_after, step_of
+from .tree_steps import YEAR_DAYS, day_of_step, exercise_step, step_after, step_of
 
 #: The exercise price of the call a bond without an option lowers with: no tree value reaches it.
 NO_EXERCISE_PRICE: Final[float] = 1e30
@@ -587,7 +588,7 @@ class _Exercise:
         which = np.repeat(np.arange(bond.size), counts)
         step = runs(first, counts)
         owner = bond[which]
-        self.points.append((owner, step, date_of_step(step, self.as_of, self.spy[owner]) + notice[which], price[which],
+        self.points.append((owner, step, day_of_step(step, self.as_of, self.spy[owner]) + notice[which], price[which],
                             np.ones(which.size, dtype=bool), notice[which], np.full(which.size, np.nan)))
 
     def _coupons_change(self, bond: np.ndarray, opens: np.ndarray, last: np.ndarray) -> np.ndarray:

@@ -32,6 +32,7 @@ import numpy.typing as npt
 from ..conventions.calendars import business_day_calendar, canonical_calendar
 from ..conventions.dates import as_dates
 from ..model.curve import YieldCurve, discount_factors
+from .dated_bond import DatedBonds, LoweredBonds
 from .tree_steps import YEAR_DAYS
 
 #: Most business days a bond's settlement may lag its trade (T+30).
@@ -90,4 +91,18 @@ class SettlementTerms:
         return {"settlement": date, "settlement_clean": clean, "settlement_accrued": accrued}
 
 
-__all__ = ["MAX_SETTLEMENT_DAYS", "SettlementTerms", "settlement_dates"]
+def settlement_terms(as_of: int, good: np.ndarray, specs: DatedBonds, lowered: LoweredBonds,
+                      settles: np.ndarray) -> SettlementTerms:
+    """The bonds of ``good`` that settle apart (``settles``), as :class:`SettlementTerms`: their flows paid by then."""
+    assert specs.settlement is not None and lowered.settlement_accrued is not None
+    flows = lowered.flows
+    amount = flows.coupon + flows.repayment
+    position = np.cumsum(settles) - 1
+    early = settles[flows.owner] & (flows.date <= specs.settlement[flows.owner])
+    return SettlementTerms(as_of=as_of, rows=good[settles], curve=specs.curve[settles],
+                           day=specs.settlement[settles], accrued=lowered.settlement_accrued[settles],
+                           flow_bond=position[flows.owner[early]], flow_day=flows.date[early],
+                           flow_amount=amount[early])
+
+
+__all__ = ["MAX_SETTLEMENT_DAYS", "SettlementTerms", "settlement_dates", "settlement_terms"]

@@ -63,8 +63,13 @@ MAX_NOTICE_DAYS: Final[int] = 36500
 _BOND_ONLY = ("issue", "coupon", "frequency", "day_count", "calendar", "convention", "exercise", "first_exercise",
               "last_exercise", "exercise_price", "notice_days", "settlement_days")
 _OPTION_ONLY = ("expiry", "strike")
+#: The cells a bond_option on a coupon bond gives beyond a bond option's: its bond's terms and its exercise (issue 38).
+_COUPON_OPTION_FIELDS = ("issue", "coupon", "frequency", "day_count", "calendar", "convention", "exercise",
+                         "first_exercise")
 #: A bond's option cells, and its exercise styles by index in :data:`EXERCISES`.
 _OPTIONS = ("call", "put")
+#: A put's index in the parsed ``option`` column.
+_PUT_CELL: Final[int] = _OPTIONS.index("put")
 _EUROPEAN, _BERMUDAN, _AMERICAN = range(3)
 
 
@@ -277,6 +282,7 @@ class TradeChecks:
         bad_cells = {(row, field) for row, field, _m in problems}
         is_bond, is_option = p.kind == 0, p.kind == 1
         n, d, present = p.numbers, p.dates, p.present
+        on_coupons = is_option & present["coupon"]  # an option on a coupon bond: the bond's terms in the row
 
         def need(mask: np.ndarray, field: str, what: str) -> None:
             for row in np.flatnonzero(mask & ~present[field]):
@@ -293,7 +299,17 @@ class TradeChecks:
         for field in _OPTION_ONLY:
             rule(is_bond, field, f"{field} does not apply to a bond (it is a bond option's), got {{value!r}}")
         for field in _BOND_ONLY:
-            rule(is_option, field, f"{field} does not apply to a bond_option (it is a bond's), got {{value!r}}")
+            rule(is_option & ~(on_coupons & (field in _COUPON_OPTION_FIELDS)), field,
+                 f"{field} does not apply to a bond_option (it is a bond's), got {{value!r}}")
+        need(on_coupons, "issue", "the bond's issue date (a bond_option with a coupon is on that coupon bond)")
+        need(on_coupons, "frequency", "the bond's coupons a year: 1, 2, 4 or 12")
+        style = np.array(["european" if v is None else str(v).strip().lower() for v in self._cells["exercise"]],
+                         dtype=object)
+        for row in np.flatnonzero(on_coupons & ~np.isin(style, ("european", "american"))):
+            problems.append((int(row), "exercise", f"a bond_option is european or american, got "
+                             f"{self._cells['exercise'][row]!r}"))
+        rule(on_coupons & (style != "american"), "first_exercise", "first_exercise opens an american option's window; "
+             "a european option is exercised on its expiry, got {value!r}")
         need(p.kind >= 0, "maturity", "the bond's maturity date (YYYY-MM-DD)")
         need(p.kind >= 0, "a", "the Hull-White mean reversion a")
         need(p.kind >= 0, "sigma", "the Hull-White volatility sigma")
@@ -333,10 +349,10 @@ class TradeChecks:
                  f"settlement_days must be a whole number of business days in 0..{MAX_SETTLEMENT_DAYS}, got {{value}}")
         for field, parse in (("frequency", parse_frequencies), ("day_count", parse_day_counts),
                              ("convention", parse_conventions)):
-            rows = np.flatnonzero(is_bond & present[field])
+            rows = np.flatnonzero((is_bond | on_coupons) & present[field])
             if rows.size:
                 problems += parse(self._factorized(field).take(rows), field=field, rows=rows)[1]
-        rows = np.flatnonzero(is_bond & present["calendar"])
+        rows = np.flatnonzero((is_bond | on_coupons) & present["calendar"])
         if rows.size:
             problems += parse_calendars(self._factorized("calendar").take(rows), field="calendar", rows=rows)[2]
         # options: call/put; a bond's also needs an exercise style, dates and a price
@@ -373,7 +389,8 @@ class TradeChecks:
             if field in ok and row is not None:
                 ok[field][row] = False
         as_of = self.as_of_day
-        for row in np.flatnonzero(is_bond & ok["issue"] & ok["maturity"] & (d["maturity"] <= d["issue"])):
+        for row in np.flatnonzero((is_bond | on_coupons) & ok["issue"] & ok["maturity"]
+                                  & (d["maturity"] <= d["issue"])):
             problems.append((int(row), "maturity", f"maturity {day_text(d['maturity'][row])} must be after the issue date "
                              f"{day_text(d['issue'][row])}"))
         for row in np.flatnonzero((p.kind >= 0) & ok["maturity"] & (d["maturity"] <= as_of)):

@@ -12,7 +12,8 @@ the tree-step instruments every engine prices:
 * a ``bond`` to a :class:`~trinom.BondPortfolio` row: its coupon schedule generated backward from maturity
   (:mod:`trinom.conventions`), each coupon ``100 * coupon * accrual fraction`` (the bond's day count) paid on the
   period's (adjusted) end date, 100 repaid at maturity; only the flows after the as-of date are kept;
-* a ``bond_option`` to a :class:`~trinom.Portfolio` row of the standard convention.
+* a ``bond_option`` to a :class:`~trinom.Portfolio` row of the standard convention; one with a ``coupon``, an option
+  on that coupon bond, to two bond trees (:mod:`trinom.instruments.bond_options`).
 
 The bond lowering is :mod:`trinom.instruments.dated_bond` (:func:`~trinom.instruments.dated_bond.lower_dated_bonds`,
 on arrays, for any trade that lowers to dated bonds): how dates map to tree steps, how exercise becomes the tree's
@@ -77,7 +78,7 @@ import copy
 import itertools
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Final
+from typing import Any
 
 import numpy as np
 
@@ -89,6 +90,7 @@ from ..model.curve import YieldCurve
 from ..ragged import runs
 from ..result import Prices
 from .bond import BondPortfolio
+from .bond_options import BOND_DEFAULTS, append_coupon_options
 from .bond_rows import amortization_of, exercise_inputs
 from .cap import cap_trees, lower_caps, vol_prices, zero_trees
 from .constants import CALL, PUT
@@ -107,12 +109,13 @@ from .floating import FIXED, FIXED_TO_FLOAT, FloatingTerms, floating_lowered, lo
 from .legs import Legs
 from .option import Portfolio
 from .rate_trades import RateRows
-from .settlement import SettlementTerms, settlement_dates
+from .settlement import settlement_dates, settlement_terms
 from .side_tables import SIDE_COLUMNS, side_table
 from .sigma_pieces import PIECE_TYPES, RowPieces, with_tree_pieces
 from .sigma_pieces import rows_part as pieces_part
 from .swaption import lower_swaptions
 from .trade_checks import (
+    _PUT_CELL,
     DEFAULT_STEPS_PER_YEAR,
     EXERCISES,
     MAX_NOTICE_DAYS,
@@ -132,10 +135,6 @@ from .tree_steps import YEAR_DAYS, date_of_step, step_before, step_of
 _BOND_FAMILY = (0, 2)
 #: Trade kinds priced on option trees (bond options, caps, floors): on bond trees where they have sigma pieces.
 _OPTION_TREE_KINDS = (1, 3, 4)
-#: Defaults of a bond's conventions where its cells are empty.
-BOND_DEFAULTS: Final[dict[str, str]] = {"day_count": "30/360", "calendar": "NONE", "convention": "F"}
-#: The index of ``put`` among a bond's option cells (``call``, ``put``).
-_PUT_CELL = 1
 
 
 class Trades(TradeChecks):
@@ -481,8 +480,9 @@ class Trades(TradeChecks):
             raise InputError([problem for problem in problems if problem[0] is None])
         curve = self.curve_index(curve_names)
         kind = np.where(p.kind < 0, 0, p.kind)  # a row of no type is a bad bond row
-        treed = self._pieced_options(kind, bad)
-        bond_family = np.isin(kind, _BOND_FAMILY) | treed
+        on_coupons = (kind == 1) & p.present["coupon"]  # options on coupon bonds: two bond trees each
+        treed = self._pieced_options(kind, bad) & ~on_coupons
+        bond_family = np.isin(kind, _BOND_FAMILY) | treed | on_coupons
         group = np.where(bond_family, 0, 1 + curve)
         starts = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1]))) if len(self) else np.zeros(0, int)
         bounds = np.append(starts, len(self))
@@ -490,7 +490,7 @@ class Trades(TradeChecks):
         bonds = (self._bonds(bond_rows, bad[bond_rows], curve[bond_rows], problems, curves,
                              self.forecast_index(curve_names)[bond_rows]) if bond_rows.size else None)
         rate = self._memo[("rate", curve_names)]
-        if not (rate.swaption_rows.size or rate.cap_rows.size or treed.any()):  # bonds and bond options: a tree a trade
+        if not (rate.swaption_rows.size or rate.cap_rows.size or treed.any() or on_coupons.any()):  # a tree a trade
             self._memo[("legs", curve_names)] = Legs.one_each(len(self))
             where_in_bonds = np.full(len(self), -1, dtype=np.int64)
             where_in_bonds[bond_rows] = np.arange(bond_rows.size)
@@ -503,7 +503,8 @@ class Trades(TradeChecks):
                     rows = np.arange(first, last)
                     blocks.append((int(first), self._options(rows, bad[rows], problems, curve_names[curve[first]])))
             return blocks
-        return self._trees(curve_names, curve, kind, bad, bounds, bonds, bond_rows, problems, rate, curves, treed)
+        return self._trees(curve_names, curve, kind, bad, bounds, bonds, bond_rows, problems, rate, curves, treed,
+                           on_coupons)
 
     def _pieced_options(self, kind: np.ndarray, bad: np.ndarray) -> np.ndarray:
         """Per row, whether it is a good cap, floor or bond option with sigma pieces: such a trade is priced on a bond
@@ -530,8 +531,8 @@ class Trades(TradeChecks):
 
     def _trees(self, curve_names: tuple[str, ...], curve: np.ndarray, kind: np.ndarray, bad: np.ndarray,
                bounds: np.ndarray, bonds: BondPortfolio | None, bond_rows: np.ndarray, problems: list[Problem],
-               rate: RateRows, curves: Sequence[YieldCurve] | None,
-               treed: np.ndarray) -> list[tuple[int, Portfolio | BondPortfolio]]:
+               rate: RateRows, curves: Sequence[YieldCurve] | None, treed: np.ndarray,
+               on_coupons: np.ndarray) -> list[tuple[int, Portfolio | BondPortfolio]]:
         """The blocks of a book with swaptions, caps or floors: each run's trees in trade order (a swaption's two, a
         cap's caplets, one for every other trade and every bad one), and the legs that add them up."""
         size = len(self)
@@ -571,6 +572,8 @@ class Trades(TradeChecks):
             tables.append(cap_trees(part, curves))
             first_tree[part.rows] = used + np.arange(part.rows.size)
             used += part.rows.size
+        used = append_coupon_options(self, np.flatnonzero(on_coupons), bad, curve, problems, tables, first_tree,
+                                     counts, weights, used)
         options_treed = np.flatnonzero(treed & (kind == 1))
         if options_treed.size:
             tables.append(self._option_bond_trees(options_treed, curve))
@@ -583,7 +586,7 @@ class Trades(TradeChecks):
         blocks: list[tuple[int, Portfolio | BondPortfolio]] = []
         for first, last in itertools.pairwise(bounds):
             rows = np.arange(first, last)
-            if np.isin(kind[first], _BOND_FAMILY) or treed[first]:
+            if np.isin(kind[first], _BOND_FAMILY) or treed[first] or on_coupons[first]:
                 blocks.append((int(first), bond_table[runs(first_tree[rows], counts[rows])]))  # type: ignore[index]
                 continue
             name = curve_names[curve[first]]
@@ -663,7 +666,7 @@ class Trades(TradeChecks):
         if np.any(terms.kind != FIXED):  # floating coupons: their flows, accrued interest and exercise prices
             lowered, signed, options = floating_lowered(self.as_of_day, lowered, terms, curves, amortization)
         if settles.any():
-            self._memo["settlement"] = _settlement_terms(self.as_of_day, good, specs, lowered, settles)
+            self._memo["settlement"] = settlement_terms(self.as_of_day, good, specs, lowered, settles)
         has_option = p.present["option"][good]
         gone = has_option & (lowered.point_counts == 0) & (lowered.strike >= NO_EXERCISE_PRICE)
         said = self._memo.setdefault("warnings", {})
@@ -707,20 +710,6 @@ class Trades(TradeChecks):
         return FloatingTerms(kind=kind, coupon=np.nan_to_num(p.numbers["coupon"][good]), margin=margin,
                              switch=switch, fixing=p.numbers["fixing"][good], forecast=forecast,
                              cap=p.numbers["cap"][good], floor=p.numbers["floor"][good])
-
-
-def _settlement_terms(as_of: int, good: np.ndarray, specs: DatedBonds, lowered: LoweredBonds,
-                      settles: np.ndarray) -> SettlementTerms:
-    """The bonds of ``good`` that settle apart (``settles``), as :class:`SettlementTerms`: their flows paid by then."""
-    assert specs.settlement is not None and lowered.settlement_accrued is not None
-    flows = lowered.flows
-    amount = flows.coupon + flows.repayment
-    position = np.cumsum(settles) - 1
-    early = settles[flows.owner] & (flows.date <= specs.settlement[flows.owner])
-    return SettlementTerms(as_of=as_of, rows=good[settles], curve=specs.curve[settles],
-                           day=specs.settlement[settles], accrued=lowered.settlement_accrued[settles],
-                           flow_bond=position[flows.owner[early]], flow_day=flows.date[early],
-                           flow_amount=amount[early])
 
 
 def _rows_problems(problems: Sequence[Problem], rows: np.ndarray, size: int) -> tuple[Problem, ...]:

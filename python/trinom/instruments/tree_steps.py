@@ -41,3 +41,10 @@ def exercise_step(days: np.ndarray, as_of: int, steps_per_year: np.ndarray | int
 def date_of_step(steps: np.ndarray, as_of: int, steps_per_year: np.ndarray | int) -> np.ndarray:
     """The date nearest each step's time (halves up): the step's date (at one step a day, ``as_of + step``)."""
     return as_of + (2 * steps * YEAR_DAYS + steps_per_year) // (2 * steps_per_year)
+
+
+def day_of_step(steps: np.ndarray, as_of: int, steps_per_year: np.ndarray | int) -> np.ndarray:
+    """The day holding each step's time (its date at or before it): where an exercise at the step is priced. At one
+    step a day it is :func:`date_of_step`; between days it is the day before the nearest one where that rounds up,
+    so that a step before a coupon's date, whose continuation still holds the coupon, accrues it."""
+    return as_of + (steps * YEAR_DAYS) // steps_per_year
