@@ -84,7 +84,14 @@ from ..ragged import runs
 from .bond import BondPortfolio
 from .book_parts import entries_part, in_parts, joined_offsets, part_bounds, rows_part
 from .constants import CALL, PUT
-from .tree_steps import YEAR_DAYS, day_of_step, exercise_step, step_after, step_of
+from .tree_steps import (  # date_of_step: this module's name for it stays (tests/test_layout.py)
+    YEAR_DAYS,
+    date_of_step,  # noqa: F401
+    day_of_step,
+    exercise_step,
+    step_after,
+    step_of,
+)
 
 #: The exercise price of the call a bond without an option lowers with: no tree value reaches it.
 NO_EXERCISE_PRICE: Final[float] = 1e30
