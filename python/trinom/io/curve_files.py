@@ -14,11 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..conventions.compounding import parse_compoundings
 from ..conventions.dates import as_dates, to_days
-from ..conventions.day_counts import ACT_ACT_ICMA, parse_day_counts
 from ..errors import InputError
-from ..model.dated_curve import AS_OF_TOLERANCE, INTERPOLATIONS, DatedCurve, implausible_rate
+from ..model.dated_curve import AS_OF_TOLERANCE, INTERPOLATIONS, DatedCurve, implausible_rate, quote_problems
 from .csvtable import read_table_lines
 
 
@@ -131,12 +129,10 @@ def _curve(name: str, points: list[tuple[int, float, str, int]] | None, flat: li
     """One curve of the table: flat (one row without a date) or its dated rows in date order."""
     as_of = as_dates(as_of_days)[0]
     compounding, day_count = (quoted[0], quoted[1]) if quoted else ([], [])
-    if flat:
+    if flat:  # a zero row's rate is continuous ACT/365F: DatedCurve.flat's defaults
         value, _place, k = flat[0]
-        if quoted:
-            return DatedCurve.flat(as_of=as_of, rate=value, compounding=compounding[k], day_count=day_count[k],
-                                   name=name)
-        return DatedCurve(as_of=as_of, dates=as_dates(as_of_days + 365), zero_rates=[value], name=name)
+        quoting = {"compounding": compounding[k], "day_count": day_count[k]} if quoted else {}
+        return DatedCurve.flat(as_of=as_of, rate=value, name=name, **quoting)
     assert points is not None
     points.sort()
     days = as_dates(np.array([day for day, _v, _p, _k in points], dtype=np.int64))
@@ -156,15 +152,8 @@ def _quoting(rows: list[list[str]], column: dict[str, int], places: list[str]) -
                    for row in rows]
     day_count = [row[column["day_count"]].strip() or "ACT/365F" if "day_count" in column else "ACT/365F"
                  for row in rows]
-    problems = []
-    if rows:
-        _codes, found = parse_compoundings(compounding)
-        problems += [(None, field, f"{places[int(r)]}: {message}") for r, field, message in found]
-        codes, found = parse_day_counts(day_count)
-        problems += [(None, field, f"{places[int(r)]}: {message}") for r, field, message in found]
-        problems += [(None, "day_count", f"{places[int(r)]}: day_count ACT/ACT-ICMA needs a coupon schedule; a "
-                      "curve's rates take any other") for r in np.flatnonzero(codes == ACT_ACT_ICMA)]
-    return compounding, day_count, problems
+    found = quote_problems(compounding, day_count)[2] if rows else []
+    return compounding, day_count, [(None, field, f"{places[int(r)]}: {message}") for r, field, message in found]
 
 
 def _value_column(path: Path, header: Sequence[str]) -> str:

@@ -290,13 +290,11 @@ class DatedCurve:
         [0.049385225181]
         """
         as_of_days, problems = to_days([as_of], field="as_of")
+        codes, day_codes, more = quote_problems([compounding], [day_count])
+        problems += [(None, field, message) for _row, field, message in more]
         if problems:
             raise InputError(problems)
-        _taus, codes, problems = _quoted_terms(as_of_days, as_of_days, compounding, day_count)
-        if problems:
-            raise InputError(problems)
-        day_code = int(parse_day_counts([day_count])[0][0])
-        if day_code in (ACT_360, ACT_365F) and int(codes[0]) != SIMPLE:
+        if int(day_codes[0]) in (ACT_360, ACT_365F) and int(codes[0]) != SIMPLE:
             dates = as_dates(as_of_days + 365)
         else:
             dates = as_dates(as_of_days[0] + np.arange(1, round(FLAT_YEARS * DAYS_PER_YEAR) + 1))
@@ -304,15 +302,23 @@ class DatedCurve:
                               compounding=compounding, day_count=day_count, name=name)
 
 
-def _quoted_terms(as_of_days: np.ndarray, days: np.ndarray, compounding: npt.ArrayLike,
-                  day_count: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, list]:
-    """Per pillar, its day count's year fraction from the as-of date and its compounding's code; the problems of
-    bad names (ACT/ACT-ICMA, which needs a coupon schedule, is one)."""
+def quote_problems(compounding: npt.ArrayLike, day_count: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, list]:
+    """Per quoted rate, the codes of its compounding and day count, and a ``(row, field, message)`` per bad name
+    (ACT/ACT-ICMA, which needs a coupon schedule, is one): what ``curve.csv``'s reader and :meth:`DatedCurve.from_rates`
+    check alike."""
     codes, problems = parse_compoundings(compounding)
     day_codes, more = parse_day_counts(day_count)
     problems += more
-    problems += [(None, "day_count", "day_count ACT/ACT-ICMA needs a coupon schedule; a curve's rates take any other")
-                 for _ in range(int(np.count_nonzero(day_codes == ACT_ACT_ICMA)))][:1]
+    problems += [(int(row), "day_count", "day_count ACT/ACT-ICMA needs a coupon schedule; a curve's rates take any "
+                  "other") for row in np.flatnonzero(day_codes == ACT_ACT_ICMA)]
+    return codes, day_codes, problems
+
+
+def _quoted_terms(as_of_days: np.ndarray, days: np.ndarray, compounding: npt.ArrayLike,
+                  day_count: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, list]:
+    """Per pillar, its day count's year fraction from the as-of date and its compounding's code; the problems of
+    bad names (:func:`quote_problems`)."""
+    codes, day_codes, problems = quote_problems(compounding, day_count)
     for what, size in (("compounding", codes.size), ("day_count", day_codes.size)):
         if size not in (1, days.size):
             problems.append((None, what, f"{what}: {size} values for {days.size} pillars"))
