@@ -245,7 +245,8 @@ def _vol_kinds(cells: dict[str, np.ndarray], numbers: dict[str, np.ndarray], row
     ``vol_kind`` or ``shift`` cell of ``rows`` said through ``add``."""
     codes = np.full(cells["vol_kind"].size, -1, dtype=np.int64)
     vol, shift = numbers["vol"], numbers["shift"]
-    for row in rows.tolist():
+    given = [np.isfinite(vol[rows]), *(np.not_equal(cells[field][rows], None) for field in ("vol_kind", "shift"))]
+    for row in rows[np.logical_or.reduce(given)].tolist():  # the rows that give any of the cells: most give none
         given, kind_cell = bool(np.isfinite(vol[row])), cells["vol_kind"][row]
         kind = "normal" if kind_cell is None else str(kind_cell).strip().lower()
         if not given:

@@ -303,13 +303,13 @@ class TradeChecks:
                  f"{field} does not apply to a bond_option (it is a bond's), got {{value!r}}")
         need(on_coupons, "issue", "the bond's issue date (a bond_option with a coupon is on that coupon bond)")
         need(on_coupons, "frequency", "the bond's coupons a year: 1, 2, 4 or 12")
-        style = np.array(["european" if v is None else str(v).strip().lower() for v in self._cells["exercise"]],
-                         dtype=object)
-        for row in np.flatnonzero(on_coupons & ~np.isin(style, ("european", "american"))):
+        american = p.exercise == _AMERICAN  # the parsed style (-1: empty, the default european, or no style)
+        styled = american | (p.exercise == _EUROPEAN) | ~present["exercise"]
+        for row in np.flatnonzero(on_coupons & ~styled):
             problems.append((int(row), "exercise", f"a bond_option is european or american, got "
                              f"{self._cells['exercise'][row]!r}"))
-        rule(on_coupons & (style != "american"), "first_exercise", "first_exercise opens an american option's window; "
-             "a european option is exercised on its expiry, got {value!r}")
+        rule(on_coupons & ~american, "first_exercise", "first_exercise opens an american option's window; a european "
+             "option is exercised on its expiry, got {value!r}")
         need(p.kind >= 0, "maturity", "the bond's maturity date (YYYY-MM-DD)")
         need(p.kind >= 0, "a", "the Hull-White mean reversion a")
         need(p.kind >= 0, "sigma", "the Hull-White volatility sigma")
