@@ -32,9 +32,9 @@ running period's coupon is known: its fixing plus margin within the bounds, a fl
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
 
@@ -162,16 +162,20 @@ def floating_lowered(as_of: int, lowered: LoweredBonds, terms: FloatingTerms, cu
     # accrued interest: the running floating period's rate and margin in place of the coupon it was lowered with
     accrued = lowered.accrued.copy()
     held = np.flatnonzero(running & ~bad[owner])
+    delta = np.zeros(which.size)
+    delta[local[held]] = fixed_rate[held] + terms.margin[owner[held]] - lowered_coupon(terms)[owner[held]]
+    running_share = 1.0 if ratio is None else _running_share(share, local, running, which.size)
+
+    def running_accrued(days: np.ndarray) -> np.ndarray:
+        """Per bond of ``which``, what its running period's accrued interest at ``days`` gains over the coupon it was
+        lowered with."""
+        return accrued_interest(schedules=schedules, day_count=day_count, coupon_rate=delta, settlement=days) \
+            * running_share
+
     if held.size:
-        delta = np.zeros(which.size)
-        k = local[held]
-        delta[k] = (fixed_rate[held] + terms.margin[owner[held]]
-                    - lowered_coupon(terms)[owner[held]])
-        extra = accrued_interest(schedules=schedules, day_count=day_count, coupon_rate=delta,
-                                 settlement=np.datetime64(as_of, "D"))
-        accrued[which] += extra * (1.0 if ratio is None else _running_share(share, local, running, which.size))
-    settled = _settlement_accrued(as_of, lowered, terms, which, owner, begin, running, future, fixed_rate, bad,
-                                  problems, schedules, day_count, None if ratio is None else (share, local))
+        accrued[which] += running_accrued(np.datetime64(as_of, "D"))
+    settled = _settlement_accrued(lowered, owner, begin, future, bad, problems, which,
+                                  running_accrued if held.size else None)
     # exercise: on a floating period's start the price is lowered by 100 beta; inside a running period it is refused
     price = lowered.point_price.copy()
     point_owner = np.repeat(np.arange(len(bonds)), lowered.point_counts)
@@ -232,14 +236,13 @@ def _coupon_options(as_of: int, bonds: DatedBonds, terms: FloatingTerms, owner: 
                             end=pay[order], strike=strike[order], amount=amount[order], is_call=call[order])
 
 
-def _settlement_accrued(as_of: int, lowered: LoweredBonds, terms: FloatingTerms, which: np.ndarray, owner: np.ndarray,
-                        begin: np.ndarray, running: np.ndarray, future: np.ndarray, fixed_rate: np.ndarray,
-                        bad: np.ndarray, problems: list, schedules: Any, day_count: Any,
-                        shares: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray | None:
+def _settlement_accrued(lowered: LoweredBonds, owner: np.ndarray, begin: np.ndarray, future: np.ndarray,
+                        bad: np.ndarray, problems: list, which: np.ndarray,
+                        running_accrued: Callable[[np.ndarray], np.ndarray] | None) -> np.ndarray | None:
     """The floating bonds' accrued interest at their settlement dates (issue 38): the running period's known rate and
-    margin in place of the coupon they were lowered with. A settlement date after the start of a floating period
-    that fixes after the as-of date needs that fixing: the bond is refused (``bad``, a problem naming
-    ``settlement_days``)."""
+    margin in place of the coupon they were lowered with (``running_accrued``, as at the as-of date). A settlement
+    date after the start of a floating period that fixes after the as-of date needs that fixing: the bond is refused
+    (``bad``, a problem naming ``settlement_days``)."""
     bonds = lowered.bonds
     if lowered.settlement_accrued is None or bonds.settlement is None:
         return lowered.settlement_accrued
@@ -252,16 +255,8 @@ def _settlement_accrued(as_of: int, lowered: LoweredBonds, terms: FloatingTerms,
             problems.append((int(bonds.rows[k]), "settlement_days", f"the bond settles on {day_text(settle[p])}, inside "
                              f"the floating period from {day_text(begin[p])}, whose rate fixes after the as-of date: its "
                              "accrued interest at settlement needs that fixing (not yet)"))
-    held = np.flatnonzero(running & ~bad[owner])
-    if held.size:
-        delta = np.zeros(which.size)
-        known = fixed_rate[held] + terms.margin[owner[held]]  # the running period's rate, clamped, and margin
-        delta[np.searchsorted(which, owner[held])] = known - lowered_coupon(terms)[owner[held]]
-        extra = accrued_interest(schedules=schedules, day_count=day_count, coupon_rate=delta,
-                                 settlement=bonds.settlement[which].astype("datetime64[D]"))
-        if shares is not None:
-            extra = extra * _running_share(shares[0], shares[1], running, which.size)
-        settled[which] += np.nan_to_num(extra)
+    if running_accrued is not None:
+        settled[which] += np.nan_to_num(running_accrued(bonds.settlement[which].astype("datetime64[D]")))
     return settled
 
 
