@@ -16,17 +16,15 @@ value is per 100 of the option's notional, its accrued interest 0 (the bond's ca
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any
 
 import numpy as np
 
 from .bond import BondPortfolio
+from .bond_rows import dated_bonds_of
 from .constants import CALL, PUT
-from .dated_bond import DatedBonds, ExerciseDates, ExerciseWindows, lower_dated_bonds
+from .dated_bond import ExerciseDates, ExerciseWindows, lower_dated_bonds
 from .trade_checks import _AMERICAN, _PUT_CELL
-
-#: The default names of a bond's conventions, where its cells are empty (a bond's and a coupon bond option's).
-BOND_DEFAULTS: Final[dict[str, str]] = {"day_count": "30/360", "calendar": "NONE", "convention": "F"}
 
 
 def option_weights(is_call: np.ndarray) -> np.ndarray:
@@ -41,14 +39,9 @@ def coupon_bond_option_trees(trades: Any, rows: np.ndarray, curve: np.ndarray,
     """The coupon bond options ``rows`` of ``trades`` (checked good) as two bond trees each, in row order (see the
     module), and the problems only lowering finds (book rows: both trees of such an option carry them)."""
     p = trades._parsed()
-    names = {name: trades._factorized(name).filled(default).take(rows) for name, default in BOND_DEFAULTS.items()}
     count = rows.size
-    specs = DatedBonds(rows=rows, issue=p.dates["issue"][rows], maturity=p.dates["maturity"][rows],
-                       coupon=p.numbers["coupon"][rows], frequency=trades._factorized("frequency").take(rows),
-                       day_count=names["day_count"], calendar=names["calendar"], convention=names["convention"],
-                       a=p.numbers["a"][rows], sigma=p.numbers["sigma"][rows], spread=np.zeros(count), curve=curve,
-                       steps_per_year=trades._steps_per_year()[rows],
-                       side=np.where(is_call, CALL, PUT).astype(np.int8))
+    specs = dated_bonds_of(trades, rows, coupon=p.numbers["coupon"][rows], spread=np.zeros(count), curve=curve,
+                           side=np.where(is_call, CALL, PUT).astype(np.int8))
     index = np.arange(count)
     american = p.exercise[rows] == _AMERICAN
     expiry, strike = p.dates["expiry"][rows], p.numbers["strike"][rows]
@@ -91,4 +84,4 @@ def append_coupon_options(trades: Any, rows: np.ndarray, bad: np.ndarray, curve:
     return used
 
 
-__all__ = ["BOND_DEFAULTS", "append_coupon_options", "coupon_bond_option_trees", "option_weights"]
+__all__ = ["append_coupon_options", "coupon_bond_option_trees", "option_weights"]

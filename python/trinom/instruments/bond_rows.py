@@ -1,14 +1,32 @@
-"""What a book's bond rows give the dated-bond lowering beside their terms: the exercise (dates, coupon-date windows,
-american windows, from the row's cells and ``schedule.csv``) and the amortization (``notionals.csv``)."""
+"""What a book's bond rows give the dated-bond lowering: their terms (a bond's, or the bond under an option on a
+coupon bond), the exercise (dates, coupon-date windows, american windows, from the row's cells and ``schedule.csv``)
+and the amortization (``notionals.csv``)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
-from .dated_bond import Amortization, ExerciseDates, ExerciseWindows
+from .dated_bond import Amortization, DatedBonds, ExerciseDates, ExerciseWindows
 from .trade_checks import _AMERICAN, _BERMUDAN, _EUROPEAN, TradeChecks
+
+#: The default names of a bond's conventions, where its cells are empty (a bond's and a coupon bond option's).
+BOND_DEFAULTS: Final[dict[str, str]] = {"day_count": "30/360", "calendar": "NONE", "convention": "F"}
+
+
+def dated_bonds_of(trades: TradeChecks, rows: np.ndarray, *, coupon: np.ndarray, spread: np.ndarray,
+                   curve: np.ndarray, side: np.ndarray) -> DatedBonds:
+    """The bonds of book ``rows`` as :class:`DatedBonds`: their dates, frequency, conventions (empty cells: the
+    :data:`BOND_DEFAULTS`), model and tree resolution from the row, and ``coupon``, ``spread``, ``curve`` and ``side``
+    as given."""
+    p = trades._parsed()
+    names = {name: trades._factorized(name).filled(default).take(rows) for name, default in BOND_DEFAULTS.items()}
+    return DatedBonds(rows=rows, issue=p.dates["issue"][rows], maturity=p.dates["maturity"][rows], coupon=coupon,
+                      frequency=trades._factorized("frequency").take(rows), day_count=names["day_count"],
+                      calendar=names["calendar"], convention=names["convention"], a=p.numbers["a"][rows],
+                      sigma=p.numbers["sigma"][rows], spread=spread, curve=curve,
+                      steps_per_year=trades._steps_per_year()[rows], side=side)
 
 
 def exercise_inputs(trades: TradeChecks, good: np.ndarray) -> dict[str, Any]:

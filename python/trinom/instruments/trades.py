@@ -90,8 +90,8 @@ from ..model.curve import YieldCurve
 from ..ragged import runs
 from ..result import Prices
 from .bond import BondPortfolio
-from .bond_options import BOND_DEFAULTS, append_coupon_options
-from .bond_rows import amortization_of, exercise_inputs
+from .bond_options import append_coupon_options
+from .bond_rows import BOND_DEFAULTS, amortization_of, dated_bonds_of, exercise_inputs
 from .cap import cap_trees, lower_caps, vol_prices, zero_trees
 from .constants import CALL, PUT
 from .coupon_options import CouponOptions
@@ -641,20 +641,14 @@ class Trades(TradeChecks):
         """The bond rows as a :class:`BondPortfolio` (every bond row, bad ones as placeholders with their problems)."""
         p = self._parsed()
         good = rows[~bad]
-        names = {name: self._factorized(name).filled(default).take(good) for name, default in BOND_DEFAULTS.items()}
         spread = p.numbers["spread"][good]
         terms = self._floating_terms(good, forecast[~bad])
-        specs = DatedBonds(rows=good, issue=p.dates["issue"][good], maturity=p.dates["maturity"][good],
-                           coupon=lowered_coupon(terms), frequency=self._factorized("frequency").take(good),
-                           day_count=names["day_count"], calendar=names["calendar"], convention=names["convention"],
-                           a=p.numbers["a"][good], sigma=p.numbers["sigma"][good],
-                           spread=np.where(np.isnan(spread), 0.0, spread), curve=curve[~bad],
-                           steps_per_year=self._steps_per_year()[good],
-                           side=np.where(p.option[good] == _PUT_CELL, PUT, CALL).astype(np.int8))
+        specs = dated_bonds_of(self, good, coupon=lowered_coupon(terms), spread=np.where(np.isnan(spread), 0.0, spread),
+                               curve=curve[~bad], side=np.where(p.option[good] == _PUT_CELL, PUT, CALL).astype(np.int8))
         lag = p.numbers["settlement_days"][good]
         settles = np.isfinite(lag)
         if settles.any():
-            calendars = names["calendar"].values()[names["calendar"].inverse]
+            calendars = specs.calendar.values()[specs.calendar.inverse]
             specs = replace(specs, settlement=np.where(settles, settlement_dates(
                 as_of=self.as_of_day, days=np.nan_to_num(lag).astype(np.int64), calendar=calendars,
                 issue=specs.issue), self.as_of_day))
