@@ -144,6 +144,27 @@ def adjust(*, dates: npt.ArrayLike, convention: npt.ArrayLike = "F", calendar: n
     return dt.as_dates(tables.roll(days, conv, cal))
 
 
+def advance_business_days(days: np.ndarray, count: npt.ArrayLike, calendar: str) -> np.ndarray:
+    """QuantLib's ``Calendar::advance(date, n, Days)`` on one canonical ``calendar``: ``n > 0`` business days after each
+    day (counted from the day itself, a holiday too), ``n = 0`` the day rolled to the following business day; day
+    numbers in and out.
+
+    >>> d = np.array(["2025-12-06", "2025-12-06", "2025-12-24"], dtype="datetime64[D]").astype(np.int64)
+    >>> dt.as_dates(advance_business_days(d, [2, 0, 2], "TARGET")).astype(str).tolist()
+    ['2025-12-09', '2025-12-08', '2025-12-30']
+    """
+    days = np.asarray(days, dtype=np.int64)
+    lag = np.broadcast_to(np.asarray(count, dtype=np.int64), days.shape)
+    if days.size == 0:
+        return days.copy()
+    first, last = year_range(days, margin=1)
+    business = business_day_calendar(calendar, first, last)
+    start = days.astype("datetime64[D]")
+    rolled = np.where(lag > 0, np.busday_offset(start, 0, roll="backward", busdaycal=business),
+                      np.busday_offset(start, 0, roll="forward", busdaycal=business))
+    return np.busday_offset(rolled, lag, roll="forward", busdaycal=business).astype("datetime64[D]").astype(np.int64)
+
+
 def is_business_day(*, dates: npt.ArrayLike, calendar: npt.ArrayLike = "NONE") -> np.ndarray:
     """Whether each date is a business day of its calendar.
 

@@ -29,7 +29,8 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from ..conventions.calendars import business_day_calendar, canonical_calendar
+from ..conventions.business_days import advance_business_days
+from ..conventions.calendars import canonical_calendar
 from ..conventions.dates import as_dates
 from ..model.curve import YieldCurve, discount_factors
 from .dated_bond import DatedBonds, LoweredBonds
@@ -43,19 +44,11 @@ def settlement_dates(*, as_of: int, days: np.ndarray, calendar: npt.ArrayLike, i
     """Per bond, its settlement day (days since 1970-01-01): ``days`` business days after ``as_of`` on its
     ``calendar`` (a name per bond), ``as_of`` rolled following where ``days`` is 0, never before ``issue``."""
     names = np.broadcast_to(np.asarray(calendar, dtype=object), days.shape)
-    start = np.datetime64(int(as_of), "D")
-    year = int(str(start)[:4])
     out = np.empty(days.size, dtype=np.int64)
     for name in dict.fromkeys(names.tolist()):
         mine = np.flatnonzero(names == name)
-        calendar_days = business_day_calendar(canonical_calendar(str(name)) or "NONE", year - 1, year + 1)
-        lag = days[mine].astype(np.int64)
-        # QuantLib's advance: n > 0 steps from the as-of date itself (a holiday as-of date counts from the business
-        # day before it); n = 0 rolls it to the following business day
-        rolled = np.where(lag > 0, np.busday_offset(start, 0, roll="backward", busdaycal=calendar_days),
-                          np.busday_offset(start, 0, roll="forward", busdaycal=calendar_days))
-        settled = np.busday_offset(rolled, lag, roll="forward", busdaycal=calendar_days)
-        out[mine] = settled.astype("datetime64[D]").astype(np.int64)
+        out[mine] = advance_business_days(np.full(mine.size, int(as_of)), days[mine],
+                                          canonical_calendar(str(name)) or "NONE")
     return np.maximum(out, issue)
 
 

@@ -294,8 +294,8 @@ class DatedCurve:
         problems += [(None, field, message) for _row, field, message in more]
         if problems:
             raise InputError(problems)
-        if int(day_codes[0]) in (ACT_360, ACT_365F) and int(codes[0]) != SIMPLE:
-            dates = as_dates(as_of_days + 365)
+        if int(day_codes[0]) in (ACT_360, ACT_365F) and int(codes[0]) != SIMPLE:  # its pillar FLAT_YEARS out: the
+            dates = as_dates(as_of_days + round(FLAT_YEARS * DAYS_PER_YEAR))  # curve's last date bounds no instrument
         else:
             dates = as_dates(as_of_days[0] + np.arange(1, round(FLAT_YEARS * DAYS_PER_YEAR) + 1))
         return cls.from_rates(as_of=as_of, dates=dates, rates=np.full(dates.size, float(rate)),

@@ -7,7 +7,9 @@ units (``1Y6M``). :func:`fixed_leg` generates a leg's dates forward from its sta
 periods (each from the start, so the day clamps month by month but never drifts), then the end date, a short
 last period where the span is no whole number of periods (QuantLib's ``Schedule(start, end, tenor,
 NullCalendar(), Unadjusted, Unadjusted, DateGeneration.Forward, False)``), with each period's accrual fraction
-on the day count (:func:`trinom.conventions.year_fractions`).
+on the day count (:func:`trinom.conventions.year_fractions`). With a ``calendar`` and ``convention`` each inner date
+is rolled, as QuantLib's ``Schedule(start, end, tenor, calendar, convention, convention, DateGeneration.Forward,
+False)`` (the start and end are the caller's, already rolled), and the periods accrue between the rolled dates.
 
 >>> months, days, problems = parse_periods(["6M", "1Y", "10y", "18M", "2W", "1Y6M", "6X"], field="tenor")
 >>> months.tolist(), days.tolist(), [p[0] for p in problems]
@@ -26,6 +28,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ..conventions import dates as dt
+from ..conventions.business_days import UNADJUSTED, parse_conventions, roll_tables, year_range
+from ..conventions.calendars import parse_calendars
 from ..conventions.day_counts import ACT_ACT_ICMA, fractions_by_code, parse_day_counts
 from ..conventions.frequencies import parse_frequencies
 from ..conventions.names import Problem, column, raise_problems
@@ -107,9 +111,11 @@ class FixedLeg:
 
 
 def fixed_leg(*, start: npt.ArrayLike, end: npt.ArrayLike, frequency: npt.ArrayLike,
-              day_count: npt.ArrayLike) -> FixedLeg:
+              day_count: npt.ArrayLike, calendar: npt.ArrayLike = "NONE", convention: npt.ArrayLike = "U") -> FixedLeg:
     """Legs from ``start`` to ``end`` (day numbers or dates), ``frequency`` periods a year (1, 2, 4, 12 or a name),
-    generated forward and unadjusted, with their accrual fractions on ``day_count`` (one or one per leg).
+    generated forward, with their accrual fractions on ``day_count`` (one or one per leg); the inner dates rolled by
+    ``convention`` on ``calendar`` (one or one per leg; default unadjusted). A rolled inner date on or after the end
+    is dropped (QuantLib's schedule does the same).
 
     ACT/ACT-ICMA takes the leg's periods as its reference periods, as QuantLib's ``FixedRateLeg`` with
     ``ActualActual(ISMA)`` does: a regular period accrues ``1 / frequency``; a short last period ``(1 /
@@ -126,8 +132,13 @@ def fixed_leg(*, start: npt.ArrayLike, end: npt.ArrayLike, frequency: npt.ArrayL
     per_year, problems = parse_frequencies(frequency)
     codes, more = parse_day_counts(day_count)
     problems += more
-    count = max(s.size, e.size, per_year.size, codes.size)
-    for name, values in (("start", s), ("end", e), ("frequency", per_year), ("day_count", codes)):
+    calendars, calendar_names, more = parse_calendars(calendar, field="calendar")
+    problems += more
+    rolls, more = parse_conventions(convention)
+    problems += more
+    count = max(s.size, e.size, per_year.size, codes.size, calendars.size, rolls.size)
+    for name, values in (("start", s), ("end", e), ("frequency", per_year), ("day_count", codes),
+                         ("calendar", calendars), ("convention", rolls)):
         if values.size not in (1, count):
             problems.append((None, name, f"{name}: {values.size} values for {count} legs"))
     raise_problems(problems)
@@ -145,6 +156,11 @@ def fixed_leg(*, start: npt.ArrayLike, end: npt.ArrayLike, frequency: npt.ArrayL
     k = np.minimum(np.arange(1, width + 1, dtype=np.int64)[None, :], most[:, None])  # repeats past a leg's end
     grid = dt.add_months(np.repeat(s, width), (months[:, None] * k).reshape(-1)).reshape(count, width)
     regular = grid < e[:, None]  # dates strictly inside; the end closes every leg
+    if np.any(rolls != UNADJUSTED) and calendar_names != ("NONE",):
+        tables = roll_tables(calendar_names, *year_range(grid))
+        grid = tables.roll(grid, np.broadcast_to(rolls.astype(np.int64), (count,))[:, None],
+                           np.broadcast_to(calendars.astype(np.int64), (count,))[:, None])
+        regular &= grid < e[:, None]
     inner = regular.sum(axis=1)
     n = inner + 1
     m = int(n.max())

@@ -50,6 +50,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..conventions.business_days import adjust, advance_business_days
+from ..conventions.dates import as_dates
 from ..conventions.names import Problem
 from ..errors import InputError
 from .periods import add_period
@@ -280,16 +282,9 @@ def quote_instruments(quotes: VolQuotes, curves: Any) -> QuoteInstruments:
     if problems:
         raise InputError(problems)
     n = len(quotes)
-    exercise = np.empty(n, dtype="datetime64[D]")
-    end = np.empty(n, dtype="datetime64[D]")
-    from_as_of = quotes.tenor_from == "as_of"
-    for c, name in enumerate(names):
-        mine = np.flatnonzero(index == c)
-        as_of = np.full(mine.size, table[name].as_of, dtype="datetime64[D]")
-        exercise[mine] = add_period(as_of, quotes.expiry_months[mine], quotes.expiry_days[mine])
-        base = np.where(from_as_of[mine], as_of, exercise[mine])
-        end[mine] = add_period(base, quotes.tenor_months[mine], quotes.tenor_days[mine])
-    problems = _date_problems(quotes, names, index, exercise, end, [table[name] for name in names], forecast)
+    as_of = np.array([table[name].as_of for name in names], dtype="datetime64[D]")[index]
+    exercise, start, end = _quote_dates(quotes, as_of)
+    problems = _date_problems(quotes, names, index, start, end, [table[name] for name in names], forecast)
     if problems:
         raise InputError(problems)
     is_swaption = quotes.instrument == "swaption"
@@ -305,9 +300,10 @@ def quote_instruments(quotes: VolQuotes, curves: Any) -> QuoteInstruments:
         pair = (index == c) & (forecast == f)
         rows = swaption_rows[pair[swaption_rows]]
         if rows.size:
-            swaptions = Swaptions.on_curve(curve, exercise=exercise[rows], end=end[rows],
+            swaptions = Swaptions.on_curve(curve, exercise=exercise[rows], start=start[rows], end=end[rows],
                                            frequency=quotes.frequency[rows], day_count=quotes.day_count[rows],
-                                           forecast_curve=projected, float_frequency=quotes.float_frequency[rows])
+                                           forecast_curve=projected, float_frequency=quotes.float_frequency[rows],
+                                           calendar=quotes.calendar[rows], convention=quotes.convention[rows])
             atm = swaptions.forward_rate
             k_rate = np.where(np.isnan(quotes.strike[rows]), atm, quotes.strike[rows])
             payer = k_rate > atm  # out of the money: a receiver at or below the forward (QuantLib's SwaptionHelper)
@@ -357,7 +353,7 @@ def quote_instruments(quotes: VolQuotes, curves: Any) -> QuoteInstruments:
     if problems:
         raise InputError(sorted(problems, key=lambda p: p[0]))
     basket = QuoteInstruments(quotes=quotes, curve_names=names, curve_index=index, exercise=exercise,
-                              start=exercise.copy(), end=end, expiry_time=expiry_time, forward=forward, strike=strike,
+                              start=start, end=end, expiry_time=expiry_time, forward=forward, strike=strike,
                               annuity=annuity, is_call=is_call, market_price=np.zeros(n), swaptions=all_swaptions,
                               swaption_rows=swaption_order, caps=all_caps, cap_rows=cap_order)
     market = basket.price_from_vol(quotes.vol)
@@ -369,10 +365,30 @@ def quote_instruments(quotes: VolQuotes, curves: Any) -> QuoteInstruments:
     return basket
 
 
+def _quote_dates(quotes: VolQuotes, as_of: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per quote (``as_of`` its curve's), its exercise, start and end dates: ``as_of + expiry`` rolled, its start
+    ``spot_lag`` business days after the exercise date (from the following business day where the exercise date is
+    a holiday: an unadjusted convention), its end ``tenor`` after the start (``tenor_from=as_of``: after the as-of date)
+    rolled, on its calendar and convention (none and unadjusted by default: the start is the exercise date)."""
+    exercise = adjust(dates=add_period(as_of, quotes.expiry_months, quotes.expiry_days), convention=quotes.convention,
+                      calendar=quotes.calendar)
+    # QuantLib 1.44's helper: the index's value date of the exercise date rolled to a business day (following)
+    start = adjust(dates=exercise, convention="F", calendar=quotes.calendar)
+    lagged = np.flatnonzero(quotes.spot_lag > 0)
+    for name in dict.fromkeys(quotes.calendar[lagged].tolist()):
+        mine = lagged[quotes.calendar[lagged] == name]
+        start[mine] = as_dates(advance_business_days(start[mine].astype(np.int64), quotes.spot_lag[mine], name))
+    base = np.where(quotes.tenor_from == "as_of", as_of, start)
+    end = adjust(dates=add_period(base, quotes.tenor_months, quotes.tenor_days), convention=quotes.convention,
+                 calendar=quotes.calendar)
+    return exercise, start, end
+
+
 def _date_problems(quotes: VolQuotes, names: tuple[str, ...], index: np.ndarray, exercise: np.ndarray,
                    end: np.ndarray, curves: list[Any], forecast: np.ndarray) -> list[Problem]:
-    """The quotes' instruments that end beyond their curve or 2199, or not after their start, and any instrument
-    quoted twice (the same curve, instrument, dates, strike and legs), each naming the quote."""
+    """The quotes' instruments that end beyond their curve or 2199, or not after their start (``exercise``: the
+    swap's start), and any instrument quoted twice (the same curve, instrument, dates, strike and legs), each naming
+    the quote."""
     where = quotes.where
     problems: list[Problem] = []
     ends = np.array([curve.dates[-1] for curve in curves], dtype="datetime64[D]")
@@ -396,7 +412,8 @@ def _date_problems(quotes: VolQuotes, names: tuple[str, ...], index: np.ndarray,
         strike = "ATM" if np.isnan(quotes.strike[k]) else float(quotes.strike[k])
         key = (int(index[k]), int(forecast[k]), quotes.instrument[k], exercise[k], end[k], strike,
                int(quotes.frequency[k]), quotes.day_count[k], int(quotes.atm_frequency[k]), quotes.atm_day_count[k],
-               int(quotes.float_frequency[k]))
+               int(quotes.float_frequency[k]), quotes.calendar[k], quotes.convention[k],
+               int(quotes.spot_lag[k]))
         first = seen.setdefault(key, k)
         if first != k:
             problems.append((k, "tenor", f"{where[k]}: the same {quotes.instrument[k]} as {where[first]} (curve "

@@ -190,7 +190,8 @@ class Swaptions:
                  fixed_rate: npt.ArrayLike | None = None, frequency: npt.ArrayLike = 1,
                  day_count: npt.ArrayLike = "30/360", payer: npt.ArrayLike = True,
                  notional: npt.ArrayLike = 1.0, forecast_curve: object = None,
-                 float_frequency: npt.ArrayLike | None = None) -> Swaptions:
+                 float_frequency: npt.ArrayLike | None = None, calendar: npt.ArrayLike = "NONE",
+                 convention: npt.ArrayLike = "U") -> Swaptions:
         """Swaptions on a :class:`~trinom.model.DatedCurve`, from dates: exercise on ``exercise`` into the swap from
         ``start`` (default: the exercise date) to ``end`` whose fixed leg pays ``fixed_rate`` (default: the forward
         swap rate, at the money) ``frequency`` times a year on the ``day_count``, its dates generated forward from
@@ -198,7 +199,9 @@ class Swaptions:
         DateGeneration.Forward, False)``: a short last period where the tenor is no whole number of periods).
         ``forecast_curve`` (a DatedCurve of the same as-of date): the floating leg's rates are projected on it, its
         periods ``float_frequency`` a year (default: the fixed leg's) generated the same way, and ``curve``
-        discounts (two curves, see the module).
+        discounts (two curves, see the module). ``calendar`` and ``convention`` roll the legs' inner dates
+        (QuantLib's ``SwaptionHelper`` schedules on its index's calendar and convention); the start and end are
+        taken as given.
 
         >>> from trinom.model import DatedCurve
         >>> curve = DatedCurve(as_of="2025-01-02", dates=["2035-01-02"], zero_rates=[0.03])
@@ -223,7 +226,8 @@ class Swaptions:
                     for k in np.flatnonzero(start_days < exercise_days)]
         if problems:
             raise InputError(problems)
-        leg = fixed_leg(start=start_days, end=end_days, frequency=frequency, day_count=day_count)
+        leg = fixed_leg(start=start_days, end=end_days, frequency=frequency, day_count=day_count, calendar=calendar,
+                        convention=convention)
         times = curve.year_fractions  # type: ignore[attr-defined]
         discount = curve.discount  # type: ignore[attr-defined]
         pay_time = times(_dates(leg.pay_days)).reshape(leg.pay_days.shape)
@@ -239,7 +243,7 @@ class Swaptions:
                      forward_exercise=quantlib_forward_rate(discount, exercise_time),
                      **({} if forecast_curve is None else floating_basis(
                          curve, forecast_curve, start_days, end_days,
-                         frequency if float_frequency is None else float_frequency)))
+                         frequency if float_frequency is None else float_frequency, calendar, convention)))
         rate = result.forward_rate if fixed_rate is None else np.broadcast_to(_f64(fixed_rate), (count,))
         return result.replace_rates(rate)
 
@@ -256,13 +260,16 @@ def basis_ratio(*, discount_start: npt.ArrayLike, discount_end: npt.ArrayLike, f
 
 
 def floating_basis(curve: object, forecast: object, start_days: np.ndarray, end_days: np.ndarray,
-                    frequency: npt.ArrayLike) -> dict[str, np.ndarray]:
+                    frequency: npt.ArrayLike, calendar: npt.ArrayLike = "NONE",
+                    convention: npt.ArrayLike = "U") -> dict[str, np.ndarray]:
     """The basis fields of swaptions whose floating legs from ``start_days`` to ``end_days`` (``frequency``
-    periods a year, generated forward, unadjusted) are projected on ``forecast`` and discounted on ``curve``."""
+    periods a year, generated forward, their inner dates rolled by ``convention`` on ``calendar``) are projected on
+    ``forecast`` and discounted on ``curve``."""
     from .periods import fixed_leg
 
     _check_same_date(curve, forecast)
-    leg = fixed_leg(start=start_days, end=end_days, frequency=frequency, day_count="ACT/365F")
+    leg = fixed_leg(start=start_days, end=end_days, frequency=frequency, day_count="ACT/365F", calendar=calendar,
+                    convention=convention)
     mask = np.arange(leg.pay_days.shape[1])[None, :] < leg.count[:, None]
     begin = np.where(mask, leg.start_days, start_days[:, None])
     finish = np.where(mask, leg.pay_days, end_days[:, None])

@@ -2,7 +2,7 @@
 
 **The columns.** ``curve,expiry,tenor,vol,kind`` and optionally ``shift``, ``strike``, ``frequency``, ``day_count``,
 ``weight``, ``instrument``, ``tenor_from``, ``atm_frequency``, ``atm_day_count``, ``forecast_curve``,
-``float_frequency`` (an empty cell is the default):
+``float_frequency``, ``calendar``, ``convention``, ``spot_lag`` (an empty cell is the default):
 
 * ``curve``: the curve the quote belongs to (empty: the only curve);
 * ``expiry``, ``tenor``: periods such as ``6M``, ``1Y``, ``10Y``, ``18M``, ``2W``, ``10D`` (``1Y6M`` too);
@@ -24,6 +24,13 @@
   price all take both;
 * ``float_frequency``: a swaption's floating leg's periods a year (default: its ``frequency``), which matters on two
   curves only.
+* ``calendar``, ``convention``, ``spot_lag`` (issue 38): a swaption's dates as QuantLib's ``SwaptionHelper`` makes them
+  on its index (``Euribor6M``: ``TARGET``, ``MF``, 2): the exercise is the as-of date plus ``expiry`` rolled by the
+  ``convention`` on the ``calendar``; the swap starts ``spot_lag`` business days later (0..30, default 0; counted from
+  the following business day where the exercise date is a holiday, as QuantLib 1.44's helper does) and ends
+  ``tenor`` after its start, rolled; the legs' inner dates are rolled too. Defaults: no calendar (no rolling); a
+  calendar without a convention rolls modified following. Weeks and days of a period are calendar days, then rolled
+  (QuantLib counts a ``D`` period in business days). Swaptions only.
 
 The files are read by :func:`trinom.io.quote_files.read_vol_quotes` (CSV, or Parquet by its ``.parquet`` / ``.pq``
 suffix; also ``trinom.model.quotes.read_vol_quotes``): the model imports no file format. Where a call of the model
@@ -43,6 +50,8 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
+from ..conventions.business_days import CONVENTIONS, parse_conventions
+from ..conventions.calendars import parse_calendars
 from ..conventions.day_counts import ACT_ACT_ICMA, DAY_COUNTS, parse_day_counts
 from ..conventions.frequencies import parse_frequencies
 from ..conventions.names import Problem
@@ -53,7 +62,9 @@ from .periods import parse_periods
 REQUIRED_COLUMNS: Final[tuple[str, ...]] = ("curve", "expiry", "tenor", "vol", "kind")
 OPTIONAL_COLUMNS: Final[tuple[str, ...]] = ("shift", "strike", "frequency", "day_count", "weight", "instrument",
                                             "tenor_from", "atm_frequency", "atm_day_count", "forecast_curve",
-                                            "float_frequency")
+                                            "float_frequency", "calendar", "convention", "spot_lag")
+#: The most business days a swaption quote's start may follow its expiry.
+MAX_SPOT_LAG: Final[int] = 30
 #: Volatility kinds and their spellings.
 KINDS: Final[dict[str, str]] = {"normal": "normal", "n": "normal", "bachelier": "normal", "bp": "normal",
                                 "lognormal": "lognormal", "ln": "lognormal", "black": "lognormal",
@@ -81,6 +92,8 @@ class VolQuotes:
       where: per quote, where it came from (``vols.csv line 3``), for messages.
       forecast_curve: per quote, the curve its floating rates are projected on (``""``: ``curve``).
       float_frequency: per quote, a swaption's floating leg's periods a year (its ``frequency`` by default).
+      calendar, convention, spot_lag: per quote, its calendar (canonical name, ``NONE`` by default), business-day
+        convention (``U``, ``F``, ``MF`` or ``P``) and the business days from its expiry to its swap's start.
     """
 
     curve: np.ndarray
@@ -104,8 +117,14 @@ class VolQuotes:
     where: tuple[str, ...]
     forecast_curve: np.ndarray = None  # type: ignore[assignment]
     float_frequency: np.ndarray = None  # type: ignore[assignment]
+    calendar: np.ndarray = None  # type: ignore[assignment]
+    convention: np.ndarray = None  # type: ignore[assignment]
+    spot_lag: np.ndarray = None  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
+        for name, fill, kind in (("calendar", "NONE", object), ("convention", "U", object), ("spot_lag", 0, np.int64)):
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, np.full(self.vol.size, fill, dtype=kind))
         if self.forecast_curve is None:
             object.__setattr__(self, "forecast_curve", np.full(self.vol.size, "", dtype=object))
         if self.float_frequency is None:
@@ -133,7 +152,9 @@ class VolQuotes:
                              "instrument": self.instrument, "tenor_from": self.tenor_from,
                              "atm_frequency": self.atm_frequency, "atm_day_count": self.atm_day_count,
                              "forecast_curve": self.forecast_curve,
-                             "float_frequency": np.where(self.instrument == "swaption", self.float_frequency, None)})
+                             "float_frequency": np.where(self.instrument == "swaption", self.float_frequency, None),
+                             **{name: np.where(self.instrument == "swaption", getattr(self, name), None)
+                                for name in ("calendar", "convention", "spot_lag")}})
 
     @classmethod
     def from_frame(cls, frame: Any) -> VolQuotes:
@@ -154,6 +175,7 @@ class VolQuotes:
                      strike: Any = None, frequency: Any = None, day_count: Any = None, weight: Any = None,
                      instrument: Any = None, tenor_from: Any = None, atm_frequency: Any = None,
                      atm_day_count: Any = None, forecast_curve: Any = None, float_frequency: Any = None,
+                     calendar: Any = None, convention: Any = None, spot_lag: Any = None,
                      where: Sequence[str] | None = None) -> VolQuotes:
         """Quotes from columns (a value for all rows or one per row; ``None`` or an empty cell is the default).
         Every bad cell is reported at once, as an :class:`~trinom.InputError` naming the row, the field and (with
@@ -168,7 +190,8 @@ class VolQuotes:
                  "strike": strike, "frequency": frequency, "day_count": day_count, "weight": weight,
                  "instrument": instrument, "tenor_from": tenor_from, "atm_frequency": atm_frequency,
                  "atm_day_count": atm_day_count, "forecast_curve": forecast_curve,
-                 "float_frequency": float_frequency}
+                 "float_frequency": float_frequency, "calendar": calendar, "convention": convention,
+                 "spot_lag": spot_lag}
         cells = {name: _cells(value) for name, value in given.items()}
         sizes = {len(v) for v in cells.values() if len(v) != 1}
         if len(sizes) > 1:
@@ -254,6 +277,7 @@ class VolQuotes:
         for k in np.flatnonzero(given & (np.array(instruments) != "swaption")):
             bad(int(k), "float_frequency", "float_frequency applies to swaptions: a cap's caplets are its periods "
                 "(frequency)")
+        calendars, conventions, lags = _swaption_dates(cells, instruments, bad)
         if problems:
             raise InputError(sorted(problems, key=lambda p: p[0]))
         return cls(curve=np.array(curves, dtype=object), expiry=np.array(periods["expiry"][0], dtype=object),
@@ -266,7 +290,32 @@ class VolQuotes:
                    expiry_months=periods["expiry"][1],
                    expiry_days=periods["expiry"][2], tenor_months=periods["tenor"][1], tenor_days=periods["tenor"][2],
                    where=tuple(places), forecast_curve=np.array(forecasts, dtype=object),
-                   float_frequency=float_per_year.astype(np.int64))
+                   float_frequency=float_per_year.astype(np.int64), calendar=calendars, convention=conventions,
+                   spot_lag=lags)
+
+
+def _swaption_dates(cells: dict[str, list[Any]], instruments: list[str],
+                    bad: Callable[[int, str, str], None]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per quote its calendar (canonical), business-day convention (code name; modified following where a calendar
+    is given without one, else unadjusted) and spot lag, bad cells reported through ``bad``."""
+    names = ["NONE" if _blank(v) else str(v) for v in cells["calendar"]]
+    codes, table, found = parse_calendars(np.array(names, dtype=object))
+    for row, f, message in found:
+        bad(int(row), f, message)
+    calendars = np.array([table[c] if c >= 0 else "NONE" for c in codes], dtype=object)
+    default = ["MF" if calendars[k] != "NONE" else "U" for k in range(len(names))]
+    rolls, found = parse_conventions(np.array([default[k] if _blank(v) else str(v)
+                                               for k, v in enumerate(cells["convention"])], dtype=object))
+    for row, f, message in found:
+        bad(int(row), f, message)
+    conventions = np.array([CONVENTIONS.canonical[c] if c >= 0 else "U" for c in rolls], dtype=object)
+    lags = _numbers(cells["spot_lag"], "spot_lag", bad, default=0.0,
+                    rule=lambda x: x == int(x) and 0 <= x <= MAX_SPOT_LAG, text=f"in whole days 0..{MAX_SPOT_LAG}")
+    for field in ("calendar", "convention", "spot_lag"):
+        for k, value in enumerate(cells[field]):
+            if not _blank(value) and instruments[k] != "swaption":
+                bad(k, field, f"{field} applies to swaptions (a cap's dates are unadjusted and fix at their starts)")
+    return calendars, conventions, np.where(np.isfinite(lags), lags, 0).astype(np.int64)
 
 
 def _frequencies_or(cells: list[Any], field: str, default: np.ndarray,
