@@ -180,6 +180,11 @@ class TradeChecks:
             self._memo["parsed"] = self._parse()
         return self._memo["parsed"]
 
+    def _on_coupon_bonds(self) -> np.ndarray:
+        """Per row, whether it is an option on a coupon bond: a ``bond_option`` that gives the bond's ``coupon``."""
+        p = self._parsed()
+        return (p.kind == 1) & p.present["coupon"]
+
     def _factorized(self, name: str) -> Factorized:
         """One column's cells as their distinct values and each row's index among them (once per column): each
         distinct cell is parsed once."""
@@ -282,7 +287,7 @@ class TradeChecks:
         bad_cells = {(row, field) for row, field, _m in problems}
         is_bond, is_option = p.kind == 0, p.kind == 1
         n, d, present = p.numbers, p.dates, p.present
-        on_coupons = is_option & present["coupon"]  # an option on a coupon bond: the bond's terms in the row
+        on_coupons = self._on_coupon_bonds()  # the bond's terms in the row
 
         def need(mask: np.ndarray, field: str, what: str) -> None:
             for row in np.flatnonzero(mask & ~present[field]):

@@ -480,7 +480,7 @@ class Trades(TradeChecks):
             raise InputError([problem for problem in problems if problem[0] is None])
         curve = self.curve_index(curve_names)
         kind = np.where(p.kind < 0, 0, p.kind)  # a row of no type is a bad bond row
-        on_coupons = (kind == 1) & p.present["coupon"]  # options on coupon bonds: two bond trees each
+        on_coupons = self._on_coupon_bonds()  # two bond trees each
         treed = self._pieced_options(kind, bad) & ~on_coupons
         bond_family = np.isin(kind, _BOND_FAMILY) | treed | on_coupons
         group = np.where(bond_family, 0, 1 + curve)

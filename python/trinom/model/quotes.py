@@ -384,24 +384,23 @@ def _quote_dates(quotes: VolQuotes, as_of: np.ndarray) -> tuple[np.ndarray, np.n
     return exercise, start, end
 
 
-def _date_problems(quotes: VolQuotes, names: tuple[str, ...], index: np.ndarray, exercise: np.ndarray,
+def _date_problems(quotes: VolQuotes, names: tuple[str, ...], index: np.ndarray, start: np.ndarray,
                    end: np.ndarray, curves: list[Any], forecast: np.ndarray) -> list[Problem]:
-    """The quotes' instruments that end beyond their curve or 2199, or not after their start (``exercise``: the
-    swap's start), and any instrument quoted twice (the same curve, instrument, dates, strike and legs), each naming
-    the quote."""
+    """The quotes' instruments that end beyond their curve or 2199, or not after their start, and any instrument
+    quoted twice (the same curve, instrument, dates, strike and legs), each naming the quote."""
     where = quotes.where
     problems: list[Problem] = []
     ends = np.array([curve.dates[-1] for curve in curves], dtype="datetime64[D]")
     shorter = ends[forecast] < ends[index]  # two curves: the shorter of the two bounds the quote
     last_date = np.where(shorter, ends[forecast], ends[index])
     bounding = np.where(shorter, forecast, index)
-    empty = end <= exercise
+    empty = end <= start
     beyond = ~empty & (end > last_date)
     for k in np.flatnonzero(empty | beyond | (end > np.datetime64("2199-12-31"))).tolist():
         what = f"{where[k]}: the {quotes.instrument[k]} (expiry {quotes.expiry[k]}, tenor {quotes.tenor[k]}"
         if empty[k]:
             problems.append((k, "tenor", f"{what} from the as-of date) ends on {end[k]}, not after its start "
-                             f"{exercise[k]}"))
+                             f"{start[k]}"))
         elif beyond[k]:
             problems.append((k, "tenor", f"{what}) ends on {end[k]}, after curve {names[bounding[k]]!r}'s last date "
                              f"{last_date[k]}: extend the curve (trinom does not extrapolate a quote's curve)"))
@@ -410,14 +409,14 @@ def _date_problems(quotes: VolQuotes, names: tuple[str, ...], index: np.ndarray,
     seen: dict[tuple[Any, ...], int] = {}
     for k in range(len(quotes)):
         strike = "ATM" if np.isnan(quotes.strike[k]) else float(quotes.strike[k])
-        key = (int(index[k]), int(forecast[k]), quotes.instrument[k], exercise[k], end[k], strike,
+        key = (int(index[k]), int(forecast[k]), quotes.instrument[k], start[k], end[k], strike,
                int(quotes.frequency[k]), quotes.day_count[k], int(quotes.atm_frequency[k]), quotes.atm_day_count[k],
                int(quotes.float_frequency[k]), quotes.calendar[k], quotes.convention[k],
                int(quotes.spot_lag[k]))
         first = seen.setdefault(key, k)
         if first != k:
             problems.append((k, "tenor", f"{where[k]}: the same {quotes.instrument[k]} as {where[first]} (curve "
-                             f"{names[index[k]]!r}, {exercise[k]} to {end[k]}, strike {strike}, {quotes.frequency[k]} a "
+                             f"{names[index[k]]!r}, {start[k]} to {end[k]}, strike {strike}, {quotes.frequency[k]} a "
                              f"year {quotes.day_count[k]}): quote each instrument once (a weight gives it more say)"))
     return sorted(problems, key=lambda p: p[0])
 
